@@ -1,0 +1,82 @@
+"""Command-line entry point: picks the subcommand module and turns errors into one-line messages.
+
+``sectormon [options] [-- CMD ARGS]`` is the live monitor (TUI, or ``--json``); the other jobs are
+subcommands (``check``, ``events``, ``sim``, ``replay``, ``fapp``, ``import``, ``compare``). Each
+lives in ``sectormon/commands/<name>.py`` with ``configure(parser)`` and ``run(args) -> int``, so
+this module stays a dispatcher and imports only the command that runs (the JSON path never pulls in
+Textual).
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+from collections.abc import Sequence
+from typing import Protocol
+
+from sectormon import __version__
+from sectormon.errors import SectormonError
+
+SUBCOMMANDS: dict[str, tuple[str, str]] = {
+    "check": ("check", "Report whether sectormon can count here: CPU, paranoid level, PMUs, topology, event probe."),
+    "events": ("events", "List a profile's events with code, scope, groups and support on this host."),
+    "sim": ("sim", "Run the simulated A64FX sector-cache model (kernels or a din trace)."),
+    "replay": ("replay", "Replay a recording in the TUI or as a JSON stream."),
+    "fapp": ("fapp", "Compute the CPU PA report and sector metrics from fapp cpupa CSV files."),
+    "import": ("import_", "Convert foreign data (fapp cpupa CSV) into a sectormon recording."),
+    "compare": ("compare", "Compare a baseline run with a tuned run (recordings or fapp directories)."),
+}
+
+
+class Command(Protocol):
+    def configure(self, parser: argparse.ArgumentParser) -> None: ...
+
+    def run(self, args: argparse.Namespace) -> int: ...
+
+
+def _load(module: str) -> Command:
+    return importlib.import_module(f"sectormon.commands.{module}")  # type: ignore[return-value]
+
+
+def build_parser(name: str | None) -> argparse.ArgumentParser:
+    """The parser of one command (``None``: the live monitor)."""
+    if name is None:
+        parser = argparse.ArgumentParser(
+            prog="sectormon",
+            description="Live monitor of hardware performance counters, built for the A64FX sector cache.",
+            epilog="Subcommands: " + ", ".join(SUBCOMMANDS) + ". Run 'sectormon SUBCOMMAND --help' for each.",
+        )
+        parser.add_argument("--version", action="version", version=f"sectormon {__version__}")
+        _load("monitor").configure(parser)
+        return parser
+    module, help_text = SUBCOMMANDS[name]
+    parser = argparse.ArgumentParser(prog=f"sectormon {name}", description=help_text)
+    _load(module).configure(parser)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    name = argv[0] if argv and argv[0] in SUBCOMMANDS else None
+    rest = argv[1:] if name else argv
+    module = SUBCOMMANDS[name][0] if name else "monitor"
+    try:
+        parser = build_parser(name)
+        args = parser.parse_args(rest)
+        return _load(module).run(args)
+    except SectormonError as exc:
+        print(f"sectormon: {exc}", file=sys.stderr)
+        return exc.exit_code
+    except KeyboardInterrupt:
+        return 130
+    except BrokenPipeError:
+        # `sectormon --json | head`: the reader is gone; exit quietly like other Unix filters.
+        try:
+            sys.stdout = None  # type: ignore[assignment]
+        finally:
+            return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

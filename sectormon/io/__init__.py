@@ -1,0 +1,1 @@
+"""sectormon.io."""
