@@ -1,0 +1,27 @@
+"""A run reduced to metric tables: what `sectormon compare` compares, whatever the run came from.
+
+A recording yields its final frame's whole-run window; a fapp directory yields the report's
+per-thread and CMG-total values. Scope keys: ``total``, ``cmg:<id>``, ``core:<cpu>`` (or
+``core:unbound``), ``thread:<tid>``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass(frozen=True, slots=True)
+class RunMetrics:
+    """Metric values (``None`` = n/a), their coverage and the scaled counts, per scope."""
+
+    label: str
+    kind: str
+    metrics: Mapping[str, Mapping[str, float | None]]
+    coverage: Mapping[str, Mapping[str, float]] = field(default_factory=dict)
+    counts: Mapping[str, Mapping[str, float]] = field(default_factory=dict)
+    info: Mapping[str, Any] = field(default_factory=dict)
+
+    def scopes(self) -> tuple[str, ...]:
+        return tuple(self.metrics)
