@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# Set up everything the test suite needs on a fresh Debian/Ubuntu machine, then run it.
+# System tools: tmux (TUI end-to-end tests), linux-perf (accuracy peer), jq (replay benchmark peer).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+missing=()
+command -v tmux >/dev/null 2>&1 || missing+=(tmux)
+command -v jq >/dev/null 2>&1 || missing+=(jq)
+command -v perf >/dev/null 2>&1 || missing+=(linux-perf)
+if [ ${#missing[@]} -gt 0 ]; then
+  if command -v apt-get >/dev/null 2>&1 && [ "$(id -u)" = 0 ]; then
+    export DEBIAN_FRONTEND=noninteractive
+    apt-get update -qq
+    apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+  else
+    echo "scripts/test.sh: please install: ${missing[*]} (tests that need them will be skipped)" >&2
+  fi
+fi
+
+PY=${PYTHON:-python3}
+[ -x .venv/bin/python ] || "$PY" -m venv .venv
+.venv/bin/python -m pip install -q --upgrade pip
+.venv/bin/python -m pip install -q -e '.[test,dev]'
+
+.venv/bin/ruff check sectormon tests benchmarks
+.venv/bin/mypy
+.venv/bin/pytest "$@"

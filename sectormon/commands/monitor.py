@@ -1,0 +1,219 @@
+"""The main job: monitor a process, CPUs, a command, or the simulated A64FX (the default).
+
+``sectormon --pid PID`` / ``--cpus LIST`` / ``-- CMD ARGS`` count this host's events through
+perf_event_open; with none of these, sectormon runs the built-in simulated A64FX (Scenario A) so a
+new user sees the sector-cache dashboards on any machine. ``--json`` streams frames headless;
+otherwise the Textual UI starts.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+from typing import Any
+
+from sectormon.errors import UsageError
+from sectormon.pipeline import Session, SessionOptions, build_header, default_cpu_model
+from sectormon.profiles.model import Profile
+from sectormon.schedule import plan_rotation, select_groups
+from sectormon.sources.base import Source
+
+PERF_TIMESLICE = 0.02
+PERF_INTERVAL = 1.0
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    target = parser.add_argument_group("what to count (default: the simulated A64FX demo)")
+    target.add_argument("--pid", type=int, help="count every thread of this process (followed as they come and go)")
+    target.add_argument("--cpus", metavar="LIST", help="count these CPUs system-wide, e.g. 12-23 or 0,2-3")
+    target.add_argument(
+        "--source",
+        choices=("perf", "sim"),
+        help="counter source: perf (this host) or sim (simulated A64FX); default: perf when a target is given",
+    )
+    target.add_argument("command", nargs=argparse.REMAINDER, help="-- CMD ARGS: launch CMD and count it from exec")
+    how = parser.add_argument_group("how to count")
+    how.add_argument("--profile", default="auto", help="event profile: auto, a64fx, generic, or a YAML path")
+    how.add_argument("--groups", help="comma-separated groups to rotate (default: all of the profile's)")
+    how.add_argument("--timeslice", type=float, help="seconds each group runs before the next (perf default 0.02)")
+    how.add_argument("--interval", type=float, help="seconds between frames (perf default 1)")
+    how.add_argument("--recent", type=float, default=10.0, help="rolling window in seconds (default 10)")
+    how.add_argument("--include-kernel", action="store_true", help="also count kernel mode (needs paranoid <= 1)")
+    out = parser.add_argument_group("output")
+    out.add_argument("--json", action="store_true", help="headless: JSON Lines on stdout (header, then frames)")
+    out.add_argument("-o", "--output", metavar="FILE", help="write the JSON stream to FILE instead of stdout")
+    out.add_argument("--count", type=int, help="stop after N frames")
+    out.add_argument("--duration", type=float, help="stop after S seconds (source time)")
+    out.add_argument("--baseline-after", type=float, metavar="S", help="mark the baseline once S seconds have run")
+    out.add_argument("--record", metavar="FILE", help="record raw readings to FILE (.gz to compress)")
+    out.add_argument("--theme", help="TUI theme name or path (dark, light, high-contrast, or a file)")
+    _add_sim_options(parser)
+
+
+def _add_sim_options(parser: argparse.ArgumentParser) -> None:
+    try:
+        from sectormon.commands.sim import add_sim_options
+    except ImportError:  # pragma: no cover - the simulator ships with the package
+        return
+    add_sim_options(parser.add_argument_group("simulated A64FX (with --source sim or no target)"))
+
+
+def run(args: argparse.Namespace) -> int:
+    command = [c for c in (args.command or []) if c] 
+    if command and command[0] == "--":
+        command = command[1:]
+    args.command = command
+    modes = [name for name, given in (("--pid", args.pid is not None), ("--cpus", bool(args.cpus)),
+                                      ("-- CMD", bool(command))) if given]
+    if len(modes) > 1:
+        raise UsageError(f"choose one target: {' and '.join(modes)} were both given")
+    source_kind = args.source or ("perf" if modes else "sim")
+    if source_kind == "sim" and modes:
+        raise UsageError(f"--source sim simulates its own threads; it cannot count {modes[0]}")
+    if source_kind == "perf" and not modes:
+        raise UsageError("--source perf needs a target: --pid PID, --cpus LIST or -- CMD ARGS")
+    source, profile, topology_json = (_sim_setup(args) if source_kind == "sim" else _perf_setup(args, command))
+    return run_with_source(source, args, profile=profile, topology=topology_json)
+
+
+def _perf_setup(args: argparse.Namespace, command: Sequence[str]) -> tuple[Source, Profile, dict[str, Any]]:
+    from sectormon.profiles.loader import auto_profile_name, load_profile
+    from sectormon.sources.perf import PerfSource
+    from sectormon.targets import CommandTarget, CpuTarget, PidTarget
+    from sectormon.topology import load_topology, parse_cpu_list
+
+    topology = load_topology()
+    name = auto_profile_name(topology) if args.profile == "auto" else args.profile
+    profile = load_profile(name, variant=getattr(topology, "variant", ""))
+    if profile.name == "a64fx" and not topology.is_a64fx:
+        raise UsageError(
+            f"--profile a64fx needs an A64FX, and this CPU is {topology.model or 'not one'}; "
+            "use --profile generic here, or --source sim to run the a64fx profile on the simulated A64FX"
+        )
+    target: Any
+    if args.pid is not None:
+        target = PidTarget(args.pid)
+    elif args.cpus:
+        target = CpuTarget(parse_cpu_list(args.cpus))
+    else:
+        target = CommandTarget(list(command))
+    source = PerfSource(target, topology, exclude_kernel=not args.include_kernel)
+    if args.timeslice is None:
+        args.timeslice = PERF_TIMESLICE
+    if args.interval is None:
+        args.interval = PERF_INTERVAL
+    return source, profile, topology.to_json()
+
+
+def _sim_setup(args: argparse.Namespace) -> tuple[Source, Profile, dict[str, Any]]:
+    from sectormon.commands.sim import build_sim_source
+    from sectormon.profiles.loader import load_profile
+    from sectormon.sources import sim as sim_source
+
+    profile = load_profile("a64fx" if args.profile == "auto" else args.profile)
+    source = build_sim_source(args)
+    if args.timeslice is None:
+        args.timeslice = sim_source.SIM_DEFAULT_TIMESLICE
+    if args.interval is None:
+        args.interval = sim_source.SIM_DEFAULT_INTERVAL
+    topology = getattr(source, "topology_json", None)
+    return source, profile, topology() if callable(topology) else {}
+
+
+def run_with_source(
+    source: Source,
+    args: argparse.Namespace,
+    *,
+    profile: Profile | None = None,
+    topology: dict[str, Any] | None = None,
+) -> int:
+    """Probe, plan the rotation, and run the session headless (``--json``) or in the TUI."""
+    from sectormon.profiles.loader import load_profile, profile_to_dict
+
+    if profile is None:
+        profile = load_profile("a64fx" if getattr(args, "profile", "auto") == "auto" else args.profile)
+    timeslice = getattr(args, "timeslice", None) or PERF_TIMESLICE
+    interval = getattr(args, "interval", None) or PERF_INTERVAL
+    if interval < timeslice:
+        raise UsageError(f"--interval ({interval} s) must be at least one --timeslice ({timeslice} s)")
+    group_names = select_groups(profile, _split(getattr(args, "groups", None)))
+    wanted = {e for g in group_names for e in profile.group(g).events}
+    events = [profile.events[name] for name in profile.events if name in wanted]
+    probe = source.probe(events)
+    unavailable = {name: result.reason or result.state for name, result in probe.items() if result.state == "unsupported"}
+    cmg_reason = getattr(source, "cmg_unavailable_reason", None)
+    if cmg_reason:
+        for event in events:
+            if event.scope == "cmg":
+                unavailable.setdefault(event.name, f"CMG-wide event needs per-CPU counting: {cmg_reason}")
+    plan = plan_rotation(profile, group_names, unavailable)
+    if unavailable:
+        _warn(
+            f"{len(unavailable)} event(s) cannot be counted here and are dropped; metrics that need them show n/a: "
+            + ", ".join(sorted(unavailable))
+        )
+    if plan.skipped_groups:
+        _warn("groups left empty and skipped: " + ", ".join(plan.skipped_groups))
+    suspicious = sorted(n for n, r in probe.items() if r.state == "zero" and profile.events[n].code is not None)
+    if suspicious:
+        _warn("opened but counted nothing in the probe (suspicious, not zero): " + ", ".join(suspicious))
+    options = SessionOptions(
+        interval=interval,
+        timeslice=timeslice,
+        recent_seconds=getattr(args, "recent", 10.0) or 10.0,
+        count=getattr(args, "count", None),
+        duration=getattr(args, "duration", None),
+        baseline_after=getattr(args, "baseline_after", None),
+        record=getattr(args, "record", None),
+    )
+    header = build_header(
+        source=source,
+        profile=profile,
+        plan=plan,
+        options=options,
+        topology=topology,
+        cpu_model="simulated A64FX" if source.kind == "sim" else default_cpu_model(),
+        profile_dict=profile_to_dict(profile),
+        probe={n: {"state": r.state, "reason": r.reason} for n, r in probe.items()},
+    )
+    session = Session(
+        source=source,
+        profile=profile,
+        plan=plan,
+        options=options,
+        header=header,
+        on_warning=_warn,
+        cmg_enabled=not cmg_reason,
+    )
+    if getattr(args, "json", False):
+        return _run_json(session, args)
+    from sectormon.ui.app import run_tui
+
+    return run_tui(session, theme=getattr(args, "theme", None))
+
+
+def _run_json(session: Session, args: argparse.Namespace) -> int:
+    from sectormon.io.stream import JsonStream
+
+    output = getattr(args, "output", None)
+    handle = open(output, "w", encoding="utf-8") if output else sys.stdout  # noqa: SIM115 - closed below
+    try:
+        stream = JsonStream(handle, on_closed=session.stop)
+        stream.write_header(session.header)
+        session.subscribe(stream.write_frame)
+        session.run_headless()
+    finally:
+        if output:
+            handle.close()
+    return 0
+
+
+def _split(value: str | None) -> list[str] | None:
+    if not value:
+        return None
+    return [part.strip() for part in value.split(",") if part.strip()]
+
+
+def _warn(message: str) -> None:
+    print(f"sectormon: warning: {message}", file=sys.stderr, flush=True)

@@ -1,0 +1,365 @@
+"""Wires source -> sampler -> engine -> sinks, and makes frames deterministic.
+
+:class:`FrameBuilder` decides when a frame is due purely from the times in the slice stream, so a
+live session and a replay of its recording produce the same frames. :class:`Session` runs a live or
+simulated session: it owns the sampler, feeds the engine on the sampler thread, writes the
+recording, applies marks (baseline) in stream order, and hands frames to subscribers (JSON stream,
+TUI) without ever waiting for them.
+"""
+
+from __future__ import annotations
+
+import collections
+import datetime as _dt
+import os
+import platform
+import signal
+import socket
+import threading
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from types import FrameType
+from typing import Any
+
+from sectormon import __version__
+from sectormon.frames import HEADER_SCHEMA, Frame
+from sectormon.metrics.engine import MetricsEngine
+from sectormon.profiles.model import Profile
+from sectormon.readings import Mark, Slice
+from sectormon.sampler import Sampler
+from sectormon.schedule import RotationPlan
+from sectormon.session import FrameCallback
+from sectormon.sources.base import Source
+
+RECORDING_SCHEMA = "sectormon/recording/1"
+
+
+def build_engine(profile: Profile, header: Mapping[str, Any]) -> MetricsEngine:
+    """The engine a header describes (live and replay must build it the same way)."""
+    options = header.get("options", {})
+    return MetricsEngine(
+        profile,
+        recent_seconds=float(options.get("recent_seconds", 10.0)),
+        unavailable=dict(header.get("unavailable", {})),
+    )
+
+
+class FrameBuilder:
+    """Turns an ordered stream of slices and marks into frames, one per interval of stream time.
+
+    A frame is due at the first slice whose end time reaches the next multiple of ``interval``;
+    missed multiples are skipped (one frame covers the gap, it says how long it was).
+    """
+
+    def __init__(self, engine: MetricsEngine, interval: float, *, start: float = 0.0) -> None:
+        if interval <= 0:
+            raise ValueError("interval must be > 0")
+        self.engine = engine
+        self.interval = interval
+        self._next = (int(start / interval) + 1) * interval
+        self.last_t = start
+        self.frames = 0
+
+    def feed(self, item: Slice | Mark) -> list[Frame]:
+        if isinstance(item, Mark):
+            self.engine.add_mark(item)
+            return []
+        self.engine.add_slice(item)
+        self.last_t = item.t
+        if item.t + 1e-9 * self.interval < self._next:
+            return []
+        while self._next <= item.t + 1e-9 * self.interval:
+            self._next += self.interval
+        self.frames += 1
+        return [self.engine.frame(item.t)]
+
+    def feed_all(self, items: Iterable[Slice | Mark]) -> list[Frame]:
+        frames: list[Frame] = []
+        for item in items:
+            frames.extend(self.feed(item))
+        return frames
+
+    def finish(self, t: float | None = None) -> Frame:
+        """The final frame: the whole run, flagged ``final``."""
+        return self.engine.final_frame(self.last_t if t is None else t)
+
+
+@dataclass(frozen=True, slots=True)
+class SessionOptions:
+    """How a session samples and when it stops."""
+
+    interval: float = 1.0
+    timeslice: float = 0.02
+    recent_seconds: float = 10.0
+    count: int | None = None
+    duration: float | None = None
+    baseline_after: float | None = None
+    record: str | None = None
+
+
+def host_facts() -> dict[str, Any]:
+    """Host facts for the header (what perf stat prints above its table)."""
+    uname = platform.uname()
+    return {
+        "host": socket.gethostname(),
+        "kernel": uname.release,
+        "machine": uname.machine,
+        "python": platform.python_version(),
+    }
+
+
+def build_header(
+    *,
+    source: Source,
+    profile: Profile,
+    plan: RotationPlan,
+    options: SessionOptions,
+    topology: Mapping[str, Any] | None,
+    cpu_model: str,
+    profile_dict: Mapping[str, Any],
+    probe: Mapping[str, Any] | None = None,
+) -> dict[str, Any]:
+    """The header record shared by the JSON stream and the recording."""
+    described = source.describe()
+    return {
+        "schema": HEADER_SCHEMA,
+        "sectormon": __version__,
+        "created": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+        **host_facts(),
+        "cpu": cpu_model,
+        "topology": dict(topology or {}),
+        "source": {"kind": source.kind, **{k: v for k, v in described.items() if k not in ("target", "sector_config")}},
+        "target": described.get("target", {}),
+        "sector_config": described.get("sector_config", {}),
+        "profile": dict(profile_dict),
+        "groups": {
+            g.name: {"pe": [e.name for e in g.pe_events], "cmg": [e.name for e in g.cmg_events]}
+            for g in plan.groups
+        },
+        "skipped_groups": list(plan.skipped_groups),
+        "unavailable": dict(plan.dropped),
+        "probe": dict(probe or {}),
+        "options": {
+            "interval": options.interval,
+            "timeslice": options.timeslice,
+            "recent_seconds": options.recent_seconds,
+            "count": options.count,
+            "duration": options.duration,
+            "baseline_after": options.baseline_after,
+        },
+    }
+
+
+def auto_recording_name(directory: str | Path = ".") -> str:
+    stamp = _dt.datetime.now().strftime("%Y%m%d-%H%M%S")
+    return str(Path(directory) / f"sectormon-{stamp}.jsonl.gz")
+
+
+class Session:
+    """A live or simulated session: implements :class:`sectormon.session.SessionControl`."""
+
+    def __init__(
+        self,
+        *,
+        source: Source,
+        profile: Profile,
+        plan: RotationPlan,
+        options: SessionOptions,
+        header: dict[str, Any],
+        on_warning: Callable[[str], None] | None = None,
+        cmg_enabled: bool = True,
+    ) -> None:
+        self.source = source
+        self.profile = profile
+        self.plan = plan
+        self.options = options
+        self.header = header
+        self._warn = on_warning or (lambda _m: None)
+        self._subscribers: list[FrameCallback] = []
+        self._pending: collections.deque[Mark] = collections.deque()
+        self._builder = FrameBuilder(build_engine(profile, header), options.interval)
+        self._sampler = Sampler(
+            source,
+            plan,
+            timeslice=options.timeslice,
+            on_slice=self._on_slice,
+            on_warning=self._warn,
+            cmg_enabled=cmg_enabled,
+        )
+        self._recorder: Any = None
+        self._record_lock = threading.Lock()
+        self._baseline_done = options.baseline_after is None
+        self._finished = threading.Event()
+        self._stopped = False
+        self.final_frame: Frame | None = None
+        self.frames = 0
+        if options.record:
+            self._open_recorder(options.record)
+
+    # -- SessionControl ------------------------------------------------------------------------
+
+    def subscribe(self, callback: FrameCallback) -> None:
+        self._subscribers.append(callback)
+
+    def start(self) -> None:
+        self.source.start()
+        thread = threading.Thread(target=self.run, name="sectormon-session", daemon=True)
+        self._thread = thread
+        thread.start()
+
+    def stop(self) -> None:
+        self._sampler.stop()
+
+    def wait(self, timeout: float | None = None) -> bool:
+        return self._finished.wait(timeout)
+
+    def mark_baseline(self) -> None:
+        self._pending.append(Mark(t=self._builder.last_t, kind="baseline"))
+
+    def clear_baseline(self) -> None:
+        self._pending.append(Mark(t=self._builder.last_t, kind="baseline-clear"))
+
+    def bookmark(self, label: str) -> None:
+        self._pending.append(Mark(t=self._builder.last_t, kind="bookmark", label=label))
+
+    def recording_path(self) -> str | None:
+        recorder = self._recorder
+        if recorder is None or getattr(recorder, "failed", None):
+            return None
+        return str(recorder.path)
+
+    def toggle_recording(self) -> str | None:
+        with self._record_lock:
+            if self._recorder is not None:
+                self._close_recorder()
+                return None
+        return self._open_recorder(auto_recording_name())
+
+    def sector_presets(self) -> tuple[str, ...]:
+        presets = getattr(self.source, "sector_presets", None)
+        return tuple(presets()) if callable(presets) else ()
+
+    def apply_sector_preset(self, name: str) -> None:
+        apply = getattr(self.source, "apply_sector_preset", None)
+        if not callable(apply):
+            return
+        # Applied on the sampler thread between slices, recorded as a config mark.
+        self._pending.append(Mark(t=self._builder.last_t, kind="config", label=name, data={"preset": name}))
+
+    # -- running -------------------------------------------------------------------------------
+
+    def run(self) -> None:
+        """Sample until stopped or the target finishes; then emit the final frame and close."""
+        try:
+            self._sampler.run()
+        finally:
+            self._finish()
+        if self._sampler.error is not None:
+            raise self._sampler.error
+
+    def run_headless(self) -> Frame | None:
+        """Run in the calling (main) thread; SIGINT/SIGTERM end the session with a final frame."""
+
+        def _stop(_signum: int, _frame: FrameType | None) -> None:
+            self._sampler.stop()
+
+        previous = {sig: signal.signal(sig, _stop) for sig in (signal.SIGINT, signal.SIGTERM)}
+        try:
+            self.source.start()
+            self.run()
+        finally:
+            for sig, handler in previous.items():
+                signal.signal(sig, handler)
+        return self.final_frame
+
+    def _on_slice(self, item: Slice) -> None:
+        while self._pending:
+            self._apply_mark(self._pending.popleft())
+        recorder = self._recorder
+        if recorder is not None:
+            recorder.write_slice(item)
+        for frame in self._builder.feed(item):
+            self._emit(frame)
+        if not self._baseline_done and self.options.baseline_after is not None:
+            if item.t >= self.options.baseline_after:
+                self._baseline_done = True
+                self._apply_mark(Mark(t=item.t, kind="baseline", label="--baseline-after"))
+        if self.options.duration is not None and item.t >= self.options.duration:
+            self._sampler.stop()
+
+    def _apply_mark(self, mark: Mark) -> None:
+        if mark.kind == "config":
+            apply = getattr(self.source, "apply_sector_preset", None)
+            if callable(apply):
+                apply(mark.label)
+        recorder = self._recorder
+        if recorder is not None:
+            recorder.write_mark(mark)
+        self._builder.feed(mark)
+
+    def _emit(self, frame: Frame) -> None:
+        self.frames += 1
+        for callback in list(self._subscribers):
+            callback(frame)
+        if self.options.count is not None and self.frames >= self.options.count:
+            self._sampler.stop()
+
+    def _finish(self) -> None:
+        if self._stopped:
+            return
+        self._stopped = True
+        while self._pending:
+            self._apply_mark(self._pending.popleft())
+        final = self._builder.finish()
+        self.final_frame = final
+        for callback in list(self._subscribers):
+            callback(final)
+        with self._record_lock:
+            if self._recorder is not None:
+                self._recorder.write_mark(Mark(t=self._builder.last_t, kind="end"))
+                self._close_recorder()
+        self.source.close()
+        self._finished.set()
+
+    # -- recording -----------------------------------------------------------------------------
+
+    def _open_recorder(self, path: str) -> str | None:
+        from sectormon.io.recording import RecordingWriter
+
+        header = dict(self.header)
+        header["schema"] = RECORDING_SCHEMA
+        header["recording_started"] = self._builder.last_t
+        writer = RecordingWriter(path, header, on_error=self._recording_failed)
+        self._recorder = writer
+        return None if writer.failed else path
+
+    def _recording_failed(self, message: str) -> None:
+        self._warn(f"recording stopped: {message}; monitoring goes on")
+
+    def _close_recorder(self) -> None:
+        recorder, self._recorder = self._recorder, None
+        if recorder is not None:
+            recorder.close()
+
+
+def default_cpu_model(procfs_root: str | Path = "/proc") -> str:
+    """The CPU model line of /proc/cpuinfo (x86 'model name', else Arm implementer/part)."""
+    try:
+        text = (Path(procfs_root) / "cpuinfo").read_text(errors="replace")
+    except OSError:
+        return platform.processor() or platform.machine()
+    fields: dict[str, str] = {}
+    for line in text.splitlines():
+        key, sep, value = line.partition(":")
+        if sep:
+            fields.setdefault(key.strip(), value.strip())
+    if "model name" in fields:
+        return fields["model name"]
+    if "CPU implementer" in fields:
+        return f"implementer {fields['CPU implementer']} part {fields.get('CPU part', '?')}"
+    return platform.machine()
+
+
+def cpu_count() -> int:
+    return os.cpu_count() or 1

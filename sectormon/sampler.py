@@ -1,0 +1,257 @@
+"""The sampling thread: rotates event groups over every unit in lock-step timeslices.
+
+At the end of each slice it disables the running group on every unit, reads it, starts the next
+group everywhere, and only then hands the slice's readings on, so the work done downstream never
+eats into what the next group counts. It follows units as they come and go (new threads get their
+groups opened; an ended thread is read one last time so its counts are kept, then closed).
+
+It knows nothing about Textual, metrics or files: it publishes immutable :class:`Slice` records
+through a callback.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from sectormon.errors import SectormonError
+from sectormon.readings import GroupValues, Reading, Slice, Unit, delta_u64
+from sectormon.schedule import Deadlines, PlannedGroup, RotationPlan
+from sectormon.sources.base import CounterGroup, Source
+
+SliceCallback = Callable[[Slice], None]
+WarningCallback = Callable[[str], None]
+
+
+@dataclass(slots=True)
+class _Counter:
+    """One open group on one unit plus its previous cumulative read (readings are deltas)."""
+
+    group: CounterGroup
+    names: tuple[str, ...]
+    last: GroupValues | None = None
+
+    def delta(self, now: GroupValues) -> tuple[dict[str, int], int, int]:
+        prev = self.last
+        self.last = now
+        if prev is None:
+            return dict(zip(self.names, now.values)), now.time_enabled, now.time_running
+        counts = {n: delta_u64(v, p) for n, v, p in zip(self.names, now.values, prev.values)}
+        return (
+            counts,
+            delta_u64(now.time_enabled, prev.time_enabled),
+            delta_u64(now.time_running, prev.time_running),
+        )
+
+
+@dataclass(slots=True)
+class _UnitState:
+    unit: Unit
+    counters: dict[str, _Counter] = field(default_factory=dict)
+
+
+class Sampler:
+    """Runs the rotation on a source until stopped, the target finishes, or a limit is reached."""
+
+    def __init__(
+        self,
+        source: Source,
+        plan: RotationPlan,
+        *,
+        timeslice: float,
+        on_slice: SliceCallback,
+        on_warning: WarningCallback | None = None,
+        cmg_enabled: bool = True,
+    ) -> None:
+        if timeslice <= 0:
+            raise SectormonError(f"--timeslice must be > 0 (got {timeslice})")
+        self._source = source
+        self._plan = plan
+        self._timeslice = timeslice
+        self._on_slice = on_slice
+        self._on_warning = on_warning or (lambda _msg: None)
+        self._cmg_enabled = cmg_enabled and any(g.cmg_events for g in plan.groups)
+        self._units: dict[str, _UnitState] = {}
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self._cpu_start = 0.0
+        self.error: BaseException | None = None
+        self.slices = 0
+
+    # -- lifecycle -----------------------------------------------------------------------------
+
+    def start(self) -> None:
+        """Run the rotation in a background thread (the TUI path)."""
+        self._thread = threading.Thread(target=self._run_guarded, name="sectormon-sampler", daemon=True)
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._stop.set()
+
+    def join(self, timeout: float | None = None) -> None:
+        if self._thread is not None:
+            self._thread.join(timeout)
+
+    @property
+    def stopping(self) -> bool:
+        return self._stop.is_set()
+
+    def _run_guarded(self) -> None:
+        try:
+            self.run()
+        except BaseException as exc:  # surfaced by the session; a thread must not die silently
+            self.error = exc
+            self._stop.set()
+
+    # -- the loop ------------------------------------------------------------------------------
+
+    def run(self) -> None:
+        """The rotation loop; returns when stopped or when the target has finished."""
+        self._cpu_start = time.thread_time()
+        deadlines = Deadlines(self._timeslice)
+        rotation = 0
+        self._refresh_units()
+        current = self._plan.group_at(rotation)
+        slice_start = self._source.now()
+        self._enable(current)
+        try:
+            while True:
+                deadline = deadlines.next_deadline(self._source.now())
+                self._source.wait_until(deadline)
+                finished = self._source.finished()
+                stopping = self._stop.is_set() or finished
+                self._disable(current)
+                now = self._source.now()
+                readings = self._read(current)
+                # Poll only after reading: units opened now were not counting in this slice.
+                ended = self._refresh_units() if not stopping else ()
+                done = current
+                if not stopping:
+                    rotation += 1
+                    current = self._plan.group_at(rotation)
+                    self._enable(current)
+                self._close_ended(ended)
+                if stopping:
+                    ended = tuple(self._units)
+                overhead = time.thread_time() - self._cpu_start
+                record = Slice(
+                    t=now,
+                    index=self.slices,
+                    duration=max(0.0, now - slice_start),
+                    group=done.name,
+                    readings=readings,
+                    overhead_s=overhead,
+                    ended=ended,
+                )
+                slice_start = now
+                self.slices += 1
+                self._on_slice(record)
+                if stopping:
+                    return
+        finally:
+            self._close_all()
+
+    # -- units ---------------------------------------------------------------------------------
+
+    def _refresh_units(self) -> tuple[str, ...]:
+        """Poll the source; open groups on new units, note ended ones (already read, closed later)."""
+        update = self._source.poll_units()
+        for message in update.warnings:
+            self._on_warning(message)
+        for unit in update.alive:
+            state = self._units.get(unit.key)
+            if state is None:
+                self._open_unit(unit)
+            elif state.unit != unit:
+                state.unit = unit  # binding changed: same counters, new core/CMG attribution
+        if self._cmg_enabled:
+            for unit in self._source.cmg_units():
+                if unit.key not in self._units:
+                    self._open_unit(unit)
+        return tuple(key for key in update.ended if key in self._units)
+
+    def _open_unit(self, unit: Unit) -> None:
+        state = _UnitState(unit)
+        for group in self._plan.groups:
+            events = group.cmg_events if unit.kind == "cmg" else group.pe_events
+            if not events:
+                continue
+            try:
+                handle = self._source.open_group(unit, events)
+            except SectormonError as exc:
+                if _is_gone(exc):
+                    for counter in state.counters.values():
+                        counter.group.close()
+                    return
+                raise
+            state.counters[group.name] = _Counter(handle, tuple(e.name for e in events))
+        self._units[unit.key] = state
+
+    def _close_ended(self, ended: tuple[str, ...]) -> None:
+        for key in ended:
+            state = self._units.pop(key, None)
+            if state is not None:
+                for counter in state.counters.values():
+                    counter.group.close()
+
+    def _close_all(self) -> None:
+        for state in self._units.values():
+            for counter in state.counters.values():
+                counter.group.close()
+        self._units.clear()
+
+    # -- counting ------------------------------------------------------------------------------
+
+    def _enable(self, group: PlannedGroup) -> None:
+        for state in list(self._units.values()):
+            counter = state.counters.get(group.name)
+            if counter is not None:
+                try:
+                    counter.group.enable()
+                except SectormonError as exc:
+                    if not _is_gone(exc):
+                        raise
+
+    def _disable(self, group: PlannedGroup) -> None:
+        for state in list(self._units.values()):
+            counter = state.counters.get(group.name)
+            if counter is not None:
+                try:
+                    counter.group.disable()
+                except SectormonError as exc:
+                    if not _is_gone(exc):
+                        raise
+
+    def _read(self, group: PlannedGroup) -> tuple[Reading, ...]:
+        readings: list[Reading] = []
+        for key, state in self._units.items():
+            counter = state.counters.get(group.name)
+            if counter is None:
+                continue
+            try:
+                values = counter.group.read()
+            except SectormonError as exc:
+                if _is_gone(exc):
+                    continue
+                raise
+            counts, enabled, running = counter.delta(values)
+            unit = state.unit
+            readings.append(
+                Reading(
+                    unit=key,
+                    core=unit.core,
+                    cmg=unit.cmg,
+                    group=group.name,
+                    time_enabled=enabled,
+                    time_running=running,
+                    counts=counts,
+                )
+            )
+        return tuple(readings)
+
+
+def _is_gone(exc: BaseException) -> bool:
+    """A unit that vanished between poll and use (thread exit) is not an error."""
+    return type(exc).__name__ == "TargetGone" or getattr(exc, "errno_name", "") == "ESRCH"
