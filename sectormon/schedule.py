@@ -107,5 +107,8 @@ class Deadlines:
         if deadline <= now:
             self.next_index = int(now // self.timeslice)
             deadline = (self.next_index + 1) * self.timeslice
+            while deadline <= now:  # floating-point floor can land one slice short
+                self.next_index += 1
+                deadline = (self.next_index + 1) * self.timeslice
         self.next_index += 1
         return deadline

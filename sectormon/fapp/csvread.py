@@ -328,7 +328,7 @@ def _info_frequency(sets: Mapping[str, EventSet]) -> float | None:
     for event_set in sets.values():
         for key, value in event_set.info.items():
             lowered = key.lower()
-            if "timer" in lowered and "freq" in lowered or "cntfrq" in lowered:
+            if ("timer" in lowered and "freq" in lowered) or "cntfrq" in lowered:
                 match = _FREQ_RE.match(value)
                 if match:
                     unit = match.group(2).lower() if match.group(2) else None

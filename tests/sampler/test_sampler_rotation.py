@@ -1,0 +1,117 @@
+"""The rotation plan and the sampler loop, against a deterministic fake source."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from sectormon.errors import UsageError
+from sectormon.profiles.model import EventDef, GroupDef, Profile
+from sectormon.readings import Slice, Unit
+from sectormon.sampler import Sampler
+from sectormon.schedule import Deadlines, plan_rotation, select_groups
+from tests.sampler.fake_source import FakeSource
+
+
+def _profile() -> Profile:
+    events = {
+        "A": EventDef("A", "ra"),
+        "B": EventDef("B", "rb"),
+        "C": EventDef("C", "rc"),
+        "W": EventDef("W", "rw", scope="cmg"),
+    }
+    groups = (GroupDef("G1", ("A", "W")), GroupDef("G2", ("B",)), GroupDef("G3", ("C",)))
+    return Profile("t", "test", 8, events, groups, ())
+
+
+def test_plan_splits_cmg_events_and_drops_unavailable() -> None:
+    profile = _profile()
+    plan = plan_rotation(profile, select_groups(profile, None), {"B": "ENOENT"})
+    assert [g.name for g in plan.groups] == ["G1", "G3"]
+    assert plan.skipped_groups == ("G2",)
+    g1 = plan.groups[0]
+    assert [e.name for e in g1.pe_events] == ["A"]
+    assert [e.name for e in g1.cmg_events] == ["W"]
+    assert [plan.group_at(n).name for n in range(5)] == ["G1", "G3", "G1", "G3", "G1"]
+
+
+def test_plan_with_nothing_left_is_a_clear_error() -> None:
+    profile = _profile()
+    with pytest.raises(UsageError, match="no event of profile"):
+        plan_rotation(profile, ["G2"], {"B": "ENOENT"})
+
+
+def test_unknown_group_is_named() -> None:
+    with pytest.raises(UsageError, match="unknown group NOPE"):
+        select_groups(_profile(), ["G1", "NOPE"])
+
+
+@given(st.floats(min_value=0.001, max_value=1.0), st.lists(st.floats(min_value=0, max_value=0.5), max_size=30))
+def test_deadlines_never_drift_and_never_lie_in_the_past(timeslice: float, lags: list[float]) -> None:
+    deadlines = Deadlines(timeslice)
+    now = 0.0
+    for lag in lags:
+        deadline = deadlines.next_deadline(now)
+        assert deadline > now
+        # deadlines are whole multiples of the timeslice from the start: no accumulated drift
+        assert abs(deadline / timeslice - round(deadline / timeslice)) < 1e-6
+        now = deadline + lag
+
+
+def _run(source: FakeSource, timeslice: float = 0.01) -> list[Slice]:
+    profile = _profile()
+    plan = plan_rotation(profile, select_groups(profile, None), {})
+    slices: list[Slice] = []
+    sampler = Sampler(source, plan, timeslice=timeslice, on_slice=slices.append)
+    source.start()
+    sampler.run()
+    return slices
+
+
+def test_each_slice_reads_the_active_group_on_every_unit() -> None:
+    t1 = Unit("thread", 1, core=0, cmg=0)
+    t2 = Unit("thread", 2, core=1, cmg=0)
+    source = FakeSource(
+        {t1.key: (t1, 0, 10), t2.key: (t2, 0, 10)},
+        {"A": 1000.0, "B": 2000.0, "C": 3000.0, "W": 500.0},
+        cmg_units=[Unit("cmg", 0, core=0, cmg=0)],
+        stop_at=0.06,
+    )
+    slices = _run(source)
+    assert [s.group for s in slices] == ["G1", "G2", "G3", "G1", "G2", "G3"]
+    first = slices[0]
+    units = sorted(r.unit for r in first.readings)
+    assert units == ["cmg:0", "thread:1", "thread:2"]
+    by_unit = {r.unit: r for r in first.readings}
+    assert by_unit["thread:1"].counts == {"A": 10}
+    assert by_unit["cmg:0"].counts == {"W": 5}
+    second = {r.unit: r for r in slices[1].readings}
+    assert "cmg:0" not in second  # G2 has no CMG part
+    assert second["thread:2"].counts == {"B": 20}
+    # deltas, not cumulative values: the second G1 slice again counts one slice's worth
+    fourth = {r.unit: r for r in slices[3].readings}
+    assert fourth["thread:1"].counts == {"A": 10}
+    assert all(abs(s.duration - 0.01) < 1e-9 for s in slices)
+    assert slices[-1].ended  # everything is reported ended when the target finishes
+
+
+def test_threads_appearing_mid_run_are_not_read_before_they_count() -> None:
+    t1 = Unit("thread", 1, core=0, cmg=0)
+    t2 = Unit("thread", 2, core=None, cmg=None)
+    source = FakeSource(
+        {t1.key: (t1, 0, 1), t2.key: (t2, 0.025, 0.045)},
+        {"A": 1000.0, "B": 1000.0, "C": 1000.0},
+        stop_at=0.08,
+    )
+    slices = _run(source)
+    seen = [(s.index, r.unit, r.time_enabled) for s in slices for r in s.readings if r.unit == "thread:2"]
+    # thread 2 appears during slice 2 (0.02-0.03): first read at the end of slice 3, with real time
+    assert seen and seen[0][0] == 3
+    assert all(te > 0 for _i, _u, te in seen)
+    ended_in = [s.index for s in slices if "thread:2" in s.ended]
+    assert ended_in == [4]
+    # its counts up to its exit are kept: all of slice 3 and half of slice 4
+    total = sum(sum(r.counts.values()) for s in slices for r in s.readings if r.unit == "thread:2")
+    assert total == 15
+    assert all(g.closed for g in source.groups if g.unit.key == "thread:2")
