@@ -1,1 +1,32 @@
-"""sectormon.io."""
+"""sectormon.io: the on-disk and on-the-wire formats (recording writer and reader, JSON Lines).
+
+The recording format is documented in ``docs/recording.md``. The JSON stream writer of the live
+monitor lives in :mod:`sectormon.io.stream`.
+"""
+
+from __future__ import annotations
+
+from sectormon.io.jsonl import FORMAT_VERSION, MARK_SCHEMA, RECORDING_SCHEMA, SLICE_SCHEMA
+from sectormon.io.reader import (
+    MIGRATIONS,
+    Recording,
+    RecordingError,
+    RecordingStream,
+    open_recording,
+    read_recording,
+)
+from sectormon.io.recording import RecordingWriter
+
+__all__ = [
+    "FORMAT_VERSION",
+    "MARK_SCHEMA",
+    "MIGRATIONS",
+    "RECORDING_SCHEMA",
+    "SLICE_SCHEMA",
+    "Recording",
+    "RecordingError",
+    "RecordingStream",
+    "RecordingWriter",
+    "open_recording",
+    "read_recording",
+]

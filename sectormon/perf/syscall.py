@@ -13,7 +13,6 @@ import ctypes
 import errno
 import os
 import resource
-from collections.abc import Callable
 
 from sectormon.perf.abi import (
     ATTR_SIZE,
@@ -49,9 +48,6 @@ def syscall_number(machine: str | None = None) -> int:
             f"perf_event_open is not wired up for architecture '{machine}' "
             "(supported: x86_64, aarch64; use --source sim or a recording elsewhere)"
         ) from None
-
-
-RawOpen = Callable[[PerfEventAttr, int, int, int, int], "tuple[int, int]"]
 
 
 def _raw_open(attr: PerfEventAttr, pid: int, cpu: int, group_fd: int, flags: int) -> tuple[int, int]:

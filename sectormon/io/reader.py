@@ -1,0 +1,413 @@
+"""The recording reader: streams a header, then slices and marks, and migrates older versions.
+
+A recording may have been cut by a crash, ``kill -9`` or a full disk: a truncated last line (no
+newline, or not valid JSON, at the end of the file) and a gzip stream that stops mid-way are
+skipped with a warning. Anything wrong in the middle of the file is a :class:`RecordingError`
+naming the file and line, unless ``skip_bad`` is set (then the line is counted in ``skipped``).
+A record from a newer sectormon is refused with the version this one supports; an older record is
+brought up to date through :data:`MIGRATIONS`, one version step at a time.
+
+Migrations: ``MIGRATIONS[v]`` turns a record of format version ``v`` (any kind: the function
+dispatches on its ``schema``) into version ``v + 1``. Version 0 never shipped: it is a synthetic
+shape kept to exercise this path (see ``docs/recording.md``): readings stored
+``time_enabled``/``time_running`` instead of ``te``/``tr``, and marks stored their label as ``note``.
+"""
+
+from __future__ import annotations
+
+import json
+import zlib
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import TracebackType
+from typing import IO, Any
+
+from sectormon.errors import DataError
+from sectormon.io.jsonl import (
+    FORMAT_VERSION,
+    MARK_SCHEMA,
+    RECORD_KINDS,
+    RECORDING_SCHEMA,
+    SLICE_SCHEMA,
+    BadRecord,
+    known_mark_kind,
+    mark_from_record,
+    parse_schema,
+    slice_from_record,
+)
+from sectormon.readings import Mark, Slice
+
+CHUNK = 1 << 20
+GZIP_MAGIC = b"\x1f\x8b"
+
+Item = Slice | Mark
+
+
+class RecordingError(DataError):
+    """A recording that cannot be read (as far as asked): names the file and the line."""
+
+
+# ----------------------------------------------------------------------------------------- migrations
+
+
+def _v0_to_v1(rec: dict[str, Any]) -> dict[str, Any]:
+    """Synthetic version 0 -> 1: ``time_enabled``/``time_running`` -> ``te``/``tr``, mark ``note`` -> ``label``."""
+    kind, _ = parse_schema(rec.get("schema"))
+    out = dict(rec)
+    out["schema"] = f"sectormon/{kind}/1"
+    if kind == "slice" and isinstance(rec.get("readings"), list):
+        readings = []
+        for r in rec["readings"]:
+            if isinstance(r, dict):
+                r = dict(r)
+                if "time_enabled" in r:
+                    r["te"] = r.pop("time_enabled")
+                if "time_running" in r:
+                    r["tr"] = r.pop("time_running")
+            readings.append(r)
+        out["readings"] = readings
+    elif kind == "mark" and "note" in out:
+        out["label"] = out.pop("note")
+    return out
+
+
+MIGRATIONS: dict[int, Callable[[dict[str, Any]], dict[str, Any]]] = {0: _v0_to_v1}
+"""``MIGRATIONS[v]`` upgrades one record from format version ``v`` to ``v + 1``."""
+
+
+def migrate(rec: dict[str, Any], version: int) -> dict[str, Any]:
+    """Bring a record of ``version`` up to :data:`FORMAT_VERSION`; :class:`BadRecord` if impossible."""
+    while version < FORMAT_VERSION:
+        step = MIGRATIONS.get(version)
+        if step is None:
+            raise BadRecord(
+                f"format version {version} is too old: this sectormon reads versions "
+                f"{min(MIGRATIONS, default=FORMAT_VERSION)}..{FORMAT_VERSION}"
+            )
+        rec = step(rec)
+        version += 1
+    return rec
+
+
+# -------------------------------------------------------------------------------------- line source
+
+
+class _Truncated(Exception):
+    """The gzip stream ended before its end marker (the writer was cut)."""
+
+
+class _Corrupt(Exception):
+    """The compressed data cannot be decompressed."""
+
+
+def _plain_chunks(f: IO[bytes], first: bytes) -> Iterator[bytes]:
+    if first:
+        yield first
+    while chunk := f.read(CHUNK):
+        yield chunk
+
+
+def _gzip_chunks(f: IO[bytes], first: bytes, flags: dict[str, bool]) -> Iterator[bytes]:
+    """Decompress (possibly concatenated) gzip members; sets ``flags['truncated']`` on a cut stream."""
+    d = zlib.decompressobj(31)
+    started = False
+    data = first
+    while True:
+        if not data:
+            data = f.read(CHUNK)
+            if not data:
+                break
+        try:
+            out = d.decompress(data)
+        except zlib.error as exc:
+            raise _Corrupt(str(exc)) from None
+        started = True
+        if out:
+            yield out
+        if d.eof:
+            data = d.unused_data
+            d = zlib.decompressobj(31)
+            started = False
+            if data and not data.strip(b"\0"):
+                data = b""  # zero padding after the last member (tape/pipe tools add it)
+        else:
+            data = b""
+    if started and not d.eof:
+        tail = d.flush()
+        if tail:
+            yield tail
+        flags["truncated"] = True
+
+
+# ------------------------------------------------------------------------------------------- stream
+
+
+@dataclass
+class Recording:
+    """A whole recording in memory (fine for minutes; use :func:`open_recording` for hours)."""
+
+    path: str
+    header: dict[str, Any]
+    items: tuple[Item, ...]
+    skipped: int = 0
+    warnings: tuple[str, ...] = ()
+
+    @property
+    def slices(self) -> tuple[Slice, ...]:
+        return tuple(i for i in self.items if isinstance(i, Slice))
+
+    @property
+    def marks(self) -> tuple[Mark, ...]:
+        return tuple(i for i in self.items if isinstance(i, Mark))
+
+    @property
+    def end_t(self) -> float:
+        """The time of the last record (0 for a recording without any)."""
+        return self.items[-1].t if self.items else 0.0
+
+
+@dataclass
+class _State:
+    lineno: int = 0
+    last_slice_t: float = float("-inf")
+    warned_kinds: set[str] = field(default_factory=set)
+
+
+class RecordingStream:
+    """An open recording: ``header`` is read at once, iteration yields slices and marks in file order.
+
+    Iterate once. ``skipped`` counts lines not used (bad lines under ``skip_bad`` and a truncated
+    last line); ``warnings`` holds one line per problem that did not stop the read.
+    """
+
+    def __init__(self, path: str | Path, *, skip_bad: bool = False) -> None:
+        self.path = str(path)
+        self.skip_bad = skip_bad
+        self.skipped = 0
+        self.warnings: list[str] = []
+        self.version = FORMAT_VERSION
+        self.compressed = False
+        self._state = _State()
+        self._gzip_flags: dict[str, bool] = {}
+        try:
+            self._file: IO[bytes] = open(self.path, "rb")  # noqa: SIM115 - closed in close()
+        except OSError as exc:
+            raise RecordingError(self.path, None, f"cannot open recording: {exc.strerror or exc}") from None
+        try:
+            first = self._file.read(CHUNK)
+            self.compressed = first.startswith(GZIP_MAGIC)
+            chunks = (
+                _gzip_chunks(self._file, first, self._gzip_flags)
+                if self.compressed
+                else _plain_chunks(self._file, first)
+            )
+            self._lines = self._numbered_lines(chunks)
+            self.header = self._read_header()
+        except BaseException:
+            self._file.close()
+            raise
+        self._iterated = False
+
+    # ------------------------------------------------------------------------------------- public
+
+    def __iter__(self) -> Iterator[Item]:
+        if self._iterated:
+            raise RuntimeError("a RecordingStream can be iterated once; open the recording again")
+        self._iterated = True
+        return self._items()
+
+    def close(self) -> None:
+        self._file.close()
+
+    def __enter__(self) -> RecordingStream:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    # ------------------------------------------------------------------------------------- lines
+
+    def _numbered_lines(self, chunks: Iterator[bytes]) -> Iterator[tuple[int, bytes, bool]]:
+        """Non-blank lines as ``(line number, bytes, is_last)``; gzip trouble becomes an error/warning."""
+        pending: tuple[int, bytes] | None = None
+        lineno = 0
+        buf = b""
+        try:
+            for chunk in chunks:
+                if buf:
+                    chunk = buf + chunk
+                pieces = chunk.split(b"\n")
+                buf = pieces.pop()
+                for piece in pieces:
+                    lineno += 1
+                    if not piece or piece.isspace():
+                        continue
+                    if pending is not None:
+                        yield pending[0], pending[1], False
+                    pending = (lineno, piece)
+        except _Corrupt as exc:
+            problem = f"compressed data is corrupt ({exc})"
+            if not self.skip_bad:
+                raise RecordingError(self.path, lineno + 1, problem, "use --skip-bad to keep what precedes") from None
+            self.warnings.append(f"{self.path}:{lineno + 1}: {problem}; the rest of the file was skipped")
+            self.skipped += 1
+            buf = b""
+        if buf and not buf.isspace():
+            lineno += 1
+            if pending is not None:
+                yield pending[0], pending[1], False
+            pending = (lineno, buf)
+        if self._gzip_flags.get("truncated"):
+            self.warnings.append(
+                f"{self.path}:{lineno}: gzip stream ends early (the recording was cut); read up to here"
+            )
+        if pending is not None:
+            yield pending[0], pending[1], True
+
+    def _parse(self, lineno: int, line: bytes, is_last: bool) -> dict[str, Any] | None:
+        """One line as a JSON object; ``None`` when it is skipped (truncated last line or skip_bad)."""
+        try:
+            rec = json.loads(line)
+        except (ValueError, RecursionError) as exc:
+            if is_last:
+                self.skipped += 1
+                self.warnings.append(
+                    f"{self.path}:{lineno}: last line is incomplete (the recording was cut); skipped it"
+                )
+                return None
+            return self._bad(lineno, f"not valid JSON ({_short(exc)})")
+        if type(rec) is not dict:
+            return self._bad(lineno, "a record must be a JSON object")
+        return rec
+
+    def _bad(self, lineno: int, problem: str) -> None:
+        if not self.skip_bad:
+            raise RecordingError(self.path, lineno, problem, "use --skip-bad to skip bad lines")
+        self.skipped += 1
+        return None
+
+    # ------------------------------------------------------------------------------------ records
+
+    def _read_header(self) -> dict[str, Any]:
+        for lineno, line, is_last in self._lines:
+            try:
+                rec = json.loads(line)
+            except (ValueError, RecursionError) as exc:
+                if is_last:
+                    raise RecordingError(
+                        self.path, lineno, "the header line is incomplete (the recording was cut at its start)"
+                    ) from None
+                raise RecordingError(
+                    self.path, lineno, f"not a sectormon recording: first line is not JSON ({_short(exc)})"
+                ) from None
+            if type(rec) is not dict:
+                raise RecordingError(self.path, lineno, "not a sectormon recording: first record is not an object")
+            kind, version = self._schema(lineno, rec)
+            if kind != "recording":
+                raise RecordingError(
+                    self.path,
+                    lineno,
+                    f"not a sectormon recording: first record is a {kind!r}, expected the header "
+                    f"(schema {RECORDING_SCHEMA!r})",
+                    "the file may be reordered or cut at its start",
+                )
+            self.version = version
+            if version < FORMAT_VERSION:
+                try:
+                    rec = migrate(rec, version)
+                except BadRecord as exc:
+                    raise RecordingError(self.path, lineno, str(exc)) from None
+            self._state.lineno = lineno
+            return rec
+        raise RecordingError(self.path, 1, "empty file: not a sectormon recording (no header line)")
+
+    def _schema(self, lineno: int, rec: dict[str, Any]) -> tuple[str, int]:
+        """Kind and version of a record; unknown kinds and newer versions are errors even with skip_bad."""
+        try:
+            kind, version = parse_schema(rec.get("schema"))
+        except BadRecord as exc:
+            raise RecordingError(self.path, lineno, str(exc)) from None
+        if kind not in RECORD_KINDS:
+            raise RecordingError(
+                self.path,
+                lineno,
+                f"unknown record kind {kind!r} (this sectormon reads {', '.join(RECORD_KINDS)} "
+                f"records, version {FORMAT_VERSION})",
+                "a newer sectormon may read it",
+            )
+        if version > FORMAT_VERSION:
+            raise RecordingError(
+                self.path,
+                lineno,
+                f"record version sectormon/{kind}/{version} is newer than this sectormon supports "
+                f"(sectormon/{kind}/{FORMAT_VERSION})",
+                "upgrade sectormon to replay it",
+            )
+        return kind, version
+
+    def _items(self) -> Iterator[Item]:
+        state = self._state
+        for lineno, line, is_last in self._lines:
+            state.lineno = lineno
+            rec = self._parse(lineno, line, is_last)
+            if rec is None:
+                continue
+            schema = rec.get("schema")
+            try:
+                if schema == SLICE_SCHEMA:
+                    item: Item = slice_from_record(rec)
+                elif schema == MARK_SCHEMA:
+                    item = mark_from_record(rec)
+                else:
+                    kind, version = self._schema(lineno, rec)
+                    if kind == "recording":
+                        raise BadRecord("a second header in the middle of the recording")
+                    rec = migrate(rec, version)
+                    item = slice_from_record(rec) if kind == "slice" else mark_from_record(rec)
+            except BadRecord as exc:
+                self._bad(lineno, str(exc))
+                continue
+            if isinstance(item, Slice):
+                if item.t < state.last_slice_t:
+                    self._bad(
+                        lineno,
+                        f"slice t={item.t:g} goes back in time from t={state.last_slice_t:g} "
+                        "(lines reordered or two recordings joined)",
+                    )
+                    continue
+                state.last_slice_t = item.t
+            elif not known_mark_kind(item.kind):
+                if item.kind not in state.warned_kinds:
+                    state.warned_kinds.add(item.kind)
+                    self.warnings.append(f"{self.path}:{lineno}: unknown mark kind {item.kind!r} ignored")
+                continue
+            yield item
+
+
+def _short(exc: BaseException) -> str:
+    text = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+    return text[:120]
+
+
+def open_recording(path: str | Path, *, skip_bad: bool = False) -> RecordingStream:
+    """Open a recording for streaming (header read and checked now)."""
+    return RecordingStream(path, skip_bad=skip_bad)
+
+
+def read_recording(path: str | Path, *, skip_bad: bool = False) -> Recording:
+    """Read a whole recording into memory."""
+    with open_recording(path, skip_bad=skip_bad) as stream:
+        items = tuple(stream)
+        return Recording(
+            path=stream.path,
+            header=stream.header,
+            items=items,
+            skipped=stream.skipped,
+            warnings=tuple(stream.warnings),
+        )

@@ -1,0 +1,189 @@
+"""A perf counter group on one unit: leader + members, enabled/disabled/reset/read as one.
+
+The group is opened disabled with ``read_format = GROUP | TOTAL_TIME_ENABLED | TOTAL_TIME_RUNNING |
+ID``, so one ``read()`` of the leader returns every member's value with the group's times, and the
+ids let values be matched to events whatever order the kernel lists them in. Satisfies the
+:class:`sectormon.sources.base.CounterGroup` protocol.
+"""
+
+from __future__ import annotations
+
+import os
+import struct
+from collections.abc import Sequence
+from types import TracebackType
+
+from sectormon.perf import abi, syscall
+from sectormon.perf.errors import Attempt, GroupReadError, PerfError
+from sectormon.perf.events import EventSpec
+from sectormon.readings import GroupValues
+
+_HEADER = struct.Struct("=3Q")
+
+
+def group_read_size(nr: int) -> int:
+    """Bytes of a GROUP|TOTAL_TIME_ENABLED|TOTAL_TIME_RUNNING|ID read of ``nr`` events."""
+    return 8 * (3 + 2 * nr)
+
+
+def parse_group_read(buf: bytes, ids: Sequence[int]) -> GroupValues:
+    """Decode a group read (``nr, time_enabled, time_running, {value, id} x nr``) into ``ids`` order.
+
+    Raises :class:`GroupReadError` when the buffer does not describe exactly the events in ``ids``.
+    """
+    nr = len(ids)
+    if len(buf) < _HEADER.size:
+        raise GroupReadError(f"group read returned {len(buf)} bytes, shorter than the 24-byte header")
+    count, time_enabled, time_running = _HEADER.unpack_from(buf, 0)
+    if count != nr:
+        raise GroupReadError(f"group read lists {count} events, the group has {nr}")
+    if len(buf) != group_read_size(nr):
+        raise GroupReadError(f"group read returned {len(buf)} bytes, expected {group_read_size(nr)}")
+    pairs = struct.unpack_from(f"={2 * nr}Q", buf, _HEADER.size)
+    by_id = dict(zip(pairs[1::2], pairs[0::2]))
+    if len(by_id) != nr:
+        raise GroupReadError("group read repeats an event id")
+    try:
+        values = tuple(by_id[i] for i in ids)
+    except KeyError as exc:
+        raise GroupReadError(f"group read lacks event id {exc.args[0]}") from None
+    return GroupValues(values=values, time_enabled=time_enabled, time_running=time_running)
+
+
+def build_group_read(values: Sequence[int], ids: Sequence[int], time_enabled: int, time_running: int) -> bytes:
+    """The inverse of :func:`parse_group_read` (kernel order = ``ids`` order): for tests and fakes."""
+    flat: list[int] = []
+    for value, ident in zip(values, ids):
+        flat += [value, ident]
+    return struct.pack(f"=3Q{len(flat)}Q", len(ids), time_enabled, time_running, *flat)
+
+
+class PerfGroup:
+    """Leader + members opened on one thread (``pid=tid, cpu=-1``) or one CPU (``pid=-1, cpu=N``).
+
+    ``exclude_kernel``/``exclude_hv`` default to True: user-space counting works at
+    perf_event_paranoid 2 without privileges. ``enable_on_exec`` makes the kernel enable the group
+    when the target calls exec (the command mode's gated start).
+    """
+
+    def __init__(
+        self,
+        specs: Sequence[EventSpec],
+        *,
+        pid: int,
+        cpu: int = -1,
+        names: Sequence[str] | None = None,
+        exclude_kernel: bool = True,
+        exclude_hv: bool = True,
+        enable_on_exec: bool = False,
+        inherit: bool = False,
+    ) -> None:
+        if not specs:
+            raise ValueError("a perf group needs at least one event")
+        names = tuple(names) if names is not None else tuple(s.spec for s in specs)
+        if len(names) != len(specs):
+            raise ValueError("names and specs differ in length")
+        self.events: tuple[str, ...] = names
+        self.pid = pid
+        self.cpu = cpu
+        self.exclude_kernel = exclude_kernel
+        self._fds: list[int] = []
+        self._ids: list[int] = []
+        self._read_size = group_read_size(len(specs))
+        try:
+            for index, (spec, name) in enumerate(zip(specs, names)):
+                self._open_one(index, spec, name, exclude_kernel, exclude_hv, enable_on_exec, inherit)
+        except BaseException:
+            self.close()
+            raise
+        self.ids: tuple[int, ...] = tuple(self._ids)
+
+    def _open_one(
+        self,
+        index: int,
+        spec: EventSpec,
+        name: str,
+        exclude_kernel: bool,
+        exclude_hv: bool,
+        enable_on_exec: bool,
+        inherit: bool,
+    ) -> None:
+        leader = index == 0
+        attr = abi.make_attr(
+            spec.type,
+            spec.config,
+            config1=spec.config1,
+            config2=spec.config2,
+            config3=spec.config3,
+            read_format=abi.GROUP_READ_FORMAT,
+            flags={
+                "disabled": leader,
+                "inherit": inherit,
+                "exclude_kernel": exclude_kernel,
+                "exclude_hv": exclude_hv,
+                "enable_on_exec": enable_on_exec and leader,
+            },
+        )
+        attempt = Attempt(event=name, pid=self.pid, cpu=self.cpu, member=index, exclude_kernel=exclude_kernel)
+        group_fd = self._fds[0] if self._fds else -1
+        fd = syscall.perf_event_open(attr, self.pid, self.cpu, group_fd, attempt=attempt)
+        self._fds.append(fd)
+        self._ids.append(syscall.event_id(fd, attempt=Attempt(name, self.pid, self.cpu, action="identify")))
+
+    @property
+    def leader_fd(self) -> int:
+        if not self._fds:
+            raise PerfError(f"group {', '.join(self.events)} is closed")
+        return self._fds[0]
+
+    @property
+    def read_size(self) -> int:
+        return self._read_size
+
+    @property
+    def closed(self) -> bool:
+        return not self._fds
+
+    def _group_ioctl(self, request: int, action: str) -> None:
+        attempt = Attempt(self.events[0], self.pid, self.cpu, action=f"{action} group of")
+        syscall.ioctl(self.leader_fd, request, abi.PERF_IOC_FLAG_GROUP, attempt=attempt)
+
+    def enable(self) -> None:
+        self._group_ioctl(abi.PERF_EVENT_IOC_ENABLE, "enable")
+
+    def disable(self) -> None:
+        self._group_ioctl(abi.PERF_EVENT_IOC_DISABLE, "disable")
+
+    def reset(self) -> None:
+        self._group_ioctl(abi.PERF_EVENT_IOC_RESET, "reset")
+
+    def read(self) -> GroupValues:
+        """Cumulative values in event order with the group's enabled/running times (ns)."""
+        try:
+            buf = os.read(self.leader_fd, self._read_size)
+        except OSError as exc:
+            raise PerfError(
+                f"cannot read group {', '.join(self.events)}: {exc.strerror}", errno=exc.errno or 0
+            ) from None
+        return parse_group_read(buf, self.ids)
+
+    def close(self) -> None:
+        """Close members then the leader; safe to call more than once."""
+        fds, self._fds = self._fds, []
+        for fd in reversed(fds):
+            try:
+                os.close(fd)
+            except OSError:
+                pass
+
+    def __enter__(self) -> PerfGroup:
+        return self
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        state = "closed" if self.closed else f"fd {self._fds[0]}"
+        return f"PerfGroup({', '.join(self.events)}; pid={self.pid} cpu={self.cpu}; {state})"

@@ -1,0 +1,71 @@
+"""Test-count each event once on the calling thread: does it open, and does it count?
+
+An implementation-defined raw code may open fine and never count, so "opened but counted nothing"
+is reported as ``zero`` (suspicious), never as a measured zero. Each event is opened alone, so one
+bad event cannot hide the others and nothing is multiplexed.
+"""
+
+from __future__ import annotations
+
+import mmap
+import time
+from collections.abc import Sequence
+
+from sectormon.perf.errors import PerfError
+from sectormon.perf.events import parse_event
+from sectormon.perf.group import PerfGroup
+from sectormon.profiles.model import EventDef
+from sectormon.sources.base import ProbeResult
+
+PAGE = mmap.PAGESIZE
+_WORK_PAGES = 16
+_WORK_LOOPS = 20_000
+
+
+def probe_workload() -> int:
+    """A short mix of arithmetic, memory traffic, fresh page faults and one sleep (a context switch)."""
+    acc = 0
+    for i in range(_WORK_LOOPS):
+        acc = (acc * 31 + i) & 0xFFFF_FFFF
+    with mmap.mmap(-1, _WORK_PAGES * PAGE) as region:
+        for offset in range(0, _WORK_PAGES * PAGE, PAGE):
+            region[offset] = (acc + offset) & 0xFF
+        acc += region[0]
+    time.sleep(0.001)
+    return acc
+
+
+def probe_event(event: EventDef, *, exclude_kernel: bool = True, sysfs_root: str = "/sys") -> ProbeResult:
+    """Open ``event`` alone on this thread around :func:`probe_workload` and classify the result."""
+    try:
+        spec = parse_event(event.spec, sysfs_root=sysfs_root)
+        group = PerfGroup([spec], pid=0, cpu=-1, names=[event.name], exclude_kernel=exclude_kernel)
+    except PerfError as exc:
+        return ProbeResult(event.name, "unsupported", reason=f"{exc.errno_name if exc.errno else 'spec'}: {exc}")
+    try:
+        group.reset()
+        group.enable()
+        probe_workload()
+        group.disable()
+        values = group.read()
+    except PerfError as exc:
+        return ProbeResult(event.name, "unsupported", reason=f"{exc.errno_name if exc.errno else 'read'}: {exc}")
+    finally:
+        group.close()
+    value = values.values[0]
+    if value > 0:
+        return ProbeResult(event.name, "counts", value=value)
+    if values.time_running == 0:
+        reason = "opened but was never scheduled on a counter (time_running 0)"
+    elif exclude_kernel:
+        reason = "opened and ran but counted nothing in user space (unsupported code, or kernel-only event)"
+    else:
+        reason = "opened and ran but counted nothing (possibly an unsupported code)"
+    return ProbeResult(event.name, "zero", reason=reason, value=0)
+
+
+def probe_events(
+    events: Sequence[EventDef], *, exclude_kernel: bool = True, sysfs_root: str = "/sys"
+) -> dict[str, ProbeResult]:
+    """Probe every event in ``events``; keyed by event name, in the given order."""
+    return {e.name: probe_event(e, exclude_kernel=exclude_kernel, sysfs_root=sysfs_root) for e in events}

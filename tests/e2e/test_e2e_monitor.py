@@ -1,0 +1,134 @@
+"""The live monitor end to end through the installed command, on this host's software events."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.e2e.helpers import perf_available, read_jsonl, run_sectormon, sectormon_command, workload
+
+pytestmark = [pytest.mark.e2e, pytest.mark.syscall]
+
+PAGES = 60000
+
+
+def _rel(a: float, b: float) -> float:
+    return abs(a - b) / max(abs(b), 1e-12)
+
+
+def test_command_mode_page_faults_are_accurate_through_rotation(tmp_path: Path) -> None:
+    """page-faults counted 1/3 of the time (three rotated groups) still scales to the truth (+-5%)."""
+    out = tmp_path / "stream.jsonl"
+    proc = run_sectormon(
+        "--json", "-o", str(out), "--profile", "generic", "--interval", "0.5", "--",
+        *workload("pagefaults.py", PAGES, 3),
+    )
+    assert proc.returncode == 0, proc.stderr
+    truth = json.loads(proc.stdout.strip().splitlines()[-1])
+    records = read_jsonl(out.read_text())
+    header, frames = records[0], records[1:]
+    assert header["schema"] == "sectormon/header/1"
+    assert sorted(header["groups"]) == ["SW1", "SW2", "SW3"]  # no hardware PMU here: HW groups dropped
+    assert frames and frames[-1]["final"] is True
+    assert all(f["schema"] == "sectormon/frame/1" for f in frames)
+    final = frames[-1]["total"]
+    measured = final["counts"]["PAGE_FAULTS"]
+    assert 0.2 < final["coverage"]["PAGE_FAULTS"] < 0.5  # one group in three
+    assert _rel(measured, truth["minflt_total"]) < 0.05, (measured, truth)
+    if perf_available():
+        peer = subprocess.run(
+            ["perf", "stat", "-x,", "-e", "page-faults", "--", *workload("pagefaults.py", PAGES, 3)],
+            capture_output=True, text=True, check=True,
+        )
+        perf_count = next(
+            float(line.split(",")[0]) for line in peer.stderr.splitlines() if "page-faults" in line
+        )
+        assert _rel(measured, perf_count) < 0.05, (measured, perf_count)
+
+
+def test_pid_mode_keeps_counts_of_threads_that_exit(tmp_path: Path) -> None:
+    out = tmp_path / "stream.jsonl"
+    env = dict(os.environ, WORKLOAD_START_DELAY="1.5")
+    target = subprocess.Popen(workload("threads.py", 3, 3, 0.6), stdout=subprocess.PIPE, text=True, env=env)
+    assert target.stdout is not None
+    pid = int(target.stdout.readline())
+    monitor = subprocess.Popen(
+        [sectormon_command(), "--json", "-o", str(out), "--profile", "generic", "--interval", "0.25",
+         "--pid", str(pid)],
+        stderr=subprocess.PIPE, text=True,
+    )
+    summary = json.loads(target.stdout.readline())
+    target.wait(timeout=30)
+    _, stderr = monitor.communicate(timeout=30)
+    assert monitor.returncode == 0, stderr
+    frames = read_jsonl(out.read_text())[1:]
+    final = frames[-1]
+    assert final["final"] is True
+    threads = final["threads"]
+    for tid in summary["tids"]:
+        assert str(tid) in threads, f"thread {tid} missing from the final frame"
+        assert threads[str(tid)]["counts"].get("TASK_CLOCK", 0) > 0
+    # workers were not pinned: they are grouped as unbound, with a warning
+    assert "unbound" in final["cores"]
+    assert "binding" in stderr
+
+
+def test_target_killed_mid_run_ends_with_a_final_frame(tmp_path: Path) -> None:
+    out = tmp_path / "stream.jsonl"
+    target = subprocess.Popen(workload("threads.py", 1, 2, 30), stdout=subprocess.PIPE, text=True)
+    assert target.stdout is not None
+    pid = int(target.stdout.readline())
+    monitor = subprocess.Popen(
+        [sectormon_command(), "--json", "-o", str(out), "--profile", "generic", "--interval", "0.2",
+         "--pid", str(pid)],
+        stderr=subprocess.PIPE, text=True,
+    )
+    time.sleep(2.0)
+    target.kill()
+    target.wait()
+    _, stderr = monitor.communicate(timeout=20)
+    assert monitor.returncode == 0, stderr
+    frames = read_jsonl(out.read_text())[1:]
+    assert frames[-1]["final"] is True
+    assert frames[-1]["total"]["counts"]["TASK_CLOCK"] > 0
+
+
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
+def test_signal_gives_final_frame_and_exit_0(tmp_path: Path, signum: int) -> None:
+    target = subprocess.Popen(workload("threads.py", 1, 1, 30), stdout=subprocess.PIPE, text=True)
+    assert target.stdout is not None
+    pid = int(target.stdout.readline())
+    try:
+        monitor = subprocess.Popen(
+            [sectormon_command(), "--json", "--profile", "generic", "--interval", "0.2", "--pid", str(pid)],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        )
+        time.sleep(2.0)
+        monitor.send_signal(signum)
+        stdout, stderr = monitor.communicate(timeout=20)
+    finally:
+        target.kill()
+        target.wait()
+    assert monitor.returncode == 0, stderr
+    records = read_jsonl(stdout)
+    assert records[0]["schema"] == "sectormon/header/1"
+    assert records[-1]["final"] is True
+    assert "Traceback" not in stderr
+
+
+def test_closed_pipe_exits_quietly() -> None:
+    shell = (
+        f"'{sectormon_command()}' --json --profile generic --interval 0.1 -- "
+        f"'{sys.executable}' -c 'import time; time.sleep(5)' | head -n 2"
+    )
+    proc = subprocess.run(["bash", "-c", shell], capture_output=True, text=True, timeout=30, check=False)
+    lines = proc.stdout.splitlines()
+    assert len(lines) == 2 and json.loads(lines[0])["schema"] == "sectormon/header/1"
+    assert "Traceback" not in proc.stderr and "BrokenPipe" not in proc.stderr
