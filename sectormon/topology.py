@@ -34,29 +34,31 @@ class CpuListError(UsageError, ValueError):
     """A malformed CPU list (``--cpus`` or a sysfs ``cpulist`` file)."""
 
 
-def parse_cpu_list(text: str, *, what: str = "CPU list", allow_empty: bool = False) -> tuple[int, ...]:
+def parse_cpu_list(text: str, *, what: str = "", allow_empty: bool = False) -> tuple[int, ...]:
     """Parse a Linux CPU list such as ``0-3,8,10-11`` into sorted, unique CPU numbers.
 
     The same syntax as sysfs ``online``/``cpulist`` files and ``taskset -c``, so users can paste one.
+    ``what`` (e.g. ``--cpus``) prefixes the error message.
     """
     body = text.strip()
+    where = f"{what}: " if what else ""
     fix = "use CPU numbers and ranges like 0-3,8,10-11"
     if not body:
         if allow_empty:
             return ()
-        raise CpuListError(f"empty {what} ({fix})")
+        raise CpuListError(f"{where}empty CPU list ({fix})")
     cpus: set[int] = set()
     for part in body.split(","):
         item = part.strip()
         match = re.fullmatch(r"(\d+)(?:\s*-\s*(\d+))?", item)
         if match is None:
-            raise CpuListError(f"bad {what} {text.strip()!r}: {item!r} is not a CPU number or range ({fix})")
+            raise CpuListError(f"{where}bad CPU list {body!r}: {item!r} is not a CPU number or range ({fix})")
         first = int(match.group(1))
         last = int(match.group(2)) if match.group(2) is not None else first
         if last < first:
-            raise CpuListError(f"bad {what} {text.strip()!r}: range {item!r} runs backwards ({fix})")
+            raise CpuListError(f"{where}bad CPU list {body!r}: range {item!r} runs backwards ({fix})")
         if last > MAX_CPU:
-            raise CpuListError(f"bad {what} {text.strip()!r}: CPU {last} is beyond {MAX_CPU} ({fix})")
+            raise CpuListError(f"{where}bad CPU list {body!r}: CPU {last} is beyond {MAX_CPU} ({fix})")
         cpus.update(range(first, last + 1))
     return tuple(sorted(cpus))
 
@@ -94,7 +96,7 @@ class Topology:
     excluded: tuple[int, ...] = field(default=())
 
     def cmg_label(self, cmg: int) -> str:
-        """A short label for column headers: ``CMG0`` on an A64FX, ``L2#0`` / ``LLC#0`` / ``ALL`` elsewhere."""
+        """A short column label: ``CMG0`` on an A64FX, ``L2#0`` / ``LLC#0`` / ``ALL`` elsewhere."""
         if self.domain == "cmg":
             return f"CMG{cmg}"
         if self.domain == "l2":
@@ -112,7 +114,9 @@ class Topology:
         wanted = tuple(sorted(set(cpus)))
         bad = [c for c in wanted if c not in self.cmg_of]
         if bad:
-            extra = f"; assistant cores {format_cpu_list(self.excluded)} are excluded" if self.excluded else ""
+            extra = (
+                f"; assistant cores {format_cpu_list(self.excluded)} are excluded" if self.excluded else ""
+            )
             raise UsageError(
                 f"{option}: CPU {format_cpu_list(bad)} is not an online compute CPU "
                 f"(choose from {format_cpu_list(self.cpus)}{extra})"
@@ -150,7 +154,9 @@ class Topology:
                 excluded=tuple(int(c) for c in data.get("excluded", ())),
             )
         except (KeyError, TypeError, ValueError) as exc:
-            raise DataError(source, None, f"bad topology in header: {exc}", "re-record with this version") from exc
+            raise DataError(
+                source, None, f"bad topology in header: {exc}", "re-record with this version"
+            ) from exc
 
 
 def _read(path: Path) -> str | None:
@@ -165,7 +171,7 @@ def _read_list(path: Path) -> tuple[int, ...] | None:
     if text is None:
         return None
     try:
-        return parse_cpu_list(text, what=f"CPU list in {path}", allow_empty=True)
+        return parse_cpu_list(text, what=str(path), allow_empty=True)
     except CpuListError as exc:
         raise DataError(str(path), 1, f"bad CPU list {text.strip()!r}", "expected e.g. 0-3,8") from exc
 
@@ -212,9 +218,11 @@ def _online_cpus(sysfs_root: Path) -> tuple[int, ...]:
     online = _read_list(cpu_dir / "online")
     if online:
         return online
-    found = sorted(
-        int(p.name[3:]) for p in cpu_dir.glob("cpu[0-9]*") if p.name[3:].isdigit()
-    ) if cpu_dir.is_dir() else []
+    found = (
+        sorted(int(p.name[3:]) for p in cpu_dir.glob("cpu[0-9]*") if p.name[3:].isdigit())
+        if cpu_dir.is_dir()
+        else []
+    )
     if not found:
         raise DataError(str(cpu_dir / "online"), None, "cannot find the online CPUs", "is sysfs mounted?")
     return tuple(found)
@@ -292,7 +300,9 @@ def _cache_domains(sysfs_root: Path, online: Sequence[int]) -> tuple[str, dict[i
 
 
 def _max_freq_ghz(sysfs_root: Path, cpu: int) -> float | None:
-    khz = _int_or_none((_read(sysfs_root / f"devices/system/cpu/cpu{cpu}/cpufreq/cpuinfo_max_freq") or "").strip())
+    khz = _int_or_none(
+        (_read(sysfs_root / f"devices/system/cpu/cpu{cpu}/cpufreq/cpuinfo_max_freq") or "").strip()
+    )
     return khz / 1e6 if khz else None
 
 

@@ -26,6 +26,7 @@ INFO_LABEL = "FAPP-info"
 THREAD_LEVEL = "Thread"
 DEFAULT_CNTFRQ_HZ = 100_000_000
 DEFAULT_VECTOR_LENGTH_BITS = 512
+U64_MAX = (1 << 64) - 1
 
 # The fixed columns every cpupa header has, by the name fapp gives them.
 FIXED_COLUMNS = (
@@ -122,7 +123,9 @@ def _split_lines(data: bytes, path: str) -> list[str]:
         try:
             text = raw.decode("utf-8")
         except UnicodeDecodeError as exc:
-            raise DataError(path, number, f"not UTF-8 text ({exc.reason})", "export the CSV as UTF-8") from None
+            raise DataError(
+                path, number, f"not UTF-8 text ({exc.reason})", "export the CSV as UTF-8"
+            ) from None
         lines.append(text.rstrip("\r"))
     if lines and lines[-1] == "":
         lines.pop()
@@ -183,12 +186,16 @@ def _parse_header(fields: list[str], path: str, number: int) -> _Header:
 
 
 def _parse_int(text: str, column: str, path: str, number: int) -> int:
-    if not text or not (text.isdigit() or (text[0] == "-" and text[1:].isdigit())):
+    digits = text[1:] if text.startswith("-") else text
+    if not digits or not (digits.isascii() and digits.isdigit()):
         raise DataError(path, number, f"{column}: {text!r} is not an integer", "counts are plain integers")
-    value = int(text)
-    if value < 0:
-        raise DataError(path, number, f"{column}: negative value {value}", "counts are never negative")
-    return value
+    if text.startswith("-"):
+        raise DataError(path, number, f"{column}: negative value {text}", "counts are never negative")
+    if len(digits) > 20 or int(digits) > U64_MAX:
+        raise DataError(
+            path, number, f"{column}: {text} does not fit in 64 bits", "counts are 64-bit counters"
+        )
+    return int(digits)
 
 
 def _parse_row(fields: list[str], header: _Header, path: str, number: int) -> ThreadRow | None:
@@ -384,9 +391,7 @@ def _select(
         warnings.append(f"several processes in the data; using spawn {proc[0]} process {proc[1]}")
     kept: dict[str, EventSet] = {}
     for name, event_set in sets.items():
-        rows = tuple(
-            r for r in event_set.rows if r.region_name == region and (r.spawn, r.process) == proc
-        )
+        rows = tuple(r for r in event_set.rows if r.region_name == region and (r.spawn, r.process) == proc)
         kept[name] = EventSet(event_set.name, event_set.path, event_set.codes, rows, event_set.info)
     return kept, warnings
 
@@ -405,7 +410,9 @@ def read_measurement(path: str | Path, region: str | None = None) -> Measurement
         directory = p
         files = csv_files(p)
         if not files:
-            raise DataError(str(p), None, "no cpupa CSV files (pa1.csv ...)", "give a fapp measurement folder")
+            raise DataError(
+                str(p), None, "no cpupa CSV files (pa1.csv ...)", "give a fapp measurement folder"
+            )
         info = _read_info(p)
     else:
         raise DataError(str(p), None, "no such file or directory", "give a fapp measurement folder")
@@ -420,7 +427,8 @@ def read_measurement(path: str | Path, region: str | None = None) -> Measurement
     if cntfrq is None:
         cntfrq = float(DEFAULT_CNTFRQ_HZ)
         warnings.append(
-            f"CNTFRQ unknown (no info.json cntfrq_hz, no FAPP-info timer frequency): assuming {DEFAULT_CNTFRQ_HZ} Hz"
+            "CNTFRQ unknown (no info.json cntfrq_hz, no FAPP-info timer frequency): "
+            f"assuming {DEFAULT_CNTFRQ_HZ} Hz"
         )
     vl_info = _positive_number(info, "vector_length_bits", directory)
     vector_length = int(vl_info) if vl_info is not None else _info_vector_length(sets)

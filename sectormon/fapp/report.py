@@ -14,7 +14,10 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
 
+from sectormon.errors import DataError
 from sectormon.fapp.csvread import Measurement
 
 Number = int | float
@@ -24,7 +27,7 @@ Value = Number | None
 MEMORY_BANDWIDTH_GB_S = 256.0  # per CMG
 LINE_BYTES = 256
 MAX_FLOP_PER_CYCLE = 32  # FP64 per core
-PREDICATE_COEFFICIENT = 16  # elements per 512-bit predicate (FP64 lanes x 2 pipes? the workbook's 16)
+PREDICATE_COEFFICIENT = 16  # the workbook's divisor of the FLA/FLB predicate counts
 NJ_EA_CORE = 8
 NJ_EA_L2 = 32
 NJ_EA_MEMORY = 256
@@ -115,8 +118,31 @@ CLAMPED_RATES = (
     "Floating-point pipeline Active element rate",
 )
 
+
+def _better(name: str) -> str:
+    """The comparison direction of a report metric (the live profile's ``better`` convention)."""
+    if name.startswith(CA_PREFIX):
+        return "none" if "commit" in name or name == "CA: Total (s)" else "lower"
+    lower = ("Execution time (s)", "Power core (W)", "Power L2 (W)", "Power memory (W)", "Power total (W)")
+    higher = (
+        "GFLOPS",
+        "Floating-point operation peak ratio",
+        "IPC",
+        "GIPS",
+        "Floating-point pipeline Active element rate",
+    )
+    if name in lower or (name.startswith(("L1D miss", "L2 miss")) and name.endswith("miss rate")):
+        return "lower"
+    return "higher" if name in higher else "none"
+
+
+BETTER: dict[str, str] = {name: _better(name) for name in CMG_METRICS}
+"""``lower``/``higher``/``none`` per report metric, for ``sectormon compare``'s improvement sign."""
+
 # Cycle-accounting items: per thread X / pa2.PMCCNTR * T; CMG total = mean of the thread values.
-CA_ITEMS: tuple[str, ...] = tuple(n for n in THREAD_METRICS if n.startswith(CA_PREFIX) and n != "CA: Total (s)")
+CA_ITEMS: tuple[str, ...] = tuple(
+    n for n in THREAD_METRICS if n.startswith(CA_PREFIX) and n != "CA: Total (s)"
+)
 
 
 class _Missing(Exception):
@@ -176,7 +202,7 @@ class Report:
     def split(self) -> tuple[str, ...]:
         return tuple(name for name, sets in self.sources.items() if len(sets) > 1)
 
-    def to_json(self) -> dict[str, object]:
+    def to_json(self) -> dict[str, Any]:
         return {"threads": {k: dict(v) for k, v in self.threads.items()}, "cmg_total": dict(self.cmg_total)}
 
 
@@ -201,13 +227,25 @@ def _consts(m: Measurement) -> _Consts:
     if pa1 is not None and pa1.rows and pa1.rows[0].cntvct > 0:
         first = pa1.rows[0]
         efctfrq = first.pmccntr / first.cntvct * m.cntfrq_hz
+
+    def constant(key: str, default: float) -> float:
+        value = wc.get(key, default)
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0:
+            raise DataError(
+                str(Path(m.path) / "info.json"),
+                None,
+                f"workbook_constants.{key} must be a positive number, not {value!r}",
+                "fix or remove it",
+            )
+        return float(value)
+
     return _Consts(
         cntfrq=m.cntfrq_hz,
         vl_factor=vl_factor,
-        mem_bw=float(wc.get("memory_bandwidth_gb_s_per_cmg", MEMORY_BANDWIDTH_GB_S)),
-        line=int(wc.get("cache_line_bytes", LINE_BYTES)),
-        max_flop=float(wc.get("max_flop_per_core_per_cycle_fp64", MAX_FLOP_PER_CYCLE)),
-        pred=float(wc.get("predicate_coefficient", PREDICATE_COEFFICIENT)),
+        mem_bw=constant("memory_bandwidth_gb_s_per_cmg", MEMORY_BANDWIDTH_GB_S),
+        line=int(constant("cache_line_bytes", LINE_BYTES)),
+        max_flop=constant("max_flop_per_core_per_cycle_fp64", MAX_FLOP_PER_CYCLE),
+        pred=constant("predicate_coefficient", PREDICATE_COEFFICIENT),
         efctfrq=efctfrq,
     )
 
@@ -218,8 +256,9 @@ def _ca_counts(e: Getter) -> dict[str, Callable[[], float]]:
         "CA: Integer load memory access wait (s)": lambda: e("pa6", 0x181),
         "CA: Floating-point load memory access wait (s)": lambda: e("pa6", 0x180) - e("pa6", 0x181),
         "CA: Integer load L2 cache access wait (s)": lambda: e("pa6", 0x183),
-        "CA: Integer load L1D cache access wait (s)": lambda: e("pa6", 0x185)
-        - (e("pa6", 0x181) + e("pa6", 0x183) + e("pa6", 0x187)),
+        "CA: Integer load L1D cache access wait (s)": lambda: (
+            e("pa6", 0x185) - (e("pa6", 0x181) + e("pa6", 0x183) + e("pa6", 0x187))
+        ),
         "CA: Floating-point load L2 cache access wait (s)": lambda: e("pa6", 0x182) - e("pa6", 0x183),
         "CA: Prefetch port busy wait by hardware prefetch (s)": lambda: lo(e("pa2", 0x186) - e("pa6", 0x188)),
         "CA: Prefetch port busy wait by software prefetch (s)": lambda: e("pa6", 0x188),
@@ -262,9 +301,9 @@ def _ratio_metrics(e: Getter, c: _Consts) -> dict[str, Callable[[], Value]]:
         "Floating-point operation": fp_ops,
         "Effective instruction": lambda: e("pa1", 0x121),
         "SIMD instruction rate": lambda: e("pa1", 0x8000) / e("pa1", 0x121),
-        "SVE operation rate": lambda: c.vl_factor
-        * e("pa1", 0x80C0)
-        / (c.vl_factor * e("pa1", 0x80C0) + e("pa1", 0x80C1)),
+        "SVE operation rate": lambda: (
+            c.vl_factor * e("pa1", 0x80C0) / (c.vl_factor * e("pa1", 0x80C0) + e("pa1", 0x80C1))
+        ),
         "Floating-point pipeline Active element rate": lambda: hi(
             (e("pa3", 0x1B4) + e("pa3", 0x1B5)) / ((e("pa3", 0x1A4) + e("pa3", 0x1A5)) * c.pred)
         ),

@@ -76,10 +76,18 @@ class Section3Metric:
 
 METRICS: tuple[Section3Metric, ...] = (
     Section3Metric(
-        "L1D_miss_rate", "", (L1D_CACHE_REFILL, L1D_CACHE), lambda v: v(L1D_CACHE_REFILL) / v(L1D_CACHE), "lower"
+        "L1D_miss_rate",
+        "",
+        (L1D_CACHE_REFILL, L1D_CACHE),
+        lambda v: v(L1D_CACHE_REFILL) / v(L1D_CACHE),
+        "lower",
     ),
     Section3Metric(
-        "L2D_miss_rate", "", (L2D_CACHE_REFILL, L2D_CACHE), lambda v: v(L2D_CACHE_REFILL) / v(L2D_CACHE), "lower"
+        "L2D_miss_rate",
+        "",
+        (L2D_CACHE_REFILL, L2D_CACHE),
+        lambda v: v(L2D_CACHE_REFILL) / v(L2D_CACHE),
+        "lower",
     ),
     Section3Metric(
         "L1D_demand_refill_ratio",
@@ -103,7 +111,11 @@ METRICS: tuple[Section3Metric, ...] = (
         "lower",
     ),
     Section3Metric(
-        "l2_stall_rate", "", (LD_COMP_WAIT_L1_MISS, CYCLES), lambda v: v(LD_COMP_WAIT_L1_MISS) / v(CYCLES), "lower"
+        "l2_stall_rate",
+        "",
+        (LD_COMP_WAIT_L1_MISS, CYCLES),
+        lambda v: v(LD_COMP_WAIT_L1_MISS) / v(CYCLES),
+        "lower",
     ),
     Section3Metric(
         "total_ld_stall_rate", "", (LD_COMP_WAIT, CYCLES), lambda v: v(LD_COMP_WAIT) / v(CYCLES), "lower"
@@ -126,15 +138,19 @@ METRICS: tuple[Section3Metric, ...] = (
         "SCE_usage_ratio",
         "",
         (L1_PIPE0_VAL_IU_TAG_ADRS_SCE, L1_PIPE1_VAL_IU_TAG_ADRS_SCE, L1_PIPE0_VAL, L1_PIPE1_VAL),
-        lambda v: (v(L1_PIPE0_VAL_IU_TAG_ADRS_SCE) + v(L1_PIPE1_VAL_IU_TAG_ADRS_SCE))
-        / (v(L1_PIPE0_VAL) + v(L1_PIPE1_VAL)),
+        lambda v: (
+            (v(L1_PIPE0_VAL_IU_TAG_ADRS_SCE) + v(L1_PIPE1_VAL_IU_TAG_ADRS_SCE))
+            / (v(L1_PIPE0_VAL) + v(L1_PIPE1_VAL))
+        ),
     ),
     Section3Metric(
         "non_sec0_ratio",
         "",
         (L1_PIPE0_VAL_IU_NOT_SEC0, L1_PIPE1_VAL_IU_NOT_SEC0, L1_PIPE0_COMP, L1_PIPE1_COMP),
-        lambda v: (v(L1_PIPE0_VAL_IU_NOT_SEC0) + v(L1_PIPE1_VAL_IU_NOT_SEC0))
-        / (v(L1_PIPE0_COMP) + v(L1_PIPE1_COMP)),
+        lambda v: (
+            (v(L1_PIPE0_VAL_IU_NOT_SEC0) + v(L1_PIPE1_VAL_IU_NOT_SEC0))
+            / (v(L1_PIPE0_COMP) + v(L1_PIPE1_COMP))
+        ),
     ),
     Section3Metric(
         "L1D_WB_per_access", "", (L1D_CACHE_WB, L1D_CACHE), lambda v: v(L1D_CACHE_WB) / v(L1D_CACHE), "lower"
@@ -249,9 +265,13 @@ def compute_section3(m: Measurement) -> Section3:
         }
     cmg_total = {metric.name: _apply(m, metric, choices[metric.name], m.threads, False) for metric in METRICS}
     sources = {
-        name: {_label(k): s for k, s in chosen.items()} for name, chosen in choices.items() if chosen is not None
+        name: {_label(k): s for k, s in chosen.items()}
+        for name, chosen in choices.items()
+        if chosen is not None
     }
-    split = tuple(name for name, chosen in choices.items() if chosen is not None and len(set(chosen.values())) > 1)
+    split = tuple(
+        name for name, chosen in choices.items() if chosen is not None and len(set(chosen.values())) > 1
+    )
     return Section3(threads=threads, cmg_total=cmg_total, sources=sources, split=split)
 
 

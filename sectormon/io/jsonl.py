@@ -105,54 +105,69 @@ def _number(rec: Mapping[str, Any], key: str, default: float | None = None) -> f
     raise BadRecord(f"{key!r} must be a finite number, got {value!r}")
 
 
-def _opt_int(value: object, key: str) -> int | None:
-    if value is None or type(value) is int:
-        return value  # type: ignore[return-value]
-    raise BadRecord(f"reading {key!r} must be an integer or null, got {value!r}")
-
-
 # Writing the slots directly skips the frozen-dataclass __init__, 2.5x faster per reading; the
 # values are checked before, and test_io_records asserts the result equals Reading(...).
 _NEW = object.__new__
-_SET_UNIT = Reading.unit.__set__  # type: ignore[attr-defined]
-_SET_CORE = Reading.core.__set__  # type: ignore[attr-defined]
-_SET_CMG = Reading.cmg.__set__  # type: ignore[attr-defined]
-_SET_GROUP = Reading.group.__set__  # type: ignore[attr-defined]
-_SET_TE = Reading.time_enabled.__set__  # type: ignore[attr-defined]
-_SET_TR = Reading.time_running.__set__  # type: ignore[attr-defined]
-_SET_COUNTS = Reading.counts.__set__  # type: ignore[attr-defined]
+_SLOTS: dict[str, Any] = dict(vars(Reading))
+_SET_UNIT = _SLOTS["unit"].__set__
+_SET_CORE = _SLOTS["core"].__set__
+_SET_CMG = _SLOTS["cmg"].__set__
+_SET_GROUP = _SLOTS["group"].__set__
+_SET_TE = _SLOTS["time_enabled"].__set__
+_SET_TR = _SLOTS["time_running"].__set__
+_SET_COUNTS = _SLOTS["counts"].__set__
+
+
+def _new_reading(
+    unit: str, core: int | None, cmg: int | None, group: str, te: int, tr: int, counts: dict[str, int]
+) -> Reading:
+    reading: Reading = _NEW(Reading)
+    _SET_UNIT(reading, unit)
+    _SET_CORE(reading, core)
+    _SET_CMG(reading, cmg)
+    _SET_GROUP(reading, group)
+    _SET_TE(reading, te)
+    _SET_TR(reading, tr)
+    _SET_COUNTS(reading, counts)
+    return reading
 
 
 def _readings(raw: object, slice_group: str) -> tuple[Reading, ...]:
+    """The readings of a slice; the fast path takes the writer's full layout, the rest goes to
+    :func:`_reading_checked` (optional keys, and the precise error)."""
     if type(raw) is not list:
         raise BadRecord("slice 'readings' must be a list")
     out: list[Reading] = []
     append = out.append
     for i, r in enumerate(raw):
-        if type(r) is not dict:
-            raise BadRecord(f"reading {i} must be an object")
         try:
             unit = r["unit"]
             te = r["te"]
             tr = r["tr"]
             counts = r["counts"]
-        except KeyError as exc:
-            raise BadRecord(f"reading {i} has no {exc.args[0]!r}") from None
-        group = r.get("group", slice_group)
-        if type(unit) is not str or type(group) is not str:
-            raise BadRecord(f"reading {i}: 'unit' and 'group' must be strings")
-        if type(te) is not int or type(tr) is not int or te < 0 or tr < 0:
-            raise BadRecord(f"reading {i}: 'te'/'tr' must be non-negative integers (ns)")
-        if type(counts) is not dict:
-            raise BadRecord(f"reading {i}: 'counts' must be an object of event -> count")
+            core = r["core"]
+            cmg = r["cmg"]
+            group = r["group"]
+        except (KeyError, TypeError, IndexError):
+            append(_reading_checked(i, r, slice_group))
+            continue
+        if not (
+            type(unit) is str
+            and type(group) is str
+            and type(te) is int
+            and type(tr) is int
+            and te >= 0
+            and tr >= 0
+            and type(counts) is dict
+            and (core is None or type(core) is int)
+            and (cmg is None or type(cmg) is int)
+        ):
+            append(_reading_checked(i, r, slice_group))
+            continue
         for v in counts.values():
             if type(v) is not int or v < 0:
                 raise BadRecord(f"reading {i}: counts must be non-negative integers, got {v!r}")
-        core = r.get("core")
-        cmg = r.get("cmg")
-        if (core is not None and type(core) is not int) or (cmg is not None and type(cmg) is not int):
-            raise BadRecord(f"reading {i}: 'core'/'cmg' must be integers or null")
-        reading = _NEW(Reading)
+        reading = _NEW(Reading)  # inlined _new_reading: this loop runs once per reading
         _SET_UNIT(reading, unit)
         _SET_CORE(reading, core)
         _SET_CMG(reading, cmg)
@@ -162,6 +177,34 @@ def _readings(raw: object, slice_group: str) -> tuple[Reading, ...]:
         _SET_COUNTS(reading, counts)
         append(reading)
     return tuple(out)
+
+
+def _reading_checked(i: int, r: object, slice_group: str) -> Reading:
+    """One reading with every check spelled out: optional ``group``/``core``/``cmg``, precise errors."""
+    if type(r) is not dict:
+        raise BadRecord(f"reading {i} must be an object")
+    try:
+        unit = r["unit"]
+        te = r["te"]
+        tr = r["tr"]
+        counts = r["counts"]
+    except KeyError as exc:
+        raise BadRecord(f"reading {i} has no {exc.args[0]!r}") from None
+    group = r.get("group", slice_group)
+    if type(unit) is not str or type(group) is not str:
+        raise BadRecord(f"reading {i}: 'unit' and 'group' must be strings")
+    if type(te) is not int or type(tr) is not int or te < 0 or tr < 0:
+        raise BadRecord(f"reading {i}: 'te'/'tr' must be non-negative integers (ns)")
+    if type(counts) is not dict:
+        raise BadRecord(f"reading {i}: 'counts' must be an object of event -> count")
+    for v in counts.values():
+        if type(v) is not int or v < 0:
+            raise BadRecord(f"reading {i}: counts must be non-negative integers, got {v!r}")
+    core = r.get("core")
+    cmg = r.get("cmg")
+    if (core is not None and type(core) is not int) or (cmg is not None and type(cmg) is not int):
+        raise BadRecord(f"reading {i}: 'core'/'cmg' must be integers or null")
+    return _new_reading(unit, core, cmg, group, te, tr, counts)
 
 
 def slice_from_record(rec: Mapping[str, Any]) -> Slice:

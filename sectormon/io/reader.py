@@ -16,6 +16,7 @@ shape kept to exercise this path (see ``docs/recording.md``): readings stored
 from __future__ import annotations
 
 import json
+import math
 import zlib
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -39,6 +40,7 @@ from sectormon.io.jsonl import (
 from sectormon.readings import Mark, Slice
 
 CHUNK = 1 << 20
+GZIP_PIECE = 1 << 16
 GZIP_MAGIC = b"\x1f\x8b"
 
 Item = Slice | Mark
@@ -52,7 +54,7 @@ class RecordingError(DataError):
 
 
 def _v0_to_v1(rec: dict[str, Any]) -> dict[str, Any]:
-    """Synthetic version 0 -> 1: ``time_enabled``/``time_running`` -> ``te``/``tr``, mark ``note`` -> ``label``."""
+    """Synthetic v0 -> v1: ``time_enabled``/``time_running`` -> ``te``/``tr``; mark ``note`` -> ``label``."""
     kind, _ = parse_schema(rec.get("schema"))
     out = dict(rec)
     out["schema"] = f"sectormon/{kind}/1"
@@ -109,35 +111,56 @@ def _plain_chunks(f: IO[bytes], first: bytes) -> Iterator[bytes]:
 
 
 def _gzip_chunks(f: IO[bytes], first: bytes, flags: dict[str, bool]) -> Iterator[bytes]:
-    """Decompress (possibly concatenated) gzip members; sets ``flags['truncated']`` on a cut stream."""
+    """Decompress (possibly concatenated) gzip members; sets ``flags['truncated']`` on a cut stream.
+
+    Input goes in pieces of :data:`GZIP_PIECE`; when one fails, it is fed again in small steps from
+    a copy of the decompressor, so every whole line before the damage is still delivered.
+    """
     d = zlib.decompressobj(31)
     started = False
-    data = first
+    pending = first
     while True:
-        if not data:
-            data = f.read(CHUNK)
-            if not data:
+        if not pending:
+            pending = f.read(CHUNK)
+            if not pending:
                 break
-        try:
-            out = d.decompress(data)
-        except zlib.error as exc:
-            raise _Corrupt(str(exc)) from None
-        started = True
-        if out:
-            yield out
-        if d.eof:
-            data = d.unused_data
-            d = zlib.decompressobj(31)
-            started = False
-            if data and not data.strip(b"\0"):
-                data = b""  # zero padding after the last member (tape/pipe tools add it)
-        else:
-            data = b""
+        data, pending = pending[:GZIP_PIECE], pending[GZIP_PIECE:]
+        while data:
+            backup = d.copy()
+            try:
+                out = d.decompress(data)
+            except zlib.error as exc:
+                yield from _salvage(backup, data)
+                raise _Corrupt(str(exc)) from None
+            started = True
+            if out:
+                yield out
+            if d.eof:
+                data = d.unused_data + pending
+                pending = b""
+                d = zlib.decompressobj(31)
+                started = False
+                if data and not data.strip(b"\0"):
+                    data = b""  # zero padding after the last member (tape/pipe tools add it)
+                pending, data = data[GZIP_PIECE:], data[:GZIP_PIECE]
+            else:
+                data = b""
     if started and not d.eof:
         tail = d.flush()
         if tail:
             yield tail
         flags["truncated"] = True
+
+
+def _salvage(d: Any, data: bytes) -> Iterator[bytes]:
+    """What a damaged piece still decompresses to before the damage."""
+    for i in range(0, len(data), 256):
+        try:
+            out = d.decompress(data[i : i + 256])
+        except zlib.error:
+            return
+        if out:
+            yield out
 
 
 # ------------------------------------------------------------------------------------------- stream
@@ -254,7 +277,9 @@ class RecordingStream:
         except _Corrupt as exc:
             problem = f"compressed data is corrupt ({exc})"
             if not self.skip_bad:
-                raise RecordingError(self.path, lineno + 1, problem, "use --skip-bad to keep what precedes") from None
+                raise RecordingError(
+                    self.path, lineno + 1, problem, "use --skip-bad to keep what precedes"
+                ) from None
             self.warnings.append(f"{self.path}:{lineno + 1}: {problem}; the rest of the file was skipped")
             self.skipped += 1
             buf = b""
@@ -281,9 +306,11 @@ class RecordingStream:
                     f"{self.path}:{lineno}: last line is incomplete (the recording was cut); skipped it"
                 )
                 return None
-            return self._bad(lineno, f"not valid JSON ({_short(exc)})")
+            self._bad(lineno, f"not valid JSON ({_short(exc)})")
+            return None
         if type(rec) is not dict:
-            return self._bad(lineno, "a record must be a JSON object")
+            self._bad(lineno, "a record must be a JSON object")
+            return None
         return rec
 
     def _bad(self, lineno: int, problem: str) -> None:
@@ -301,13 +328,17 @@ class RecordingStream:
             except (ValueError, RecursionError) as exc:
                 if is_last:
                     raise RecordingError(
-                        self.path, lineno, "the header line is incomplete (the recording was cut at its start)"
+                        self.path,
+                        lineno,
+                        "the header line is incomplete (the recording was cut at its start)",
                     ) from None
                 raise RecordingError(
                     self.path, lineno, f"not a sectormon recording: first line is not JSON ({_short(exc)})"
                 ) from None
             if type(rec) is not dict:
-                raise RecordingError(self.path, lineno, "not a sectormon recording: first record is not an object")
+                raise RecordingError(
+                    self.path, lineno, "not a sectormon recording: first record is not an object"
+                )
             kind, version = self._schema(lineno, rec)
             if kind != "recording":
                 raise RecordingError(
@@ -352,42 +383,129 @@ class RecordingStream:
         return kind, version
 
     def _items(self) -> Iterator[Item]:
-        state = self._state
+        decode = self._decode
         for lineno, line, is_last in self._lines:
-            state.lineno = lineno
-            rec = self._parse(lineno, line, is_last)
-            if rec is None:
-                continue
-            schema = rec.get("schema")
-            try:
-                if schema == SLICE_SCHEMA:
-                    item: Item = slice_from_record(rec)
-                elif schema == MARK_SCHEMA:
-                    item = mark_from_record(rec)
-                else:
-                    kind, version = self._schema(lineno, rec)
-                    if kind == "recording":
-                        raise BadRecord("a second header in the middle of the recording")
-                    rec = migrate(rec, version)
-                    item = slice_from_record(rec) if kind == "slice" else mark_from_record(rec)
-            except BadRecord as exc:
-                self._bad(lineno, str(exc))
-                continue
-            if isinstance(item, Slice):
-                if item.t < state.last_slice_t:
-                    self._bad(
-                        lineno,
-                        f"slice t={item.t:g} goes back in time from t={state.last_slice_t:g} "
-                        "(lines reordered or two recordings joined)",
-                    )
+            item = decode(lineno, line, is_last)
+            if item is not None:
+                yield item
+
+    def _decode(self, lineno: int, line: bytes, is_last: bool) -> Item | None:
+        """One line as a slice or mark; ``None`` when skipped (bad under skip_bad, cut, unknown mark)."""
+        state = self._state
+        state.lineno = lineno
+        rec = self._parse(lineno, line, is_last)
+        if rec is None:
+            return None
+        schema = rec.get("schema")
+        try:
+            if schema == SLICE_SCHEMA:
+                item: Item = slice_from_record(rec)
+            elif schema == MARK_SCHEMA:
+                item = mark_from_record(rec)
+            else:
+                kind, version = self._schema(lineno, rec)
+                if kind == "recording":
+                    raise BadRecord("a second header in the middle of the recording")
+                rec = migrate(rec, version)
+                item = slice_from_record(rec) if kind == "slice" else mark_from_record(rec)
+        except BadRecord as exc:
+            self._bad(lineno, str(exc))
+            return None
+        if isinstance(item, Slice):
+            if not self._slice_in_order(lineno, item.t):
+                return None
+        elif not known_mark_kind(item.kind):
+            if item.kind not in state.warned_kinds:
+                state.warned_kinds.add(item.kind)
+                self.warnings.append(f"{self.path}:{lineno}: unknown mark kind {item.kind!r} ignored")
+            return None
+        return item
+
+    def _slice_in_order(self, lineno: int, t: float) -> bool:
+        state = self._state
+        if t < state.last_slice_t:
+            self._bad(
+                lineno,
+                f"slice t={t:g} goes back in time from t={state.last_slice_t:g} "
+                "(lines reordered or two recordings joined)",
+            )
+            return False
+        state.last_slice_t = t
+        return True
+
+    @property
+    def last_line(self) -> int:
+        """The number of the last line read so far."""
+        return self._state.lineno
+
+    def scan(self) -> ScanResult:
+        """Go through the whole file for its timeline (marks, first and last slice time), quickly.
+
+        Slice lines in the writer's own layout are not decoded beyond their ``t``; playback checks
+        them fully. Everything else goes through the full decoder.
+        """
+        if self._iterated:
+            raise RuntimeError("a RecordingStream can be iterated once; open the recording again")
+        self._iterated = True
+        marks: list[Mark] = []
+        first_t: float | None = None
+        end_t = 0.0
+        slices = 0
+        for lineno, line, is_last in self._lines:
+            t = None if is_last else _fast_slice_t(line)
+            if t is not None:
+                self._state.lineno = lineno
+                if not self._slice_in_order(lineno, t):
                     continue
-                state.last_slice_t = item.t
-            elif not known_mark_kind(item.kind):
-                if item.kind not in state.warned_kinds:
-                    state.warned_kinds.add(item.kind)
-                    self.warnings.append(f"{self.path}:{lineno}: unknown mark kind {item.kind!r} ignored")
-                continue
-            yield item
+            else:
+                item = self._decode(lineno, line, is_last)
+                if item is None:
+                    continue
+                t = item.t
+                if isinstance(item, Mark):
+                    marks.append(item)
+                    end_t = max(end_t, t)
+                    continue
+            slices += 1
+            first_t = t if first_t is None else first_t
+            end_t = max(end_t, t)
+        return ScanResult(
+            header=self.header,
+            marks=tuple(marks),
+            slices=slices,
+            first_t=first_t if first_t is not None else 0.0,
+            end_t=end_t,
+            skipped=self.skipped,
+            warnings=tuple(self.warnings),
+        )
+
+
+@dataclass(frozen=True)
+class ScanResult:
+    """A recording's timeline without its readings (what a replay's progress bar needs)."""
+
+    header: dict[str, Any]
+    marks: tuple[Mark, ...]
+    slices: int
+    first_t: float
+    end_t: float
+    skipped: int
+    warnings: tuple[str, ...]
+
+
+_SLICE_PREFIX = b'{"schema":"' + SLICE_SCHEMA.encode() + b'","t":'
+
+
+def _fast_slice_t(line: bytes) -> float | None:
+    """``t`` of a slice line in the writer's layout, without parsing the readings; else ``None``."""
+    if not line.startswith(_SLICE_PREFIX):
+        return None
+    end = line.find(b",", len(_SLICE_PREFIX))
+    try:
+        t = float(line[len(_SLICE_PREFIX) : end])
+    except ValueError:
+        return None
+    return t if math.isfinite(t) else None
 
 
 def _short(exc: BaseException) -> str:
@@ -398,6 +516,12 @@ def _short(exc: BaseException) -> str:
 def open_recording(path: str | Path, *, skip_bad: bool = False) -> RecordingStream:
     """Open a recording for streaming (header read and checked now)."""
     return RecordingStream(path, skip_bad=skip_bad)
+
+
+def scan_recording(path: str | Path, *, skip_bad: bool = False) -> ScanResult:
+    """The timeline of a recording (see :meth:`RecordingStream.scan`)."""
+    with open_recording(path, skip_bad=skip_bad) as stream:
+        return stream.scan()
 
 
 def read_recording(path: str | Path, *, skip_bad: bool = False) -> Recording:

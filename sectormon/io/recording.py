@@ -9,6 +9,7 @@ writes are no-ops and the monitor goes on.
 
 from __future__ import annotations
 
+import contextlib
 import gzip
 import threading
 import zlib
@@ -154,9 +155,7 @@ class RecordingWriter:
         for f in (self._gz, self._raw):
             if f is None:
                 continue
-            try:
+            with contextlib.suppress(OSError, ValueError):
                 f.close()
-            except (OSError, ValueError):
-                pass
         self._gz = None
         self._raw = None

@@ -110,7 +110,32 @@ class PerfEventAttr(ctypes.Structure):
     layout is compiler-defined, a plain integer with explicit bit numbers is not.
     """
 
-    _fields_ = [  # noqa: RUF012  (ctypes requires a plain class attribute)
+    # Declared for type checkers; ctypes creates the real descriptors from _fields_.
+    type: int
+    size: int
+    config: int
+    sample_period: int
+    sample_type: int
+    read_format: int
+    flags: int
+    wakeup_events: int
+    bp_type: int
+    config1: int
+    config2: int
+    branch_sample_type: int
+    sample_regs_user: int
+    sample_stack_user: int
+    clockid: int
+    sample_regs_intr: int
+    aux_watermark: int
+    sample_max_stack: int
+    reserved_2: int
+    aux_sample_size: int
+    reserved_3: int
+    sig_data: int
+    config3: int
+
+    _fields_ = [
         ("type", ctypes.c_uint32),
         ("size", ctypes.c_uint32),
         ("config", ctypes.c_uint64),

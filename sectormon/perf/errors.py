@@ -87,6 +87,7 @@ class Attempt:
     member: int = 0
     exclude_kernel: bool = True
     action: str = "open"
+    spec: str = ""
 
 
 def errno_name(err: int) -> str:
@@ -166,7 +167,8 @@ def error_for(err: int, attempt: Attempt, *, paranoid: int | None = None) -> Per
     name = errno_name(err)
     target = where(attempt.pid, attempt.cpu)
     event = attempt.event
-    head = f"cannot {attempt.action} '{event}' on {target} ({name})"
+    label = f"'{event}'" if not attempt.spec or attempt.spec == event else f"'{event}' ({attempt.spec})"
+    head = f"cannot {attempt.action} {label} on {target} ({name})"
     if err in (_errno.EACCES, _errno.EPERM):
         if paranoid is None:
             paranoid = read_paranoid()
@@ -178,7 +180,7 @@ def error_for(err: int, attempt: Attempt, *, paranoid: int | None = None) -> Per
             _errno.ENODEV: "no PMU for this event on this CPU",
         }[err]
         return EventUnsupported(
-            f"event '{event}' is not supported on this host ({name}): {why} "
+            f"event {label} is not supported on this host ({name}): {why} "
             "(fix: drop it from the profile; `sectormon check` lists what counts here)",
             errno=err,
             event=event,

@@ -35,13 +35,19 @@ def probe_workload() -> int:
     return acc
 
 
+def _unsupported(event: EventDef, exc: PerfError, stage: str) -> ProbeResult:
+    return ProbeResult(event.name, "unsupported", reason=f"{exc.errno_name if exc.errno else stage}: {exc}")
+
+
 def probe_event(event: EventDef, *, exclude_kernel: bool = True, sysfs_root: str = "/sys") -> ProbeResult:
     """Open ``event`` alone on this thread around :func:`probe_workload` and classify the result."""
     try:
         spec = parse_event(event.spec, sysfs_root=sysfs_root)
         group = PerfGroup([spec], pid=0, cpu=-1, names=[event.name], exclude_kernel=exclude_kernel)
     except PerfError as exc:
-        return ProbeResult(event.name, "unsupported", reason=f"{exc.errno_name if exc.errno else 'spec'}: {exc}")
+        return ProbeResult(
+            event.name, "unsupported", reason=f"{exc.errno_name if exc.errno else 'spec'}: {exc}"
+        )
     try:
         group.reset()
         group.enable()
@@ -49,7 +55,9 @@ def probe_event(event: EventDef, *, exclude_kernel: bool = True, sysfs_root: str
         group.disable()
         values = group.read()
     except PerfError as exc:
-        return ProbeResult(event.name, "unsupported", reason=f"{exc.errno_name if exc.errno else 'read'}: {exc}")
+        return ProbeResult(
+            event.name, "unsupported", reason=f"{exc.errno_name if exc.errno else 'read'}: {exc}"
+        )
     finally:
         group.close()
     value = values.values[0]

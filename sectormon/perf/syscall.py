@@ -28,7 +28,14 @@ _libc = ctypes.CDLL(None, use_errno=True)
 
 # Private function objects (indexing, unlike attribute access, is not shared with other users of libc).
 _syscall = _libc["syscall"]
-_syscall.argtypes = [ctypes.c_long, ctypes.c_void_p, ctypes.c_long, ctypes.c_long, ctypes.c_long, ctypes.c_ulong]
+_syscall.argtypes = [
+    ctypes.c_long,
+    ctypes.c_void_p,
+    ctypes.c_long,
+    ctypes.c_long,
+    ctypes.c_long,
+    ctypes.c_ulong,
+]
 _syscall.restype = ctypes.c_long
 
 _ioctl = _libc["ioctl"]

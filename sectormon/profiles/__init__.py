@@ -1,1 +1,30 @@
-"""sectormon.profiles."""
+"""Event catalogs, groups and metric formulas as validated data (YAML), and their loader.
+
+Every A64FX fact (codes, scopes, nJ factors, errata formulas) lives in ``a64fx.yaml``; adding a CPU
+is adding a YAML profile.
+"""
+
+from __future__ import annotations
+
+from sectormon.profiles.loader import (
+    ProfileError,
+    auto_profile_name,
+    builtin_profiles,
+    load_profile,
+    profile_from_dict,
+    profile_to_dict,
+)
+from sectormon.profiles.model import EventDef, GroupDef, MetricDef, Profile
+
+__all__ = [
+    "EventDef",
+    "GroupDef",
+    "MetricDef",
+    "Profile",
+    "ProfileError",
+    "auto_profile_name",
+    "builtin_profiles",
+    "load_profile",
+    "profile_from_dict",
+    "profile_to_dict",
+]

@@ -1,0 +1,154 @@
+"""Throughput of the metrics engine: readings per second through add_slice plus a frame every 50 slices.
+
+Workload: 48 thread units pinned one per core (FX1000 numbering: CPUs 12-59, CMG = 4 x 12 cores)
+plus one CMG unit per CMG for CMG-scoped events, rotating the groups of the real a64fx profile
+(or, if it cannot be loaded, a synthetic profile of 6 groups x 8 events), 20 ms slices, so a
+frame covers 1 s and the 10 s recent window holds 10 intervals.
+
+The peer, measured in the same run on the same slices, is the least any consumer must do: a
+plain Python loop adding every count of every reading into a dict. The ratio engine/peer is the
+engine's cost in units of "touching the data once".
+
+Run: ``.venv/bin/python benchmarks/bench_engine.py [--slices N] [--repeat R]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import sys
+import time
+from collections import defaultdict
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from sectormon.metrics import MetricsEngine  # noqa: E402
+from sectormon.profiles.model import EventDef, GroupDef, MetricDef, Profile  # noqa: E402
+from sectormon.readings import Reading, Slice  # noqa: E402
+
+THREADS = 48
+FRAME_EVERY = 50
+SLICE_S = 0.02
+
+
+def synthetic_profile() -> Profile:
+    """6 groups x 8 events (CYCLES shared), 2 CMG events per group in half the groups, ~36 metrics."""
+    events = {"CYCLES": EventDef("CYCLES", "r11")}
+    groups = []
+    metrics = []
+    for g in range(6):
+        names = ["CYCLES"]
+        for k in range(7):
+            name = f"E{g}_{k}"
+            scope = "cmg" if g % 2 == 0 and k >= 5 else "pe"
+            events[name] = EventDef(name, f"r{g}{k}", scope=scope)
+            names.append(name)
+        groups.append(GroupDef(f"G{g}", tuple(names)))
+        for k in range(1, 7):
+            metrics.append(MetricDef(f"m{g}_{k}", f"{names[k]} / {names[k + 1]}", better="lower"))
+    return Profile("synthetic", "", 8, events, tuple(groups), tuple(metrics))
+
+
+def real_profile() -> Profile | None:
+    try:
+        from sectormon.profiles.loader import load_profile
+    except ImportError:
+        return None
+    try:
+        return load_profile("a64fx")
+    except Exception as exc:  # a broken profile must not stop the benchmark
+        print(f"(a64fx profile not loadable: {exc}; using the synthetic profile)", file=sys.stderr)
+        return None
+
+
+def make_slices(profile: Profile, n: int, seed: int = 1) -> list[Slice]:
+    rng = random.Random(seed)
+    slices = []
+    t = 0.0
+    per_group = []
+    for g in profile.groups:
+        pe = profile.pe_events(g)
+        cmg = profile.cmg_events(g)
+        per_group.append((g.name, pe, cmg))
+    for i in range(n):
+        name, pe, cmg = per_group[i % len(per_group)]
+        t += SLICE_S
+        readings = []
+        for k in range(THREADS):
+            cpu = 12 + k
+            counts = {e: rng.randrange(1_000, 40_000_000) for e in pe}
+            te = 20_000_000
+            tr = te if rng.random() < 0.9 else te // 2
+            readings.append(Reading(f"thread:{1000 + k}", cpu, k // 12, name, te, tr, counts))
+        if cmg:
+            for c in range(4):
+                counts = {e: rng.randrange(1_000, 40_000_000) for e in cmg}
+                readings.append(Reading(f"cmg:{c}", 12 + 12 * c, c, name, 20_000_000, 20_000_000, counts))
+        slices.append(Slice(t, i, SLICE_S, name, tuple(readings), overhead_s=0.001 * i))
+    return slices
+
+
+def run_engine(profile: Profile, slices: list[Slice]) -> tuple[float, float]:
+    """Seconds for the whole feed, and of that the seconds spent in frame()."""
+    engine = MetricsEngine(profile)
+    in_frames = 0.0
+    start = time.perf_counter()
+    for i, s in enumerate(slices, 1):
+        engine.add_slice(s)
+        if i % FRAME_EVERY == 0:
+            f0 = time.perf_counter()
+            engine.frame(s.t)
+            in_frames += time.perf_counter() - f0
+    return time.perf_counter() - start, in_frames
+
+
+def run_peer(slices: list[Slice]) -> float:
+    start = time.perf_counter()
+    acc: defaultdict[str, float] = defaultdict(float)
+    for s in slices:
+        for r in s.readings:
+            for name, value in r.counts.items():
+                acc[name] += value
+    return time.perf_counter() - start
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--slices", type=int, default=1500)
+    parser.add_argument("--repeat", type=int, default=3)
+    args = parser.parse_args()
+
+    profile = real_profile()
+    label = "a64fx (real)"
+    if profile is None:
+        profile, label = synthetic_profile(), "synthetic 6x8"
+    slices = make_slices(profile, args.slices)
+    readings = sum(len(s.readings) for s in slices)
+    counts = sum(len(r.counts) for s in slices for r in s.readings)
+
+    best_engine = best_frames = best_peer = float("inf")
+    for _ in range(args.repeat):
+        total, frames = run_engine(profile, slices)
+        if total < best_engine:
+            best_engine, best_frames = total, frames
+        best_peer = min(best_peer, run_peer(slices))
+
+    n_frames = args.slices // FRAME_EVERY
+    print(f"profile: {label}: {len(profile.events)} events, {len(profile.groups)} groups, "
+          f"{len(profile.metrics)} metrics")
+    print(f"workload: {args.slices} slices x {THREADS} threads (+4 CMG units), {readings} readings, "
+          f"{counts} counts, {n_frames} frames (best of {args.repeat})")
+    print(f"engine:  {readings / best_engine:12,.0f} readings/s  ({best_engine * 1e3:.1f} ms total, "
+          f"{best_frames / max(1, n_frames) * 1e3:.2f} ms per frame, "
+          f"{(best_engine - best_frames) / readings * 1e6:.2f} us per reading in add_slice)")
+    print(f"peer:    {readings / best_peer:12,.0f} readings/s  (plain loop summing the same count dicts)")
+    print(f"ratio engine/peer: {best_engine / best_peer:.1f}x the time")
+    target = 200_000
+    verdict = "meets" if readings / best_engine >= target else "MISSES"
+    print(f"target {target:,} readings/s: {verdict}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

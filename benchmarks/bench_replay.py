@@ -1,0 +1,196 @@
+"""Replay speed: parse a synthetic 48-core recording, next to ``jq -c .`` on the same file.
+
+Generates a recording of N minutes (default 60) of an A64FX-like session: 48 cores, 50 slices/s
+(20 ms timeslices rotating the a64fx profile's groups), 48 readings per slice with their group's
+per-PE events (6-8 each). It is written with :class:`RecordingWriter` into a temporary directory
+(never the repo) and then measured in the same run:
+
+- write: RecordingWriter lines/s (the recorder's cost on the sampler thread);
+- parse: :func:`open_recording` iterated to Slice/Mark objects (JSON + validation + dataclasses),
+  next to ``jq -c . FILE > /dev/null`` on the same file: the ratio is the target (>= 1x jq);
+- replay: the full replay to frames through today's engine (target <= 30 s for the hour).
+
+Usage: ``python benchmarks/bench_replay.py [--minutes N] [--gzip] [--skip-jq] [--skip-replay]``
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from sectormon.io import RecordingWriter, open_recording
+from sectormon.profiles.loader import load_profile, profile_to_dict
+from sectormon.readings import Mark, Reading, Slice
+
+CORES = 48
+RATE = 50  # slices per second
+TIMESLICE = 1.0 / RATE
+VARIANTS = 16  # distinct reading sets per group, cycled (keeps generation cheap, values varied)
+
+
+def build_header(profile_dict: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "sectormon": "bench",
+        "created": "2024-01-01T00:00:00+00:00",
+        "host": "bench",
+        "kernel": "bench",
+        "cpu": "A64FX (synthetic)",
+        "topology": {
+            "cpus": list(range(CORES)),
+            "cmgs": {str(c): list(range(c * 12, c * 12 + 12)) for c in range(4)},
+        },
+        "profile": profile_dict,
+        "source": {"kind": "sim"},
+        "target": {"mode": "cpus"},
+        "sector_config": {},
+        "options": {"interval": 1.0, "timeslice": TIMESLICE, "recent_seconds": 10.0},
+        "unavailable": {},
+    }
+
+
+def reading_pool(profile: Any, rng: random.Random) -> dict[str, list[tuple[Reading, ...]]]:
+    te = int(TIMESLICE * 1e9)
+    pool: dict[str, list[tuple[Reading, ...]]] = {}
+    for group in profile.groups:
+        events = profile.pe_events(group)
+        pool[group.name] = [
+            tuple(
+                Reading(
+                    unit=f"cpu:{cpu}",
+                    core=cpu,
+                    cmg=cpu // 12,
+                    group=group.name,
+                    time_enabled=te + rng.randrange(0, 5000),
+                    time_running=te + rng.randrange(0, 5000),
+                    counts={e: rng.randrange(10_000, 44_000_000) for e in events},
+                )
+                for cpu in range(CORES)
+            )
+            for _ in range(VARIANTS)
+        ]
+    return pool
+
+
+def generate(path: Path, minutes: float) -> tuple[int, float]:
+    profile = load_profile("a64fx")
+    rng = random.Random(42)
+    pool = reading_pool(profile, rng)
+    names = [g.name for g in profile.groups]
+    n = int(minutes * 60 * RATE)
+    start = time.perf_counter()
+    with RecordingWriter(path, build_header(profile_to_dict(profile))) as w:
+        for i in range(n):
+            group = names[i % len(names)]
+            readings = pool[group][(i // len(names)) % VARIANTS]
+            w.write_slice(
+                Slice(
+                    t=round((i + 1) * TIMESLICE, 6),
+                    index=i,
+                    duration=TIMESLICE,
+                    group=group,
+                    readings=readings,
+                    overhead_s=i * 2e-6,
+                )
+            )
+        w.write_mark(Mark(t=round(n * TIMESLICE, 6), kind="end"))
+        if w.failed:
+            sys.exit(f"bench: {w.failed}")
+    return n + 2, time.perf_counter() - start
+
+
+def parse_only(path: Path) -> tuple[int, int, float]:
+    start = time.perf_counter()
+    slices = readings = 0
+    with open_recording(path) as stream:
+        for item in stream:
+            if isinstance(item, Slice):
+                slices += 1
+                readings += len(item.readings)
+    return slices, readings, time.perf_counter() - start
+
+
+def json_only(path: Path) -> float:
+    """Plain json.loads per line (the floor under parse_only), plain files only."""
+    start = time.perf_counter()
+    loads = json.loads
+    with path.open("rb") as f:
+        for line in f:
+            loads(line)
+    return time.perf_counter() - start
+
+
+def jq(path: Path) -> float | None:
+    exe = shutil.which("jq")
+    if exe is None:
+        return None
+    start = time.perf_counter()
+    if path.suffix == ".gz":
+        cmd = f"gzip -dc '{path}' | '{exe}' -c . > /dev/null"
+        subprocess.run(cmd, shell=True, check=True)
+    else:
+        with open("/dev/null", "wb") as devnull:
+            subprocess.run([exe, "-c", ".", str(path)], stdout=devnull, check=True)
+    return time.perf_counter() - start
+
+
+def replay(path: Path) -> tuple[int, float]:
+    from sectormon.sources.replay import replay_frames
+
+    start = time.perf_counter()
+    frames = 0
+    with open_recording(path) as stream:
+        for _ in replay_frames(stream):
+            frames += 1
+    return frames, time.perf_counter() - start
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--minutes", type=float, default=60.0, help="recording length (default 60)")
+    parser.add_argument("--gzip", action="store_true", help="write .jsonl.gz instead of plain .jsonl")
+    parser.add_argument("--skip-jq", action="store_true")
+    parser.add_argument("--skip-replay", action="store_true")
+    args = parser.parse_args()
+    scale = 60.0 / args.minutes
+    with tempfile.TemporaryDirectory(prefix="sectormon-bench-") as tmp:
+        path = Path(tmp) / ("bench.jsonl.gz" if args.gzip else "bench.jsonl")
+        lines, t_write = generate(path, args.minutes)
+        size = path.stat().st_size
+        print(
+            f"recording: {args.minutes:g} min, {CORES} cores, {RATE} slices/s: {lines} lines, {size / 1e6:.1f} MB"
+        )
+        print(f"write  : {t_write:7.2f} s  {lines / t_write:9.0f} lines/s  (hour: {t_write * scale:.1f} s)")
+        slices, readings, t_parse = parse_only(path)
+        print(
+            f"parse  : {t_parse:7.2f} s  {lines / t_parse:9.0f} lines/s  {readings / t_parse / 1e6:.2f} M readings/s"
+            f"  (hour: {t_parse * scale:.1f} s)"
+        )
+        if not args.gzip:
+            t_json = json_only(path)
+            print(f"json   : {t_json:7.2f} s  {lines / t_json:9.0f} lines/s  (json.loads alone, the floor)")
+        if not args.skip_jq:
+            t_jq = jq(path)
+            if t_jq is None:
+                print("jq     : not installed")
+            else:
+                print(f"jq -c .: {t_jq:7.2f} s  {lines / t_jq:9.0f} lines/s")
+                print(f"ratio  : parse is {t_jq / t_parse:.2f}x jq's speed (target >= 1x)")
+        if not args.skip_replay:
+            frames, t_replay = replay(path)
+            print(
+                f"replay : {t_replay:7.2f} s  {frames} frames  {readings / t_replay / 1e6:.2f} M readings/s"
+                f"  (hour: {t_replay * scale:.1f} s, target <= 30 s)"
+            )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,76 @@
+"""``sectormon fapp DIR``: Fujitsu's CPU PA report and the section-3 sector metrics from fapp CSVs."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import sys
+
+from sectormon.errors import UsageError
+from sectormon.fapp.analysis import Analysis, analyze
+from sectormon.fapp.report import CMG_METRICS
+from sectormon.fapp.section3 import METRICS
+from sectormon.fapp.table import render_table
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "path", metavar="DIR", help="a fapp measurement folder (pa1.csv .. pa17.csv, info.json)"
+    )
+    parser.add_argument(
+        "--json",
+        action="store_true",
+        help='print {"threads": {...}, "cmg_total": {...}, "section3": ..., "split": ...} as JSON',
+    )
+    parser.add_argument("--region", metavar="NAME", help="the measured region when the CSVs hold several")
+    parser.add_argument(
+        "--width",
+        type=int,
+        metavar="COLS",
+        help="wrap the text table to COLS columns (default: terminal, max 160)",
+    )
+
+
+def run(args: argparse.Namespace) -> int:
+    if args.width is not None and args.width < 40:
+        raise UsageError(f"--width {args.width}: use at least 40 columns")
+    analysis = analyze(args.path, args.region)
+    for warning in analysis.measurement.warnings:
+        print(f"sectormon: warning: {warning}", file=sys.stderr)
+    if args.json:
+        json.dump(analysis.to_json(), sys.stdout, allow_nan=False)
+        sys.stdout.write("\n")
+        return 0
+    width = args.width or min(160, max(80, shutil.get_terminal_size((160, 24)).columns))
+    sys.stdout.write(render(analysis, width))
+    return 0
+
+
+def render(analysis: Analysis, width: int = 160) -> str:
+    """The text report: the CPU PA table, then the section-3 table."""
+    m = analysis.measurement
+    report = analysis.report
+    columns = [(f"thread {t}", values) for t, values in report.threads.items()]
+    columns.append(("CMG total", report.cmg_total))
+    freq = f", CPU {report.cpu_frequency_hz / 1e9:.4g} GHz" if report.cpu_frequency_hz else ""
+    region = m.info.get("measured_region") or m.info.get("region_name") or ""
+    title = (
+        f"CPU PA report: {m.path}"
+        + (f" (region {region})" if region else "")
+        + f", {len(report.threads)} threads, {len(m.sets)} event sets, CNTFRQ {m.cntfrq_hz:.0f} Hz{freq}"
+    )
+    text = render_table(title, CMG_METRICS, columns, width=width, split=report.split)
+    s3 = analysis.section3
+    s3_columns = [(f"thread {t}", values) for t, values in s3.threads.items()]
+    s3_columns.append(("CMG total", s3.cmg_total))
+    units = {metric.name: metric.unit for metric in METRICS}
+    text += "\n" + render_table(
+        "PMU document section 3 (n/a: events not in these sets, or CMG-wide events per thread)",
+        [metric.name for metric in METRICS],
+        s3_columns,
+        width=width,
+        units=units,
+        split=s3.split,
+    )
+    return text

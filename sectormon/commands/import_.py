@@ -1,0 +1,36 @@
+"""``sectormon import fapp DIR -o FILE``: convert fapp cpupa CSVs into a sectormon recording."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from sectormon.fapp.csvread import read_measurement
+from sectormon.fapp.to_recording import write_recording
+
+FORMATS = ("fapp",)
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("format", choices=FORMATS, help="what to import: fapp (cpupa CSV folder)")
+    parser.add_argument(
+        "path", metavar="DIR", help="the fapp measurement folder (pa1.csv .. pa17.csv, info.json)"
+    )
+    parser.add_argument(
+        "-o", "--output", required=True, metavar="FILE", help="the recording to write (.jsonl, or .jsonl.gz)"
+    )
+    parser.add_argument("--region", metavar="NAME", help="the measured region when the CSVs hold several")
+
+
+def run(args: argparse.Namespace) -> int:
+    measurement = read_measurement(args.path, args.region)
+    for warning in measurement.warnings:
+        print(f"sectormon: warning: {warning}", file=sys.stderr)
+    conversion = write_recording(measurement, args.output)
+    readings = sum(len(s.readings) for s in conversion.slices)
+    print(
+        f"sectormon: wrote {args.output}: {len(conversion.slices)} slices (event sets), {readings} readings, "
+        f"{conversion.end.t:.6g} s",
+        file=sys.stderr,
+    )
+    return 0

@@ -1,0 +1,115 @@
+"""``sectormon replay FILE``: a recording back through today's formulas, in the TUI or as JSON.
+
+``--json`` prints the header record the live run printed, then its frames (as fast as possible, or
+paced with ``--speed``); ``--from``/``--to`` keep the frames of a time range while still feeding
+everything before it, so rolling and whole-run windows are right. Without ``--json`` the TUI plays
+the recording on a timeline (pause, seek, speed, marks).
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import math
+import sys
+from collections.abc import Callable
+from typing import Any
+
+from sectormon.errors import UsageError
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("file", metavar="FILE", help="a sectormon recording (.jsonl or .jsonl.gz)")
+    parser.add_argument(
+        "--json", action="store_true", help="print JSON Lines (header, then frames) to stdout"
+    )
+    parser.add_argument(
+        "--speed",
+        type=float,
+        default=None,
+        metavar="X",
+        help="pace frames in real time times X (default: as fast as possible with --json, 1 in the TUI)",
+    )
+    parser.add_argument(
+        "--from", dest="t_from", type=float, default=None, metavar="S", help="first second to show"
+    )
+    parser.add_argument(
+        "--to", dest="t_to", type=float, default=None, metavar="S", help="last second to show"
+    )
+    parser.add_argument(
+        "--skip-bad",
+        action="store_true",
+        help="skip malformed lines (counted and reported on stderr) instead of stopping at the first",
+    )
+
+
+def _check(args: argparse.Namespace) -> None:
+    if args.speed is not None and not (args.speed > 0 and not math.isnan(args.speed)):
+        raise UsageError(f"--speed must be > 0, got {args.speed}")
+    for name in ("t_from", "t_to"):
+        value = getattr(args, name)
+        if value is not None and not math.isfinite(value):
+            raise UsageError(f"--{name[2:]} must be a finite number of seconds, got {value}")
+    if args.t_from is not None and args.t_to is not None and args.t_to < args.t_from:
+        raise UsageError(f"--to ({args.t_to}) is before --from ({args.t_from})")
+
+
+def run(args: argparse.Namespace) -> int:
+    _check(args)
+    if args.json:
+        return _run_json(args)
+    return _run_tui(args)
+
+
+def _warn(message: str) -> None:
+    print(f"sectormon: warning: {message}", file=sys.stderr)
+
+
+def _run_json(args: argparse.Namespace) -> int:
+    from sectormon.io.reader import open_recording
+    from sectormon.io.stream import JsonStream
+    from sectormon.sources.replay import replay_frames, stream_header
+
+    with open_recording(args.file, skip_bad=args.skip_bad) as stream:
+        out = JsonStream(sys.stdout)
+        out.write_header(stream_header(stream.header))
+        for frame in replay_frames(stream, t_from=args.t_from, t_to=args.t_to, speed=args.speed):
+            out.write_frame(frame)
+            if out.closed:
+                return 0
+        for warning in stream.warnings:
+            _warn(warning)
+        if stream.skipped:
+            _warn(f"{args.file}: skipped {stream.skipped} line(s)")
+    return 0
+
+
+def _tui_runner() -> Callable[[Any], int | None] | None:
+    """The UI's replay entry point, if the UI is installed."""
+    try:
+        app = importlib.import_module("sectormon.ui.app")
+    except ImportError:
+        return None
+    for name in ("run_replay", "run_session", "run"):
+        fn: Callable[[Any], int | None] | None = getattr(app, name, None)
+        if callable(fn):
+            return fn
+    return None
+
+
+def _run_tui(args: argparse.Namespace) -> int:
+    runner = _tui_runner()
+    if runner is None:
+        raise UsageError("the TUI is not available in this installation; use 'sectormon replay FILE --json'")
+    from sectormon.sources.replay import ReplaySession
+
+    session = ReplaySession(
+        args.file,
+        skip_bad=args.skip_bad,
+        speed=args.speed if args.speed is not None else 1.0,
+        on_warning=_warn,
+    )
+    if args.t_from is not None:
+        session.seek_to(args.t_from)
+    result = runner(session)
+    return int(result or 0)

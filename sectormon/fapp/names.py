@@ -1,0 +1,75 @@
+"""Event names and scopes for raw A64FX codes found in fapp data.
+
+Names come from the a64fx profile (``sectormon/profiles/a64fx.yaml``, matched by code, never by
+name); a code the profile does not define is named like perf's raw syntax, ``r80c0``. The cycle
+counter column ``PMCCNTR`` is the profile's ``CPU_CYCLES``.
+
+Scopes: an event is CMG-wide when the profile says so, or when it is one of the CMG-counted
+events of the PMU spec that the profile does not define (fapp data carries many events the
+sector-cache profile leaves out, e.g. the BUS_* counters of the CPU PA report sets).
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+from sectormon.profiles.model import EventDef, Profile
+
+CYCLES_NAME = "CPU_CYCLES"
+
+# CMG-counted codes (Fujitsu A64FX PMU Events v1.3; see a64fx-facts: "Events counted per CMG").
+_CMG_CODES = frozenset(
+    [0x308, 0x309, 0x314, 0x315, 0x316, 0x330, 0x350, 0x370, 0x396, 0x3E0, 0x3E8, *range(0x318, 0x31F)]
+)
+
+
+@lru_cache(maxsize=1)
+def a64fx_profile() -> Profile | None:
+    """The built-in a64fx profile, or ``None`` if it cannot be loaded (names fall back to ``r<code>``)."""
+    try:
+        from sectormon.profiles.loader import load_profile
+    except ImportError:
+        return None
+    try:
+        return load_profile("a64fx")
+    except Exception:  # a broken profile must not stop the fapp report: raw names then
+        return None
+
+
+def _by_code() -> dict[int, EventDef]:
+    profile = a64fx_profile()
+    if profile is None:
+        return {}
+    return {e.code: e for e in profile.events.values() if e.code is not None}
+
+
+def raw_name(code: int) -> str:
+    """perf's raw-event spelling, as the profile loader writes specs: ``r80c0``, ``r5``."""
+    return f"r{code:x}"
+
+
+def event_name(code: int) -> str:
+    """The profile's name of ``code``, else ``r<code>``."""
+    event = _by_code().get(code)
+    return event.name if event is not None else raw_name(code)
+
+
+def is_cmg_scoped(code: int) -> bool:
+    event = _by_code().get(code)
+    if event is not None:
+        return event.scope == "cmg"
+    return code in _CMG_CODES
+
+
+def event_def(code: int) -> EventDef:
+    """The profile's event for ``code``, or a raw event definition for it."""
+    event = _by_code().get(code)
+    if event is not None:
+        return event
+    return EventDef(
+        name=raw_name(code),
+        spec=raw_name(code),
+        description=f"raw event 0x{code:04x} (from fapp data; not in the a64fx profile)",
+        code=code,
+        scope="cmg" if code in _CMG_CODES else "pe",
+    )

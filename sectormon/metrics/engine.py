@@ -1,0 +1,453 @@
+"""The metrics engine: readings in, frames out. Every scaling and confidence rule lives here.
+
+Scaling, per unit and event, over a window:
+
+1. The event's *counted* seconds at the unit: the sum, over the readings that contain the event,
+   of ``slice.duration * running_fraction(time_enabled, time_running)``. A sleeping thread
+   (``time_enabled == 0``) counts as fully counted: it did nothing, and that was measured. A group
+   the kernel never put on the PMU (``time_running == 0``) adds no counted time.
+2. The unit's *present* seconds: the durations of every slice from its first reading (inclusive)
+   to the slice whose ``ended`` names it (inclusive), whether or not it was read in a given slice
+   (a CMG unit is read only when the active group has CMG events; a thread only reads the
+   active group).
+3. Scaled count = ``extrapolate(sum of raw counts, counted, present)``; an event the unit never
+   counted is absent (unknown, not zero). Coverage = ``coverage(counted, present)``.
+
+The kernel's own multiplexing is corrected exactly once, by the running fraction inside the
+counted time: since ``raw = multiplex_scale(raw, te, tr) * running_fraction(te, tr)``, the scaled
+count equals ``sum(multiplex_scale(raw) * fraction) * present / sum(duration * fraction)``, the
+perf-corrected counts weighted by how much of each slice was really measured. One reading alone
+gives ``multiplex_scale(raw) * present / duration``, as ``perf stat`` would. (Multiplying the
+corrected count by ``present / counted`` as well would apply the correction twice.)
+
+Extrapolation runs on the components summed over the whole window, so an event counted in one
+interval of a long window stands for the whole window. A unit whose binding (core/CMG) changes
+becomes a new *entity* from that slice on, so counts stay with the core they were counted on.
+
+Scopes: ``threads`` by tid; ``cores`` by CPU (threads with no single CPU under ``"unbound"``, CPU
+units by their CPU); ``cmgs`` by CMG id (per-PE units with that CMG plus that CMG's cmg unit);
+``total`` over every unit. A scope's count is the sum of its units' scaled counts, its coverage
+``sum(counted) / sum(present)`` over the units that counted the event. CMG-scoped events are
+taken from cmg units only and per-PE events from thread/CPU units only, so nothing is counted
+twice and CMG-wide counts never appear in a thread or core. Events listed as ``unavailable`` are
+ignored wherever they appear.
+
+Metrics per scope: the environment is the scope's counts, the profile's constants, ``SECONDS``
+(the window length, not the units' presence) and the metrics computed earlier in profile order.
+A metric's coverage is the minimum coverage of its input events (through referenced metrics);
+it is listed in ``split`` when no single group of the profile holds all its input events.
+``rates`` are counts per window second. See :mod:`sectormon.metrics.formulas` for the scope
+levels a metric is computed at.
+
+Windows: the frame's top-level scopes cover the *interval* since the previous frame (the final
+frame: the whole run); ``recent`` covers the intervals of the last ``recent_seconds``; ``run``
+covers everything since 0. Units that ended keep their counts in ``run`` and in ``recent`` while
+it still covers them. ``frame(t)`` should be called with the end time of the last slice added.
+
+The engine is single-threaded: the pipeline thread feeds slices and marks and asks for frames.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from operator import add
+
+from sectormon.frames import EMPTY_SCOPE, Baseline, Frame, ScopeStats, WindowStats
+from sectormon.metrics.baseline import keyed_deltas, scope_deltas
+from sectormon.metrics.formulas import MetricSet, evaluate_metrics
+from sectormon.metrics.windows import (
+    Contribution,
+    Entity,
+    GroupAcc,
+    RecentWindow,
+    ScopeAcc,
+    ScopeKey,
+    add_to_archive,
+    merge_contributions,
+    scope_accs,
+)
+from sectormon.profiles.model import Profile
+from sectormon.readings import (
+    Mark,
+    Reading,
+    Slice,
+    running_fraction,
+    split_unit_key,
+)
+
+__all__ = ["MetricsEngine", "evaluate_metrics"]
+
+_TOTAL: ScopeKey = ("total", "")
+
+
+@dataclass(frozen=True, slots=True)
+class _Snapshot:
+    """The metric values of the window marked as baseline."""
+
+    t_from: float
+    t_to: float
+    total: Mapping[str, float | None]
+    cmgs: Mapping[str, Mapping[str, float | None]]
+    cores: Mapping[str, Mapping[str, float | None]]
+
+
+def _sort_key(key: str) -> tuple[int, int, str]:
+    """Numeric keys in numeric order, then the rest (``unbound``) by name."""
+    try:
+        return (0, int(key), "")
+    except ValueError:
+        return (1, 0, key)
+
+
+class MetricsEngine:
+    """Turns slices of readings into :class:`~sectormon.frames.Frame` objects (module docstring)."""
+
+    def __init__(
+        self,
+        profile: Profile,
+        *,
+        recent_seconds: float = 10.0,
+        unavailable: Mapping[str, str] | None = None,
+    ) -> None:
+        if not recent_seconds > 0:
+            raise ValueError(f"recent_seconds must be > 0, not {recent_seconds!r}")
+        self.profile = profile
+        self.recent_seconds = float(recent_seconds)
+        self.unavailable: dict[str, str] = dict(unavailable or {})
+        self._mset = MetricSet(profile)
+        self._names: tuple[str, ...] = tuple(profile.events)
+        self._n = len(self._names)
+        pe: dict[str, int] = {}
+        cmg: dict[str, int] = {}
+        for i, name in enumerate(self._names):
+            if name in self.unavailable:
+                continue
+            (cmg if profile.events[name].scope == "cmg" else pe)[name] = i
+        self._index_of_kind: dict[str, Mapping[str, int]] = {"thread": pe, "cpu": pe, "cmg": cmg}
+
+        self._cum = 0.0  # sum of all slice durations so far: the time axis of presence
+        self._frame_cum = 0.0
+        self._frame_t = 0.0
+        self._serial = 0
+        self._current: dict[str, Entity] = {}  # unit key -> its entity now
+        self._open: dict[int, Entity] = {}  # entities not yet folded into the archive
+        self._archive: dict[ScopeKey, ScopeAcc] = {}
+        self._recent = RecentWindow(self.recent_seconds)
+        self._units: dict[str, tuple[str, int] | None] = {}
+
+        self._slices = 0
+        self._slices_since_frame = 0
+        self._last_t = 0.0
+        self._active_group = ""
+        self._group_time: dict[str, float] = {}
+        self._group_time_run: dict[str, float] = {}
+        self._overhead_s = 0.0
+        self._overhead_at_frame = 0.0
+        self._warnings: list[str] = []
+
+        self._baseline: _Snapshot | None = None
+        self._baseline_pending = False
+
+    # -- input ----------------------------------------------------------------------------------
+
+    def add_slice(self, s: Slice) -> None:
+        """Accumulate one timeslice's readings (the hot path: no per-reading allocation)."""
+        dur = s.duration if s.duration > 0 else 0.0
+        cum0 = self._cum
+        current = self._current
+        for r in s.readings:
+            ent = current.get(r.unit)
+            if ent is None or ent.core != r.core or ent.cmg != r.cmg:
+                ent = self._enter(r, cum0)
+                if ent is None:
+                    continue
+            groups = ent.groups
+            acc = groups.get(r.group)
+            if acc is None:
+                acc = groups[r.group] = GroupAcc()
+            te = r.time_enabled
+            tr = r.time_running
+            if te > 0 and tr != te:  # the kernel multiplexed this group (or never ran it)
+                acc.counted += dur * running_fraction(te, tr)
+            else:
+                acc.counted += dur
+            sums = acc.sums
+            for name, value in r.counts.items():
+                sums[name] += value
+        cum1 = cum0 + dur
+        for key in s.ended:
+            ent = current.pop(key, None)
+            if ent is not None:
+                ent.end = cum1
+        self._cum = cum1
+        self._slices += 1
+        self._slices_since_frame += 1
+        self._last_t = s.t
+        self._active_group = s.group
+        self._group_time[s.group] = self._group_time.get(s.group, 0.0) + dur
+        self._group_time_run[s.group] = self._group_time_run.get(s.group, 0.0) + dur
+        self._overhead_s = s.overhead_s
+
+    def _enter(self, r: Reading, cum0: float) -> Entity | None:
+        """A new entity for a unit seen for the first time, after it ended, or on a new binding."""
+        parsed = self._units.get(r.unit, False)
+        if parsed is False:
+            try:
+                parsed = split_unit_key(r.unit)
+            except ValueError:
+                parsed = None
+                self._warnings.append(f"ignored readings of unknown unit {r.unit!r}")
+            self._units[r.unit] = parsed
+        if parsed is None:
+            return None
+        kind, ident = parsed  # type: ignore[misc]
+        old = self._current.get(r.unit)
+        if old is not None:
+            old.end = cum0
+        self._serial += 1
+        ent = Entity(
+            self._serial, r.unit, kind, ident, r.core, r.cmg, cum0, self._index_of_kind[kind], self._n
+        )
+        self._current[r.unit] = ent
+        self._open[ent.serial] = ent
+        return ent
+
+    def add_mark(self, m: Mark) -> None:
+        """Baseline marks set/clear the baseline; other marks do not concern the engine."""
+        if m.kind == "baseline":
+            self.mark_baseline()
+        elif m.kind == "baseline-clear":
+            self.clear_baseline()
+
+    # -- baseline -------------------------------------------------------------------------------
+
+    def mark_baseline(self) -> None:
+        """Take the ``recent`` window up to the last slice (open interval included) as baseline.
+
+        Before any slice there is nothing to compare with: the next frame's recent window is taken.
+        """
+        if self._slices == 0:
+            self._baseline = None
+            self._baseline_pending = True
+            return
+        if self._slices_since_frame:
+            t_to = max(self._last_t, self._frame_t)
+            extra = self._collect(reset=False)
+            window = self._recent_stats(t_to, extra, prune=False)
+        else:
+            t_to = self._frame_t
+            window = self._recent_stats(t_to, None, prune=False)
+        self._baseline = self._snapshot(window, t_to)
+        self._baseline_pending = False
+
+    def clear_baseline(self) -> None:
+        self._baseline = None
+        self._baseline_pending = False
+
+    @property
+    def baseline_set(self) -> bool:
+        return self._baseline is not None or self._baseline_pending
+
+    def _snapshot(self, window: WindowStats, t_to: float) -> _Snapshot:
+        return _Snapshot(
+            t_from=t_to - window.seconds,
+            t_to=t_to,
+            total=dict(window.total.metrics),
+            cmgs={k: dict(v.metrics) for k, v in window.cmgs.items()},
+            cores={k: dict(v.metrics) for k, v in window.cores.items()},
+        )
+
+    def _baseline_for(self, recent: WindowStats) -> Baseline | None:
+        snap = self._baseline
+        if snap is None:
+            return None
+        better = self._mset.better
+        return Baseline(
+            t_from=snap.t_from,
+            t_to=snap.t_to,
+            total=scope_deltas(snap.total, recent.total.metrics, better),
+            cmgs=keyed_deltas(snap.cmgs, {k: v.metrics for k, v in recent.cmgs.items()}, better),
+            cores=keyed_deltas(snap.cores, {k: v.metrics for k, v in recent.cores.items()}, better),
+        )
+
+    # -- metrics --------------------------------------------------------------------------------
+
+    def evaluate_metrics(self, counts: Mapping[str, float], seconds: float) -> dict[str, float | None]:
+        """Every metric of the profile over the given (scaled) counts and window length."""
+        return self._mset.evaluate(counts, seconds)
+
+    # -- frames ---------------------------------------------------------------------------------
+
+    def frame(self, t: float) -> Frame:
+        """Close the interval ending at ``t`` and return its frame."""
+        return self._close(t, final=False)
+
+    def final_frame(self, t: float) -> Frame:
+        """Close the last interval; the top-level scopes (and ``groups``, ``overhead``) cover the run."""
+        return self._close(t, final=True)
+
+    def _close(self, t: float, *, final: bool) -> Frame:
+        t = max(t, self._frame_t)
+        seconds = t - self._frame_t
+        interval = self._collect(reset=True)
+        self._recent.add(self._frame_t, t, interval)
+        recent = self._recent_stats(t, None, prune=True)
+        run_contribs = [(e, e.present(0.0, self._cum), e.run) for e in self._open.values()]
+
+        if final:
+            top = self._scopes(run_contribs, t, threads=True, archive=self._archive)
+            run = self._as_window(top, t)
+            interval_s = t
+            groups = self._fractions(self._group_time_run, t)
+            overhead = self._overhead_s / t if t > 0 else 0.0
+        else:
+            top = self._scopes(interval, seconds, threads=True)
+            run = self._as_window(self._scopes(run_contribs, t, threads=False, archive=self._archive), t)
+            interval_s = seconds
+            groups = self._fractions(self._group_time, seconds)
+            overhead = (self._overhead_s - self._overhead_at_frame) / seconds if seconds > 0 else 0.0
+
+        if self._baseline_pending:
+            self._baseline = self._snapshot(recent, t)
+            self._baseline_pending = False
+        warnings = tuple(self._warnings)
+        self._warnings.clear()
+        self._frame_t = t
+        self._group_time = {}
+        self._overhead_at_frame = self._overhead_s
+        self._slices_since_frame = 0
+
+        return Frame(
+            t=t,
+            interval=interval_s,
+            overhead=max(0.0, overhead),
+            total=top.get(_TOTAL) or self._empty(interval_s, "total"),
+            cmgs=self._level(top, "cmg"),
+            cores=self._level(top, "core"),
+            threads=self._level(top, "thread"),
+            recent=recent,
+            run=run,
+            groups=groups,
+            active_group=self._active_group,
+            baseline=self._baseline_for(recent),
+            final=final,
+            warnings=warnings,
+        )
+
+    def _collect(self, *, reset: bool) -> list[Contribution]:
+        """Contributions of the open interval; with ``reset`` also close it for good.
+
+        Closing adds the interval to each entity's run totals and folds entities that ended into
+        the archive (their run contribution is final), so long runs with thread churn stay cheap.
+        """
+        lo = self._frame_cum
+        hi = self._cum
+        n = self._n
+        out: list[Contribution] = []
+        ended: list[Entity] = []
+        for ent in self._open.values():
+            present = ent.present(lo, hi)
+            had_readings = bool(ent.groups)
+            if not had_readings and present <= 0.0:
+                if reset and ent.end is not None:
+                    ended.append(ent)
+                continue
+            vec = ent.drain(n, reset)
+            out.append((ent, present, vec))
+            if reset:
+                if had_readings:
+                    ent.run = list(map(add, ent.run, vec))
+                if ent.end is not None:
+                    ended.append(ent)
+        if reset:
+            for ent in ended:
+                add_to_archive(self._archive, ent, ent.present(0.0, hi), n)
+                del self._open[ent.serial]
+            self._frame_cum = hi
+        return out
+
+    def _recent_stats(self, t: float, extra: list[Contribution] | None, *, prune: bool) -> WindowStats:
+        if extra and self._frame_t < self._recent.cutoff(t):
+            start, groups = self._frame_t, [extra]  # the open interval alone fills the window
+        else:
+            start, groups = self._recent.select(t)
+            if extra:
+                start = start if groups else self._frame_t
+                groups = [*groups, extra]
+        seconds = max(0.0, t - start)
+        scopes = self._scopes(merge_contributions(groups), seconds, threads=False)
+        if prune:
+            self._recent.prune(t)
+        return self._as_window(scopes, seconds)
+
+    def _scopes(
+        self,
+        contributions: list[Contribution],
+        seconds: float,
+        *,
+        threads: bool,
+        archive: Mapping[ScopeKey, ScopeAcc] | None = None,
+    ) -> dict[ScopeKey, ScopeStats]:
+        accs = scope_accs(contributions, self._n, threads=threads, archive=archive)
+        done: dict[tuple[str, tuple[object, ...]], ScopeStats] = {}
+        out: dict[ScopeKey, ScopeStats] = {}
+        for key, acc in accs.items():
+            level = key[0]
+            # A thread alone on its core has the same stats as that core: compute them once.
+            family = "pe" if level in ("thread", "core") else level
+            ident = (family, tuple(acc.members))
+            stats = done.get(ident)
+            if stats is None:
+                stats = done[ident] = self._stats(acc, seconds, level)
+            out[key] = stats
+        return out
+
+    def _stats(self, acc: ScopeAcc, seconds: float, level: str) -> ScopeStats:
+        names = self._names
+        scaled, counted, present = acc.totals(self._n)
+        # coverage(counted, present) of readings.py, over the vector (0.0 where nothing counted).
+        vector = [
+            (c / p if c < p else 1.0) if c > 0.0 and p > 0.0 else 0.0
+            for c, p in zip(counted, present, strict=True)
+        ]
+        where = [i for i, c in enumerate(counted) if c > 0.0]
+        counts = {names[i]: scaled[i] for i in where}
+        cov = {names[i]: vector[i] for i in where}
+        metrics = self._mset.evaluate(counts, seconds, level)
+        cov.update(self._mset.coverage_vector(vector, level))
+        if seconds > 0:
+            inverse = 1.0 / seconds
+            rates = {name: value * inverse for name, value in counts.items()}
+        else:
+            rates = {}
+        return ScopeStats(
+            counts=counts,
+            rates=rates,
+            metrics=metrics,
+            coverage=cov,
+            split=self._mset.split_at(level),
+            seconds=seconds,
+        )
+
+    def _empty(self, seconds: float, level: str) -> ScopeStats:
+        return self._stats(ScopeAcc(), seconds, level) if self._n else EMPTY_SCOPE
+
+    def _as_window(self, scopes: Mapping[ScopeKey, ScopeStats], seconds: float) -> WindowStats:
+        return WindowStats(
+            seconds=seconds,
+            total=scopes.get(_TOTAL) or self._empty(seconds, "total"),
+            cmgs=self._level(scopes, "cmg"),
+            cores=self._level(scopes, "core"),
+        )
+
+    @staticmethod
+    def _level(scopes: Mapping[ScopeKey, ScopeStats], level: str) -> dict[str, ScopeStats]:
+        keys = sorted((k for lv, k in scopes if lv == level), key=_sort_key)
+        return {k: scopes[(level, k)] for k in keys}
+
+    @staticmethod
+    def _fractions(times: Mapping[str, float], seconds: float) -> dict[str, float]:
+        if seconds <= 0:
+            return {}
+        return {group: min(1.0, d / seconds) for group, d in times.items()}

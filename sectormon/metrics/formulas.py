@@ -1,0 +1,207 @@
+"""A profile's metrics compiled once: evaluation order, input events, split flags, scope levels.
+
+Metrics are evaluated in profile order over an environment of scaled event counts, the profile's
+constants, ``SECONDS`` (the window length) and the metrics computed before them. Each metric's
+*inputs* are the events it reads, directly or through the metrics it references; its coverage is
+the minimum coverage of those events, and it is *split* when no single group of the profile
+counts all of them together (its numerator and denominator come from different timeslices, so a
+phase change between them skews the ratio).
+
+``MetricDef.scope`` restricts the scope levels a metric is computed at:
+
+========  =========================================================================
+``any``   thread, core, cmg and total
+``core``  thread and core only (per-PE quantities that do not add up meaningfully)
+``cmg``   cmg and total (formulas over CMG-wide events, meaningless per thread)
+``total`` total only
+========  =========================================================================
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from operator import itemgetter
+from typing import Any
+
+from sectormon.errors import DataError
+from sectormon.metrics.expr import EVAL_FAILURES, Compiled, ExprError, parse
+from sectormon.profiles.model import Profile
+
+LEVELS = ("thread", "core", "cmg", "total")
+
+LEVELS_OF_SCOPE: Mapping[str, frozenset[str]] = {
+    "any": frozenset(LEVELS),
+    "core": frozenset(("thread", "core")),
+    "cmg": frozenset(("cmg", "total")),
+    "total": frozenset(("total",)),
+}
+
+SECONDS = "SECONDS"
+
+
+@dataclass(frozen=True, slots=True)
+class CompiledMetric:
+    name: str
+    fn: Compiled
+    inputs: tuple[str, ...]  # events read directly or through referenced metrics
+    split: bool
+    better: str
+    levels: frozenset[str]
+
+
+class MetricSet:
+    """Every metric of a profile, ready to evaluate many times per frame."""
+
+    def __init__(self, profile: Profile, constants: Mapping[str, float] | None = None) -> None:
+        self.profile = profile
+        self.constants: dict[str, float] = {**profile.constants, **(constants or {})}
+        where = profile.source or f"profile {profile.name}"
+        parsed = {}
+        for m in profile.metrics:
+            try:
+                parsed[m.name] = parse(m.formula)
+            except ExprError as exc:
+                raise DataError(where, None, f"metric {m.name}: {exc}", "fix the formula") from None
+        inputs = _transitive_inputs(profile, {k: e.names for k, e in parsed.items()})
+        group_sets = [frozenset(g.events) for g in profile.groups]
+        compiled: list[CompiledMetric] = []
+        for mdef in profile.metrics:
+            ins = inputs[mdef.name]
+            split = len(ins) > 1 and not any(set(ins) <= g for g in group_sets)
+            levels = LEVELS_OF_SCOPE.get(mdef.scope, LEVELS_OF_SCOPE["any"])
+            compiled.append(CompiledMetric(mdef.name, parsed[mdef.name].fn, ins, split, mdef.better, levels))
+        self.metrics: tuple[CompiledMetric, ...] = tuple(compiled)
+        self.names: tuple[str, ...] = tuple(m.name for m in compiled)
+        self.split: frozenset[str] = frozenset(m.name for m in compiled if m.split)
+        self.better: dict[str, str] = {m.name: m.better for m in compiled}
+        self.inputs: dict[str, tuple[str, ...]] = {m.name: m.inputs for m in compiled}
+        self._by_level = {
+            level: tuple((m.name, m.fn) for m in compiled if level in m.levels) for level in LEVELS
+        }
+        self._all = tuple((m.name, m.fn) for m in compiled)
+        # Coverage by event position (the profile's event order): metrics sharing one set of input
+        # events share one computation, done with a C-level itemgetter over a coverage vector.
+        self.event_names: tuple[str, ...] = tuple(profile.events)
+        position = {name: i for i, name in enumerate(self.event_names)}
+        self._cov_plan = {
+            level: _coverage_plan([m for m in compiled if level is None or level in m.levels], position)
+            for level in (*LEVELS, None)
+        }
+        self._split_at: dict[str | None, frozenset[str]] = {
+            level: frozenset(m.name for m in compiled if m.split and (level is None or level in m.levels))
+            for level in (*LEVELS, None)
+        }
+
+    def evaluate(
+        self, counts: Mapping[str, float], seconds: float, level: str | None = None
+    ) -> dict[str, float | None]:
+        """Metric values for one scope, in profile order; ``level=None`` computes every metric."""
+        env: dict[str, float | None] = dict(self.constants)
+        env.update(counts)
+        env[SECONDS] = seconds
+        out: dict[str, float | None] = {}
+        for name, fn in self._all if level is None else self._by_level[level]:
+            try:
+                value: float | None = fn(env)
+            except EVAL_FAILURES:
+                value = None
+            else:
+                if value is not None and not -_INF < value < _INF:
+                    value = None
+            env[name] = value
+            out[name] = value
+        return out
+
+    def coverage(self, event_coverage: Mapping[str, float], level: str | None = None) -> dict[str, float]:
+        """Coverage of the metrics computed at ``level``: the minimum over their input events."""
+        vector = [event_coverage.get(name, 0.0) for name in self.event_names]
+        return self.coverage_vector(vector, level)
+
+    def coverage_vector(self, vector: list[float], level: str | None = None) -> dict[str, float]:
+        """:meth:`coverage` from event coverages by position (0.0 for events not counted)."""
+        getters, names, spread = self._cov_plan[level]
+        values = [min(getter(vector)) for getter in getters]
+        return dict(zip(names, spread(values), strict=True))
+
+    def split_at(self, level: str | None) -> frozenset[str]:
+        """The split metrics among those computed at ``level``."""
+        return self._split_at[level]
+
+
+_INF = float("inf")
+
+_Getter = Callable[[list[float]], Any]
+_CoveragePlan = tuple[list[_Getter], tuple[str, ...], Callable[[list[float]], Any]]
+
+
+def _no_inputs(vector: list[float]) -> tuple[float]:
+    return (1.0,)
+
+
+def _coverage_plan(metrics: list[CompiledMetric], position: Mapping[str, int]) -> _CoveragePlan:
+    """Getters of each distinct input set's coverages, the metric names, and how to spread the
+    per-set minimums back over the metrics (in order)."""
+    sets: dict[tuple[int, ...], int] = {}
+    getters: list[_Getter] = []
+    spread: list[int] = []
+    for m in metrics:
+        idx = tuple(position[e] for e in m.inputs if e in position)
+        slot = sets.get(idx)
+        if slot is None:
+            slot = sets[idx] = len(getters)
+            # itemgetter of one index returns a scalar: repeat it so min() always gets a tuple.
+            getters.append(itemgetter(*(idx * 2 if len(idx) == 1 else idx)) if idx else _no_inputs)
+        spread.append(slot)
+    names = tuple(m.name for m in metrics)
+    if len(spread) > 1:
+        return getters, names, itemgetter(*spread)
+    if len(spread) == 1:
+        return getters, names, itemgetter(slice(0, 1))  # one metric, one set: values[0:1]
+    return getters, names, lambda values: ()
+
+
+def _transitive_inputs(profile: Profile, names: Mapping[str, frozenset[str]]) -> dict[str, tuple[str, ...]]:
+    """Events each metric depends on, following metric references (cycles are cut, not followed)."""
+    result: dict[str, tuple[str, ...]] = {}
+
+    def visit(metric: str, stack: frozenset[str]) -> set[str]:
+        if metric in result:
+            return set(result[metric])
+        events: set[str] = set()
+        for name in names.get(metric, ()):
+            if name in profile.events:
+                events.add(name)
+            elif name in names and name not in stack:
+                events |= visit(name, stack | {name})
+        return events
+
+    for metric in names:
+        result[metric] = tuple(sorted(visit(metric, frozenset((metric,)))))
+    return result
+
+
+_CACHE: dict[int, tuple[Profile, Mapping[str, float] | None, MetricSet]] = {}
+
+
+def evaluate_metrics(
+    profile: Profile,
+    counts: Mapping[str, float],
+    seconds: float,
+    constants: Mapping[str, float] | None = None,
+) -> dict[str, float | None]:
+    """Every metric of ``profile`` over one set of (already scaled) counts and a window length.
+
+    For callers outside the engine (the simulator's summary, compare, the fapp report). ``constants``
+    are added to (and override) the profile's. Scope restrictions are not applied here.
+    """
+    key = dict(constants) if constants else None
+    cached = _CACHE.get(id(profile))
+    if cached is not None and cached[0] is profile and cached[1] == key:
+        mset = cached[2]
+    else:
+        mset = MetricSet(profile, key)
+        if len(_CACHE) >= 16:
+            _CACHE.clear()
+        _CACHE[id(profile)] = (profile, key, mset)
+    return mset.evaluate(counts, seconds)

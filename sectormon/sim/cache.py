@@ -1,0 +1,148 @@
+"""One set-associative LRU cache with A64FX sector partitioning (a core's L1D or a CMG's L2).
+
+Layout chosen for speed in pure Python: per set a list of line numbers in LRU order (index 0 = LRU,
+last = MRU) and one dict ``tags`` from line number to a packed state word::
+
+    ready_tick << 4 | dirty << 3 | kind << 2 | sector        (+ PF_MARK: prefetched, not used yet)
+
+``ready_tick`` is when the line's data arrive (engine ticks). The engine's hit path is one dict
+lookup and one comparison against ``(now + 1) << 4``: an in-flight or not-yet-used prefetched line
+compares greater and takes the slow path. ``kind`` records who allocated a line (L2: demand or
+prefetch, for the refill-buffer match events) or where its data came from (L1D: L2 or memory, for
+the stall attribution).
+
+Sector rules (facts sheet), applied at fill time only, so changing a maximum takes effect gradually:
+
+- a hit uses the line whatever its sector;
+- a sector at or over its maximum evicts its own LRU line (even if the set has an invalid way);
+- a sector under its maximum takes an invalid way if there is one, else the LRU line among the
+  sectors over their maximum, else (maxima summing to more than the ways) the set's LRU line;
+- a sector whose maximum is 0 and holds no line cannot allocate: the line is not cached (bypass);
+- with the restriction off every sector is unrestricted: plain LRU.
+"""
+
+from __future__ import annotations
+
+NO_VICTIM = -1
+SECTOR_MASK = 3
+KIND_SHIFT = 2
+DIRTY = 8
+STATE_BITS = 4
+PF_MARK = 1 << 60
+
+
+class SectorCache:
+    """Tags with packed state, LRU order, and (while the restriction is on) per-set sector counts."""
+
+    __slots__ = ("counts", "enabled", "mask", "maxima", "nsets", "sets", "tags", "ways")
+
+    def __init__(self, nsets: int, ways: int, maxima: tuple[int, ...], enabled: bool) -> None:
+        if nsets & (nsets - 1):
+            raise ValueError("the number of sets must be a power of two")
+        self.nsets = nsets
+        self.ways = ways
+        self.mask = nsets - 1
+        self.sets: list[list[int]] = [[] for _ in range(nsets)]
+        self.tags: dict[int, int] = {}
+        self.counts = [0] * (nsets * 4)
+        self.maxima = list(maxima)
+        self.enabled = enabled
+
+    def set_maxima(self, maxima: tuple[int, ...], enabled: bool) -> None:
+        """New maxima: nothing is evicted now; fills converge to them (the hardware's behaviour)."""
+        if enabled and not self.enabled:
+            self._recount()
+        self.maxima = list(maxima)
+        self.enabled = enabled
+
+    def _recount(self) -> None:
+        counts = [0] * (self.nsets * 4)
+        tags = self.tags
+        for si, s in enumerate(self.sets):
+            for line in s:
+                counts[si * 4 + (tags[line] & SECTOR_MASK)] += 1
+        self.counts = counts
+
+    def __contains__(self, line: int) -> bool:
+        return line in self.tags
+
+    def touch(self, line: int) -> None:
+        s = self.sets[line & self.mask]
+        if s[-1] != line:
+            s.remove(line)
+            s.append(line)
+
+    def sector_of(self, line: int) -> int:
+        return self.tags[line] & SECTOR_MASK
+
+    def kind_of(self, line: int) -> int:
+        return (self.tags[line] >> KIND_SHIFT) & 1
+
+    def is_dirty(self, line: int) -> bool:
+        return bool(self.tags[line] & DIRTY)
+
+    def mark_dirty(self, line: int) -> None:
+        self.tags[line] |= DIRTY
+
+    def _choose(self, s: list[int], base: int, sec: int) -> int | None:
+        """The line to evict for a fill of sector ``sec``; ``None`` = use an invalid way; NO_VICTIM = bypass."""
+        counts = self.counts
+        maxima = self.maxima
+        tags = self.tags
+        if counts[base + sec] >= maxima[sec]:
+            for line in s:
+                if tags[line] & SECTOR_MASK == sec:
+                    return line
+            if maxima[sec] == 0:
+                return NO_VICTIM
+        if len(s) < self.ways:
+            return None
+        over = [k for k in range(4) if counts[base + k] > maxima[k]]
+        if over:
+            for line in s:
+                if tags[line] & SECTOR_MASK in over:
+                    return line
+        return s[0]
+
+    def fill(self, line: int, state: int) -> tuple[int, int]:
+        """Insert ``line`` (not present) as MRU of its set with packed ``state``; returns ``(victim, its state)``.
+
+        ``victim`` is NO_VICTIM when nothing was evicted. If the sector may not allocate at all
+        (maximum 0) the line is not inserted and NO_VICTIM is returned too: callers check
+        ``line in tags`` when they need to know. Occupancy counts are kept only while the
+        restriction is on (:meth:`set_maxima` recounts when it is switched on).
+        """
+        s = self.sets[line & self.mask]
+        tags = self.tags
+        if not self.enabled:
+            s.append(line)
+            tags[line] = state
+            if len(s) <= self.ways:
+                return NO_VICTIM, 0
+            victim = s.pop(0)
+            return victim, tags.pop(victim)
+        base = (line & self.mask) * 4
+        sec = state & SECTOR_MASK
+        chosen = self._choose(s, base, sec)
+        if chosen == NO_VICTIM:
+            return NO_VICTIM, 0
+        counts = self.counts
+        s.append(line)
+        tags[line] = state
+        counts[base + sec] += 1
+        if chosen is None:
+            return NO_VICTIM, 0
+        s.remove(chosen)
+        vstate = tags.pop(chosen)
+        counts[base + (vstate & SECTOR_MASK)] -= 1
+        return chosen, vstate
+
+    def occupancy(self, set_index: int) -> list[int]:
+        """Lines per sector in one set (tests and the sector view)."""
+        out = [0, 0, 0, 0]
+        for line in self.sets[set_index]:
+            out[self.tags[line] & SECTOR_MASK] += 1
+        return out
+
+    def lines(self) -> int:
+        return len(self.tags)

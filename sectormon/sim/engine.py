@@ -1,0 +1,483 @@
+"""The simulated machine: threads bound to cores, per-core L1D, per-CMG L2, prefetcher, timing.
+
+A thread consumes a stream of *records* ``(line, n, flags)``: ``n`` consecutive accesses to one
+256-byte line (an unrolled SVE loop touches a line several times in a row). Only the first access
+of a record can miss: the others hit the line it just made MRU, so grouping them is exact, and it
+is what lets pure Python simulate over a million accesses per second.
+
+Flags: bit 0 write, bits 1-2 sector id, bit 3 SCE (tag override on), bit 4 PFE. Two special
+records carry no access: ``FL_EXIT`` (loop exits; frontend mispredict penalty) and ``FL_IFETCH``
+(instruction fetches of a din trace); their count is ``-1 - line``.
+
+Timing (a model): each access costs ``cpa`` issue cycles. A miss becomes an outstanding request that
+completes ``latency`` cycles later; the core runs ahead until it is ``window`` accesses past the
+oldest incomplete miss, or until ``l1_mib`` demand misses are outstanding, then stalls until that
+miss completes. The stall cycles are LD_COMP_WAIT, split by where the awaited data came from
+(L2: _L1_MISS, memory: _L2_MISS).
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+
+from sectormon.sim.cache import DIRTY, NO_VICTIM, PF_MARK, SECTOR_MASK, SectorCache
+from sectormon.sim.config import (
+    CPUS_PER_CMG,
+    L1_SETS,
+    L1_WAYS,
+    L2_SETS,
+    ModelConfig,
+    SectorConfig,
+)
+
+FL_WRITE = 1
+FL_SCE = 8
+FL_PFE = 16
+FL_EXIT = 32
+FL_IFETCH = 64
+FL_SPECIAL = FL_EXIT | FL_IFETCH
+FLAG_SLOTS = 128
+
+# The engine's clock ticks TICKS times per cycle, so fractional issue costs stay exact integers.
+TICKS = 4
+
+# Where the data of an L1D line came from (stall attribution) / who allocated an L2 line.
+FROM_L2 = 0
+FROM_MEMORY = 1
+BY_DEMAND = 0
+BY_PREFETCH = 1
+
+Record = tuple[int, int, int]
+Chunks = Iterator[list[Record]]
+
+
+def flags(sector: int, write: bool, tagged: bool, pfe: bool) -> int:
+    """The flags of an access: an untagged access uses the default sector 0."""
+    if not tagged:
+        return FL_WRITE if write else 0
+    return (FL_WRITE if write else 0) | (sector << 1) | FL_SCE | (FL_PFE if pfe else 0)
+
+
+@dataclass(frozen=True, slots=True)
+class ThreadSpec:
+    """What one simulated thread runs: its stream factory (called again when looping) and its ISA mix."""
+
+    tid: int
+    cpu: int
+    stream: Callable[[], Chunks]
+    cycles_per_access: float = 1.0
+    inst_per_access: float = 2.0
+
+
+class Cmg:
+    """A CMG: the shared L2 and the CMG-scoped counters."""
+
+    __slots__ = ("cycle", "ident", "l2", "l2_accesses", "l2_miss_count", "l2_miss_wait", "mem_writes",
+                 "pf_mib_mch", "swap_local")
+
+    def __init__(self, ident: int, config: ModelConfig) -> None:
+        self.ident = ident
+        s = config.sectors
+        self.l2 = SectorCache(L2_SETS, config.l2_ways, s.l2, s.enabled)
+        self.cycle = 0.0
+        self.l2_miss_count = 0
+        self.l2_miss_wait = 0.0
+        self.swap_local = 0
+        self.pf_mib_mch = 0
+        self.l2_accesses = 0
+        self.mem_writes = 0
+
+    def l2_refills(self) -> int:
+        """Lines really read from memory (the miss count without the refill-buffer meetings)."""
+        return self.l2_miss_count - self.swap_local - self.pf_mib_mch
+
+
+class SimThread:
+    """One thread on one core: its L1D, prefetcher, timing state and per-PE counters."""
+
+    def __init__(self, spec: ThreadSpec, cmg: Cmg, config: ModelConfig, loop: bool) -> None:
+        self.spec = spec
+        self.tid = spec.tid
+        self.cpu = spec.cpu
+        self.cmg = cmg
+        self.loop = loop
+        s = config.sectors
+        t = config.timing
+        self.l1 = SectorCache(L1_SETS, L1_WAYS, s.l1, s.enabled)
+        self.l2base = 2 * s.l2_set_of(spec.tid)
+        self.l1_hit = float(t.l1_hit)
+        self.l2_hit = float(t.l2_hit)
+        self.memory = float(t.memory)
+        self.window = t.window
+        self.mib = t.l1_mib
+        self.mispredict = t.mispredict
+        self.cpa = spec.cycles_per_access
+        self.ipa = spec.inst_per_access
+        p = config.prefetch
+        self.prefetch = p.enabled
+        self.pf_d1 = p.l1_distance
+        self.pf_d2 = p.l2_distance
+        self.pf_table = p.table
+        self.recent: dict[int, None] = {}
+        self.mq: deque[tuple[int, float, int]] = deque()
+        self.fcount = [0] * FLAG_SLOTS
+        self.gen: Chunks = spec.stream()
+        self.it: Iterator[Record] = iter(())
+        self.done = False
+        self.passes = 0
+        self.cyc = 0.0
+        self.acc = 0
+        self.l1_refill_dm = 0
+        self.l1_refill_pf = 0
+        self.l1_wb = 0
+        self.l1_miss_wait = 0.0
+        self.l2_access = 0
+        self.l2_refill_dm = 0
+        self.l2_refill_pf = 0
+        self.l2_wb = 0
+        self.swap_dm = 0
+        self.mibmch_prf = 0
+        self.wait_l1 = 0.0
+        self.wait_l2 = 0.0
+        self.fe_stall = 0.0
+        self.exits = 0
+        self.ifetch = 0
+
+    # ----------------------------------------------------------------- the hot loop
+    def run(self, limit: float) -> None:
+        """Simulate until this core's clock reaches ``limit`` cycles or the stream ends."""
+        if self.done:
+            return
+        l1 = self.l1
+        rdy = l1.ready
+        sets = l1.sets
+        dirty = l1.dirty
+        mask = l1.mask
+        fcount = self.fcount
+        mq = self.mq
+        window = self.window
+        cpa = self.cpa
+        miss = self._slow
+        cyc = self.cyc
+        acc = self.acc
+        wl1 = 0.0
+        wl2 = 0.0
+        it = self.it
+        while True:
+            for line, n, fl in it:
+                fcount[fl] += n
+                r = rdy.get(line)
+                if r is not None and 0.0 <= r <= cyc:
+                    s = sets[line & mask]
+                    if s[-1] != line:
+                        s.remove(line)
+                        s.append(line)
+                    if fl & 1:
+                        dirty.add(line)
+                else:
+                    self.acc = acc
+                    cyc = miss(line, fl, r, cyc)
+                acc += n
+                cyc += n * cpa
+                while mq:
+                    e = mq[0]
+                    if e[1] <= cyc:
+                        mq.popleft()
+                    elif acc - e[0] < window:
+                        break
+                    else:
+                        if e[2] == FROM_MEMORY:
+                            wl2 += e[1] - cyc
+                        else:
+                            wl1 += e[1] - cyc
+                        cyc = e[1]
+                        mq.popleft()
+                if cyc >= limit:
+                    break
+            else:
+                chunk = next(self.gen, None)
+                if chunk is None:
+                    self.passes += 1
+                    if self.loop:
+                        self.gen = self.spec.stream()
+                        continue
+                    self.done = True
+                    # Drain: the thread ends when its last outstanding miss has arrived.
+                    while mq:
+                        e = mq.popleft()
+                        if e[1] > cyc:
+                            if e[2] == FROM_MEMORY:
+                                wl2 += e[1] - cyc
+                            else:
+                                wl1 += e[1] - cyc
+                            cyc = e[1]
+                    break
+                it = iter(chunk)
+                continue
+            break
+        self.it = it
+        self.cyc = cyc
+        self.acc = acc
+        self.wait_l1 += wl1
+        self.wait_l2 += wl2
+
+    # ----------------------------------------------------------------- slow paths
+    def _stall_for_mib(self, cyc: float) -> float:
+        mq = self.mq
+        while len(mq) >= self.mib:
+            e = mq.popleft()
+            if e[1] > cyc:
+                if e[2] == FROM_MEMORY:
+                    self.wait_l2 += e[1] - cyc
+                else:
+                    self.wait_l1 += e[1] - cyc
+                cyc = e[1]
+        return cyc
+
+    def _slow(self, line: int, fl: int, r: float | None, cyc: float) -> float:
+        """Everything but a plain L1D hit on arrived data; returns the (possibly stalled) clock."""
+        if fl & FL_SPECIAL:
+            count = -1 - line
+            if fl & FL_EXIT:
+                self.exits += count
+                self.fe_stall += count * self.mispredict
+                return cyc + count * self.mispredict
+            self.ifetch += count
+            return cyc
+        l1 = self.l1
+        if r is not None:
+            # The tag is there: a prefetched line used for the first time, and/or data still in flight.
+            if r < 0:
+                r = -r - 1.0
+                l1.ready[line] = r
+                if self.prefetch:
+                    self._advance(line, fl, cyc)
+            l1.touch(line)
+            if fl & FL_WRITE:
+                l1.dirty.add(line)
+            if r > cyc:
+                self.mq.append((self.acc, r, l1.meta[line] >> 2))
+            return cyc
+        # An L1D demand miss.
+        if len(self.mq) >= self.mib:
+            cyc = self._stall_for_mib(cyc)
+        self.l1_refill_dm += 1
+        sec = (fl >> 1) & 3
+        cmg = self.cmg
+        l2 = cmg.l2
+        self.l2_access += 1
+        cmg.l2_accesses += 1
+        r2 = l2.ready.get(line)
+        if r2 is None:
+            ready = cyc + self.memory
+            source = FROM_MEMORY
+            self.l2_refill_dm += 1
+            cmg.l2_miss_count += 1
+            cmg.l2_miss_wait += self.memory
+            if l2.fill(line, self.l2base + (sec & 1), ready, BY_DEMAND)[1]:
+                self.l2_wb += 1
+                cmg.mem_writes += 1
+        elif r2 <= cyc:
+            s2 = l2.sets[line & l2.mask]
+            if s2[-1] != line:
+                s2.remove(line)
+                s2.append(line)
+            ready = cyc + self.l2_hit
+            source = FROM_L2
+        else:
+            ready = self._l2_inflight(line, r2, cyc, True)
+            source = FROM_MEMORY
+        self.l1_miss_wait += ready - cyc
+        victim, was_dirty, vsec = l1.fill(line, sec, ready, source)
+        if was_dirty:
+            self.l1_wb += 1
+            self._l2_write(victim, vsec, cyc)
+        if fl & FL_WRITE:
+            if line in l1.ready:
+                l1.dirty.add(line)
+            else:  # the sector may not allocate in L1D: write through to L2
+                self._l2_write(line, sec, cyc)
+        self.mq.append((self.acc, ready, source))
+        if self.prefetch:
+            self._train(line, fl, cyc)
+        return cyc
+
+    def _l2_inflight(self, line: int, r2: float, cyc: float, demand: bool) -> float:
+        """A request meets a refill of the same line still on its way from memory (refill buffer match).
+
+        The hardware counts the meeting as another refill (errata 1.0), and so does the model:
+        that is what the errata-corrected formulas subtract again.
+        """
+        cmg = self.cmg
+        cmg.l2.touch(line)
+        allocated_by = cmg.l2.kind_of(line)
+        if demand and allocated_by == BY_PREFETCH:
+            self.swap_dm += 1
+            self.l2_refill_dm += 1
+            cmg.swap_local += 1
+            cmg.l2_miss_count += 1
+        elif not demand and allocated_by == BY_DEMAND:
+            self.mibmch_prf += 1
+            self.l2_refill_pf += 1
+            cmg.pf_mib_mch += 1
+            cmg.l2_miss_count += 1
+        return max(r2, cyc + self.l2_hit)
+
+    def _l2_fill(self, line: int, sec2: int, ready: float, by: int) -> None:
+        cmg = self.cmg
+        cmg.l2_miss_count += 1
+        cmg.l2_miss_wait += self.memory
+        victim, was_dirty, _ = cmg.l2.fill(line, sec2, ready, by)
+        if was_dirty:
+            self.l2_wb += 1
+            cmg.mem_writes += 1
+
+    def _l2_write(self, line: int, sec: int, cyc: float) -> None:
+        """A dirty L1D victim written back to L2 (allocated there if L2 had dropped it)."""
+        cmg = self.cmg
+        l2 = cmg.l2
+        self.l2_access += 1
+        cmg.l2_accesses += 1
+        if line in l2.ready:
+            l2.touch(line)
+            l2.dirty.add(line)
+            return
+        victim, was_dirty, _ = l2.fill(line, self.l2base + (sec & 1), cyc, BY_DEMAND)
+        if line in l2.ready:
+            l2.dirty.add(line)
+        else:  # the sector may not allocate in L2 either: straight to memory
+            self.l2_wb += 1
+            cmg.mem_writes += 1
+        if was_dirty:
+            self.l2_wb += 1
+            cmg.mem_writes += 1
+
+    # ----------------------------------------------------------------- the stream prefetcher
+    def _train(self, line: int, fl: int, cyc: float) -> None:
+        """A demand miss: two misses to consecutive lines start a stream."""
+        recent = self.recent
+        if line - 1 in recent:
+            del recent[line - 1]
+            l1 = self.l1.ready
+            l2 = self.cmg.l2.ready
+            for t in range(line + 1, line + self.pf_d1 + 1):
+                if t not in l1:
+                    self._prefetch_l1(t, fl, cyc)
+            for t in range(line + self.pf_d1 + 1, line + self.pf_d2 + 1):
+                if t not in l2 and t not in l1:
+                    self._prefetch_l2(t, fl, cyc)
+            return
+        recent[line] = None
+        if len(recent) > self.pf_table:
+            del recent[next(iter(recent))]
+
+    def _advance(self, line: int, fl: int, cyc: float) -> None:
+        """A prefetched line was used: keep the stream the same distance ahead."""
+        t = line + self.pf_d1
+        if t not in self.l1.ready:
+            self._prefetch_l1(t, fl, cyc)
+        t = line + self.pf_d2
+        if self.pf_d2 > self.pf_d1 and t not in self.cmg.l2.ready and t not in self.l1.ready:
+            self._prefetch_l2(t, fl, cyc)
+
+    def _prefetch_l1(self, line: int, fl: int, cyc: float) -> None:
+        """A prefetch into L1D: an L1D refill (HWPRF) that reads the line from L2 (or memory)."""
+        sec = (fl >> 1) & 3
+        self.l1_refill_pf += 1
+        cmg = self.cmg
+        l2 = cmg.l2
+        self.l2_access += 1
+        cmg.l2_accesses += 1
+        r2 = l2.ready.get(line)
+        if r2 is None:
+            ready = cyc + self.memory
+            source = FROM_MEMORY
+            self.l2_refill_pf += 1
+            self._l2_fill(line, self.l2base + (sec & 1), ready, BY_PREFETCH)
+        elif r2 <= cyc:
+            l2.touch(line)
+            ready = cyc + self.l2_hit
+            source = FROM_L2
+        else:
+            ready = self._l2_inflight(line, r2, cyc, False)
+            source = FROM_MEMORY
+        self.l1_miss_wait += ready - cyc
+        l1 = self.l1
+        victim, was_dirty, vsec = l1.fill(line, sec, ready, source)
+        if was_dirty:
+            self.l1_wb += 1
+            self._l2_write(victim, vsec, cyc)
+        if line in l1.ready:
+            l1.ready[line] = -ready - 1.0
+
+    def _prefetch_l2(self, line: int, fl: int, cyc: float) -> None:
+        """A prefetch into L2 only (further ahead than the L1D prefetch)."""
+        cmg = self.cmg
+        self.l2_access += 1
+        cmg.l2_accesses += 1
+        self.l2_refill_pf += 1
+        self._l2_fill(line, self.l2base + ((fl >> 1) & 1), cyc + self.memory, BY_PREFETCH)
+
+    # ----------------------------------------------------------------- derived totals
+    def inst(self) -> int:
+        return int(self.acc * self.ipa) + self.ifetch
+
+    def flag_total(self, bit: int) -> int:
+        """Data accesses whose flags have ``bit`` set (``bit`` 0: all data accesses)."""
+        return sum(c for fl, c in enumerate(self.fcount) if not fl & FL_SPECIAL and (bit == 0 or fl & bit))
+
+    def not_sec0(self) -> int:
+        return sum(c for fl, c in enumerate(self.fcount) if not fl & FL_SPECIAL and (fl >> 1) & 3)
+
+    def set_sectors(self, sectors: SectorConfig) -> None:
+        self.l1.set_maxima(sectors.l1, sectors.enabled)
+
+
+class Machine:
+    """All simulated threads and CMGs, advanced together in small interleaved quanta."""
+
+    def __init__(self, config: ModelConfig, specs: list[ThreadSpec], loop: bool = False) -> None:
+        self.config = config
+        self.cmgs: dict[int, Cmg] = {}
+        self.threads: list[SimThread] = []
+        for spec in specs:
+            c = spec.cpu // CPUS_PER_CMG
+            if c not in self.cmgs:
+                self.cmgs[c] = Cmg(c, config)
+            self.threads.append(SimThread(spec, self.cmgs[c], config, loop))
+        self.cycle = 0.0
+
+    def finished(self) -> bool:
+        return all(t.done for t in self.threads)
+
+    def run_until(self, target: float) -> None:
+        """Advance every running thread to ``target`` cycles (threads of a CMG interleave every quantum)."""
+        quantum = self.config.quantum
+        while self.cycle < target and not self.finished():
+            step = min(target, self.cycle + quantum)
+            for t in self.threads:
+                if not t.done and t.cyc < step:
+                    t.run(step)
+            self.cycle = step
+            for c in self.cmgs.values():
+                c.cycle = step
+        if self.finished():
+            end = max((t.cyc for t in self.threads), default=self.cycle)
+            self.cycle = max(self.cycle, end)
+            for c in self.cmgs.values():
+                c.cycle = self.cycle
+
+    def run_to_completion(self, max_cycles: float = float("inf")) -> None:
+        step = 1e7
+        while not self.finished() and self.cycle < max_cycles:
+            self.run_until(min(self.cycle + step, max_cycles))
+
+    def apply_sectors(self, sectors: SectorConfig) -> None:
+        """New maxima/enable for every L1D and L2; lines move only as new fills happen."""
+        self.config = self.config.with_sectors(sectors)
+        for t in self.threads:
+            t.set_sectors(sectors)
+        for c in self.cmgs.values():
+            c.l2.set_maxima(sectors.l2, sectors.enabled)

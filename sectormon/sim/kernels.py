@@ -1,0 +1,207 @@
+"""Kernels that generate per-thread access streams for the simulator (PMU document section 5).
+
+- ``scenario-a``: a reused array (a lookup table read in a fixed shuffled line order, like a gather)
+  and a streamed array read once, interleaved line by line. Reused data in sector 0, the stream in
+  sector 1. The default reused size (48 KiB) fits the 64 KiB L1D only if the stream cannot evict it:
+  with ``--l1-sectors 3,1,0,0`` it stays in 3 ways and only the stream misses.
+- ``scenario-b``: a tiled matrix product C += A x B (rows padded by one line), A/B/C in sectors
+  0/1/2. The B tile is reused by every row of A; C rows are read-modified-written per k.
+- ``random``: uniform random reads over a table (no locality; the worst case).
+
+Accesses are SVE vectors (``vec`` bytes, default 64), so a 256-byte line takes 4 accesses in a row;
+grouping them into one record is exact (see :mod:`sectormon.sim.engine`). Every thread has its own
+arrays at its own addresses. Streams are generated in chunks, never materialised whole.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from sectormon.errors import UsageError
+from sectormon.sim.config import LINE_BYTES, LINE_SHIFT, parse_size
+from sectormon.sim.engine import FL_EXIT, FL_WRITE, Chunks, Record, flags
+
+KERNELS = ("scenario-a", "scenario-b", "random")
+
+# Size-like parameters accept K/M/G suffixes; the others are plain counts.
+_PARAMS: dict[str, dict[str, int]] = {
+    "scenario-a": {"reused": 48 << 10, "passes": 200, "vec": 64, "shuffle": 1},
+    "scenario-b": {"n": 192, "tile_j": 96, "tile_k": 32, "pad": 32, "vec": 64},
+    "random": {"table": 32 << 20, "accesses": 1 << 19, "vec": 64},
+}
+_ARRAYS: dict[str, dict[str, int]] = {
+    "scenario-a": {"reused": 0, "stream": 1},
+    "scenario-b": {"A": 0, "B": 1, "C": 2},
+    "random": {"table": 0},
+}
+# Instructions and issue cycles per memory access (the core's work between accesses).
+_ISA: dict[str, tuple[float, float]] = {
+    "scenario-a": (2.0, 1.0),  # load, FMA, loop overhead amortised
+    "scenario-b": (2.0, 1.0),  # load B, load/store C, FMA
+    "random": (3.0, 1.0),  # index arithmetic, gather, accumulate
+}
+
+
+def kernel_defaults(kernel: str) -> dict[str, int]:
+    return dict(_PARAMS[kernel])
+
+
+def kernel_arrays(kernel: str) -> dict[str, int]:
+    return dict(_ARRAYS[kernel])
+
+
+@dataclass(frozen=True, slots=True)
+class KernelSpec:
+    """A kernel with its parameters and the sector of each array."""
+
+    name: str
+    params: Mapping[str, int]
+    sectors: Mapping[str, int]
+    seed: int = 1
+    extra: Mapping[str, Any] = field(default_factory=dict)
+
+    @property
+    def inst_per_access(self) -> float:
+        return _ISA[self.name][0]
+
+    @property
+    def cycles_per_access(self) -> float:
+        return _ISA[self.name][1]
+
+    def describe(self) -> dict[str, Any]:
+        return {"name": self.name, "params": dict(self.params), "array_sectors": dict(self.sectors),
+                "inst_per_access": self.inst_per_access, "cycles_per_access": self.cycles_per_access,
+                "seed": self.seed, **self.extra}
+
+    def stream_factory(self, thread: int, tag_override: bool, pfe: bool) -> Callable[[], Chunks]:
+        """A callable making a fresh stream for ``thread`` (called again when the demo loops)."""
+        fl = {a: flags(s, False, tag_override, pfe) for a, s in self.sectors.items()}
+        base = (thread + 1) << 40
+        if self.name == "scenario-a":
+            return lambda: _scenario_a(self.params, fl, base, self.seed + thread)
+        if self.name == "scenario-b":
+            return lambda: _scenario_b(self.params, fl, base)
+        return lambda: _random(self.params, fl, base, self.seed + thread)
+
+
+def make_kernel(name: str, sizes: Mapping[str, str] | None = None, assign: Mapping[str, str] | None = None,
+                seed: int = 1) -> KernelSpec:
+    """Validate ``--size key=value`` and ``--assign array=sector`` against the kernel's names."""
+    if name not in _PARAMS:
+        raise UsageError(f"--kernel {name!r}: unknown kernel; choose one of {', '.join(KERNELS)}")
+    params = kernel_defaults(name)
+    for key, text in (sizes or {}).items():
+        if key not in params:
+            raise UsageError(f"--size {key}={text}: {name} has no parameter {key!r}; use {', '.join(params)}")
+        params[key] = parse_size(text, f"--size {key}")
+    sectors = kernel_arrays(name)
+    for array, text in (assign or {}).items():
+        if array not in sectors:
+            raise UsageError(f"--assign {array}={text}: {name} has no array {array!r}; use {', '.join(sectors)}")
+        if text not in ("0", "1", "2", "3"):
+            raise UsageError(f"--assign {array}={text}: a sector id is 0, 1, 2 or 3")
+        sectors[array] = int(text)
+    _check(name, params)
+    return KernelSpec(name, params, sectors, seed)
+
+
+def _check(name: str, p: Mapping[str, int]) -> None:
+    vec = p["vec"]
+    if vec < 1 or vec > LINE_BYTES or LINE_BYTES % vec:
+        raise UsageError(f"--size vec={vec}: the access size must divide the 256-byte line (e.g. 8, 64, 256)")
+    positive = [k for k, v in p.items() if v < 1 and k not in ("pad", "shuffle")]
+    if positive:
+        raise UsageError(f"--size {positive[0]}=0: must be at least 1")
+    if name == "scenario-a" and p["reused"] < LINE_BYTES:
+        raise UsageError("--size reused: the reused array needs at least one 256-byte line")
+    if name == "scenario-b":
+        if p["n"] % p["tile_j"] or p["n"] % p["tile_k"]:
+            raise UsageError(f"--size: n={p['n']} must be a multiple of tile_j={p['tile_j']} and tile_k={p['tile_k']}")
+        if p["tile_j"] * 8 % LINE_BYTES or p["pad"] * 8 % LINE_BYTES:
+            raise UsageError("--size: tile_j and pad must be multiples of 32 elements (one 256-byte line of doubles)")
+    if name == "random" and p["table"] < LINE_BYTES:
+        raise UsageError("--size table: the table needs at least one 256-byte line")
+
+
+def _scenario_a(p: Mapping[str, int], fl: Mapping[str, int], base: int, seed: int) -> Chunks:
+    per_line = LINE_BYTES // p["vec"]
+    lines = p["reused"] >> LINE_SHIFT
+    reused0 = base >> LINE_SHIFT
+    stream0 = (base + (1 << 36)) >> LINE_SHIFT
+    order = list(range(lines))
+    if p["shuffle"]:
+        random.Random(seed).shuffle(order)
+    fa = fl["reused"]
+    fb = fl["stream"]
+    a_records = [(reused0 + i, per_line, fa) for i in order]
+    exit_record = (-2, 0, FL_EXIT)  # one loop exit per pass
+    b = stream0
+    for _ in range(p["passes"]):
+        chunk: list[Record] = []
+        append = chunk.append
+        for rec in a_records:
+            append(rec)
+            append((b, per_line, fb))
+            b += 1
+        append(exit_record)
+        yield chunk
+
+
+def _scenario_b(p: Mapping[str, int], fl: Mapping[str, int], base: int) -> Chunks:
+    """for jj, kk tiles: for i: for k in kk-tile: a = A[i,k]; C[i, jj-tile] += a * B[k, jj-tile]."""
+    n = p["n"]
+    tj = p["tile_j"]
+    tk = p["tile_k"]
+    ld = n + p["pad"]  # leading dimension in doubles
+    per_line = LINE_BYTES // p["vec"]
+    a0 = base
+    b0 = base + (1 << 36)
+    c0 = base + (2 << 36)
+    fa = fl["A"]
+    fb = fl["B"]
+    fc = fl["C"] | FL_WRITE
+    j_lines = tj * 8 // LINE_BYTES
+    exit_record = (-2, 0, FL_EXIT)
+    for jj in range(0, n, tj):
+        for kk in range(0, n, tk):
+            chunk: list[Record] = []
+            append = chunk.append
+            for i in range(n):
+                a_row = a0 + i * ld * 8
+                c_line0 = (c0 + (i * ld + jj) * 8) >> LINE_SHIFT
+                for k in range(kk, kk + tk):
+                    append(((a_row + k * 8) >> LINE_SHIFT, 1, fa))
+                    b_line0 = (b0 + (k * ld + jj) * 8) >> LINE_SHIFT
+                    for j in range(j_lines):
+                        append((b_line0 + j, per_line, fb))
+                        append((c_line0 + j, 2 * per_line, fc))
+                append(exit_record)
+            yield chunk
+
+
+def _random(p: Mapping[str, int], fl: Mapping[str, int], base: int, seed: int) -> Chunks:
+    rng = random.Random(seed)
+    lines = max(1, p["table"] >> LINE_SHIFT)
+    line0 = base >> LINE_SHIFT
+    f = fl["table"]
+    left = p["accesses"]
+    rand = rng.random
+    while left > 0:
+        size = min(left, 4096)
+        left -= size
+        yield [(line0 + int(rand() * lines), 1, f) for _ in range(size)]
+
+
+def chunks_of(records: Iterator[Record], size: int = 4096) -> Chunks:
+    """Group a record iterator into lists (the engine's unit of work)."""
+    chunk: list[Record] = []
+    for rec in records:
+        chunk.append(rec)
+        if len(chunk) >= size:
+            yield chunk
+            chunk = []
+    if chunk:
+        yield chunk

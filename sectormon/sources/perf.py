@@ -1,0 +1,289 @@
+"""The live perf source: counter groups on the threads of a process, a launched command, or CPUs.
+
+Implements :class:`sectormon.sources.base.Source` on the wall clock. CMG-scoped events need one
+CPU-wide (``pid=-1``) group per CMG, which perf_event_paranoid may forbid; whether it is allowed is
+decided by actually opening one CPU-wide software event, and when it is not, :meth:`cmg_units`
+returns nothing and :attr:`cmg_unavailable_reason` says why, so the sampler reports those events
+unavailable and runs everything else.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import psutil
+
+from sectormon.perf.errors import PerfError
+from sectormon.perf.events import EventSpec, parse_event
+from sectormon.perf.group import PerfGroup
+from sectormon.perf.probe import probe_events
+from sectormon.profiles.model import EventDef
+from sectormon.readings import GroupValues, Unit
+from sectormon.sources.base import CounterGroup, ProbeResult, UnitsUpdate
+from sectormon.targets import (
+    BadTarget,
+    CommandTarget,
+    CpuTarget,
+    Target,
+    ThreadTracker,
+    TopologyLike,
+    format_cpu_list,
+)
+
+CMG_CHECK_EVENT = "cpu-clock"
+
+
+class _ExecGatedGroup:
+    """A group on a command still held before exec.
+
+    Enabling it now would count the waiting child, so an ``enable()`` before the release reopens the
+    group with ``enable_on_exec`` (the kernel enables it at exec) and a ``disable()`` undoes that.
+    Once the command runs, every call goes straight to the group.
+    """
+
+    def __init__(self, opener: Callable[[bool], PerfGroup], gated: Callable[[], bool]) -> None:
+        self._opener = opener
+        self._gated = gated
+        self._inner = opener(False)
+        self._armed = False
+        self.events = self._inner.events
+
+    def _reopen(self, armed: bool) -> None:
+        self._inner.close()
+        self._inner = self._opener(armed)
+        self._armed = armed
+
+    def enable(self) -> None:
+        if not self._gated():
+            self._inner.enable()
+        elif not self._armed:
+            self._reopen(True)
+
+    def disable(self) -> None:
+        if not self._gated():
+            self._inner.disable()
+        elif self._armed:
+            self._reopen(False)
+
+    def reset(self) -> None:
+        self._inner.reset()
+
+    def read(self) -> GroupValues:
+        return self._inner.read()
+
+    def close(self) -> None:
+        self._inner.close()
+
+    @property
+    def closed(self) -> bool:
+        return self._inner.closed
+
+
+class PerfSource:
+    """Source of live counts through perf_event_open (``kind = "perf"``)."""
+
+    kind = "perf"
+
+    def __init__(
+        self,
+        target: Target,
+        topology: TopologyLike,
+        *,
+        exclude_kernel: bool = True,
+        exclude_hv: bool = True,
+        sysfs_root: str | Path = "/sys",
+    ) -> None:
+        self.target = target
+        self.topology = topology
+        self.exclude_kernel = exclude_kernel
+        self.exclude_hv = exclude_hv
+        self.sysfs_root = str(sysfs_root)
+        if isinstance(target, CpuTarget):
+            missing = [c for c in target.cpus if c not in topology.cpus]
+            if missing:
+                raise BadTarget(
+                    f"--cpus: CPU {format_cpu_list(missing)} does not exist here "
+                    f"(CPUs: {format_cpu_list(topology.cpus)})"
+                )
+        self._tracker = ThreadTracker(topology.cmg_of)
+        self._cpu_units_sent = False
+        self._t0: float | None = None
+        self._groups: list[PerfGroup | _ExecGatedGroup] = []
+        self._specs: dict[str, EventSpec] = {}
+        self._cmg_checked = False
+        self._cmg_reason: str | None = None
+        self._closed = False
+
+    # --- clock ---
+    def start(self) -> None:
+        if self._t0 is None:
+            self.target.start()
+            self._t0 = time.monotonic()
+
+    def now(self) -> float:
+        return 0.0 if self._t0 is None else time.monotonic() - self._t0
+
+    def wait_until(self, t: float) -> None:
+        """Sleep until ``t``; the first wait lets a gated command exec (its first groups are open)."""
+        self.release()
+        remaining = t - self.now()
+        if remaining > 0:
+            time.sleep(remaining)
+
+    def release(self) -> None:
+        """Let a gated command exec now (also done by the first :meth:`wait_until`)."""
+        if isinstance(self.target, CommandTarget):
+            self.target.release()
+
+    def _gated(self) -> bool:
+        return isinstance(self.target, CommandTarget) and self.target.gated
+
+    # --- units ---
+    def _cpu_unit(self, cpu: int) -> Unit:
+        return Unit("cpu", cpu, core=cpu, cmg=self.topology.cmg_of.get(cpu))
+
+    def poll_units(self) -> UnitsUpdate:
+        if isinstance(self.target, CpuTarget):
+            self._cpu_units_sent = True
+            return UnitsUpdate(alive=tuple(self._cpu_unit(c) for c in self.target.cpus))
+        return self._tracker.update(self.target.tids())
+
+    def _needed_cmgs(self) -> list[int]:
+        all_cmgs = sorted(c for c, cpus in self.topology.cmgs.items() if cpus)
+        if isinstance(self.target, CpuTarget):
+            wanted = {self.topology.cmg_of.get(c) for c in self.target.cpus}
+            return [c for c in all_cmgs if c in wanted]
+        units = self._tracker.units
+        if any(u.cmg is None for u in units):
+            return all_cmgs
+        wanted = {u.cmg for u in units}
+        return [c for c in all_cmgs if c in wanted]
+
+    def _check_cmg(self) -> None:
+        if self._cmg_checked:
+            return
+        self._cmg_checked = True
+        cpus = [cpus[0] for _, cpus in sorted(self.topology.cmgs.items()) if cpus]
+        if not cpus:
+            self._cmg_reason = "the topology has no CMG (or cache domain) to count on"
+            return
+        try:
+            group = PerfGroup(
+                [parse_event(CMG_CHECK_EVENT)],
+                pid=-1,
+                cpu=cpus[0],
+                exclude_kernel=self.exclude_kernel,
+                exclude_hv=self.exclude_hv,
+            )
+        except PerfError as exc:
+            self._cmg_reason = f"CMG-wide events need CPU-wide counting, which is refused: {exc}"
+            return
+        group.close()
+
+    @property
+    def cmg_unavailable_reason(self) -> str | None:
+        """Why CMG-wide counting is impossible here, or None when it works."""
+        self._check_cmg()
+        return self._cmg_reason
+
+    def cmg_units(self) -> tuple[Unit, ...]:
+        if self.cmg_unavailable_reason is not None:
+            return ()
+        return tuple(
+            Unit("cmg", cmg, core=self.topology.cmgs[cmg][0], cmg=cmg) for cmg in self._needed_cmgs()
+        )
+
+    # --- groups ---
+    def _spec(self, event: EventDef) -> EventSpec:
+        spec = self._specs.get(event.spec)
+        if spec is None:
+            spec = self._specs[event.spec] = parse_event(event.spec, sysfs_root=self.sysfs_root)
+        return spec
+
+    def open_group(self, unit: Unit, events: Sequence[EventDef]) -> CounterGroup:
+        specs = [self._spec(e) for e in events]
+        names = [e.name for e in events]
+        if unit.kind == "thread":
+            pid, cpu = unit.ident, -1
+        elif unit.kind == "cpu":
+            pid, cpu = -1, unit.ident
+        elif unit.kind == "cmg":
+            if unit.core is None:
+                raise ValueError(f"CMG unit {unit.key} has no CPU to open its group on")
+            pid, cpu = -1, unit.core
+        else:
+            raise ValueError(f"unknown unit kind {unit.kind!r}")
+
+        def opener(enable_on_exec: bool) -> PerfGroup:
+            return PerfGroup(
+                specs,
+                pid=pid,
+                cpu=cpu,
+                names=names,
+                exclude_kernel=self.exclude_kernel,
+                exclude_hv=self.exclude_hv,
+                enable_on_exec=enable_on_exec,
+            )
+
+        group: PerfGroup | _ExecGatedGroup
+        group = _ExecGatedGroup(opener, self._gated) if self._gated() and pid > 0 else opener(False)
+        self._groups = [g for g in self._groups if not g.closed]
+        self._groups.append(group)
+        return group
+
+    def probe(self, events: Sequence[EventDef]) -> Mapping[str, ProbeResult]:
+        return probe_events(events, exclude_kernel=self.exclude_kernel, sysfs_root=self.sysfs_root)
+
+    # --- lifecycle and description ---
+    def finished(self) -> bool:
+        return self.target.finished()
+
+    @property
+    def exit_code(self) -> int | None:
+        """The command's exit code once it has been reaped (command mode), else None."""
+        return self.target.exit_code if isinstance(self.target, CommandTarget) else None
+
+    def _sector_config(self) -> dict[str, str]:
+        """FLIB_* variables (the Fujitsu runtime's sector cache settings) of the target's environment.
+
+        A launched command's environment is the one handed to exec (also right while it is still
+        held at the gate, when /proc shows the forked copy's); a running process's is read via psutil.
+        """
+        target = self.target
+        if isinstance(target, CommandTarget):
+            env: Mapping[str, str] = target.env
+        elif target.pid is None:
+            return {}
+        else:
+            try:
+                env = psutil.Process(target.pid).environ()
+            except (psutil.Error, OSError):
+                return {}
+        return {k: v for k, v in sorted(env.items()) if k.startswith("FLIB_")}
+
+    def describe(self) -> dict[str, Any]:
+        target = self.target
+        if isinstance(target, CpuTarget):
+            info: dict[str, Any] = {"mode": "cpus", "pid": None, "cmdline": [], "threads": 0}
+            info["cpus"] = list(target.cpus)
+        else:
+            info = {
+                "mode": target.mode,
+                "pid": target.pid,
+                "cmdline": list(target.argv) if isinstance(target, CommandTarget) else target.cmdline(),
+                "threads": len(self._tracker.units),
+                "cpus": target.cpus(),
+            }
+        return {"target": info, "sector_config": self._sector_config(), "source": "perf"}
+
+    def close(self) -> None:
+        """Close every group opened through this source, then release the target. Idempotent."""
+        groups, self._groups = self._groups, []
+        for group in groups:
+            group.close()
+        if not self._closed:
+            self._closed = True
+            self.target.close()

@@ -1,0 +1,436 @@
+"""Replay: a recording read back through today's engine, frame for frame as the live run made them.
+
+A recording stores raw slices and marks, never metrics, so a replay builds the engine the header
+describes (profile, options, unavailable events) and feeds it the same stream through the same
+:class:`sectormon.pipeline.FrameBuilder` the live session used: same frames, current formulas.
+
+:func:`replay_frames` is the headless path (``sectormon replay --json``, ``compare``);
+:class:`ReplaySession` is the TUI's timeline (play, pause, speed, seek, marks) on its own thread.
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+import time
+from collections.abc import Callable, Iterator, Mapping
+from pathlib import Path
+from typing import Any, Protocol
+
+from sectormon.errors import SectormonError
+from sectormon.frames import HEADER_SCHEMA, Frame
+from sectormon.io.reader import RecordingError, RecordingStream, open_recording, scan_recording
+from sectormon.readings import Mark, Slice
+from sectormon.session import FrameCallback
+
+RECORDING_ONLY_KEYS = ("recording_started",)
+"""Header keys the recorder adds; the replayed stream header leaves them out, as live did."""
+
+
+class Builder(Protocol):
+    """What replay needs of :class:`sectormon.pipeline.FrameBuilder`."""
+
+    def feed(self, item: Slice | Mark) -> list[Frame]: ...
+
+    def finish(self, t: float | None = None) -> Frame: ...
+
+
+BuilderFactory = Callable[[Mapping[str, Any], str], Builder]
+
+
+def stream_header(header: Mapping[str, Any]) -> dict[str, Any]:
+    """The JSON stream header a replay prints: the live run's header record."""
+    out = {k: v for k, v in header.items() if k not in RECORDING_ONLY_KEYS}
+    out["schema"] = HEADER_SCHEMA
+    return out
+
+
+def frame_builder(header: Mapping[str, Any], path: str) -> Builder:
+    """The engine and frame builder a recording's header describes (the live run's own)."""
+    from sectormon.pipeline import FrameBuilder, build_engine
+    from sectormon.profiles.loader import profile_from_dict
+
+    profile_data = header.get("profile")
+    if not isinstance(profile_data, dict) or not profile_data:
+        raise RecordingError(path, 1, "the header has no profile", "record with sectormon >= 0.1")
+    options = header.get("options")
+    options = options if isinstance(options, dict) else {}
+    interval = options.get("interval", 1.0)
+    if not isinstance(interval, (int, float)) or not math.isfinite(interval) or interval <= 0:
+        raise RecordingError(path, 1, f"header options.interval must be a positive number, got {interval!r}")
+    start = header.get("recording_started", 0.0)
+    start = float(start) if isinstance(start, (int, float)) and math.isfinite(start) else 0.0
+    profile = profile_from_dict(profile_data, source=path)
+    return FrameBuilder(build_engine(profile, header), float(interval), start=start)
+
+
+class _Pacer:
+    """Real-time pacing by stream time: item at ``t`` is due ``(t - t0) / speed`` after the anchor."""
+
+    def __init__(self, speed: float, sleep: Callable[[float], None], clock: Callable[[], float]) -> None:
+        self.speed = speed
+        self.sleep = sleep
+        self.clock = clock
+        self.anchor: tuple[float, float] | None = None
+
+    def wait(self, t: float) -> None:
+        if self.anchor is None:
+            self.anchor = (t, self.clock())
+            return
+        t0, wall0 = self.anchor
+        delay = wall0 + (t - t0) / self.speed - self.clock()
+        if delay > 0:
+            self.sleep(delay)
+
+
+def replay_frames(
+    stream: RecordingStream,
+    *,
+    t_from: float | None = None,
+    t_to: float | None = None,
+    speed: float | None = None,
+    builder_factory: BuilderFactory = frame_builder,
+    sleep: Callable[[float], None] = time.sleep,
+    clock: Callable[[], float] = time.monotonic,
+) -> Iterator[Frame]:
+    """Frames of a recording, ending with the final frame.
+
+    Only frames with ``t_from <= t <= t_to`` are yielded, but every record before ``t_from`` is fed
+    so rolling and whole-run windows are what the live run showed. ``speed`` paces frames in real
+    time (2.0 = twice as fast); ``None`` = as fast as possible. Reading stops after ``t_to``.
+    """
+    builder = builder_factory(stream.header, stream.path)
+    lo = -math.inf if t_from is None else t_from
+    hi = math.inf if t_to is None else t_to
+    pacer = _Pacer(speed, sleep, clock) if speed is not None and math.isfinite(speed) else None
+    for item in stream:
+        if item.t > hi:
+            break
+        if pacer is not None and isinstance(item, Slice) and item.t >= lo:
+            pacer.wait(item.t)
+        for frame in builder.feed(item):
+            if lo <= frame.t <= hi:
+                yield frame
+    final = builder.finish()
+    if lo <= final.t <= hi:
+        yield final
+
+
+def final_frame(
+    path: str | Path, *, skip_bad: bool = False, builder_factory: BuilderFactory = frame_builder
+) -> tuple[dict[str, Any], Frame, RecordingStream]:
+    """Replay a whole recording to its final frame (what ``compare`` uses)."""
+    with open_recording(path, skip_bad=skip_bad) as stream:
+        builder = builder_factory(stream.header, stream.path)
+        slices = 0
+        for item in stream:
+            slices += isinstance(item, Slice)
+            builder.feed(item)
+        if slices == 0:
+            raise RecordingError(
+                stream.path, stream.last_line, "the recording has no slices: nothing to replay"
+            )
+        return stream.header, builder.finish(), stream
+
+
+# ------------------------------------------------------------------------------------------ session
+
+
+class ReplaySession:
+    """A recording played on a timeline for the TUI: implements :class:`sectormon.session.ReplayControl`.
+
+    A thread feeds the recording to the frame builder, pacing slices by their ``t`` at the chosen
+    speed, and hands each frame to the subscribers. Seeking forward fast-forwards; seeking back
+    replays from the start up to the target (simple and exactly what the live run showed), then
+    publishes the frame at the target. Marks set during the replay (baseline, bookmarks) are kept
+    and fed again at their time after a seek back. Problems in the file stop playback and are
+    reported through ``on_error`` / :meth:`error`; warnings through ``on_warning``.
+    """
+
+    def __init__(
+        self,
+        path: str | Path,
+        *,
+        skip_bad: bool = False,
+        speed: float = 1.0,
+        paused: bool = False,
+        builder_factory: BuilderFactory = frame_builder,
+        on_warning: Callable[[str], None] | None = None,
+        on_error: Callable[[str], None] | None = None,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.path = str(path)
+        self.skip_bad = skip_bad
+        self._factory = builder_factory
+        self._on_warning = on_warning
+        self._on_error = on_error
+        self._clock = clock
+        scan = scan_recording(self.path, skip_bad=skip_bad)
+        self.recording_header = scan.header
+        self.header: Mapping[str, Any] = stream_header(scan.header)
+        self._recorded_marks = scan.marks
+        self._duration = scan.end_t
+        self._start_t = scan.first_t
+        for warning in scan.warnings:
+            self._warn(warning)
+        # Fail now, not on the thread, when the profile or options cannot be replayed.
+        builder_factory(scan.header, self.path)
+        self._cond = threading.Condition()
+        self._subscribers: list[FrameCallback] = []
+        self._user_marks: list[Mark] = []
+        self._pending_marks: list[Mark] = []
+        self._speed = _check_speed(speed)
+        self._paused = paused
+        self._seek_target: float | None = None
+        self._stop = False
+        self._position = self._start_t
+        self._control_version = 0
+        self._error: str | None = None
+        self._thread: threading.Thread | None = None
+        self.finished = threading.Event()
+        self.frames = 0
+        self.last_frame: Frame | None = None
+
+    # -- SessionControl --------------------------------------------------------------------------
+
+    def subscribe(self, callback: FrameCallback) -> None:
+        self._subscribers.append(callback)
+
+    def start(self) -> None:
+        if self._thread is not None:
+            return
+        self._thread = threading.Thread(target=self._run, name="sectormon-replay", daemon=True)
+        self._thread.start()
+
+    def stop(self) -> None:
+        with self._cond:
+            self._stop = True
+            self._cond.notify_all()
+        thread = self._thread
+        if thread is not None and thread is not threading.current_thread():
+            thread.join(timeout=5.0)
+
+    def mark_baseline(self) -> None:
+        self._add_user_mark("baseline", "")
+
+    def clear_baseline(self) -> None:
+        self._add_user_mark("baseline-clear", "")
+
+    def bookmark(self, label: str) -> None:
+        self._add_user_mark("bookmark", label)
+
+    def recording_path(self) -> str | None:
+        return None
+
+    def toggle_recording(self) -> str | None:
+        """A replay does not record (the recording is already on disk)."""
+        return None
+
+    def sector_presets(self) -> tuple[str, ...]:
+        return ()
+
+    def apply_sector_preset(self, name: str) -> None:
+        raise SectormonError("a replay cannot change the sector configuration: it replays what was recorded")
+
+    # -- ReplayControl ---------------------------------------------------------------------------
+
+    def duration(self) -> float:
+        return self._duration
+
+    def start_time(self) -> float:
+        """Stream time of the first slice (a recording started mid-session does not start at 0)."""
+        return self._start_t
+
+    def position(self) -> float:
+        return self._position
+
+    def paused(self) -> bool:
+        return self._paused
+
+    def set_paused(self, paused: bool) -> None:
+        with self._cond:
+            self._paused = paused
+            self._control_version += 1
+            self._cond.notify_all()
+
+    def seek(self, delta_s: float) -> None:
+        self.seek_to(self._position + delta_s)
+
+    def seek_to(self, t: float) -> None:
+        with self._cond:
+            self._seek_target = min(max(t, self._start_t), self._duration)
+            self._control_version += 1
+            self._cond.notify_all()
+
+    def speed(self) -> float:
+        return self._speed
+
+    def set_speed(self, speed: float) -> None:
+        with self._cond:
+            self._speed = _check_speed(speed)
+            self._control_version += 1
+            self._cond.notify_all()
+
+    def marks(self) -> tuple[Mark, ...]:
+        with self._cond:
+            user = list(self._user_marks)
+        return tuple(sorted((*self._recorded_marks, *user), key=lambda m: m.t))
+
+    def error(self) -> str | None:
+        """Why playback stopped early (a bad line in the file), else ``None``."""
+        return self._error
+
+    def wait(self, timeout: float | None = None) -> bool:
+        """Wait until playback reaches the end of the recording."""
+        return self.finished.wait(timeout)
+
+    # -- thread ----------------------------------------------------------------------------------
+
+    def _warn(self, message: str) -> None:
+        if self._on_warning is not None:
+            self._on_warning(message)
+
+    def _add_user_mark(self, kind: str, label: str) -> None:
+        with self._cond:
+            mark = Mark(t=self._position, kind=kind, label=label)
+            self._user_marks.append(mark)
+            self._user_marks.sort(key=lambda m: m.t)
+            self._pending_marks.append(mark)
+            self._control_version += 1
+            self._cond.notify_all()
+
+    def _emit(self, frame: Frame) -> None:
+        self.frames += 1
+        self.last_frame = frame
+        for callback in list(self._subscribers):
+            callback(frame)
+
+    def _run(self) -> None:
+        try:
+            self._play()
+        except SectormonError as exc:
+            self._error = str(exc)
+            if self._on_error is not None:
+                self._on_error(self._error)
+        finally:
+            self.finished.set()
+
+    def _open(self) -> tuple[RecordingStream, Iterator[Slice | Mark], Builder, list[Mark]]:
+        stream = open_recording(self.path, skip_bad=self.skip_bad)
+        builder = self._factory(stream.header, stream.path)
+        with self._cond:
+            user = list(self._user_marks)
+            self._pending_marks = []
+        return stream, iter(stream), builder, user
+
+    def _play(self) -> None:
+        stream, items, builder, user = self._open()
+        ended = False
+        anchor: tuple[float, float] | None = None
+        seen_version = -1
+        pending: Slice | Mark | None = None
+        try:
+            while True:
+                with self._cond:
+                    if self._stop:
+                        return
+                    target = self._seek_target
+                    self._seek_target = None
+                    marks_now = self._pending_marks
+                    self._pending_marks = []
+                    if seen_version != self._control_version:
+                        seen_version = self._control_version
+                        anchor = None
+                    paused = self._paused
+                    speed = self._speed
+                for mark in marks_now:
+                    self._feed_emit(builder, mark)
+                if target is not None:
+                    if target < self._position:
+                        stream.close()
+                        stream, items, builder, user = self._open()
+                        self._position = self._start_t
+                        pending = None
+                        ended = False
+                    elif ended:
+                        continue
+                    ended, pending, frame = self._fast_forward(items, builder, user, target, pending)
+                    if frame is not None:
+                        self._emit(frame)
+                    if ended:
+                        self.finished.set()
+                    else:
+                        self.finished.clear()
+                    continue
+                if paused or ended:
+                    with self._cond:
+                        if self._control_version == seen_version and not self._stop:
+                            self._cond.wait()
+                    continue
+                item = pending if pending is not None else next(items, None)
+                pending = None
+                if item is None:
+                    self._emit(builder.finish())
+                    ended = True
+                    self._position = self._duration
+                    self.finished.set()
+                    continue
+                if isinstance(item, Slice) and math.isfinite(speed):
+                    now = self._clock()
+                    if anchor is None:
+                        anchor = (self._position, now)
+                    delay = anchor[1] + (item.t - anchor[0]) / speed - now
+                    if delay > 0:
+                        with self._cond:
+                            if self._control_version == seen_version and not self._stop:
+                                self._cond.wait(delay)
+                            interrupted = self._control_version != seen_version or self._stop
+                        if interrupted or self._clock() < anchor[1] + (item.t - anchor[0]) / speed:
+                            pending = item
+                            continue
+                self._feed_user_marks(builder, user, item.t)
+                for frame in builder.feed(item):
+                    self._emit(frame)
+                self._position = max(self._position, item.t)
+        finally:
+            stream.close()
+
+    def _feed_user_marks(self, builder: Builder, user: list[Mark], before_t: float) -> None:
+        """Marks set in an earlier pass go back in before the first record after their time."""
+        while user and user[0].t < before_t:
+            builder.feed(user.pop(0))
+
+    def _feed_emit(self, builder: Builder, item: Slice | Mark) -> None:
+        for frame in builder.feed(item):
+            self._emit(frame)
+
+    def _fast_forward(
+        self,
+        items: Iterator[Slice | Mark],
+        builder: Builder,
+        user: list[Mark],
+        target: float,
+        pending: Slice | Mark | None,
+    ) -> tuple[bool, Slice | Mark | None, Frame | None]:
+        """Feed records up to ``target`` without pacing; return (ended, next record, frame to show)."""
+        last: Frame | None = None
+        while True:
+            item = pending if pending is not None else next(items, None)
+            pending = None
+            if item is None:
+                self._position = self._duration
+                return True, None, builder.finish()
+            if item.t > target:
+                self._position = max(self._position, target)
+                return False, item, last
+            self._feed_user_marks(builder, user, item.t)
+            frames = builder.feed(item)
+            if frames:
+                last = frames[-1]
+            self._position = max(self._position, item.t)
+
+
+def _check_speed(speed: float) -> float:
+    if not (speed > 0):
+        raise SectormonError(f"replay speed must be > 0, got {speed!r}")
+    return float(speed)

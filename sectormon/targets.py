@@ -1,0 +1,362 @@
+"""What a perf session counts: a running process, a set of CPUs, or a command it launches.
+
+A process is followed thread by thread (``inherit`` only covers threads created after an open, so an
+existing process is tracked by polling ``/proc/PID/task``). Each thread's CPU affinity decides the
+core and CMG its counts are attributed to; threads that are not pinned to one CPU can only be
+summed, which is why binding is asked for once (PMU document section 6.7, note 1).
+
+A command is launched *gated*: the child blocks on a pipe before ``execvp`` so the parent can open
+the first counter groups with ``enable_on_exec``; counting then starts exactly at exec.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import os
+import shutil
+import signal
+from collections.abc import Callable, Iterable, Mapping
+from pathlib import Path
+from typing import Protocol
+
+from sectormon.errors import UsageError
+from sectormon.readings import Unit, unit_key
+from sectormon.sources.base import UnitsUpdate
+
+BINDING_WARNING = (
+    "some threads are not bound to a single CPU: per-core figures need thread binding "
+    "(e.g. OMP_PROC_BIND=close OMP_PLACES=cores, numactl, taskset; PMU document section 6.7 note 1); "
+    "unbound threads count only in the CMG and process totals"
+)
+
+
+class TopologyLike(Protocol):
+    """The part of :class:`sectormon.topology.Topology` the perf source needs."""
+
+    @property
+    def cpus(self) -> tuple[int, ...]: ...
+
+    @property
+    def cmg_of(self) -> Mapping[int, int]: ...
+
+    @property
+    def cmgs(self) -> Mapping[int, tuple[int, ...]]: ...
+
+
+class BadTarget(UsageError):
+    """A pid, CPU list or command that cannot be counted."""
+
+
+def parse_cpu_list(text: str) -> tuple[int, ...]:
+    """``"0-3,8"`` -> (0, 1, 2, 3, 8): the kernel's cpulist syntax, sorted and deduplicated."""
+    cpus: set[int] = set()
+    for part in text.replace(" ", "").split(","):
+        if not part:
+            continue
+        lo, dash, hi = part.partition("-")
+        try:
+            first, last = int(lo), int(hi) if dash else int(lo)
+        except ValueError:
+            raise BadTarget(
+                f"--cpus {text!r}: '{part}' is not a CPU number or range (write e.g. 0-3,8)"
+            ) from None
+        if first < 0 or last < first:
+            raise BadTarget(f"--cpus {text!r}: bad range '{part}' (write low-high, e.g. 0-3)")
+        cpus.update(range(first, last + 1))
+    if not cpus:
+        raise BadTarget(f"--cpus {text!r}: no CPUs given (write e.g. 0-3,8)")
+    return tuple(sorted(cpus))
+
+
+def format_cpu_list(cpus: Iterable[int]) -> str:
+    """(0, 1, 2, 3, 8) -> ``"0-3,8"``."""
+    out: list[str] = []
+    ordered = sorted(set(cpus))
+    i = 0
+    while i < len(ordered):
+        j = i
+        while j + 1 < len(ordered) and ordered[j + 1] == ordered[j] + 1:
+            j += 1
+        out.append(str(ordered[i]) if i == j else f"{ordered[i]}-{ordered[j]}")
+        i = j + 1
+    return ",".join(out)
+
+
+def thread_unit(tid: int, affinity: Iterable[int], cmg_of: Mapping[int, int]) -> Unit:
+    """The unit of a thread: pinned to one CPU -> that core and its CMG; else core None, and the
+    CMG only when the whole affinity lies inside one CMG."""
+    cpus = set(affinity)
+    if len(cpus) == 1:
+        (cpu,) = cpus
+        return Unit("thread", tid, core=cpu, cmg=cmg_of.get(cpu))
+    cmgs = {cmg_of.get(c) for c in cpus}
+    cmg = next(iter(cmgs)) if len(cmgs) == 1 else None
+    return Unit("thread", tid, core=None, cmg=cmg)
+
+
+class ThreadTracker:
+    """Turns successive thread lists into :class:`UnitsUpdate`: new, rebound and ended threads."""
+
+    def __init__(
+        self,
+        cmg_of: Mapping[int, int],
+        affinity: Callable[[int], Iterable[int]] = os.sched_getaffinity,
+    ) -> None:
+        self._cmg_of = cmg_of
+        self._affinity = affinity
+        self._units: dict[int, Unit] = {}
+        self._warned = False
+
+    @property
+    def units(self) -> tuple[Unit, ...]:
+        return tuple(self._units.values())
+
+    def update(self, tids: Iterable[int]) -> UnitsUpdate:
+        """Re-read every thread's affinity; a thread whose affinity cannot be read has exited."""
+        current: dict[int, Unit] = {}
+        for tid in sorted(set(tids)):
+            try:
+                cpus = self._affinity(tid)
+            except OSError:
+                continue
+            current[tid] = thread_unit(tid, cpus, self._cmg_of)
+        ended = tuple(unit_key("thread", tid) for tid in self._units if tid not in current)
+        self._units = current
+        warnings: tuple[str, ...] = ()
+        if not self._warned and any(u.core is None for u in current.values()):
+            self._warned = True
+            warnings = (BINDING_WARNING,)
+        return UnitsUpdate(alive=tuple(current.values()), ended=ended, warnings=warnings)
+
+
+def _process_state(pid: int, procfs_root: Path) -> str | None:
+    """The one-letter state of ``pid`` from /proc/PID/stat, or None when it does not exist."""
+    try:
+        stat = (procfs_root / str(pid) / "stat").read_text()
+    except OSError:
+        return None
+    fields = stat.rpartition(")")[2].split()
+    return fields[0] if fields else None
+
+
+class _ProcessTarget:
+    """Shared thread discovery for the pid and command modes."""
+
+    mode = "pid"
+
+    def __init__(self, procfs_root: str | Path = "/proc") -> None:
+        self.procfs_root = Path(procfs_root)
+        self.pid: int | None = None
+
+    def start(self) -> None:
+        """Nothing to do for an existing process."""
+
+    def finished(self) -> bool:
+        if self.pid is None:
+            return False
+        return _process_state(self.pid, self.procfs_root) in (None, "Z", "X", "x")
+
+    def tids(self) -> tuple[int, ...]:
+        """Threads of the process now; () once it has exited."""
+        if self.pid is None or self.finished():
+            return ()
+        try:
+            names = os.listdir(self.procfs_root / str(self.pid) / "task")
+        except OSError:
+            return ()
+        return tuple(sorted(int(n) for n in names if n.isdigit()))
+
+    def cmdline(self) -> list[str]:
+        if self.pid is None:
+            return []
+        try:
+            raw = (self.procfs_root / str(self.pid) / "cmdline").read_bytes()
+        except OSError:
+            return []
+        return [a.decode(errors="replace") for a in raw.split(b"\0") if a]
+
+    def cpus(self) -> list[int]:
+        """CPUs the process may run on (its affinity), [] when unreadable."""
+        if self.pid is None:
+            return []
+        try:
+            return sorted(os.sched_getaffinity(self.pid))
+        except OSError:
+            return []
+
+    def close(self) -> None:
+        """Nothing to release for an existing process."""
+
+
+class PidTarget(_ProcessTarget):
+    """An already running process, followed thread by thread."""
+
+    mode = "pid"
+
+    def __init__(self, pid: int, *, procfs_root: str | Path = "/proc") -> None:
+        super().__init__(procfs_root)
+        if pid <= 0:
+            raise BadTarget(f"--pid {pid}: not a process id (give the pid of a running process)")
+        state = _process_state(pid, self.procfs_root)
+        if state is None:
+            raise BadTarget(f"--pid {pid}: no such process (check the pid with `ps -e`)")
+        if state in ("Z", "X", "x"):
+            raise BadTarget(f"--pid {pid}: the process has already exited (zombie); give a running pid")
+        self.pid = pid
+
+
+class CommandTarget(_ProcessTarget):
+    """A command launched gated: forked, held before exec until :meth:`release`.
+
+    ``stdin``/``stdout``/``stderr`` are file descriptors the child gets as 0/1/2 (default: inherit).
+    ``env`` is the command's environment (default: a copy of ours taken now); ``exit_code`` is set
+    once the child has been reaped (negative: killed by that signal).
+    """
+
+    mode = "command"
+
+    def __init__(
+        self,
+        argv: list[str] | tuple[str, ...],
+        *,
+        stdin: int | None = None,
+        stdout: int | None = None,
+        stderr: int | None = None,
+        env: Mapping[str, str] | None = None,
+        procfs_root: str | Path = "/proc",
+    ) -> None:
+        super().__init__(procfs_root)
+        if not argv:
+            raise BadTarget("no command given (write it after --, e.g. sectormon -- ./app args)")
+        if shutil.which(argv[0]) is None:
+            raise BadTarget(
+                f"command '{argv[0]}' not found (check the name, PATH, or give a path like ./app)"
+            )
+        self.argv = [str(a) for a in argv]
+        self.env: dict[str, str] = dict(os.environ if env is None else env)
+        self._stdio = (stdin, stdout, stderr)
+        if any(fd is not None and fd < 0 for fd in self._stdio):
+            raise ValueError("stdin/stdout/stderr must be open file descriptors or None")
+        self._gate_w: int | None = None
+        self._err_r: int | None = None
+        self.exit_code: int | None = None
+        self._reaped = False
+
+    @property
+    def gated(self) -> bool:
+        """True while the child is waiting before exec."""
+        return self._gate_w is not None
+
+    def start(self) -> None:
+        """Fork the child; it waits on the gate pipe. Idempotent."""
+        if self.pid is None:
+            self.launch()
+
+    def launch(self) -> int:
+        gate_r, gate_w = os.pipe()
+        err_r, err_w = os.pipe2(os.O_CLOEXEC)
+        pid = os.fork()
+        if pid == 0:  # pragma: no cover - runs in the child, which never returns here
+            self._child(gate_r, gate_w, err_r, err_w)
+        os.close(gate_r)
+        os.close(err_w)
+        self.pid = pid
+        self._gate_w = gate_w
+        self._err_r = err_r
+        return pid
+
+    def _child(self, gate_r: int, gate_w: int, err_r: int, err_w: int) -> None:  # pragma: no cover
+        """Runs in the forked child: wait for the go byte, then exec. Never returns."""
+        code = 127
+        try:
+            os.close(gate_w)
+            os.close(err_r)
+            for target_fd, fd in enumerate(self._stdio):
+                if fd is not None:
+                    os.dup2(fd, target_fd)
+            if os.read(gate_r, 1) == b"g":
+                os.close(gate_r)
+                os.execvpe(self.argv[0], self.argv, self.env)
+        except OSError as exc:
+            with contextlib.suppress(OSError):
+                os.write(err_w, str(exc.errno or errno.ENOEXEC).encode())
+        finally:
+            os._exit(code)
+
+    def release(self) -> None:
+        """Let the child exec; raise :class:`BadTarget` if the exec failed."""
+        if self._gate_w is None:
+            return
+        os.write(self._gate_w, b"g")
+        os.close(self._gate_w)
+        self._gate_w = None
+        assert self._err_r is not None
+        chunks = []
+        while chunk := os.read(self._err_r, 64):
+            chunks.append(chunk)
+        os.close(self._err_r)
+        self._err_r = None
+        if chunks:
+            err = int(b"".join(chunks) or b"0")
+            self._reap(block=True)
+            raise BadTarget(
+                f"cannot run '{self.argv[0]}': {os.strerror(err)} (check the command and its permissions)"
+            )
+
+    def _reap(self, *, block: bool) -> bool:
+        if self._reaped or self.pid is None:
+            return self._reaped
+        try:
+            pid, status = os.waitpid(self.pid, 0 if block else os.WNOHANG)
+        except ChildProcessError:
+            self._reaped = True  # reaped elsewhere (SIGCHLD ignored): exit code unknown
+            return True
+        if pid == 0:
+            return False
+        self.exit_code = os.waitstatus_to_exitcode(status)
+        self._reaped = True
+        return True
+
+    def finished(self) -> bool:
+        """True once the command has exited (reaps it and records ``exit_code``)."""
+        if self.pid is None or self.gated:
+            return False
+        return self._reap(block=False)
+
+    def close(self) -> None:
+        """A child still held at the gate is killed and reaped; a running command is left alone."""
+        if self.gated and self.pid is not None:
+            assert self._gate_w is not None
+            os.close(self._gate_w)
+            self._gate_w = None
+            if self._err_r is not None:
+                os.close(self._err_r)
+                self._err_r = None
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(self.pid, signal.SIGKILL)
+            self._reap(block=True)
+
+
+class CpuTarget:
+    """Every process on a set of CPUs (CPU-wide counting: needs perf_event_paranoid <= 0 or CAP_PERFMON)."""
+
+    mode = "cpus"
+
+    def __init__(self, cpus: Iterable[int]) -> None:
+        self.cpus = tuple(sorted(set(cpus)))
+        if not self.cpus:
+            raise BadTarget("--cpus: no CPUs given (write e.g. 0-3,8)")
+        self.pid: int | None = None
+
+    def start(self) -> None:
+        """Nothing to launch."""
+
+    def finished(self) -> bool:
+        return False
+
+    def close(self) -> None:
+        """Nothing to release."""
+
+
+Target = PidTarget | CommandTarget | CpuTarget

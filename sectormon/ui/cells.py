@@ -1,0 +1,88 @@
+"""Table cells as plain data: the text and the style roles (low confidence, better, worse, n/a).
+
+Widgets turn roles into theme colours through their component classes; keeping cells as data
+keeps the choice of what to show testable without a terminal.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from sectormon.frames import MetricDelta, ScopeStats
+from sectormon.ui.format import (
+    NA,
+    format_improvement,
+    format_value,
+    improvement_sign,
+    is_low_confidence,
+    metric_value,
+)
+from sectormon.ui.layout import Column
+
+LOW_MARK = "~"
+"""Prefix of a low-confidence value: dimming alone would not survive a monochrome terminal."""
+
+ROLES = ("low", "na", "better", "worse", "label")
+
+
+@dataclass(frozen=True, slots=True)
+class Cell:
+    """One table cell: its text, its style roles and whether it is right-aligned."""
+
+    text: str
+    roles: tuple[str, ...] = ()
+    right: bool = True
+
+
+def label_cell(text: str) -> Cell:
+    return Cell(text, ("label",), right=False)
+
+
+def metric_cell(stats: ScopeStats | None, name: str, unit: str) -> Cell:
+    """A metric's current value, dimmed and marked ``~`` when its confidence is low."""
+    value = metric_value(stats, name)
+    if value is None:
+        return Cell(NA, ("na",))
+    text = format_value(value, unit, with_unit=False)
+    if stats is not None and is_low_confidence(stats, name):
+        return Cell(LOW_MARK + text, ("low",))
+    return Cell(text)
+
+
+def delta_cell(delta: MetricDelta | None, unit: str, *, relative: bool, low: bool = False) -> Cell:
+    """A baseline comparison: signed improvement (``+`` = better), coloured better/worse."""
+    text = format_improvement(delta, unit, relative=relative)
+    if text == NA:
+        return Cell(NA, ("na",))
+    sign = improvement_sign(delta)
+    roles: tuple[str, ...] = ("better",) if sign > 0 else ("worse",) if sign < 0 else ()
+    if low:
+        return Cell(LOW_MARK + text, (*roles, "low"))
+    return Cell(text, roles)
+
+
+RELATIVE_METRICS = frozenset({"IPC"})
+"""Metrics compared as a relative change (the PMU document's IPC improvement in %)."""
+
+
+def scope_cells(
+    stats: ScopeStats | None,
+    columns: Sequence[Column],
+    units: Mapping[str, str],
+    deltas: Mapping[str, MetricDelta] | None = None,
+) -> list[Cell]:
+    """Cells of one row: values, or baseline improvements when ``deltas`` is given."""
+    cells: list[Cell] = []
+    for column in columns:
+        unit = units.get(column.metric, "")
+        if deltas is None:
+            cells.append(metric_cell(stats, column.metric, unit))
+        else:
+            low = stats is not None and is_low_confidence(stats, column.metric)
+            cells.append(
+                delta_cell(
+                    deltas.get(column.metric), unit, relative=column.metric in RELATIVE_METRICS, low=low
+                )
+            )
+    return cells

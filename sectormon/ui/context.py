@@ -1,0 +1,84 @@
+"""What every panel needs besides the frame: the layout, units, window choice and core filter.
+
+Built once from the header (and rebuilt when the user changes the window or the filter), passed to
+each widget's ``show`` with the frame. Pure data, no Textual.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from sectormon.frames import Baseline, Frame, MetricDelta, ScopeStats
+from sectormon.ui.header_info import ProfileView, cmg_of_cores, profile_view
+from sectormon.ui.layout import Panels, resolve_panels
+
+WINDOW_NAMES = ("interval", "recent", "run")
+WINDOW_TITLES = {"interval": "last interval", "recent": "rolling window", "run": "whole run"}
+
+
+@dataclass(frozen=True, slots=True)
+class Scopes:
+    """The scopes of one window of a frame."""
+
+    total: ScopeStats
+    cmgs: Mapping[str, ScopeStats]
+    cores: Mapping[str, ScopeStats]
+
+
+@dataclass(frozen=True, slots=True)
+class RenderContext:
+    """Session facts and view choices shared by the panels."""
+
+    header: Mapping[str, Any]
+    profile: ProfileView
+    panels: Panels
+    units: Mapping[str, str]
+    cmg_map: Mapping[str, str] = field(default_factory=dict)
+    window: str = "interval"
+    core_filter: frozenset[str] | None = None
+    filter_text: str = ""
+    show_deltas: bool = True
+
+    @classmethod
+    def from_header(cls, header: Mapping[str, Any]) -> RenderContext:
+        profile = profile_view(header)
+        topology = header.get("topology")
+        return cls(
+            header=header,
+            profile=profile,
+            panels=resolve_panels(profile),
+            units={name: info.unit for name, info in profile.metrics.items()},
+            cmg_map=cmg_of_cores(topology if isinstance(topology, Mapping) else {}),
+        )
+
+    def with_window(self, window: str) -> RenderContext:
+        return replace(self, window=window)
+
+    def with_filter(self, text: str, cores: frozenset[str] | None) -> RenderContext:
+        return replace(self, filter_text=text, core_filter=cores)
+
+    def scopes(self, frame: Frame) -> Scopes:
+        """The chosen window; with a baseline the deltas are of the rolling window, so is the table."""
+        if self.window == "recent" or (frame.baseline is not None and self.show_deltas):
+            return Scopes(frame.recent.total, frame.recent.cmgs, frame.recent.cores)
+        if self.window == "run":
+            return Scopes(frame.run.total, frame.run.cmgs, frame.run.cores)
+        return Scopes(frame.total, frame.cmgs, frame.cores)
+
+    def baseline(self, frame: Frame) -> Baseline | None:
+        return frame.baseline if self.show_deltas else None
+
+    def core_visible(self, core: str) -> bool:
+        return self.core_filter is None or core in self.core_filter
+
+
+def deltas_for(baseline: Baseline | None, kind: str, key: str) -> Mapping[str, MetricDelta] | None:
+    """The baseline deltas of one scope (``total``, a CMG or a core), ``None`` without a baseline."""
+    if baseline is None:
+        return None
+    if kind == "total":
+        return baseline.total
+    table = baseline.cmgs if kind == "cmg" else baseline.cores
+    return table.get(key, {})

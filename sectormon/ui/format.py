@@ -1,0 +1,248 @@
+"""Turning metric values into short cell text: units, n/a, deltas, confidence.
+
+The UI computes no metric: these functions only choose how a value the engine produced is written
+(a ratio as a percentage, an energy with an SI prefix). ``None`` (and a non-finite value) is always
+``n/a``, never 0. Table cells stay within :data:`CELL_WIDTH` characters so 48 cores fit two
+tables side by side at 160 columns. Pure functions, no Textual.
+"""
+
+from __future__ import annotations
+
+import math
+
+from sectormon.frames import MetricDelta, ScopeStats
+
+NA = "n/a"
+CELL_WIDTH = 6
+LOW_COVERAGE = 0.5
+"""Below this coverage a value is shown dimmed: its inputs were counted under half the window."""
+
+RATIO_UNITS = frozenset({"ratio", "fraction", "frac", "share"})
+"""Dimensionless 0..1 values, written as percentages (deltas as percentage points)."""
+
+PERCENT_UNITS = frozenset({"%", "percent", "pct"})
+PER_SECOND_UNITS = frozenset({"/s", "1/s", "per_s", "per second", "per_second", "hz", "events/s", "count/s"})
+COUNT_UNITS = frozenset({"", "count", "counts", "events", "event", "number"})
+SI_BASE_UNITS = {"w": "W", "watt": "W", "watts": "W", "j": "J", "joule": "J", "joules": "J"}
+SCALED_ENERGY = {"nj": 1e-9, "uj": 1e-6, "µj": 1e-6, "mj": 1e-3}
+SHORT_UNITS = {"cycles": "cyc", "cycle": "cyc", "inst/cycle": "", "ipc": ""}
+
+_SI_LARGE = ((1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k"))
+_SI_SMALL = ((1e-3, "m"), (1e-6, "µ"), (1e-9, "n"), (1e-12, "p"))
+
+
+def _finite(value: object) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def _sci(value: float) -> str:
+    """Shortest honest scientific form: ``1.2e-4``, ``-3e-7``."""
+    mantissa, _, exponent = f"{value:.1e}".partition("e")
+    if mantissa.endswith(".0"):
+        mantissa = mantissa[:-2]
+    return f"{mantissa}e{int(exponent)}"
+
+
+def _plain(value: float, width: int) -> str:
+    """About three significant digits in at most ``width`` characters (below 1000)."""
+    magnitude = abs(value)
+    if magnitude == 0:
+        return "0"
+    if magnitude >= 99.95:
+        candidates = [f"{value:.0f}"]
+    elif magnitude >= 9.995:
+        candidates = [f"{value:.1f}", f"{value:.0f}"]
+    elif magnitude >= 0.9995:
+        candidates = [f"{value:.2f}", f"{value:.1f}"]
+    elif magnitude >= 0.001:
+        candidates = [f"{value:.3g}", f"{value:.2g}", f"{value:.1g}"]
+    else:
+        candidates = []
+    candidates.append(_sci(value))
+    for text in candidates:
+        if len(text) <= width:
+            return text
+    return candidates[-1]
+
+
+def format_number(value: float, width: int = CELL_WIDTH) -> str:
+    """A plain number in at most ``width`` characters; k/M/G/T for large values."""
+    magnitude = abs(value)
+    for scale, prefix in _SI_LARGE:
+        if magnitude >= scale * 0.9995:
+            return _plain(value / scale, width - 1) + prefix
+    return _plain(value, width)
+
+
+def format_si(value: float, base: str, width: int = CELL_WIDTH) -> str:
+    """An SI-prefixed value: ``1.23kW``, ``530µJ``; the unit is not counted in ``width``."""
+    magnitude = abs(value)
+    if magnitude == 0:
+        return f"0{base}"
+    if magnitude < 0.9995:
+        for scale, prefix in _SI_SMALL:
+            if magnitude >= scale * 0.9995:
+                return f"{_plain(value / scale, width - 1)}{prefix}{base}"
+        return f"{_sci(value)}{base}"
+    return f"{format_number(value, width)}{base}"
+
+
+def format_percent(value: float, width: int = CELL_WIDTH) -> str:
+    """``12.3%``, ``0.12%``; a tiny non-zero share is ``<0.01%``, never a made-up ``0%``."""
+    magnitude = abs(value)
+    if magnitude == 0:
+        return "0%"
+    if magnitude < 0.005:
+        return "<0.01%" if value > 0 else "-<0.01%"
+    return _plain(value, width - 1) + "%"
+
+
+def unit_kind(unit: str) -> str:
+    """Classify a profile's unit string: ratio, percent, per_s, count, si, energy or other."""
+    key = unit.strip().lower()
+    if key in RATIO_UNITS:
+        return "ratio"
+    if key in PERCENT_UNITS:
+        return "percent"
+    if key in PER_SECOND_UNITS:
+        return "per_s"
+    if key in COUNT_UNITS:
+        return "count"
+    if key in SI_BASE_UNITS:
+        return "si"
+    if key in SCALED_ENERGY:
+        return "energy"
+    return "other"
+
+
+def short_unit(unit: str) -> str:
+    """The unit as written in a column header or after a number ("" for none)."""
+    key = unit.strip().lower()
+    kind = unit_kind(unit)
+    if kind in ("ratio", "percent"):
+        return "%"
+    if kind == "count":
+        return ""
+    if kind == "per_s":
+        return "/s"
+    if kind == "si":
+        return SI_BASE_UNITS[key]
+    if kind == "energy":
+        return "J"
+    return SHORT_UNITS.get(key, unit.strip())
+
+
+def format_value(value: float | None, unit: str = "", *, with_unit: bool = True) -> str:
+    """A metric value for display: ``12.3%``, ``35.2W``, ``1.23``, ``n/a``.
+
+    ``with_unit=False`` (table cells) leaves the unit to the column header and keeps the text
+    within :data:`CELL_WIDTH`; percent signs stay, they tell a ratio from a plain number.
+    """
+    if not _finite(value):
+        return NA
+    assert value is not None
+    kind = unit_kind(unit)
+    key = unit.strip().lower()
+    if kind == "ratio":
+        return format_percent(value * 100.0)
+    if kind == "percent":
+        return format_percent(value)
+    if kind == "count":
+        return format_number(value)
+    if kind == "per_s":
+        return f"{format_number(value)}/s" if with_unit else format_number(value)
+    if kind == "si":
+        return format_si(value, SI_BASE_UNITS[key]) if with_unit else format_number(value)
+    if kind == "energy":
+        joules = value * SCALED_ENERGY[key]
+        return format_si(joules, "J") if with_unit else format_number(value)
+    text = format_number(value)
+    suffix = SHORT_UNITS.get(key, unit.strip())
+    if with_unit and suffix:
+        return f"{text} {suffix}"
+    return text
+
+
+def format_improvement(delta: MetricDelta | None, unit: str = "", *, relative: bool = False) -> str:
+    """A baseline comparison in at most :data:`CELL_WIDTH` characters, ``+`` meaning better.
+
+    The improvement is in the metric's unit; ratios are in percentage points (``+1.23`` =
+    1.23 pp better). ``relative=True`` gives the PMU document's IPC improvement:
+    improvement / |base| in percent (``+12.3%``).
+    """
+    if delta is None:
+        return NA
+    if relative:
+        if not _finite(delta.relative):
+            return NA
+        assert delta.relative is not None
+        return _signed(delta.relative * 100.0, CELL_WIDTH - 1) + "%"
+    if not _finite(delta.improvement):
+        return NA
+    assert delta.improvement is not None
+    kind = unit_kind(unit)
+    if kind == "ratio":
+        return _signed(delta.improvement * 100.0, CELL_WIDTH)
+    return _signed(delta.improvement, CELL_WIDTH)
+
+
+def _signed(value: float, width: int) -> str:
+    sign = "+" if value > 0 else "-" if value < 0 else "±"
+    return sign + format_number(abs(value), width - 1)
+
+
+def improvement_sign(delta: MetricDelta | None) -> int:
+    """+1 better, -1 worse, 0 same or unknown: picks the cell's style."""
+    if delta is None or not _finite(delta.improvement):
+        return 0
+    assert delta.improvement is not None
+    return (delta.improvement > 0) - (delta.improvement < 0)
+
+
+def coverage_of(stats: ScopeStats, name: str) -> float | None:
+    """The coverage the engine reported for a metric or event; ``None`` when it gave none."""
+    value = stats.coverage.get(name)
+    return float(value) if _finite(value) else None
+
+
+def is_low_confidence(stats: ScopeStats, name: str) -> bool:
+    """Dim a value counted under half the window, or whose inputs came from different groups."""
+    if name in stats.split:
+        return True
+    cov = coverage_of(stats, name)
+    return cov is not None and cov < LOW_COVERAGE
+
+
+def format_coverage(value: float | None) -> str:
+    if not _finite(value):
+        return "?"
+    assert value is not None
+    return f"{value * 100.0:.0f}%"
+
+
+def format_duration(seconds: float | None) -> str:
+    """``m:ss`` (or ``h:mm:ss``) for the timeline; ``--:--`` when unknown."""
+    if not _finite(seconds):
+        return "--:--"
+    assert seconds is not None
+    total = max(0, int(seconds))
+    hours, rest = divmod(total, 3600)
+    minutes, secs = divmod(rest, 60)
+    if hours:
+        return f"{hours}:{minutes:02d}:{secs:02d}"
+    return f"{minutes}:{secs:02d}"
+
+
+def metric_value(stats: ScopeStats | None, name: str) -> float | None:
+    """A metric of a scope, ``None`` when the scope or the metric is missing or not finite."""
+    if stats is None:
+        return None
+    value = stats.metrics.get(name)
+    return float(value) if _finite(value) else None
+
+
+def sort_key(value: float | None, descending: bool) -> tuple[int, float]:
+    """Rows sort by value with n/a always last, whichever the direction."""
+    if value is None:
+        return (1, 0.0)
+    return (0, -value if descending else value)

@@ -1,0 +1,307 @@
+"""Reading the session header (a plain JSON dict) into what the screens show.
+
+The header comes from live sessions, recordings written by older versions and fapp imports, so
+every reader here is tolerant: a missing or oddly shaped field gives an empty answer, never an
+exception. Pure functions, no Textual.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass(frozen=True, slots=True)
+class MetricInfo:
+    """What the profile says about one metric (its value always comes from the frame)."""
+
+    name: str
+    unit: str = ""
+    better: str = "none"
+    formula: str = ""
+    description: str = ""
+    scope: str = "any"
+
+
+@dataclass(frozen=True, slots=True)
+class ProfileView:
+    """The header's profile, as the UI needs it: metric order, units, formulas, event facts."""
+
+    name: str
+    metrics: Mapping[str, MetricInfo] = field(default_factory=dict)
+    events: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+
+    def unit(self, metric: str) -> str:
+        info = self.metrics.get(metric)
+        return info.unit if info else ""
+
+    def info(self, metric: str) -> MetricInfo:
+        return self.metrics.get(metric) or MetricInfo(metric)
+
+
+def _mapping(value: Any) -> Mapping[str, Any]:
+    return value if isinstance(value, Mapping) else {}
+
+
+def _named_items(value: Any) -> Iterable[tuple[str, Mapping[str, Any]]]:
+    """``{name: {...}}`` or ``[{"name": ..., ...}]`` as (name, fields) pairs."""
+    if isinstance(value, Mapping):
+        for name, fields in value.items():
+            yield str(name), _mapping(fields)
+    elif isinstance(value, (list, tuple)):
+        for item in value:
+            if isinstance(item, Mapping) and "name" in item:
+                yield str(item["name"]), item
+
+
+def profile_view(header: Mapping[str, Any]) -> ProfileView:
+    """The profile recorded in the header (``name``, ``metrics``, ``events``)."""
+    profile = _mapping(header.get("profile"))
+    metrics: dict[str, MetricInfo] = {}
+    for name, fields in _named_items(profile.get("metrics")):
+        metrics[name] = MetricInfo(
+            name=name,
+            unit=str(fields.get("unit", "") or ""),
+            better=str(fields.get("better", "none") or "none"),
+            formula=str(fields.get("formula", "") or ""),
+            description=str(fields.get("description", fields.get("desc", "")) or ""),
+            scope=str(fields.get("scope", "any") or "any"),
+        )
+    events = {name: fields for name, fields in _named_items(profile.get("events"))}
+    return ProfileView(name=str(profile.get("name", "") or ""), metrics=metrics, events=events)
+
+
+def core_sort_key(core: str) -> tuple[int, int, str]:
+    """CPU numbers in numeric order, anything else (``unbound``) after them."""
+    if core.lstrip("-").isdigit():
+        return (0, int(core), "")
+    return (1, 0, core)
+
+
+def cmg_sort_key(cmg: str) -> tuple[int, int, str]:
+    return core_sort_key(cmg)
+
+
+def _cpu_list(value: Any) -> list[int]:
+    if isinstance(value, str):
+        try:
+            return parse_cpu_list(value)
+        except ValueError:
+            return []
+    if isinstance(value, (list, tuple)):
+        return [int(v) for v in value if isinstance(v, int) or (isinstance(v, str) and v.isdigit())]
+    return []
+
+
+def cmg_of_cores(topology: Mapping[str, Any]) -> dict[str, str]:
+    """Map CPU number (as a string) to CMG id, from whichever shape the topology record has.
+
+    Accepted: ``cmgs: {id: [cpus]}``, ``cmgs: [{"id", "cpus"}]``, ``cpus: [{"cpu", "cmg"}]`` and
+    ``cpus: {cpu: {"cmg"}}``.
+    """
+    result: dict[str, str] = {}
+    cmgs = topology.get("cmgs")
+    if isinstance(cmgs, Mapping):
+        for cmg, cpus in cmgs.items():
+            members = cpus.get("cpus") if isinstance(cpus, Mapping) else cpus
+            for cpu in _cpu_list(members):
+                result[str(cpu)] = str(cmg)
+    elif isinstance(cmgs, (list, tuple)):
+        for index, item in enumerate(cmgs):
+            if isinstance(item, Mapping):
+                cmg = item.get("id", item.get("cmg", index))
+                for cpu in _cpu_list(item.get("cpus")):
+                    result[str(cpu)] = str(cmg)
+            else:
+                for cpu in _cpu_list(item):
+                    result[str(cpu)] = str(index)
+    cpus = topology.get("cpus")
+    if isinstance(cpus, Mapping):
+        for cpu, fields in cpus.items():
+            if isinstance(fields, Mapping) and fields.get("cmg") is not None:
+                result.setdefault(str(cpu), str(fields["cmg"]))
+    elif isinstance(cpus, (list, tuple)):
+        for item in cpus:
+            if isinstance(item, Mapping) and item.get("cmg") is not None and item.get("cpu") is not None:
+                result.setdefault(str(item["cpu"]), str(item["cmg"]))
+    return result
+
+
+_RANGE = re.compile(r"^\s*(\d+)\s*(?:-\s*(\d+))?\s*$")
+
+
+def parse_cpu_list(text: str) -> list[int]:
+    """``12-23,40`` -> [12..23, 40]; raises ValueError naming the bad part."""
+    cpus: list[int] = []
+    for part in text.split(","):
+        if not part.strip():
+            continue
+        match = _RANGE.match(part)
+        if not match:
+            raise ValueError(f"{part.strip()!r} is not a CPU number or range (e.g. 12-23,40)")
+        first = int(match.group(1))
+        last = int(match.group(2)) if match.group(2) else first
+        if last < first:
+            raise ValueError(f"{part.strip()!r}: range goes backwards")
+        cpus.extend(range(first, last + 1))
+    return cpus
+
+
+def parse_core_filter(text: str, cmg_map: Mapping[str, str]) -> frozenset[str] | None:
+    """The cores a filter string selects; ``None`` (no filter) for an empty string.
+
+    Syntax: CPU numbers and ranges (``12-23,40``), ``cmgN`` for a CMG's cores, ``unbound``;
+    comma separated, combined. Raises ValueError with a one-line explanation.
+    """
+    selected: set[str] = set()
+    parts = [p.strip() for p in text.split(",") if p.strip()]
+    if not parts:
+        return None
+    for part in parts:
+        low = part.lower()
+        if low == "unbound":
+            selected.add("unbound")
+        elif low.startswith("cmg"):
+            cmg = low[3:].strip().lstrip(":")
+            if not cmg.isdigit():
+                raise ValueError(f"{part!r}: write cmgN, e.g. cmg1")
+            if not cmg_map:
+                raise ValueError("the session has no CMG topology; filter by CPU numbers instead")
+            members = {cpu for cpu, owner in cmg_map.items() if owner == cmg}
+            if not members:
+                raise ValueError(f"{part!r}: no such CMG")
+            selected |= members
+        else:
+            selected |= {str(cpu) for cpu in parse_cpu_list(part)}
+    return frozenset(selected)
+
+
+def _int_list(value: Any) -> list[int] | None:
+    if isinstance(value, str):
+        parts = [p.strip() for p in value.split(",")]
+        if parts and all(p.isdigit() for p in parts):
+            return [int(p) for p in parts]
+        return None
+    if isinstance(value, (list, tuple)) and value and all(isinstance(v, int) for v in value):
+        return list(value)
+    return None
+
+
+_WAY_KEYS = ("l2_sector_ways", "l2_ways", "L2_sector_ways", "l2")
+_L1_WAY_KEYS = ("l1_sector_ways", "l1_ways", "L1_sector_ways", "l1")
+
+
+def sector_ways(sector_config: Mapping[str, Any], cmgs: Iterable[str]) -> dict[str, str]:
+    """Per CMG, the configured L2 sector ways as text (``sec0/sec1 = 10/4``), when known.
+
+    Read from the simulator's config (``cmgs: {id: {l2_sector_ways}}`` or a top-level
+    ``l2_sector_ways``) or the Fujitsu runtime's ``FLIB_L2_SECTOR_NWAYS_INIT=n0,n1`` (which the
+    process applies on every CMG it runs on).
+    """
+    result: dict[str, str] = {}
+    per_cmg = _mapping(sector_config.get("cmgs"))
+    common: list[int] | None = None
+    for key in _WAY_KEYS:
+        common = _int_list(sector_config.get(key))
+        if common:
+            break
+    if common is None:
+        common = _int_list(sector_config.get("FLIB_L2_SECTOR_NWAYS_INIT"))
+    enabled = str(sector_config.get("FLIB_SCCR_CNTL", "")).upper()
+    for cmg in cmgs:
+        ways: list[int] | None = None
+        own = _mapping(per_cmg.get(cmg, per_cmg.get(int(cmg)) if cmg.isdigit() else None))
+        for key in _WAY_KEYS:
+            ways = _int_list(own.get(key))
+            if ways:
+                break
+        ways = ways or common
+        if ways:
+            names = "/".join(f"sec{i}" for i in range(len(ways)))
+            text = f"{names} = {'/'.join(str(w) for w in ways)} ways"
+            if enabled == "FALSE":
+                text += " (FLIB_SCCR_CNTL=FALSE: off)"
+            result[cmg] = text
+    return result
+
+
+def l1_sector_ways(sector_config: Mapping[str, Any]) -> str:
+    for key in _L1_WAY_KEYS:
+        ways = _int_list(sector_config.get(key))
+        if ways:
+            return "/".join(str(w) for w in ways)
+    return ""
+
+
+def describe_sector_config(sector_config: Mapping[str, Any]) -> str:
+    """One line: ``FLIB_SCCR_CNTL=TRUE FLIB_L2_SECTOR_NWAYS_INIT=10,4`` or the simulator's settings."""
+    if not sector_config:
+        return "unknown"
+    parts: list[str] = []
+    for key, value in sector_config.items():
+        if key == "cmgs":
+            continue
+        if isinstance(value, (list, tuple)):
+            value = ",".join(str(v) for v in value)
+        elif isinstance(value, Mapping):
+            continue
+        parts.append(f"{key}={value}")
+    return " ".join(parts) if parts else "per CMG"
+
+
+def describe_target(target: Mapping[str, Any]) -> str:
+    """``pid 4242 ./stream (48 threads, cpus 12-59, per-thread)``."""
+    bits: list[str] = []
+    pid = target.get("pid")
+    if pid is not None:
+        bits.append(f"pid {pid}")
+    cmdline = target.get("cmdline")
+    if isinstance(cmdline, (list, tuple)):
+        cmdline = " ".join(str(c) for c in cmdline)
+    if cmdline:
+        bits.append(str(cmdline))
+    extra: list[str] = []
+    threads = target.get("threads")
+    if threads is not None:
+        count = len(threads) if isinstance(threads, (list, tuple)) else threads
+        extra.append(f"{count} threads")
+    cpus = target.get("cpus")
+    if cpus:
+        extra.append(f"cpus {_compact_cpus(cpus)}")
+    mode = target.get("mode")
+    if mode:
+        extra.append(str(mode))
+    text = " ".join(bits) if bits else "—"
+    if extra:
+        text += f" ({', '.join(extra)})"
+    return text
+
+
+def _compact_cpus(cpus: Any) -> str:
+    if isinstance(cpus, str):
+        return cpus
+    values = sorted(set(_cpu_list(cpus)))
+    if not values:
+        return str(cpus)
+    ranges: list[str] = []
+    start = prev = values[0]
+    for cpu in values[1:]:
+        if cpu == prev + 1:
+            prev = cpu
+            continue
+        ranges.append(f"{start}-{prev}" if prev != start else str(start))
+        start = prev = cpu
+    ranges.append(f"{start}-{prev}" if prev != start else str(start))
+    return ",".join(ranges)
+
+
+def describe_source(source: Mapping[str, Any]) -> str:
+    """``sim scenario-a`` / ``perf`` / ``replay run.jsonl.gz``: kind plus its most telling detail."""
+    kind = str(source.get("kind", "?"))
+    for key in ("scenario", "kernel", "path", "file", "dir", "name"):
+        value = source.get(key)
+        if value:
+            return f"{kind} {value}"
+    return kind

@@ -1,0 +1,75 @@
+"""The ``?`` screen: every key, and how to read the dashboard (dimming, signs, glyphs)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import ClassVar
+
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import VerticalScroll
+from textual.screen import ModalScreen
+from textual.widgets import Static
+
+LIVE_KEYS: tuple[tuple[str, str], ...] = (
+    ("q", "quit (stops the session, closes the recording)"),
+    ("space / p", "pause the display (sampling and recording go on)"),
+    ("b", "mark the rolling window as baseline / clear it; tables then show improvements"),
+    ("d", "with a baseline: switch the tables between improvements and values"),
+    ("r", "start / stop recording (automatic file name)"),
+    ("s", "sort the core table by the next column (or click a column header)"),
+    ("w", "window: last interval / rolling window / whole run"),
+    ("/", "filter cores: 12-23,40  cmg1  unbound  (empty = all)"),
+    ("t", "next theme"),
+    ("1-5", "views: cores, sectors, stalls, energy, history"),
+    ("Enter", "detail of the core or CMG under the cursor (Esc goes back)"),
+    ("?", "this help"),
+)
+PRESET_KEYS: tuple[tuple[str, str], ...] = (("c", "next sector-cache preset of the simulator (applied live)"),)
+REPLAY_KEYS: tuple[tuple[str, str], ...] = (
+    ("space", "pause / resume the replay"),
+    ("← / →", "seek 1 s (shift: 10 s)"),
+    ("[ / ]", "slower / faster"),
+    ("Home / End", "start / end of the recording"),
+)
+LEGEND = (
+    "Reading the dashboard",
+    "  n/a      the metric's inputs are missing, unsupported or its denominator is 0 (never shown as 0)",
+    "  ~value   low confidence, shown dimmed: counted under 50% of the window, or its inputs came",
+    "           from different event groups (split); the detail screen (Enter) shows coverage",
+    "  +value   with a baseline: improvement, + is better whatever the metric's direction;",
+    "           ratios in percentage points, IPC as a relative change in %",
+    "  CMG-wide L2 and memory events count the whole CMG, whoever else runs there",
+    "  bars     █ mem (L2 miss) ▓ L2 (L1 miss) ▒ other load/store wait;  █ SCE usage ▓ non-sector-0",
+)
+
+
+def help_text(replay: bool, presets: bool) -> str:
+    keys: list[tuple[str, str]] = list(LIVE_KEYS)
+    if presets:
+        keys += PRESET_KEYS
+    lines = ["Keys", *(f"  {k:<12} {v}" for k, v in keys)]
+    if replay:
+        lines += ["", "Replay", *(f"  {k:<12} {v}" for k, v in REPLAY_KEYS)]
+    lines += ["", *LEGEND, "", "Esc, ? or q closes this help."]
+    return "\n".join(lines)
+
+
+class HelpScreen(ModalScreen[None]):
+    """Modal help; closes on Escape, ``?`` or ``q``."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape", "dismiss", "close"),
+        Binding("question_mark", "dismiss", "close", show=False),
+        Binding("q", "dismiss", "close", show=False),
+    ]
+
+    def __init__(self, *, replay: bool, presets: bool, extra: Sequence[str] = ()) -> None:
+        super().__init__()
+        self._text = help_text(replay, presets)
+        if extra:
+            self._text += "\n\n" + "\n".join(extra)
+
+    def compose(self) -> ComposeResult:
+        with VerticalScroll(id="help-body"):
+            yield Static(self._text, id="help-text", markup=False)

@@ -1,0 +1,74 @@
+"""Per-CMG panel: the L2 and memory metrics, counted CMG-wide (not attributable to the target)."""
+
+from __future__ import annotations
+
+from textual.app import ComposeResult
+from textual.containers import Vertical
+from textual.widgets import DataTable, Label
+
+from sectormon.frames import Frame
+from sectormon.ui.cells import Cell, label_cell, scope_cells
+from sectormon.ui.context import RenderContext, deltas_for
+from sectormon.ui.header_info import cmg_sort_key
+from sectormon.ui.messages import OpenDetail
+from sectormon.ui.widgets.metric_table import MetricTable
+
+TOTAL_KEY = "total"
+
+
+def cmg_rows(frame: Frame, ctx: RenderContext) -> list[tuple[str, list[Cell]]]:
+    """One row per CMG (numeric order) and a total row; deltas when a baseline is set."""
+    scopes = ctx.scopes(frame)
+    baseline = ctx.baseline(frame)
+    columns = ctx.panels.cmg
+    rows: list[tuple[str, list[Cell]]] = []
+    for cmg in sorted(scopes.cmgs, key=cmg_sort_key):
+        cells = scope_cells(scopes.cmgs[cmg], columns, ctx.units, deltas_for(baseline, "cmg", cmg))
+        rows.append((cmg, [label_cell(f"CMG{cmg}" if cmg.isdigit() else cmg), *cells]))
+    total = scope_cells(scopes.total, columns, ctx.units, deltas_for(baseline, "total", TOTAL_KEY))
+    rows.append((TOTAL_KEY, [label_cell("total"), *total]))
+    return rows
+
+
+class CmgPanel(Vertical):
+    """Title line plus a table; Enter or a click on a row opens that CMG's detail screen."""
+
+    def __init__(self, ctx: RenderContext, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self._ctx = ctx
+        self._shown_title = ""
+
+    def compose(self) -> ComposeResult:
+        yield Label(self._title(False), classes="panel-title")
+        yield MetricTable(id=f"{self.id}-table" if self.id else None)
+
+    def on_mount(self) -> None:
+        self.set_context(self._ctx)
+
+    @property
+    def table(self) -> MetricTable:
+        return self.query_one(MetricTable)
+
+    def _title(self, deltas: bool) -> str:
+        title = f"{self._ctx.panels.cmg_title} — CMG-wide: counts the whole CMG, not only the target"
+        return title + ("  (Δ vs baseline, + = better)" if deltas else "")
+
+    def set_context(self, ctx: RenderContext) -> None:
+        self._ctx = ctx
+        label = "CMG" if ctx.panels.profile == "a64fx" else "domain"
+        self.table.set_columns([("scope", label), *((c.metric, c.label) for c in ctx.panels.cmg)], first_width=7)
+
+    def show(self, frame: Frame, ctx: RenderContext) -> None:
+        if ctx.panels != self._ctx.panels:
+            self.set_context(ctx)
+        self._ctx = ctx
+        title = self._title(ctx.baseline(frame) is not None)
+        if title != self._shown_title:
+            self._shown_title = title
+            self.query_one(".panel-title", Label).update(title)
+        self.table.set_rows(cmg_rows(frame, ctx))
+
+    def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
+        event.stop()
+        key = event.row_key.value or ""
+        self.post_message(OpenDetail("total" if key == TOTAL_KEY else "cmg", key))

@@ -1,0 +1,174 @@
+"""Per-core table: one row per core plus ``unbound``, sortable, filterable, in two halves when wide.
+
+At 160 columns the rows are split over two tables side by side, so 48 cores and the unbound row
+show without scrolling at 160x50; narrower, one table scrolls. Sorting (``s``, or a click on a
+column header) orders all rows before the split, so the halves read as one list.
+"""
+
+from __future__ import annotations
+
+import math
+
+from textual import events
+from textual.app import ComposeResult
+from textual.containers import Horizontal, Vertical
+from textual.widgets import DataTable, Label
+
+from sectormon.frames import Frame, MetricDelta
+from sectormon.ui.cells import RELATIVE_METRICS, Cell, label_cell, scope_cells
+from sectormon.ui.context import RenderContext, deltas_for
+from sectormon.ui.format import metric_value, sort_key
+from sectormon.ui.header_info import core_sort_key
+from sectormon.ui.messages import OpenDetail
+from sectormon.ui.widgets.metric_table import MetricTable
+
+CPU_KEY = "cpu"
+LABEL_WIDTH = 8
+
+
+def _delta_value(delta: MetricDelta | None, metric: str) -> float | None:
+    if delta is None:
+        return None
+    return delta.relative if metric in RELATIVE_METRICS else delta.improvement
+
+
+def core_rows(
+    frame: Frame, ctx: RenderContext, sort_by: str = CPU_KEY, descending: bool = False
+) -> list[tuple[str, list[Cell]]]:
+    """Rows of the visible cores in display order (n/a sorts last in either direction)."""
+    scopes = ctx.scopes(frame)
+    baseline = ctx.baseline(frame)
+    cores = [c for c in scopes.cores if ctx.core_visible(c)]
+    if sort_by == CPU_KEY:
+        cores.sort(key=core_sort_key, reverse=descending)
+    elif baseline is not None:
+        cores.sort(
+            key=lambda c: (
+                sort_key(_delta_value((deltas_for(baseline, "core", c) or {}).get(sort_by), sort_by), descending),
+                core_sort_key(c),
+            )
+        )
+    else:
+        cores.sort(key=lambda c: (sort_key(metric_value(scopes.cores[c], sort_by), descending), core_sort_key(c)))
+    rows: list[tuple[str, list[Cell]]] = []
+    for core in cores:
+        cells = scope_cells(scopes.cores[core], ctx.panels.core, ctx.units, deltas_for(baseline, "core", core))
+        rows.append((core, [label_cell(core), *cells]))
+    return rows
+
+
+class CoreTable(Vertical):
+    """The per-core metrics; Enter opens a core's detail screen."""
+
+    def __init__(self, ctx: RenderContext, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self._ctx = ctx
+        self._frame: Frame | None = None
+        self.sort_by = CPU_KEY
+        self.descending = False
+        self._split = False
+        self._shown_title = ""
+
+    def compose(self) -> ComposeResult:
+        yield Label("", classes="panel-title")
+        with Horizontal(classes="core-halves"):
+            yield MetricTable(id="cores-a", classes="core-half")
+            yield MetricTable(id="cores-b", classes="core-half")
+
+    def on_mount(self) -> None:
+        self._set_columns()
+        self.query_one("#cores-b", MetricTable).display = False
+
+    @property
+    def tables(self) -> tuple[MetricTable, MetricTable]:
+        return self.query_one("#cores-a", MetricTable), self.query_one("#cores-b", MetricTable)
+
+    def _labels(self) -> list[tuple[str, str]]:
+        arrow = "▼" if self.descending else "▲"
+        columns = [(CPU_KEY, "CPU" + (arrow if self.sort_by == CPU_KEY else ""))]
+        for column in self._ctx.panels.core:
+            mark = arrow if column.metric == self.sort_by else ""
+            columns.append((column.metric, column.label + mark))
+        return columns
+
+    def _set_columns(self) -> None:
+        labels = self._labels()
+        for table in self.tables:
+            table.set_columns(labels, first_width=LABEL_WIDTH)
+
+    def _wants_split(self) -> bool:
+        labels = [label for _, label in self._labels()]
+        needed = MetricTable.table_width(labels, LABEL_WIDTH) + 2
+        return self.size.width >= 2 * needed
+
+    def show(self, frame: Frame, ctx: RenderContext) -> None:
+        if ctx.panels != self._ctx.panels:
+            self._ctx = ctx
+            self._set_columns()
+        self._ctx = ctx
+        self._frame = frame
+        rows = core_rows(frame, ctx, self.sort_by, self.descending)
+        split = self._wants_split() and len(rows) > 1
+        first, second = self.tables
+        if split != self._split:
+            self._split = split
+            second.display = split
+        if split:
+            half = math.ceil(len(rows) / 2)
+            first.set_rows(rows[:half])
+            second.set_rows(rows[half:])
+        else:
+            first.set_rows(rows)
+        self._update_title(frame, ctx, len(rows), len(ctx.scopes(frame).cores))
+
+    def _update_title(self, frame: Frame, ctx: RenderContext, shown: int, total: int) -> None:
+        title = "Cores (+ unbound threads)"
+        if ctx.baseline(frame) is not None:
+            title += "  Δ vs baseline: + = better; ratios in percentage points, IPC in %"
+        if ctx.core_filter is not None:
+            title += f"  filter {ctx.filter_text!r}: {shown} of {total}"
+        title += "   ~ = low confidence"
+        if title != self._shown_title:
+            self._shown_title = title
+            self.query_one(".panel-title", Label).update(title)
+
+    def on_resize(self, event: events.Resize) -> None:
+        if self._frame is not None:
+            self.show(self._frame, self._ctx)
+
+    # -- sorting -------------------------------------------------------------------------------
+
+    def sort_keys(self) -> list[str]:
+        return [CPU_KEY, *(c.metric for c in self._ctx.panels.core)]
+
+    def set_sort(self, key: str, descending: bool | None = None) -> None:
+        """Sort by ``key`` (``cpu`` or a metric); metrics default to largest first."""
+        if descending is None:
+            descending = key != CPU_KEY
+        self.sort_by = key
+        self.descending = descending
+        self._set_columns()
+        if self._frame is not None:
+            self.show(self._frame, self._ctx)
+
+    def cycle_sort(self) -> str:
+        """The ``s`` key: next sort column."""
+        keys = self.sort_keys()
+        index = keys.index(self.sort_by) if self.sort_by in keys else -1
+        self.set_sort(keys[(index + 1) % len(keys)])
+        return self.sort_by
+
+    def on_data_table_header_selected(self, event: DataTable.HeaderSelected) -> None:
+        event.stop()
+        key = event.column_key.value or CPU_KEY
+        if key == self.sort_by:
+            self.set_sort(key, not self.descending)
+        else:
+            self.set_sort(key)
+
+    def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
+        event.stop()
+        self.post_message(OpenDetail("core", event.row_key.value or ""))
+
+    def focus_table(self) -> None:
+        self.tables[0].focus()

@@ -1,0 +1,62 @@
+"""Energy panel: power of cores, L2 and memory per CMG and in total, nJ/instruction, memory share."""
+
+from __future__ import annotations
+
+from textual.app import ComposeResult
+from textual.containers import Vertical
+from textual.widgets import Label
+
+from sectormon.frames import Frame
+from sectormon.ui.cells import Cell, label_cell, scope_cells
+from sectormon.ui.context import RenderContext, deltas_for
+from sectormon.ui.header_info import cmg_sort_key
+from sectormon.ui.widgets.metric_table import MetricTable
+
+
+def energy_rows(frame: Frame, ctx: RenderContext) -> list[tuple[str, list[Cell]]]:
+    scopes = ctx.scopes(frame)
+    baseline = ctx.baseline(frame)
+    columns = ctx.panels.energy
+    rows: list[tuple[str, list[Cell]]] = []
+    for cmg in sorted(scopes.cmgs, key=cmg_sort_key):
+        cells = scope_cells(scopes.cmgs[cmg], columns, ctx.units, deltas_for(baseline, "cmg", cmg))
+        rows.append((cmg, [label_cell(f"CMG{cmg}" if cmg.isdigit() else cmg), *cells]))
+    total = scope_cells(scopes.total, columns, ctx.units, deltas_for(baseline, "total", "total"))
+    rows.append(("total", [label_cell("total"), *total]))
+    return rows
+
+
+class EnergyPanel(Vertical):
+    """A read-only table (no cursor): the energy metrics the profile defines, or a note."""
+
+    def __init__(self, ctx: RenderContext, *, id: str | None = None, classes: str | None = None) -> None:
+        super().__init__(id=id, classes=classes)
+        self._ctx = ctx
+
+    def compose(self) -> ComposeResult:
+        yield Label("Energy — power per CMG (L2 and memory are CMG-wide)", classes="panel-title")
+        yield MetricTable(cursor=False)
+        yield Label("", classes="panel-note")
+
+    def on_mount(self) -> None:
+        self.set_context(self._ctx)
+
+    @property
+    def table(self) -> MetricTable:
+        return self.query_one(MetricTable)
+
+    def set_context(self, ctx: RenderContext) -> None:
+        self._ctx = ctx
+        columns = ctx.panels.energy
+        self.table.set_columns([("scope", ""), *((c.metric, c.label) for c in columns)], first_width=7)
+        self.table.display = bool(columns)
+        note = self.query_one(".panel-note", Label)
+        note.display = not columns
+        note.update(f"profile {ctx.panels.profile or '?'} defines no energy metrics")
+
+    def show(self, frame: Frame, ctx: RenderContext) -> None:
+        if ctx.panels != self._ctx.panels:
+            self.set_context(ctx)
+        self._ctx = ctx
+        if ctx.panels.energy:
+            self.table.set_rows(energy_rows(frame, ctx))

@@ -1,0 +1,114 @@
+"""The two header lines: what is measured (target, source, profile, sector config) and the
+session's state (recording, interval, sampler overhead, baseline, display pause)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+from rich.style import Style
+from rich.text import Text
+from textual.widgets import Static
+
+from sectormon.frames import Frame
+from sectormon.ui.context import WINDOW_TITLES
+from sectormon.ui.format import format_number, format_value
+from sectormon.ui.header_info import describe_sector_config, describe_source, describe_target
+
+
+@dataclass(frozen=True, slots=True)
+class Status:
+    """UI-side state shown in the header (the frame carries the rest)."""
+
+    recording: str | None = None
+    display_paused: bool = False
+    window: str = "interval"
+    sector_preset: str = ""
+    skipped_frames: int = 0
+    showing_values: bool = False
+
+
+def _mapping(value: Any) -> Mapping[str, Any]:
+    return value if isinstance(value, Mapping) else {}
+
+
+class HeaderBar(Static):
+    """Target and session state, two lines (cropped, never wrapped, at 80 columns)."""
+
+    COMPONENT_CLASSES: ClassVar[set[str]] = {
+        "header-bar--title",
+        "header-bar--key",
+        "header-bar--recording",
+        "header-bar--paused",
+        "header-bar--warning",
+        "header-bar--dim",
+    }
+
+    def __init__(self, header: Mapping[str, Any], *, id: str | None = None) -> None:
+        super().__init__("", id=id)
+        self._header = header
+
+    def _style(self, role: str) -> Style:
+        return self.get_component_rich_style(f"header-bar--{role}", partial=True)
+
+    def _field(self, text: Text, key: str, value: str) -> None:
+        text.append(f"{key} ", self._style("key"))
+        text.append(value)
+        text.append("  ")
+
+    def show(self, frame: Frame | None, status: Status) -> None:
+        header = self._header
+        line1 = Text(no_wrap=True, overflow="ellipsis")
+        line1.append("sectormon ", self._style("title"))
+        self._field(line1, "source", describe_source(_mapping(header.get("source"))))
+        self._field(line1, "target", describe_target(_mapping(header.get("target"))))
+        profile = _mapping(header.get("profile"))
+        name = str(profile.get("name", "?"))
+        variant = profile.get("variant")
+        self._field(line1, "profile", f"{name} {variant}" if variant else name)
+        sector = describe_sector_config(_mapping(header.get("sector_config")))
+        if status.sector_preset:
+            sector = f"preset {status.sector_preset} (was: {sector})"
+        self._field(line1, "sector", sector)
+
+        line2 = Text(no_wrap=True, overflow="ellipsis")
+        if status.recording:
+            line2.append(f"● REC {status.recording}", self._style("recording"))
+        else:
+            line2.append("○ not recording", self._style("dim"))
+        line2.append("  ")
+        options = _mapping(header.get("options"))
+        interval = options.get("interval")
+        timeslice = options.get("timeslice")
+        timing = f"{format_number(interval)} s" if isinstance(interval, (int, float)) else "?"
+        if isinstance(timeslice, (int, float)):
+            timing += f", slice {format_number(timeslice)} s"
+        self._field(line2, "interval", timing)
+        if frame is not None:
+            self._field(line2, "t", f"{format_number(frame.t)} s")
+            self._field(line2, "overhead", f"{format_value(frame.overhead, 'ratio')} of a core")
+        window = WINDOW_TITLES.get(status.window, status.window)
+        if frame is not None and frame.baseline is not None and not status.showing_values:
+            base = frame.baseline
+            line2.append(
+                f"Δ vs baseline {format_number(base.t_from)}–{format_number(base.t_to)} s (+ = better)",
+                self._style("warning"),
+            )
+            line2.append("  ")
+        else:
+            self._field(line2, "window", window)
+        unavailable = _mapping(header.get("unavailable"))
+        if unavailable:
+            line2.append(f"{len(unavailable)} events n/a", self._style("warning"))
+            line2.append("  ")
+        if status.skipped_frames:
+            line2.append(f"{status.skipped_frames} frames skipped", self._style("dim"))
+            line2.append("  ")
+        if status.display_paused:
+            line2.append("⏸ DISPLAY PAUSED (sampling goes on)", self._style("paused"))
+            line2.append("  ")
+        if frame is not None and frame.final:
+            line2.append("■ session ended", self._style("paused"))
+        line1.append("\n")
+        self.update(line1 + line2)

@@ -1,0 +1,47 @@
+"""History: a sparkline per selected metric (total scope, last frames), with its latest value."""
+
+from __future__ import annotations
+
+from textual.app import ComposeResult
+from textual.containers import Horizontal, VerticalScroll
+from textual.widgets import Label, Sparkline
+
+from sectormon.ui.context import RenderContext
+from sectormon.ui.format import format_value
+from sectormon.ui.history import History
+
+NAME_WIDTH = 26
+
+
+def _key(metric: str) -> str:
+    return "".join(ch if ch.isalnum() else "_" for ch in metric)
+
+
+class HistoryView(VerticalScroll):
+    """One row per metric of the layout's ``history`` panel."""
+
+    def __init__(self, ctx: RenderContext, history: History, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self._ctx = ctx
+        self._history = history
+
+    def compose(self) -> ComposeResult:
+        yield Label(
+            f"History of the total (last {self._history.length} frames; n/a points left out)",
+            classes="panel-title",
+        )
+        if not self._ctx.panels.history:
+            yield Label("no metrics to plot", classes="panel-note")
+        for column in self._ctx.panels.history:
+            with Horizontal(classes="history-row"):
+                yield Label("", id=f"hist-label-{_key(column.metric)}", classes="history-label")
+                yield Sparkline([], id=f"hist-spark-{_key(column.metric)}", classes="history-spark")
+
+    def refresh_history(self) -> None:
+        for column in self._ctx.panels.history:
+            key = _key(column.metric)
+            latest = self._history.latest(column.metric)
+            unit = self._ctx.units.get(column.metric, "")
+            text = f"{column.metric} {format_value(latest, unit)}"
+            self.query_one(f"#hist-label-{key}", Label).update(f"{text:<{NAME_WIDTH}}")
+            self.query_one(f"#hist-spark-{key}", Sparkline).data = self._history.values(column.metric)

@@ -1,0 +1,36 @@
+"""The rotation indicator: which event group is on the counters now, and each group's coverage."""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from rich.text import Text
+from textual.widgets import Static
+
+from sectormon.frames import Frame
+from sectormon.ui.format import format_coverage
+
+
+class RotationBar(Static):
+    """``groups ▶SC1 20%  SC2 20% ...``: the active group marked by a glyph and a colour."""
+
+    COMPONENT_CLASSES: ClassVar[set[str]] = {"rotation-bar--active", "rotation-bar--key", "rotation-bar--dim"}
+
+    def show(self, frame: Frame | None, group_names: list[str]) -> None:
+        text = Text(no_wrap=True, overflow="ellipsis")
+        text.append("groups ", self.get_component_rich_style("rotation-bar--key", partial=True))
+        names = list(group_names)
+        if frame is not None:
+            names += [g for g in frame.groups if g not in names]
+        if not names:
+            text.append("(no rotation)", self.get_component_rich_style("rotation-bar--dim", partial=True))
+        active = frame.active_group if frame is not None else ""
+        for name in names:
+            coverage = frame.groups.get(name) if frame is not None else None
+            label = f"{name} {format_coverage(coverage)}"
+            if name == active:
+                text.append(f"▶{label}", self.get_component_rich_style("rotation-bar--active", partial=True))
+            else:
+                text.append(f" {label}")
+            text.append("  ")
+        self.update(text)

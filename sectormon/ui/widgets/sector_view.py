@@ -1,0 +1,95 @@
+"""Sector utilization: per core, bars of SCE usage (accesses under sector-cache control) and of the
+non-sector-0 share, with each CMG's configured sector ways when the session knows them."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import ClassVar
+
+from rich.style import Style
+from rich.text import Text
+from textual import events
+from textual.widgets import Static
+
+from sectormon.frames import Frame, ScopeStats
+from sectormon.ui.bars import bar_segments
+from sectormon.ui.context import RenderContext
+from sectormon.ui.format import NA, format_value, is_low_confidence, metric_value
+from sectormon.ui.header_info import cmg_sort_key, core_sort_key, l1_sector_ways, sector_ways
+from sectormon.ui.widgets.bar_grid import grid_text
+
+ROLES = ("sce", "nonsec0")
+GLYPHS = ("█", "▓")
+LABEL_WIDTH = 8
+BAR_WIDTH = 20
+ENTRY_WIDTH = LABEL_WIDTH + 2 * (BAR_WIDTH + 9)
+
+
+class SectorView(Static):
+    """Two bars per core (and the total); the first line per CMG names its sector ways."""
+
+    COMPONENT_CLASSES: ClassVar[set[str]] = {
+        "sector-view--sce",
+        "sector-view--nonsec0",
+        "sector-view--empty",
+        "sector-view--low",
+        "sector-view--label",
+    }
+
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__("", id=id)
+        self._last: tuple[Frame, RenderContext] | None = None
+
+    def _style(self, role: str) -> Style:
+        return self.get_component_rich_style(f"sector-view--{role}", partial=True)
+
+    def _config_lines(self, frame: Frame, ctx: RenderContext) -> Text:
+        config = ctx.header.get("sector_config")
+        config = config if isinstance(config, Mapping) else {}
+        cmgs = sorted(ctx.scopes(frame).cmgs, key=cmg_sort_key)
+        ways = sector_ways(config, cmgs)
+        text = Text(no_wrap=True, overflow="ellipsis")
+        if ways:
+            parts = [f"CMG{cmg}: {ways[cmg]}" for cmg in cmgs if cmg in ways]
+            text.append("L2 sector ways  ", self._style("label"))
+            text.append("   ".join(parts))
+        else:
+            text.append("L2 sector ways: not known (no sector configuration in the session header)", self._style("low"))
+        l1 = l1_sector_ways(config)
+        if l1:
+            text.append(f"   L1D sector ways {l1}")
+        text.append("\n")
+        for glyph, role, name in zip(GLYPHS, ROLES, ("SCE usage (tagged accesses)", "non-sector-0 share")):
+            text.append(glyph * 2, self._style(role))
+            text.append(f" {name}   ")
+        text.append("~ low confidence", self._style("label"))
+        return text
+
+    def entry(self, label: str, stats: ScopeStats | None, ctx: RenderContext) -> Text:
+        text = Text(no_wrap=True)
+        text.append(f"{label:<{LABEL_WIDTH}}", self._style("label"))
+        for column, glyph, role in zip(ctx.panels.sector, GLYPHS, ROLES):
+            value = metric_value(stats, column.metric)
+            for run, index in bar_segments([value], glyph, BAR_WIDTH):
+                text.append(run, self._style(role if index == 0 else "empty"))
+            low = stats is not None and value is not None and is_low_confidence(stats, column.metric)
+            shown = format_value(value, ctx.units.get(column.metric, "ratio"), with_unit=False)
+            text.append(f" {('~' if low else '') + shown:>7} ", self._style("low") if (low or shown == NA) else Style())
+        return text
+
+    def show(self, frame: Frame, ctx: RenderContext) -> None:
+        self._last = (frame, ctx)
+        if not ctx.panels.sector:
+            self.update(f"profile {ctx.panels.profile or '?'} defines no sector-cache metrics")
+            return
+        scopes = ctx.scopes(frame)
+        entries = [self.entry("total", scopes.total, ctx)]
+        for core in sorted(scopes.cores, key=core_sort_key):
+            if ctx.core_visible(core):
+                entries.append(self.entry(core, scopes.cores[core], ctx))
+        body = grid_text(entries, max(ENTRY_WIDTH, self.size.width), ENTRY_WIDTH)
+        self.update(self._config_lines(frame, ctx) + Text("\n") + body)
+
+    def on_resize(self, event: events.Resize) -> None:
+        if self._last is not None:
+            self.show(*self._last)

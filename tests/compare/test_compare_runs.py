@@ -1,0 +1,259 @@
+"""sectormon compare: deltas, improvements and effects equal hand-computed values."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from sectormon import cli
+from sectormon.compare import (
+    MetricInfo,
+    compare_runs,
+    ipc_improvement,
+    metric_delta,
+    render_csv,
+    render_markdown,
+    render_text,
+    run_metrics_from_frame,
+)
+from sectormon.frames import ScopeStats, WindowStats
+from sectormon.io import RecordingWriter
+from sectormon.readings import Mark, Reading, Slice
+from sectormon.runmetrics import RunMetrics
+
+INFO = {
+    "IPC": MetricInfo("higher", "inst/cycle"),
+    "L1D_miss_rate": MetricInfo("lower", "ratio"),
+    "SCE_usage_ratio": MetricInfo("none", "ratio"),
+}
+
+
+def test_metric_delta_sign_conventions() -> None:
+    assert metric_delta(0.10, 0.08, "lower") == pytest.approx((-0.02, 0.02, 0.2))
+    assert metric_delta(1.0, 1.25, "higher") == pytest.approx((0.25, 0.25, 0.25))
+    assert metric_delta(2.0, 1.0, "higher") == pytest.approx((-1.0, -1.0, -0.5))
+    delta, improvement, relative = metric_delta(0.5, 0.6, "none")
+    assert improvement is None and delta == pytest.approx(0.1) and relative == pytest.approx(0.2)
+    assert metric_delta(None, 1.0, "lower") == (None, None, None)
+    assert metric_delta(0.0, 1.0, "lower") == (1.0, -1.0, None)
+    assert ipc_improvement(1.0, 1.1) == pytest.approx(10.0)
+    assert ipc_improvement(0.0, 1.1) is None and ipc_improvement(None, 1.0) is None
+
+
+def run(label: str, metrics: dict[str, dict[str, float | None]], **kw: Any) -> RunMetrics:
+    return RunMetrics(label=label, kind="recording", metrics=metrics, **kw)
+
+
+def test_compare_runs_by_hand() -> None:
+    base = run(
+        "base",
+        {
+            "total": {"IPC": 0.8, "L1D_miss_rate": 0.05, "SCE_usage_ratio": 0.0, "only_base": 3.0},
+            "core:12": {"IPC": 0.5},
+        },
+        coverage={"total": {"IPC": 1.0, "L1D_miss_rate": 0.4}},
+        counts={"total": {"L2_MISS_COUNT": 1000.0}},
+    )
+    other = run(
+        "sector",
+        {
+            "total": {"IPC": 1.0, "L1D_miss_rate": 0.04, "SCE_usage_ratio": 0.6, "only_other": None},
+            "cmg:0": {},
+        },
+        coverage={"total": {"IPC": 0.9}},
+        counts={"total": {"L2_MISS_COUNT": 750.0}},
+    )
+    cmp = compare_runs(base, other, info=INFO)
+    assert [s.scope for s in cmp.scopes] == ["total", "cmg:0", "core:12"]
+    total = cmp.scope("total")
+    ipc = total.row("IPC")
+    assert (ipc.base, ipc.other) == (0.8, 1.0)
+    assert ipc.delta == pytest.approx(0.2) and ipc.improvement == pytest.approx(0.2)
+    assert ipc.relative == pytest.approx(0.25) and ipc.better == "higher"
+    assert (ipc.coverage_base, ipc.coverage_other) == (1.0, 0.9)
+    miss = total.row("L1D_miss_rate")
+    assert miss.delta == pytest.approx(-0.01) and miss.improvement == pytest.approx(0.01)
+    assert miss.relative == pytest.approx(0.2)
+    assert miss.coverage_other is None  # not reported by that side: unknown, not 0
+    sce = total.row("SCE_usage_ratio")
+    assert sce.improvement is None and sce.relative is None and sce.delta == pytest.approx(0.6)
+    only = total.row("only_base")
+    assert only.other is None and only.delta is None
+    assert total.row("only_other").base is None
+    assert total.ipc_improvement == pytest.approx(25.0)
+    assert total.l2_effectiveness == pytest.approx(0.75) and total.l2_source == "L2_MISS_COUNT"
+    core = cmp.scope("core:12")
+    assert core.row("IPC").other is None and core.ipc_improvement is None and core.l2_effectiveness is None
+    assert [s.scope for s in compare_runs(base, other, info=INFO, scopes=["core"]).scopes] == ["core:12"]
+
+
+def test_l2_effectiveness_prefers_corrected_counts() -> None:
+    base = run(
+        "b",
+        {"total": {"L2_miss_count_corrected": 800.0}},
+        counts={"total": {"L2_MISS_COUNT": 1000.0}},
+    )
+    other = run(
+        "o",
+        {"total": {}},
+        counts={
+            "total": {
+                "L2_MISS_COUNT": 900.0,
+                "L2D_CACHE_SWAP_LOCAL": 200.0,
+                "L2_PIPE_COMP_PF_L2MIB_MCH": 100.0,
+            }
+        },
+    )
+    total = compare_runs(base, other).scope("total")
+    assert total.l2_effectiveness == pytest.approx(600 / 800) and total.l2_source == "L2_miss_count_corrected"
+
+
+def test_renderers() -> None:
+    base = run("base", {"total": {"IPC": 0.8, "L1D_miss_rate": None}})
+    other = run("tuned", {"total": {"IPC": 1.0, "L1D_miss_rate": 0.04}})
+    cmp = compare_runs(base, other, info=INFO)
+    text = render_text(cmp)
+    assert "Metric" in text and "Baseline" in text and "Improvement" in text
+    ipc_line = next(line for line in text.splitlines() if line.startswith("IPC "))
+    assert "0.800000" in ipc_line and "+0.200000" in ipc_line and "+25.00%" in ipc_line
+    miss_line = next(line for line in text.splitlines() if line.startswith("L1D_miss_rate"))
+    assert miss_line.split()[1] == "n/a" and miss_line.split()[3] == "n/a"
+    assert "IPC_improvement: +25.00 %" in text
+    rows = list(csv.DictReader(io.StringIO(render_csv(cmp))))
+    ipc = next(r for r in rows if r["metric"] == "IPC")
+    assert float(ipc["delta"]) == pytest.approx(0.2) and ipc["better"] == "higher"
+    assert next(r for r in rows if r["metric"] == "L1D_miss_rate")["baseline"] == ""
+    assert float(next(r for r in rows if r["metric"] == "IPC_improvement")["value"]) == pytest.approx(25.0)
+    md = render_markdown(cmp)
+    assert "### total" in md and "| IPC | 0.800000 | 1.000000 | +0.200000 |" in md
+    data = json.loads(json.dumps(cmp.to_json(), allow_nan=False))
+    assert data["schema"] == "sectormon/compare/1"
+    assert data["scopes"]["total"]["metrics"]["L1D_miss_rate"]["base"] is None
+    assert data["scopes"]["total"]["IPC_improvement"] == pytest.approx(25.0)
+
+
+def test_run_metrics_from_frame_scopes() -> None:
+    def scope(ipc: float) -> ScopeStats:
+        return ScopeStats(counts={"CYCLES": 10.0}, rates={}, metrics={"IPC": ipc}, coverage={"IPC": 0.5})
+
+    window = WindowStats(
+        seconds=5.0, total=scope(1.0), cmgs={"1": scope(2.0), "0": scope(3.0)}, cores={"12": scope(4.0)}
+    )
+    from sectormon.frames import Frame
+
+    frame = Frame(
+        t=5, interval=1, overhead=0, total=scope(0), cmgs={}, cores={}, threads={}, recent=window, run=window
+    )
+    rm = run_metrics_from_frame(frame, label="x")
+    assert rm.scopes() == ("total", "cmg:0", "cmg:1", "core:12")
+    assert rm.metrics["cmg:1"]["IPC"] == 2.0 and rm.coverage["core:12"]["IPC"] == 0.5
+    assert rm.counts["total"]["CYCLES"] == 10.0 and rm.kind == "recording"
+
+
+# ------------------------------------------------------------------------------- fapp directories
+
+
+def _pa(dir_: Path, n: int) -> list[dict[str, str]]:
+    with (dir_ / f"pa{n}.csv").open() as f:
+        return list(csv.DictReader(f))
+
+
+def test_compare_two_fapp_directories(fapp_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    pytest.importorskip("sectormon.fapp.analysis")
+    base_dir, other_dir = fapp_dir / "axhelm2.29503716.0", fapp_dir / "axhelm2.29503716.1"
+    assert cli.main(["compare", str(base_dir), str(other_dir), "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["base"]["kind"] == "fapp" and data["other"]["label"] == "axhelm2.29503716.1"
+
+    # Thread 0's IPC by hand from pa1 (EFFECTIVE_INST_SPEC 0x0121 / PMCCNTR), as the CPU PA report.
+    def ipc0(d: Path) -> float:
+        row = _pa(d, 1)[0]
+        return int(row["0x0121"]) / int(row["PMCCNTR"])
+
+    b, o = ipc0(base_dir), ipc0(other_dir)
+    t0 = data["scopes"]["thread:0"]
+    assert t0["metrics"]["IPC"]["base"] == pytest.approx(b)
+    assert t0["metrics"]["IPC"]["delta"] == pytest.approx(o - b)
+    assert t0["metrics"]["IPC"]["improvement"] == pytest.approx(o - b)  # a64fx profile: IPC higher is better
+    assert t0["IPC_improvement"] == pytest.approx((o - b) / b * 100)
+
+    # L2 effectiveness by hand: errata-corrected L2 miss count (pa16: 0x309 - 0x396 - 0x370), CMG total.
+    def l2(d: Path) -> int:
+        return sum(int(r["0x0309"]) - int(r["0x0396"]) - int(r["0x0370"]) for r in _pa(d, 16))
+
+    total = data["scopes"]["total"]
+    assert total["L2_effectiveness"] == pytest.approx(l2(other_dir) / l2(base_dir))
+    assert total["L2_effectiveness_source"] == "L2_miss_count_corrected"
+
+    # Every delta is other - base; metrics one side lacks are n/a (None), never 0.
+    for scope in data["scopes"].values():
+        for row in scope["metrics"].values():
+            if row["base"] is None or row["other"] is None:
+                assert row["delta"] is None and row["improvement"] is None
+            else:
+                assert row["delta"] == pytest.approx(row["other"] - row["base"])
+    mem = total["metrics"]["mem_stall_rate"]
+    assert mem["better"] == "lower" and mem["improvement"] == pytest.approx(mem["base"] - mem["other"])
+
+    assert cli.main(["compare", str(base_dir), str(other_dir), "--scope", "total"]) == 0
+    text = capsys.readouterr().out
+    assert "  total" in text and "thread:0" not in text and "IPC_improvement" in text
+
+
+def test_compare_missing_path(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert cli.main(["compare", str(tmp_path / "nope"), str(tmp_path)]) == 2
+    assert "no such file or directory" in capsys.readouterr().err
+
+
+# ------------------------------------------------------------------------------ recordings, by hand
+
+
+def _recording(path: Path, inst: int, cycles: int, slices: int = 100) -> Path:
+    """A generic-profile recording where IPC is exactly inst/cycles on one bound thread."""
+    pytest.importorskip("sectormon.metrics.engine")
+    from sectormon.profiles.loader import load_profile, profile_to_dict
+
+    sys.path.insert(0, str(Path(__file__).parent.parent / "io"))
+    from recording_synth import header
+
+    hdr = header(profile_to_dict(load_profile("generic")))
+    te = 20_000_000
+    with RecordingWriter(path, hdr) as w:
+        for i in range(slices):
+            group = "HW1" if i % 2 == 0 else "SW1"
+            counts = (
+                {"CYCLES": cycles, "INSTRUCTIONS": inst, "CACHE_REFERENCES": 1000, "CACHE_MISSES": 100}
+                if group == "HW1"
+                else {"TASK_CLOCK": te, "PAGE_FAULTS": 5}
+            )
+            reading = Reading("thread:7", 0, 0, group, te, te, counts)
+            w.write_slice(Slice(t=(i + 1) * 0.02, index=i, duration=0.02, group=group, readings=(reading,)))
+        w.write_mark(Mark(t=slices * 0.02, kind="end"))
+    return path
+
+
+def test_compare_two_recordings_by_hand(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    base = _recording(tmp_path / "base.jsonl", inst=1_000_000, cycles=2_000_000)
+    other = _recording(tmp_path / "sector.jsonl.gz", inst=1_500_000, cycles=2_000_000)
+    assert cli.main(["compare", str(base), str(other), "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["base"]["kind"] == "recording" and set(data["scopes"]) >= {"total", "cmg:0", "core:0"}
+    for scope in ("total", "cmg:0", "core:0"):
+        s = data["scopes"][scope]
+        ipc = s["metrics"]["IPC"]
+        assert ipc["base"] == pytest.approx(0.5) and ipc["other"] == pytest.approx(0.75)
+        assert ipc["delta"] == pytest.approx(0.25) and ipc["improvement"] == pytest.approx(0.25)
+        assert ipc["relative"] == pytest.approx(0.5)
+        assert s["IPC_improvement"] == pytest.approx(50.0)
+        miss = s["metrics"]["cache_miss_rate"]
+        assert miss["base"] == pytest.approx(0.1) and miss["delta"] == pytest.approx(0.0)
+        assert miss["better"] == "lower"
+        assert s["L2_effectiveness"] is None  # no L2 miss events in the generic profile: n/a
+    assert cli.main(["compare", str(base), str(other), "--markdown"]) == 0
+    assert "### core:0" in capsys.readouterr().out

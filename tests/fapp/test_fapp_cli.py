@@ -1,0 +1,100 @@
+"""``sectormon fapp`` (text and --json) and ``run_metrics`` for compare."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from sectormon.cli import main
+from sectormon.fapp import run_metrics
+from sectormon.fapp.table import format_value
+
+STEM = "axhelm2.29503716.0"
+
+
+def test_json_matches_expected_file(fapp_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["fapp", str(fapp_dir / STEM), "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    expected = json.loads((fapp_dir / "expected" / f"{STEM}.json").read_text())
+    assert list(data)[:2] == ["threads", "cmg_total"]
+    assert data["threads"].keys() == expected["threads"].keys()
+    assert data["cmg_total"].keys() == expected["cmg_total"].keys()
+    for key, want in expected["cmg_total"].items():
+        assert data["cmg_total"][key] == pytest.approx(want, rel=1e-9, abs=1e-12)
+    assert data["section3"]["cmg_total"]["L1D_miss_rate"] is None
+    assert "L1D miss rate" in data["split"]
+    assert data["info"]["cntfrq_hz_used"] == 100_000_000
+
+
+def test_text_table_fits_and_shows_everything(fapp_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["fapp", str(fapp_dir / STEM), "--width", "160"]) == 0
+    out = capsys.readouterr().out
+    lines = out.splitlines()
+    assert max(len(line) for line in lines) <= 160
+    assert "CMG total" in out and "thread 11" in out
+    assert "Power total (W)" in out and "energy_total (nJ)" in out
+    assert "n/a" in out
+    # CMG total is the last column of the last block of the report table.
+    header_lines = [line for line in lines if line.startswith("metric")]
+    assert header_lines[1].rstrip().endswith("CMG total")
+
+
+def test_narrow_width_wraps(fapp_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["fapp", str(fapp_dir / STEM), "--width", "90"]) == 0
+    out = capsys.readouterr().out
+    assert max(len(line) for line in out.splitlines()) <= 90
+
+
+@pytest.mark.parametrize("args", [["fapp", "/nonexistent/dir"], ["fapp", "/"]])
+def test_bad_dir_is_one_line(args: list[str], capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    if args[1] == "/":
+        args = ["fapp", str(tmp_path)]
+    assert main(args) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("sectormon: ")
+
+
+def test_bad_csv_names_file_and_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / "pa1.csv").write_text(
+        "LABEL-FAPP-cpupa,Level,Spawn,Process,Thread,Region_name,Region_number,Call,CNTVCT,PMCCNTR,0x0003\n"
+        "FAPP-cpupa,Thread,0,0,0,k,0,1,10,oops,4\n"
+    )
+    assert main(["fapp", str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert f"{tmp_path / 'pa1.csv'}:2: PMCCNTR: 'oops' is not an integer" in err
+
+
+def test_run_metrics(fapp_dir: Path) -> None:
+    rm = run_metrics(fapp_dir / STEM)
+    assert rm.kind == "fapp"
+    assert rm.label == STEM
+    assert rm.scopes() == (*(f"thread:{t}" for t in range(12)), "total", "cmg:0")
+    expected = json.loads((fapp_dir / "expected" / f"{STEM}.json").read_text())
+    assert rm.metrics["total"]["IPC"] == pytest.approx(expected["cmg_total"]["IPC"], rel=1e-12)
+    assert rm.metrics["thread:3"]["GFLOPS"] == pytest.approx(expected["threads"]["3"]["GFLOPS"], rel=1e-12)
+    assert rm.metrics["cmg:0"] == rm.metrics["total"]
+    # Section 3 merged in; its IPC (0x8) is absent so the report's IPC keeps the name alone.
+    assert rm.metrics["total"]["mem_stall_rate"] is not None
+    assert rm.metrics["total"]["L1D_miss_rate"] is None
+    assert "IPC (INST_RETIRED)" not in rm.metrics["total"]
+    # Raw counts by a64fx profile name; CMG-wide events are averaged in the total, per-PE summed.
+    counts = rm.counts
+    per_thread = [counts[f"thread:{t}"]["L2_MISS_COUNT"] for t in range(12)]
+    assert counts["total"]["L2_MISS_COUNT"] == pytest.approx(sum(per_thread) / 12)
+    assert counts["total"]["LD_COMP_WAIT"] == sum(counts[f"thread:{t}"]["LD_COMP_WAIT"] for t in range(12))
+    assert counts["thread:0"]["r121"] == 26110116492  # EFFECTIVE_INST_SPEC: not in the profile, raw name
+    assert counts["thread:0"]["CPU_CYCLES"] == 29286200238  # pa1's PMCCNTR
+    assert rm.info["node_name"] == "h34-5001c"
+    assert "L1D miss rate" in rm.info["split"]
+    assert rm.coverage["total"]["IPC"] == 1.0 and "L1D_miss_rate" not in rm.coverage["total"]
+
+
+def test_format_value() -> None:
+    assert format_value(None) == "n/a"
+    assert format_value(0.0) == "0"
+    assert format_value(123456789012) == "123456789012"
+    assert format_value(1234567890123) == "1.23457e+12"
+    assert format_value(0.123456) == "0.12346"
+    assert format_value(2.5e-7) == "2.5000e-07"

@@ -1,0 +1,262 @@
+"""Replay: same frames as feeding the stream directly; ranges, pacing and the TUI's ReplaySession."""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import pytest
+from recording_synth import header, stream
+
+from sectormon import cli
+from sectormon.frames import EMPTY_SCOPE, Frame, ScopeStats, WindowStats
+from sectormon.io import RecordingError, RecordingWriter, open_recording
+from sectormon.readings import Mark, Slice
+from sectormon.sources.replay import ReplaySession, replay_frames, stream_header
+
+
+def write(path: Path, items: list[Slice | Mark], hdr: dict[str, Any]) -> Path:
+    with RecordingWriter(path, hdr) as w:
+        for item in items:
+            if isinstance(item, Slice):
+                w.write_slice(item)
+            else:
+                w.write_mark(item)
+    return path
+
+
+# ------------------------------------------------------------------------- fake builder (no engine)
+
+
+def fake_frame(t: float, n: int, marks: tuple[str, ...] = (), final: bool = False) -> Frame:
+    window = WindowStats(seconds=t, total=EMPTY_SCOPE, cmgs={}, cores={})
+    total = ScopeStats(counts={"slices": float(n)}, rates={}, metrics={}, coverage={})
+    return Frame(
+        t=t,
+        interval=0.1,
+        overhead=0.0,
+        total=total,
+        cmgs={},
+        cores={},
+        threads={},
+        recent=window,
+        run=window,
+        final=final,
+        warnings=marks,
+    )
+
+
+class FakeBuilder:
+    """One frame per slice; remembers the marks it was fed (in ``warnings``) to check their order."""
+
+    def __init__(self, hdr: Mapping[str, Any], path: str) -> None:
+        self.n = 0
+        self.t = 0.0
+        self.marks: list[str] = []
+
+    def feed(self, item: Slice | Mark) -> list[Frame]:
+        if isinstance(item, Mark):
+            self.marks.append(f"{item.kind}@{item.t:g}")
+            return []
+        self.n += 1
+        self.t = item.t
+        return [fake_frame(item.t, self.n, tuple(self.marks))]
+
+    def finish(self, t: float | None = None) -> Frame:
+        return fake_frame(self.t, self.n, tuple(self.marks), final=True)
+
+
+class Collector:
+    def __init__(self) -> None:
+        self.frames: list[Frame] = []
+        self.event = threading.Event()
+
+    def __call__(self, frame: Frame) -> None:
+        self.frames.append(frame)
+        self.event.set()
+
+
+def test_replay_frames_range_and_pacing(tmp_path: Path) -> None:
+    path = write(tmp_path / "r.jsonl", stream(50), header())
+    with open_recording(path) as s:
+        everything = list(replay_frames(s, builder_factory=FakeBuilder))
+    assert len(everything) == 51 and everything[-1].final
+    slept: list[float] = []
+    now = [100.0]
+
+    def sleep(d: float) -> None:
+        slept.append(d)
+        now[0] += d
+
+    with open_recording(path) as s:
+        ranged = list(
+            replay_frames(
+                s,
+                t_from=0.3,
+                t_to=0.6,
+                speed=2.0,
+                builder_factory=FakeBuilder,
+                sleep=sleep,
+                clock=lambda: now[0],
+            )
+        )
+    assert [f.t for f in ranged[:-1]] == [f.t for f in everything if 0.3 <= f.t <= 0.6]
+    # Frames before --from were still fed: the counts carry on from the start.
+    assert ranged[0].total.counts["slices"] == 15
+    assert ranged[-1].final and ranged[-1].t == pytest.approx(0.6)
+    assert sum(slept) == pytest.approx((0.6 - 0.3) / 2.0)
+
+
+def test_header_without_profile_is_a_clear_error(tmp_path: Path) -> None:
+    hdr = header()
+    del hdr["profile"]
+    path = write(tmp_path / "r.jsonl", stream(3), hdr)
+    with open_recording(path) as s, pytest.raises(RecordingError, match=r":1: the header has no profile"):
+        list(replay_frames(s))
+
+
+def test_stream_header_is_the_live_header() -> None:
+    hdr = {"schema": "sectormon/recording/1", "recording_started": 3.0, **header()}
+    out = stream_header(hdr)
+    assert out["schema"] == "sectormon/header/1"
+    assert "recording_started" not in out and out["profile"] == hdr["profile"]
+
+
+def test_replay_session_plays_seeks_and_keeps_user_marks(tmp_path: Path) -> None:
+    items = stream(40, marks={10: Mark(t=0.2, kind="bookmark", label="rec")})
+    path = write(tmp_path / "r.jsonl.gz", items, header())
+    session = ReplaySession(path, speed=1e6, paused=True, builder_factory=FakeBuilder)
+    got = Collector()
+    session.subscribe(got)
+    assert session.duration() == pytest.approx(0.8)
+    assert [m.kind for m in session.marks()] == ["bookmark", "end"]
+    assert session.header["schema"] == "sectormon/header/1"
+    session.start()
+    try:
+        session.seek_to(0.3)
+        assert got.event.wait(10)
+        assert got.frames[-1].t == pytest.approx(0.3) and got.frames[-1].total.counts["slices"] == 15
+        assert session.position() == pytest.approx(0.3)
+        session.mark_baseline()
+        session.set_paused(False)
+        assert session.wait(10)
+        final = got.frames[-1]
+        assert final.final and final.total.counts["slices"] == 40
+        assert final.warnings == ("bookmark@0.2", "baseline@0.3", "end@0.8")
+        # Seek back: replays from the start, the user's baseline goes back in at its time.
+        got.event.clear()
+        session.set_paused(True)
+        session.seek(-0.6)
+        assert got.event.wait(10)
+        frame = got.frames[-1]
+        assert frame.t == pytest.approx(0.2) and frame.total.counts["slices"] == 10
+        assert frame.warnings == ()
+        session.seek_to(0.5)
+        deadline = threading.Event()
+        for _ in range(100):
+            if got.frames[-1].t == pytest.approx(0.5):
+                break
+            deadline.wait(0.05)
+        assert got.frames[-1].warnings == ("bookmark@0.2", "baseline@0.3")
+        assert [m.kind for m in session.marks()] == ["bookmark", "baseline", "end"]
+        assert session.error() is None
+    finally:
+        session.stop()
+
+
+def test_replay_session_reports_bad_line(tmp_path: Path) -> None:
+    path = write(tmp_path / "r.jsonl", stream(5), header())
+    text = path.read_text().splitlines()
+    text[3] = text[3].replace('"te":', '"te":-', 1)
+    path.write_text("\n".join(text) + "\n")
+    errors: list[str] = []
+    session = ReplaySession(path, speed=1e6, builder_factory=FakeBuilder, on_error=errors.append)
+    session.start()
+    assert session.wait(10)
+    session.stop()
+    assert errors == [session.error()] and ":4: reading 0" in errors[0]
+
+
+# ---------------------------------------------------------------------------- with the real engine
+
+
+def real_header() -> dict[str, Any]:
+    pytest.importorskip("sectormon.metrics.engine")
+    from sectormon.profiles.loader import load_profile, profile_to_dict
+
+    return header(profile_to_dict(load_profile("generic")))
+
+
+def direct_frames(hdr: dict[str, Any], items: list[Slice | Mark]) -> list[dict[str, Any]]:
+    from sectormon.pipeline import FrameBuilder, build_engine
+    from sectormon.profiles.loader import profile_from_dict
+
+    builder = FrameBuilder(build_engine(profile_from_dict(hdr["profile"]), hdr), hdr["options"]["interval"])
+    frames = builder.feed_all(items) + [builder.finish()]
+    return [json.loads(json.dumps(f.to_json())) for f in frames]
+
+
+@pytest.mark.parametrize("name", ["r.jsonl", "r.jsonl.gz"])
+def test_round_trip_replay_json_equals_direct_frames(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], name: str
+) -> None:
+    hdr = real_header()
+    items = stream(
+        400, marks={120: Mark(t=2.4, kind="baseline"), 300: Mark(t=6.0, kind="bookmark", label="x")}
+    )
+    expected = direct_frames(hdr, items)
+    path = write(tmp_path / name, items, hdr)
+    assert cli.main(["replay", str(path), "--json"]) == 0
+    out = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert out[0] == json.loads(json.dumps(stream_header({"schema": "sectormon/recording/1", **hdr})))
+    assert out[1:] == expected
+    assert len(expected) > 5 and expected[-1]["final"] and any(f["baseline"] for f in expected)
+
+
+def test_replay_from_to_keeps_windows(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    hdr = real_header()
+    items = stream(400)
+    expected = direct_frames(hdr, items)
+    path = write(tmp_path / "r.jsonl", items, hdr)
+    assert cli.main(["replay", str(path), "--json", "--from", "3", "--to", "6.5"]) == 0
+    out = [json.loads(line) for line in capsys.readouterr().out.splitlines()][1:]
+    assert out[:-1] == [f for f in expected if 3 <= f["t"] <= 6.5]
+    assert out[-1]["final"] and out[-1]["t"] <= 6.5
+
+
+def test_replay_cli_errors_are_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "bad.jsonl"
+    path.write_text('{"schema":"sectormon/recording/9"}\n')
+    assert cli.main(["replay", str(path), "--json"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith(f"sectormon: {path}:1: record version") and "\n" not in err
+    assert cli.main(["replay", str(path), "--json", "--speed", "0"]) == 2
+    assert "--speed must be > 0" in capsys.readouterr().err
+
+
+def test_replay_without_ui_says_so(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from sectormon.commands import replay as command
+
+    monkeypatch.setattr(command, "_tui_runner", lambda: None)
+    path = write(tmp_path / "r.jsonl", stream(3), header())
+    assert cli.main(["replay", str(path)]) == 2
+    assert "the TUI is not available" in capsys.readouterr().err
+
+
+def test_replay_skip_bad_reports_on_stderr(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    hdr = real_header()
+    path = write(tmp_path / "r.jsonl", stream(100), hdr)
+    text = path.read_text().splitlines()
+    text[10] = "not json"
+    path.write_text("\n".join(text) + "\n")
+    assert cli.main(["replay", str(path), "--json"]) == 2
+    assert ":11: not valid JSON" in capsys.readouterr().err
+    assert cli.main(["replay", str(path), "--json", "--skip-bad"]) == 0
+    captured = capsys.readouterr()
+    assert "skipped 1 line(s)" in captured.err
+    assert json.loads(captured.out.splitlines()[-1])["final"]

@@ -1,0 +1,238 @@
+"""PerfSource end to end on this host: units, CMG stand-ins, groups, command gating, description."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+
+import pytest
+from perf_helpers import Child, FakeTopology
+
+import sectormon.sources.perf as perf_source
+from sectormon.perf.errors import PermissionDenied
+from sectormon.profiles.model import EventDef
+from sectormon.readings import Unit
+from sectormon.sources.base import Source
+from sectormon.sources.perf import PerfSource
+from sectormon.targets import BINDING_WARNING, BadTarget, CommandTarget, CpuTarget, PidTarget
+
+pytestmark = pytest.mark.syscall
+
+EVENTS = [EventDef("TASK_CLOCK", "task-clock"), EventDef("PAGE_FAULTS", "page-faults")]
+TWO_CMGS = FakeTopology(cpus=(0, 1), cmg_of={0: 0, 1: 1}, cmgs={0: (0,), 1: (1,)})
+
+
+def needs_two_cpus() -> None:
+    if not {0, 1} <= os.sched_getaffinity(0):
+        pytest.skip("needs CPUs 0 and 1")
+
+
+def test_is_a_source(child: Child) -> None:
+    source: Source = PerfSource(PidTarget(child.pid), TWO_CMGS)
+    assert source.kind == "perf"
+    source.close()
+
+
+def test_pid_mode_units_follow_threads(child: Child) -> None:
+    needs_two_cpus()
+    source = PerfSource(PidTarget(child.pid), TWO_CMGS)
+    source.start()
+    first = source.poll_units()
+    assert [u.key for u in first.alive] == [f"thread:{child.pid}"]
+    main = first.alive[0]
+    assert (main.core, main.cmg) == (None, None)  # unbound across two CMGs
+    assert first.warnings == (BINDING_WARNING,)
+
+    spawned = int(child.ask("spawn"))
+    pinned = int(child.ask("pin 1"))
+    second = source.poll_units()
+    by_tid = {u.ident: u for u in second.alive}
+    assert set(by_tid) == {child.pid, spawned, pinned}
+    assert (by_tid[pinned].core, by_tid[pinned].cmg) == (1, 1)
+    assert by_tid[spawned].core is None
+    assert second.ended == () and second.warnings == ()
+
+    child.ask("end")  # the pinned thread (newest) exits
+    third = source.poll_units()
+    assert third.ended == (f"thread:{pinned}",)
+    assert source.poll_units().ended == ()  # reported once
+    assert not source.finished()
+    child.finish(0)
+    last = source.poll_units()
+    assert last.alive == ()
+    assert set(last.ended) == {f"thread:{child.pid}", f"thread:{spawned}"}
+    assert source.finished()
+    source.close()
+
+
+def test_thread_group_counts_the_thread(child: Child) -> None:
+    source = PerfSource(PidTarget(child.pid), TWO_CMGS)
+    source.start()
+    unit = source.poll_units().alive[0]
+    group = source.open_group(unit, EVENTS)
+    assert group.events == ("TASK_CLOCK", "PAGE_FAULTS")
+    group.enable()
+    child.ask("touch 200")
+    group.disable()
+    values = group.read()
+    assert values.values[1] >= 200
+    source.close()
+    with pytest.raises(Exception):  # noqa: B017 - closed by the source: the fd is gone
+        group.read()
+
+
+def test_cmg_units_pid_mode() -> None:
+    needs_two_cpus()
+    proc = subprocess.Popen(
+        [sys.executable, "-c", "import sys; sys.stdin.read()"], stdin=subprocess.PIPE, text=True
+    )
+    try:
+        os.sched_setaffinity(proc.pid, {1})
+        source = PerfSource(PidTarget(proc.pid), TWO_CMGS)
+        source.poll_units()
+        if source.cmg_unavailable_reason is not None:
+            pytest.skip(source.cmg_unavailable_reason)
+        assert source.cmg_units() == (Unit("cmg", 1, core=1, cmg=1),)  # only the bound thread's CMG
+        os.sched_setaffinity(proc.pid, {0, 1})
+        source.poll_units()
+        assert [u.ident for u in source.cmg_units()] == [0, 1]  # unbound: every CMG
+        group = source.open_group(source.cmg_units()[0], [EventDef("CPU_CLOCK", "cpu-clock")])
+        group.enable()
+        time.sleep(0.01)
+        group.disable()
+        assert group.read().time_enabled > 0
+        source.close()
+    finally:
+        proc.kill()
+        proc.wait()
+
+
+def test_cmg_unavailable_reason(monkeypatch: pytest.MonkeyPatch, child: Child) -> None:
+    def refuse(*args: object, **kwargs: object) -> None:
+        raise PermissionDenied("cannot open 'cpu-clock' on cpu 0 (EACCES): kernel.perf_event_paranoid is 2")
+
+    monkeypatch.setattr(perf_source, "PerfGroup", refuse)
+    source = PerfSource(PidTarget(child.pid), TWO_CMGS)
+    source.poll_units()
+    assert source.cmg_units() == ()
+    reason = source.cmg_unavailable_reason
+    assert reason is not None and "CPU-wide" in reason and "perf_event_paranoid is 2" in reason
+
+
+def test_cpus_mode() -> None:
+    with pytest.raises(BadTarget, match="CPU 7 does not exist"):
+        PerfSource(CpuTarget([0, 7]), TWO_CMGS)
+    source = PerfSource(CpuTarget([1]), TWO_CMGS)
+    update = source.poll_units()
+    assert update.alive == (Unit("cpu", 1, core=1, cmg=1),)
+    assert update.warnings == ()
+    assert not source.finished()
+    if source.cmg_unavailable_reason is None:
+        assert source.cmg_units() == (Unit("cmg", 1, core=1, cmg=1),)
+    assert source.describe() == {
+        "target": {"mode": "cpus", "pid": None, "cmdline": [], "threads": 0, "cpus": [1]},
+        "sector_config": {},
+        "source": "perf",
+    }
+    if os.geteuid() == 0:
+        group = source.open_group(update.alive[0], [EventDef("CPU_CLOCK", "cpu-clock")])
+        group.enable()
+        time.sleep(0.01)
+        group.disable()
+        assert group.read().values[0] > 0
+    source.close()
+
+
+def test_command_mode_counts_start_at_exec() -> None:
+    code = (
+        "import mmap\n"
+        "m = mmap.mmap(-1, 300 * mmap.PAGESIZE)\n"
+        "for i in range(0, 300 * mmap.PAGESIZE, mmap.PAGESIZE): m[i] = 1\n"
+        "raise SystemExit(5)\n"
+    )
+    env_before = os.environ.get("FLIB_SCCR_CNTL")
+    os.environ["FLIB_SCCR_CNTL"] = "TRUE"  # the child inherits it: describe() must show it
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    try:
+        target = CommandTarget([sys.executable, "-c", code], stdout=devnull)
+        source = PerfSource(target, TWO_CMGS)
+        source.start()
+    finally:
+        os.close(devnull)
+        if env_before is None:
+            del os.environ["FLIB_SCCR_CNTL"]
+        else:
+            os.environ["FLIB_SCCR_CNTL"] = env_before
+    units = source.poll_units().alive
+    assert [u.ident for u in units] == [target.pid]
+    group = source.open_group(units[0], EVENTS)
+    idle = source.open_group(units[0], EVENTS)  # opened, never enabled: must not count at exec
+    group.reset()
+    group.enable()  # deferred: the kernel enables it at exec
+    time.sleep(0.05)
+    before = group.read()
+    assert before.values == (0, 0) and before.time_enabled == 0  # nothing counted at the gate
+    described = source.describe()
+    assert described["target"]["mode"] == "command"
+    assert described["target"]["cmdline"][0] == sys.executable
+    assert described["sector_config"] == {"FLIB_SCCR_CNTL": "TRUE"}
+    deadline = source.now() + 10
+    while not source.finished() and source.now() < deadline:
+        source.wait_until(source.now() + 0.02)  # the first wait releases the command
+    assert source.finished()
+    assert source.exit_code == 5
+    after = group.read()
+    assert after.values[0] > 0 and after.values[1] >= 300
+    assert after.time_enabled >= after.time_running > 0
+    assert idle.read().values == (0, 0)
+    source.close()
+
+
+def test_wait_until_sleeps_instead_of_spinning(child: Child) -> None:
+    source = PerfSource(PidTarget(child.pid), TWO_CMGS)
+    source.start()
+    cpu0 = time.process_time()
+    source.wait_until(source.now() + 0.2)
+    assert source.now() >= 0.2
+    assert time.process_time() - cpu0 < 0.1
+    source.close()
+
+
+def test_describe_pid_mode(child: Child) -> None:
+    source = PerfSource(PidTarget(child.pid), TWO_CMGS)
+    source.poll_units()
+    info = source.describe()
+    assert info["source"] == "perf"
+    assert info["target"]["mode"] == "pid"
+    assert info["target"]["pid"] == child.pid
+    assert info["target"]["threads"] == 1
+    assert info["target"]["cmdline"][-1].endswith("perf_child.py")
+    assert info["target"]["cpus"] == sorted(os.sched_getaffinity(child.pid))
+    assert isinstance(info["sector_config"], dict)
+    source.close()
+
+
+def test_probe_delegates(child: Child) -> None:
+    source = PerfSource(PidTarget(child.pid), TWO_CMGS)
+    result = source.probe([EventDef("TASK_CLOCK", "task-clock")])
+    assert result["TASK_CLOCK"].state == "counts"
+    source.close()
+
+
+def test_sector_config_from_running_process_environment() -> None:
+    env = {**os.environ, "FLIB_L2_SECTOR_NWAYS_INIT": "2,4", "FLIB_SCCR_CNTL": "TRUE", "OTHER": "x"}
+    proc = subprocess.Popen(
+        [sys.executable, "-c", "import sys; sys.stdin.read()"], stdin=subprocess.PIPE, env=env
+    )
+    try:
+        source = PerfSource(PidTarget(proc.pid), TWO_CMGS)
+        assert source.describe()["sector_config"] == {
+            "FLIB_L2_SECTOR_NWAYS_INIT": "2,4",
+            "FLIB_SCCR_CNTL": "TRUE",
+        }
+        source.close()
+    finally:
+        proc.kill()
+        proc.wait()

@@ -1,0 +1,189 @@
+"""Targets: CPU lists, thread units from affinity, thread tracking, pid and command targets."""
+
+from __future__ import annotations
+
+import os
+import stat
+import sys
+from pathlib import Path
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from perf_helpers import Child
+
+from sectormon.targets import (
+    BINDING_WARNING,
+    BadTarget,
+    CommandTarget,
+    CpuTarget,
+    PidTarget,
+    ThreadTracker,
+    format_cpu_list,
+    parse_cpu_list,
+    thread_unit,
+)
+
+# An FX700-like map: 4 CMGs x 12 CPUs.
+CMG_OF = {cpu: cpu // 12 for cpu in range(48)}
+
+
+def test_parse_cpu_list() -> None:
+    assert parse_cpu_list("0-3,8") == (0, 1, 2, 3, 8)
+    assert parse_cpu_list(" 5, 1-2 ,2") == (1, 2, 5)
+
+
+@pytest.mark.parametrize("text", ["", "a", "3-1", "-1", "1-b", ","])
+def test_parse_cpu_list_rejects(text: str) -> None:
+    with pytest.raises(BadTarget, match="--cpus"):
+        parse_cpu_list(text)
+
+
+@given(st.sets(st.integers(min_value=0, max_value=300), min_size=1))
+def test_cpu_list_roundtrip(cpus: set[int]) -> None:
+    assert parse_cpu_list(format_cpu_list(cpus)) == tuple(sorted(cpus))
+
+
+def test_thread_unit_pinned() -> None:
+    unit = thread_unit(77, {13}, CMG_OF)
+    assert (unit.kind, unit.ident, unit.core, unit.cmg) == ("thread", 77, 13, 1)
+
+
+def test_thread_unit_inside_one_cmg() -> None:
+    unit = thread_unit(77, range(24, 36), CMG_OF)
+    assert (unit.core, unit.cmg) == (None, 2)
+
+
+def test_thread_unit_unbound() -> None:
+    unit = thread_unit(77, range(48), CMG_OF)
+    assert (unit.core, unit.cmg) == (None, None)
+
+
+def test_thread_unit_outside_topology() -> None:
+    # FX1000 assistant cores (0, 1) belong to no CMG.
+    assert thread_unit(5, {0}, {12: 0}).cmg is None
+    assert thread_unit(5, {0, 12}, {12: 0}).cmg is None
+
+
+class FakeAffinity:
+    def __init__(self, table: dict[int, set[int]]) -> None:
+        self.table = table
+
+    def __call__(self, tid: int) -> set[int]:
+        if tid not in self.table:
+            raise ProcessLookupError(tid)
+        return self.table[tid]
+
+
+def test_tracker_new_ended_warning_rebinding() -> None:
+    aff = FakeAffinity({10: {0}, 11: {1}})
+    tracker = ThreadTracker(CMG_OF, aff)
+    first = tracker.update([10, 11])
+    assert [u.key for u in first.alive] == ["thread:10", "thread:11"]
+    assert first.ended == () and first.warnings == ()
+
+    aff.table[12] = set(range(48))  # an unbound thread appears
+    second = tracker.update([10, 11, 12])
+    assert second.warnings == (BINDING_WARNING,)
+    assert "6.7" in BINDING_WARNING
+
+    aff.table[13] = set(range(48))
+    del aff.table[11]
+    third = tracker.update([10, 12, 13])
+    assert third.ended == ("thread:11",)
+    assert third.warnings == ()  # warned once only
+
+    aff.table[12] = {30}  # rebound: same key, new core/cmg
+    fourth = tracker.update([10, 12, 13])
+    assert fourth.ended == ()
+    unit12 = next(u for u in fourth.alive if u.ident == 12)
+    assert (unit12.key, unit12.core, unit12.cmg) == ("thread:12", 30, 2)
+
+
+def test_tracker_thread_whose_affinity_vanishes_counts_as_ended() -> None:
+    aff = FakeAffinity({10: {0}, 11: {0}})
+    tracker = ThreadTracker(CMG_OF, aff)
+    tracker.update([10, 11])
+    del aff.table[11]
+    update = tracker.update([10, 11])  # still listed in /proc, but already gone
+    assert update.ended == ("thread:11",)
+    assert tracker.update([10]).ended == ()
+
+
+@pytest.mark.parametrize("pid", [0, -5])
+def test_pid_target_rejects_non_pids(pid: int) -> None:
+    with pytest.raises(BadTarget, match="not a process id"):
+        PidTarget(pid)
+
+
+def test_pid_target_rejects_missing_and_zombie(tmp_path: Path) -> None:
+    with pytest.raises(BadTarget, match="--pid 4242: no such process"):
+        PidTarget(4242, procfs_root=tmp_path)
+    (tmp_path / "4242").mkdir()
+    (tmp_path / "4242/stat").write_text("4242 (a) b) Z 1 4242 4242 0 -1\n")
+    with pytest.raises(BadTarget, match="already exited"):
+        PidTarget(4242, procfs_root=tmp_path)
+
+
+def test_pid_target_follows_threads(child: Child) -> None:
+    target = PidTarget(child.pid)
+    assert target.tids() == (child.pid,)
+    tid = int(child.ask("spawn"))
+    assert set(target.tids()) == {child.pid, tid}
+    assert target.cmdline()[-1].endswith("perf_child.py")
+    assert not target.finished()
+    child.finish(0)
+    assert target.finished()
+    assert target.tids() == ()
+
+
+def test_cpu_target() -> None:
+    assert CpuTarget([3, 1, 1]).cpus == (1, 3)
+    with pytest.raises(BadTarget):
+        CpuTarget([])
+
+
+def test_command_not_found() -> None:
+    with pytest.raises(BadTarget, match="command 'no-such-command-xyz' not found"):
+        CommandTarget(["no-such-command-xyz"])
+    with pytest.raises(BadTarget, match="no command"):
+        CommandTarget([])
+
+
+def test_command_exec_failure_reported_at_release(tmp_path: Path) -> None:
+    bogus = tmp_path / "bogus"
+    bogus.write_bytes(b"\x00\x01not an executable\n")
+    bogus.chmod(bogus.stat().st_mode | stat.S_IXUSR)
+    target = CommandTarget([str(bogus)])
+    target.start()
+    with pytest.raises(BadTarget, match=r"cannot run .*bogus.*[Ee]xec format"):
+        target.release()
+    assert target.finished()
+
+
+def test_command_gated_runs_after_release_and_keeps_exit_code(tmp_path: Path) -> None:
+    marker = tmp_path / "ran"
+    target = CommandTarget([sys.executable, "-c", f"open({str(marker)!r}, 'w').close(); raise SystemExit(3)"])
+    target.start()
+    assert target.gated and target.pid is not None
+    assert target.tids() == (target.pid,)
+    os.sched_yield()
+    assert not marker.exists()  # held at the gate
+    assert not target.finished()
+    target.release()
+    assert not target.gated
+    os.waitid(os.P_PID, target.pid, os.WEXITED | os.WNOWAIT)  # wait without reaping
+    assert target.finished()
+    assert target.exit_code == 3
+    assert marker.exists()
+    assert target.tids() == ()
+
+
+def test_command_closed_at_the_gate_is_killed() -> None:
+    target = CommandTarget([sys.executable, "-c", "pass"])
+    target.start()
+    pid = target.pid
+    target.close()
+    assert target.exit_code == -9
+    with pytest.raises(ChildProcessError):
+        os.waitpid(pid or -1, os.WNOHANG)
