@@ -164,14 +164,13 @@ def main() -> int:
         path = Path(tmp) / ("bench.jsonl.gz" if args.gzip else "bench.jsonl")
         lines, t_write = generate(path, args.minutes)
         size = path.stat().st_size
-        print(
-            f"recording: {args.minutes:g} min, {CORES} cores, {RATE} slices/s: {lines} lines, {size / 1e6:.1f} MB"
-        )
+        shape = f"{args.minutes:g} min, {CORES} cores, {RATE} slices/s"
+        print(f"recording: {shape}: {lines} lines, {size / 1e6:.1f} MB")
         print(f"write  : {t_write:7.2f} s  {lines / t_write:9.0f} lines/s  (hour: {t_write * scale:.1f} s)")
-        slices, readings, t_parse = parse_only(path)
+        _slices, readings, t_parse = parse_only(path)
         print(
-            f"parse  : {t_parse:7.2f} s  {lines / t_parse:9.0f} lines/s  {readings / t_parse / 1e6:.2f} M readings/s"
-            f"  (hour: {t_parse * scale:.1f} s)"
+            f"parse  : {t_parse:7.2f} s  {lines / t_parse:9.0f} lines/s  "
+            f"{readings / t_parse / 1e6:.2f} M readings/s  (hour: {t_parse * scale:.1f} s)"
         )
         if not args.gzip:
             t_json = json_only(path)

@@ -46,7 +46,7 @@ PROFILE = textwrap.dedent(
       B5: {desc: five, events: [ALIGNMENT_FAULTS, EMULATION_FAULTS]}
     metrics:
       cpu_utilization: {formula: TASK_CLOCK / 1e9 / SECONDS, unit: cores, better: none, desc: Busy cores}
-      page_fault_rate: {formula: PAGE_FAULTS / SECONDS, unit: 1/s, better: lower, desc: Page faults per second}
+      page_fault_rate: {formula: PAGE_FAULTS / SECONDS, unit: 1/s, better: lower, desc: Faults per second}
     """
 )
 PERF_EVENTS = (
@@ -96,8 +96,20 @@ def main() -> int:
         tools: dict[str, subprocess.Popen[bytes]] = {}
         try:
             tools["sectormon"] = subprocess.Popen(
-                [sectormon, "--json", "--pid", str(pid), "--profile", str(profile), "--timeslice", "0.02",
-                 "--interval", "1", "--duration", str(args.seconds + 5)],
+                [
+                    sectormon,
+                    "--json",
+                    "--pid",
+                    str(pid),
+                    "--profile",
+                    str(profile),
+                    "--timeslice",
+                    "0.02",
+                    "--interval",
+                    "1",
+                    "--duration",
+                    str(args.seconds + 5),
+                ],
                 stdout=subprocess.DEVNULL,
                 stderr=subprocess.DEVNULL,
             )

@@ -19,7 +19,10 @@ from sectormon import __version__
 from sectormon.errors import SectormonError
 
 SUBCOMMANDS: dict[str, tuple[str, str]] = {
-    "check": ("check", "Report whether sectormon can count here: CPU, paranoid level, PMUs, topology, event probe."),
+    "check": (
+        "check",
+        "Report whether sectormon can count here: CPU, paranoid level, PMUs, topology, event probe.",
+    ),
     "events": ("events", "List a profile's events with code, scope, groups and support on this host."),
     "sim": ("sim", "Run the simulated A64FX sector-cache model (kernels or a din trace)."),
     "replay": ("replay", "Replay a recording in the TUI or as a JSON stream."),
@@ -36,7 +39,7 @@ class Command(Protocol):
 
 
 def _load(module: str) -> Command:
-    return importlib.import_module(f"sectormon.commands.{module}")  # type: ignore[return-value]
+    return importlib.import_module(f"sectormon.commands.{module}")  # type: ignore[no-any-return]
 
 
 def build_parser(name: str | None) -> argparse.ArgumentParser:
@@ -72,10 +75,20 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 130
     except BrokenPipeError:
         # `sectormon --json | head`: the reader is gone; exit quietly like other Unix filters.
-        try:
-            sys.stdout = None  # type: ignore[assignment]
-        finally:
-            return 0
+        _silence_stdout()
+        return 0
+
+
+def _silence_stdout() -> None:
+    """Point stdout at /dev/null so the interpreter's final flush does not complain."""
+    import os
+
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError, AttributeError):
+        pass
 
 
 if __name__ == "__main__":

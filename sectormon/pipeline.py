@@ -129,7 +129,10 @@ def build_header(
         **host_facts(),
         "cpu": cpu_model,
         "topology": dict(topology or {}),
-        "source": {"kind": source.kind, **{k: v for k, v in described.items() if k not in ("target", "sector_config")}},
+        "source": {
+            "kind": source.kind,
+            **{k: v for k, v in described.items() if k not in ("target", "sector_config")},
+        },
         "target": described.get("target", {}),
         "sector_config": described.get("sector_config", {}),
         "profile": dict(profile_dict),
@@ -281,10 +284,10 @@ class Session:
             recorder.write_slice(item)
         for frame in self._builder.feed(item):
             self._emit(frame)
-        if not self._baseline_done and self.options.baseline_after is not None:
-            if item.t >= self.options.baseline_after:
-                self._baseline_done = True
-                self._apply_mark(Mark(t=item.t, kind="baseline", label="--baseline-after"))
+        after = self.options.baseline_after
+        if not self._baseline_done and after is not None and item.t >= after:
+            self._baseline_done = True
+            self._apply_mark(Mark(t=item.t, kind="baseline", label="--baseline-after"))
         if self.options.duration is not None and item.t >= self.options.duration:
             self._sampler.stop()
 

@@ -37,8 +37,8 @@ class _Counter:
         prev = self.last
         self.last = now
         if prev is None:
-            return dict(zip(self.names, now.values)), now.time_enabled, now.time_running
-        counts = {n: delta_u64(v, p) for n, v, p in zip(self.names, now.values, prev.values)}
+            return dict(zip(self.names, now.values, strict=True)), now.time_enabled, now.time_running
+        counts = {n: delta_u64(v, p) for n, v, p in zip(self.names, now.values, prev.values, strict=True)}
         return (
             counts,
             delta_u64(now.time_enabled, prev.time_enabled),

@@ -25,27 +25,39 @@ PERF_INTERVAL = 1.0
 
 def configure(parser: argparse.ArgumentParser) -> None:
     target = parser.add_argument_group("what to count (default: the simulated A64FX demo)")
-    target.add_argument("--pid", type=int, help="count every thread of this process (followed as they come and go)")
+    target.add_argument(
+        "--pid", type=int, help="count every thread of this process (followed as they come and go)"
+    )
     target.add_argument("--cpus", metavar="LIST", help="count these CPUs system-wide, e.g. 12-23 or 0,2-3")
     target.add_argument(
         "--source",
         choices=("perf", "sim"),
-        help="counter source: perf (this host) or sim (simulated A64FX); default: perf when a target is given",
+        help="perf (this host) or sim (simulated A64FX); default: perf when a target is given",
     )
-    target.add_argument("command", nargs=argparse.REMAINDER, help="-- CMD ARGS: launch CMD and count it from exec")
+    target.add_argument(
+        "command", nargs=argparse.REMAINDER, help="-- CMD ARGS: launch CMD and count it from exec"
+    )
     how = parser.add_argument_group("how to count")
     how.add_argument("--profile", default="auto", help="event profile: auto, a64fx, generic, or a YAML path")
     how.add_argument("--groups", help="comma-separated groups to rotate (default: all of the profile's)")
-    how.add_argument("--timeslice", type=float, help="seconds each group runs before the next (perf default 0.02)")
+    how.add_argument(
+        "--timeslice", type=float, help="seconds each group runs before the next (perf default 0.02)"
+    )
     how.add_argument("--interval", type=float, help="seconds between frames (perf default 1)")
     how.add_argument("--recent", type=float, default=10.0, help="rolling window in seconds (default 10)")
-    how.add_argument("--include-kernel", action="store_true", help="also count kernel mode (needs paranoid <= 1)")
+    how.add_argument(
+        "--include-kernel", action="store_true", help="also count kernel mode (needs paranoid <= 1)"
+    )
     out = parser.add_argument_group("output")
-    out.add_argument("--json", action="store_true", help="headless: JSON Lines on stdout (header, then frames)")
+    out.add_argument(
+        "--json", action="store_true", help="headless: JSON Lines on stdout (header, then frames)"
+    )
     out.add_argument("-o", "--output", metavar="FILE", help="write the JSON stream to FILE instead of stdout")
     out.add_argument("--count", type=int, help="stop after N frames")
     out.add_argument("--duration", type=float, help="stop after S seconds (source time)")
-    out.add_argument("--baseline-after", type=float, metavar="S", help="mark the baseline once S seconds have run")
+    out.add_argument(
+        "--baseline-after", type=float, metavar="S", help="mark the baseline once S seconds have run"
+    )
     out.add_argument("--record", metavar="FILE", help="record raw readings to FILE (.gz to compress)")
     out.add_argument("--theme", help="TUI theme name or path (dark, light, high-contrast, or a file)")
     _add_sim_options(parser)
@@ -60,12 +72,19 @@ def _add_sim_options(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    command = [c for c in (args.command or []) if c] 
+    command = [c for c in (args.command or []) if c]
     if command and command[0] == "--":
         command = command[1:]
     args.command = command
-    modes = [name for name, given in (("--pid", args.pid is not None), ("--cpus", bool(args.cpus)),
-                                      ("-- CMD", bool(command))) if given]
+    modes = [
+        name
+        for name, given in (
+            ("--pid", args.pid is not None),
+            ("--cpus", bool(args.cpus)),
+            ("-- CMD", bool(command)),
+        )
+        if given
+    ]
     if len(modes) > 1:
         raise UsageError(f"choose one target: {' and '.join(modes)} were both given")
     source_kind = args.source or ("perf" if modes else "sim")
@@ -73,7 +92,7 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError(f"--source sim simulates its own threads; it cannot count {modes[0]}")
     if source_kind == "perf" and not modes:
         raise UsageError("--source perf needs a target: --pid PID, --cpus LIST or -- CMD ARGS")
-    source, profile, topology_json = (_sim_setup(args) if source_kind == "sim" else _perf_setup(args, command))
+    source, profile, topology_json = _sim_setup(args) if source_kind == "sim" else _perf_setup(args, command)
     return run_with_source(source, args, profile=profile, topology=topology_json)
 
 
@@ -141,7 +160,9 @@ def run_with_source(
     wanted = {e for g in group_names for e in profile.group(g).events}
     events = [profile.events[name] for name in profile.events if name in wanted]
     probe = source.probe(events)
-    unavailable = {name: result.reason or result.state for name, result in probe.items() if result.state == "unsupported"}
+    unavailable = {
+        name: result.reason or result.state for name, result in probe.items() if result.state == "unsupported"
+    }
     cmg_reason = getattr(source, "cmg_unavailable_reason", None)
     if cmg_reason:
         for event in events:
@@ -150,12 +171,14 @@ def run_with_source(
     plan = plan_rotation(profile, group_names, unavailable)
     if unavailable:
         _warn(
-            f"{len(unavailable)} event(s) cannot be counted here and are dropped; metrics that need them show n/a: "
-            + ", ".join(sorted(unavailable))
+            f"{len(unavailable)} event(s) cannot be counted here and are dropped; "
+            "metrics that need them show n/a: " + ", ".join(sorted(unavailable))
         )
     if plan.skipped_groups:
         _warn("groups left empty and skipped: " + ", ".join(plan.skipped_groups))
-    suspicious = sorted(n for n, r in probe.items() if r.state == "zero" and profile.events[n].code is not None)
+    suspicious = sorted(
+        n for n, r in probe.items() if r.state == "zero" and profile.events[n].code is not None
+    )
     if suspicious:
         _warn("opened but counted nothing in the probe (suspicious, not zero): " + ", ".join(suspicious))
     options = SessionOptions(

@@ -682,7 +682,8 @@ def parse_profile(
     builder = _Builder(doc)
     problems = list(doc.problems)
     if doc.data is None:
-        raise ProfileError(path, problems or [Problem(1, "empty profile", "see docs/profiles.md for the format")])
+        empty = Problem(1, "empty profile", "see docs/profiles.md for the format")
+        raise ProfileError(path, problems or [empty])
     profile, match = builder.build(source if source is not None else path, variant)
     problems += builder.problems
     checked, inputs = _check(profile, doc.line_of, counters_known=builder.counters_known)

@@ -74,16 +74,16 @@ class ThreadSpec:
 class Cmg:
     """A CMG: the shared L2 and the CMG-scoped counters."""
 
-    __slots__ = ("cycle", "ident", "l2", "l2_accesses", "l2_miss_count", "l2_miss_wait", "mem_writes",
+    __slots__ = ("ident", "tick", "l2", "l2_accesses", "l2_miss_count", "l2_miss_wait", "mem_writes",
                  "pf_mib_mch", "swap_local")
 
     def __init__(self, ident: int, config: ModelConfig) -> None:
         self.ident = ident
         s = config.sectors
         self.l2 = SectorCache(L2_SETS, config.l2_ways, s.l2, s.enabled)
-        self.cycle = 0.0
+        self.tick = 0
         self.l2_miss_count = 0
-        self.l2_miss_wait = 0.0
+        self.l2_miss_wait = 0
         self.swap_local = 0
         self.pf_mib_mch = 0
         self.l2_accesses = 0
@@ -95,7 +95,10 @@ class Cmg:
 
 
 class SimThread:
-    """One thread on one core: its L1D, prefetcher, timing state and per-PE counters."""
+    """One thread on one core: its L1D, prefetcher, timing state and per-PE counters.
+
+    Times (``cyc``, ready ticks, waits) are in engine ticks; :meth:`cycles` converts.
+    """
 
     def __init__(self, spec: ThreadSpec, cmg: Cmg, config: ModelConfig, loop: bool) -> None:
         self.spec = spec
@@ -107,13 +110,12 @@ class SimThread:
         t = config.timing
         self.l1 = SectorCache(L1_SETS, L1_WAYS, s.l1, s.enabled)
         self.l2base = 2 * s.l2_set_of(spec.tid)
-        self.l1_hit = float(t.l1_hit)
-        self.l2_hit = float(t.l2_hit)
-        self.memory = float(t.memory)
+        self.l2_hit = t.l2_hit * TICKS
+        self.memory = t.memory * TICKS
         self.window = t.window
         self.mib = t.l1_mib
-        self.mispredict = t.mispredict
-        self.cpa = spec.cycles_per_access
+        self.mispredict = t.mispredict * TICKS
+        self.cpa = max(1, round(spec.cycles_per_access * TICKS))
         self.ipa = spec.inst_per_access
         p = config.prefetch
         self.prefetch = p.enabled
@@ -121,40 +123,38 @@ class SimThread:
         self.pf_d2 = p.l2_distance
         self.pf_table = p.table
         self.recent: dict[int, None] = {}
-        self.mq: deque[tuple[int, float, int]] = deque()
+        self.mq: deque[tuple[int, int, int]] = deque()
         self.fcount = [0] * FLAG_SLOTS
         self.gen: Chunks = spec.stream()
         self.it: Iterator[Record] = iter(())
         self.done = False
         self.passes = 0
-        self.cyc = 0.0
+        self.cyc = 0
         self.acc = 0
         self.l1_refill_dm = 0
         self.l1_refill_pf = 0
         self.l1_wb = 0
-        self.l1_miss_wait = 0.0
+        self.l1_miss_wait = 0
         self.l2_access = 0
         self.l2_refill_dm = 0
         self.l2_refill_pf = 0
         self.l2_wb = 0
         self.swap_dm = 0
         self.mibmch_prf = 0
-        self.wait_l1 = 0.0
-        self.wait_l2 = 0.0
-        self.fe_stall = 0.0
+        self.wait_l1 = 0
+        self.wait_l2 = 0
+        self.fe_stall = 0
         self.exits = 0
         self.ifetch = 0
 
     # ----------------------------------------------------------------- the hot loop
-    def run(self, limit: float) -> None:
-        """Simulate until this core's clock reaches ``limit`` cycles or the stream ends."""
+    def run(self, limit: int) -> None:
+        """Simulate until this core's clock reaches ``limit`` ticks or the stream ends."""
         if self.done:
             return
-        l1 = self.l1
-        rdy = l1.ready
-        sets = l1.sets
-        dirty = l1.dirty
-        mask = l1.mask
+        tags = self.l1.tags
+        sets = self.l1.sets
+        mask = self.l1.mask
         fcount = self.fcount
         mq = self.mq
         window = self.window
@@ -162,23 +162,23 @@ class SimThread:
         miss = self._slow
         cyc = self.cyc
         acc = self.acc
-        wl1 = 0.0
-        wl2 = 0.0
+        wl1 = 0
+        wl2 = 0
         it = self.it
         while True:
             for line, n, fl in it:
                 fcount[fl] += n
-                r = rdy.get(line)
-                if r is not None and 0.0 <= r <= cyc:
+                v = tags.get(line)
+                if v is not None and v < (cyc << 4) + 16:
                     s = sets[line & mask]
                     if s[-1] != line:
                         s.remove(line)
                         s.append(line)
                     if fl & 1:
-                        dirty.add(line)
+                        tags[line] = v | 8
                 else:
                     self.acc = acc
-                    cyc = miss(line, fl, r, cyc)
+                    cyc = miss(line, fl, v, cyc)
                 acc += n
                 cyc += n * cpa
                 while mq:
@@ -188,7 +188,7 @@ class SimThread:
                     elif acc - e[0] < window:
                         break
                     else:
-                        if e[2] == FROM_MEMORY:
+                        if e[2]:
                             wl2 += e[1] - cyc
                         else:
                             wl1 += e[1] - cyc
@@ -204,11 +204,11 @@ class SimThread:
                         self.gen = self.spec.stream()
                         continue
                     self.done = True
-                    # Drain: the thread ends when its last outstanding miss has arrived.
+                    # The thread ends when its last outstanding miss has arrived.
                     while mq:
                         e = mq.popleft()
                         if e[1] > cyc:
-                            if e[2] == FROM_MEMORY:
+                            if e[2]:
                                 wl2 += e[1] - cyc
                             else:
                                 wl1 += e[1] - cyc
@@ -224,19 +224,19 @@ class SimThread:
         self.wait_l2 += wl2
 
     # ----------------------------------------------------------------- slow paths
-    def _stall_for_mib(self, cyc: float) -> float:
+    def _stall_for_mib(self, cyc: int) -> int:
         mq = self.mq
         while len(mq) >= self.mib:
             e = mq.popleft()
             if e[1] > cyc:
-                if e[2] == FROM_MEMORY:
+                if e[2]:
                     self.wait_l2 += e[1] - cyc
                 else:
                     self.wait_l1 += e[1] - cyc
                 cyc = e[1]
         return cyc
 
-    def _slow(self, line: int, fl: int, r: float | None, cyc: float) -> float:
+    def _slow(self, line: int, fl: int, v: int | None, cyc: int) -> int:
         """Everything but a plain L1D hit on arrived data; returns the (possibly stalled) clock."""
         if fl & FL_SPECIAL:
             count = -1 - line
@@ -247,18 +247,20 @@ class SimThread:
             self.ifetch += count
             return cyc
         l1 = self.l1
-        if r is not None:
+        tags = l1.tags
+        if v is not None:
             # The tag is there: a prefetched line used for the first time, and/or data still in flight.
-            if r < 0:
-                r = -r - 1.0
-                l1.ready[line] = r
+            if v >= PF_MARK:
+                v -= PF_MARK
+                tags[line] = v
                 if self.prefetch:
                     self._advance(line, fl, cyc)
             l1.touch(line)
             if fl & FL_WRITE:
-                l1.dirty.add(line)
-            if r > cyc:
-                self.mq.append((self.acc, r, l1.meta[line] >> 2))
+                tags[line] = v | DIRTY
+            ready = v >> 4
+            if ready > cyc:
+                self.mq.append((self.acc, ready, (v >> 2) & 1))
             return cyc
         # An L1D demand miss.
         if len(self.mq) >= self.mib:
@@ -269,17 +271,18 @@ class SimThread:
         l2 = cmg.l2
         self.l2_access += 1
         cmg.l2_accesses += 1
-        r2 = l2.ready.get(line)
-        if r2 is None:
+        v2 = l2.tags.get(line)
+        if v2 is None:
             ready = cyc + self.memory
             source = FROM_MEMORY
             self.l2_refill_dm += 1
             cmg.l2_miss_count += 1
             cmg.l2_miss_wait += self.memory
-            if l2.fill(line, self.l2base + (sec & 1), ready, BY_DEMAND)[1]:
+            victim, vstate = l2.fill(line, (ready << 4) | (self.l2base + (sec & 1)))
+            if vstate & DIRTY:
                 self.l2_wb += 1
                 cmg.mem_writes += 1
-        elif r2 <= cyc:
+        elif v2 >> 4 <= cyc:
             s2 = l2.sets[line & l2.mask]
             if s2[-1] != line:
                 s2.remove(line)
@@ -287,24 +290,24 @@ class SimThread:
             ready = cyc + self.l2_hit
             source = FROM_L2
         else:
-            ready = self._l2_inflight(line, r2, cyc, True)
+            ready = self._l2_inflight(line, v2, cyc, True)
             source = FROM_MEMORY
         self.l1_miss_wait += ready - cyc
-        victim, was_dirty, vsec = l1.fill(line, sec, ready, source)
-        if was_dirty:
-            self.l1_wb += 1
-            self._l2_write(victim, vsec, cyc)
+        state = (ready << 4) | (source << 2) | sec
         if fl & FL_WRITE:
-            if line in l1.ready:
-                l1.dirty.add(line)
-            else:  # the sector may not allocate in L1D: write through to L2
-                self._l2_write(line, sec, cyc)
+            state |= DIRTY
+        victim, vstate = l1.fill(line, state)
+        if vstate & DIRTY:
+            self.l1_wb += 1
+            self._l2_write(victim, vstate & SECTOR_MASK, cyc)
+        if fl & FL_WRITE and line not in tags:  # the sector may not allocate in L1D: write through to L2
+            self._l2_write(line, sec, cyc)
         self.mq.append((self.acc, ready, source))
         if self.prefetch:
             self._train(line, fl, cyc)
         return cyc
 
-    def _l2_inflight(self, line: int, r2: float, cyc: float, demand: bool) -> float:
+    def _l2_inflight(self, line: int, v2: int, cyc: int, demand: bool) -> int:
         """A request meets a refill of the same line still on its way from memory (refill buffer match).
 
         The hardware counts the meeting as another refill (errata 1.0), and so does the model:
@@ -312,7 +315,7 @@ class SimThread:
         """
         cmg = self.cmg
         cmg.l2.touch(line)
-        allocated_by = cmg.l2.kind_of(line)
+        allocated_by = (v2 >> 2) & 1
         if demand and allocated_by == BY_PREFETCH:
             self.swap_dm += 1
             self.l2_refill_dm += 1
@@ -323,45 +326,44 @@ class SimThread:
             self.l2_refill_pf += 1
             cmg.pf_mib_mch += 1
             cmg.l2_miss_count += 1
-        return max(r2, cyc + self.l2_hit)
+        return max(v2 >> 4, cyc + self.l2_hit)
 
-    def _l2_fill(self, line: int, sec2: int, ready: float, by: int) -> None:
+    def _l2_fill(self, line: int, sec2: int, ready: int, by: int) -> None:
         cmg = self.cmg
         cmg.l2_miss_count += 1
         cmg.l2_miss_wait += self.memory
-        victim, was_dirty, _ = cmg.l2.fill(line, sec2, ready, by)
-        if was_dirty:
+        _, vstate = cmg.l2.fill(line, (ready << 4) | (by << 2) | sec2)
+        if vstate & DIRTY:
             self.l2_wb += 1
             cmg.mem_writes += 1
 
-    def _l2_write(self, line: int, sec: int, cyc: float) -> None:
+    def _l2_write(self, line: int, sec: int, cyc: int) -> None:
         """A dirty L1D victim written back to L2 (allocated there if L2 had dropped it)."""
         cmg = self.cmg
         l2 = cmg.l2
         self.l2_access += 1
         cmg.l2_accesses += 1
-        if line in l2.ready:
+        v2 = l2.tags.get(line)
+        if v2 is not None:
             l2.touch(line)
-            l2.dirty.add(line)
+            l2.tags[line] = v2 | DIRTY
             return
-        victim, was_dirty, _ = l2.fill(line, self.l2base + (sec & 1), cyc, BY_DEMAND)
-        if line in l2.ready:
-            l2.dirty.add(line)
-        else:  # the sector may not allocate in L2 either: straight to memory
+        _, vstate = l2.fill(line, (cyc << 4) | DIRTY | (self.l2base + (sec & 1)))
+        if line not in l2.tags:  # the sector may not allocate in L2 either: straight to memory
             self.l2_wb += 1
             cmg.mem_writes += 1
-        if was_dirty:
+        if vstate & DIRTY:
             self.l2_wb += 1
             cmg.mem_writes += 1
 
     # ----------------------------------------------------------------- the stream prefetcher
-    def _train(self, line: int, fl: int, cyc: float) -> None:
+    def _train(self, line: int, fl: int, cyc: int) -> None:
         """A demand miss: two misses to consecutive lines start a stream."""
         recent = self.recent
         if line - 1 in recent:
             del recent[line - 1]
-            l1 = self.l1.ready
-            l2 = self.cmg.l2.ready
+            l1 = self.l1.tags
+            l2 = self.cmg.l2.tags
             for t in range(line + 1, line + self.pf_d1 + 1):
                 if t not in l1:
                     self._prefetch_l1(t, fl, cyc)
@@ -373,16 +375,17 @@ class SimThread:
         if len(recent) > self.pf_table:
             del recent[next(iter(recent))]
 
-    def _advance(self, line: int, fl: int, cyc: float) -> None:
+    def _advance(self, line: int, fl: int, cyc: int) -> None:
         """A prefetched line was used: keep the stream the same distance ahead."""
         t = line + self.pf_d1
-        if t not in self.l1.ready:
+        l1 = self.l1.tags
+        if t not in l1:
             self._prefetch_l1(t, fl, cyc)
         t = line + self.pf_d2
-        if self.pf_d2 > self.pf_d1 and t not in self.cmg.l2.ready and t not in self.l1.ready:
+        if self.pf_d2 > self.pf_d1 and t not in self.cmg.l2.tags and t not in l1:
             self._prefetch_l2(t, fl, cyc)
 
-    def _prefetch_l1(self, line: int, fl: int, cyc: float) -> None:
+    def _prefetch_l1(self, line: int, fl: int, cyc: int) -> None:
         """A prefetch into L1D: an L1D refill (HWPRF) that reads the line from L2 (or memory)."""
         sec = (fl >> 1) & 3
         self.l1_refill_pf += 1
@@ -390,29 +393,27 @@ class SimThread:
         l2 = cmg.l2
         self.l2_access += 1
         cmg.l2_accesses += 1
-        r2 = l2.ready.get(line)
-        if r2 is None:
+        v2 = l2.tags.get(line)
+        if v2 is None:
             ready = cyc + self.memory
             source = FROM_MEMORY
             self.l2_refill_pf += 1
             self._l2_fill(line, self.l2base + (sec & 1), ready, BY_PREFETCH)
-        elif r2 <= cyc:
+        elif v2 >> 4 <= cyc:
             l2.touch(line)
             ready = cyc + self.l2_hit
             source = FROM_L2
         else:
-            ready = self._l2_inflight(line, r2, cyc, False)
+            ready = self._l2_inflight(line, v2, cyc, False)
             source = FROM_MEMORY
         self.l1_miss_wait += ready - cyc
         l1 = self.l1
-        victim, was_dirty, vsec = l1.fill(line, sec, ready, source)
-        if was_dirty:
+        victim, vstate = l1.fill(line, PF_MARK | (ready << 4) | (source << 2) | sec)
+        if vstate & DIRTY:
             self.l1_wb += 1
-            self._l2_write(victim, vsec, cyc)
-        if line in l1.ready:
-            l1.ready[line] = -ready - 1.0
+            self._l2_write(victim, vstate & SECTOR_MASK, cyc)
 
-    def _prefetch_l2(self, line: int, fl: int, cyc: float) -> None:
+    def _prefetch_l2(self, line: int, fl: int, cyc: int) -> None:
         """A prefetch into L2 only (further ahead than the L1D prefetch)."""
         cmg = self.cmg
         self.l2_access += 1
@@ -421,6 +422,9 @@ class SimThread:
         self._l2_fill(line, self.l2base + ((fl >> 1) & 1), cyc + self.memory, BY_PREFETCH)
 
     # ----------------------------------------------------------------- derived totals
+    def cycles(self) -> int:
+        return self.cyc // TICKS
+
     def inst(self) -> int:
         return int(self.acc * self.ipa) + self.ifetch
 
@@ -436,7 +440,11 @@ class SimThread:
 
 
 class Machine:
-    """All simulated threads and CMGs, advanced together in small interleaved quanta."""
+    """All simulated threads and CMGs, advanced together in small interleaved quanta.
+
+    ``run_until`` is the only method that moves the model. A sector change requested from another
+    thread (:meth:`request_sectors`) is applied between two quanta, never in the middle of one.
+    """
 
     def __init__(self, config: ModelConfig, specs: list[ThreadSpec], loop: bool = False) -> None:
         self.config = config
@@ -447,32 +455,45 @@ class Machine:
             if c not in self.cmgs:
                 self.cmgs[c] = Cmg(c, config)
             self.threads.append(SimThread(spec, self.cmgs[c], config, loop))
-        self.cycle = 0.0
+        self.tick = 0
+        self._pending: SectorConfig | None = None
+
+    @property
+    def cycle(self) -> int:
+        """Cycles simulated so far (the clock every running thread has reached)."""
+        return self.tick // TICKS
 
     def finished(self) -> bool:
         return all(t.done for t in self.threads)
 
-    def run_until(self, target: float) -> None:
-        """Advance every running thread to ``target`` cycles (threads of a CMG interleave every quantum)."""
-        quantum = self.config.quantum
-        while self.cycle < target and not self.finished():
-            step = min(target, self.cycle + quantum)
-            for t in self.threads:
+    def run_until(self, target_cycle: float) -> None:
+        """Advance every running thread to ``target_cycle`` (threads interleave every quantum)."""
+        target = int(target_cycle * TICKS)
+        quantum = self.config.quantum * TICKS
+        threads = self.threads
+        while self.tick < target and not self.finished():
+            if self._pending is not None:
+                self.apply_sectors(self._pending)
+                self._pending = None
+            step = min(target, self.tick + quantum)
+            for t in threads:
                 if not t.done and t.cyc < step:
                     t.run(step)
-            self.cycle = step
+            self.tick = step
             for c in self.cmgs.values():
-                c.cycle = step
+                c.tick = step
         if self.finished():
-            end = max((t.cyc for t in self.threads), default=self.cycle)
-            self.cycle = max(self.cycle, end)
+            self.tick = max([self.tick] + [t.cyc for t in threads])
             for c in self.cmgs.values():
-                c.cycle = self.cycle
+                c.tick = self.tick
 
     def run_to_completion(self, max_cycles: float = float("inf")) -> None:
-        step = 1e7
         while not self.finished() and self.cycle < max_cycles:
-            self.run_until(min(self.cycle + step, max_cycles))
+            self.run_until(min(self.cycle + 10_000_000, max_cycles))
+
+    def request_sectors(self, sectors: SectorConfig) -> None:
+        """Ask for a sector change from any thread; applied before the next quantum."""
+        self._pending = sectors
 
     def apply_sectors(self, sectors: SectorConfig) -> None:
         """New maxima/enable for every L1D and L2; lines move only as new fills happen."""

@@ -40,5 +40,7 @@ def run_sectormon(*args: str, timeout: float = 120, **kwargs: Any) -> subprocess
 def perf_available() -> bool:
     if not shutil.which("perf"):
         return False
-    probe = subprocess.run(["perf", "stat", "-e", "page-faults", "true"], capture_output=True, text=True, check=False)
+    probe = subprocess.run(
+        ["perf", "stat", "-e", "page-faults", "true"], capture_output=True, text=True, check=False
+    )
     return probe.returncode == 0

@@ -27,7 +27,14 @@ def test_command_mode_page_faults_are_accurate_through_rotation(tmp_path: Path) 
     """page-faults counted 1/3 of the time (three rotated groups) still scales to the truth (+-5%)."""
     out = tmp_path / "stream.jsonl"
     proc = run_sectormon(
-        "--json", "-o", str(out), "--profile", "generic", "--interval", "0.5", "--",
+        "--json",
+        "-o",
+        str(out),
+        "--profile",
+        "generic",
+        "--interval",
+        "0.5",
+        "--",
         *workload("pagefaults.py", PAGES, 3),
     )
     assert proc.returncode == 0, proc.stderr
@@ -45,7 +52,9 @@ def test_command_mode_page_faults_are_accurate_through_rotation(tmp_path: Path) 
     if perf_available():
         peer = subprocess.run(
             ["perf", "stat", "-x,", "-e", "page-faults", "--", *workload("pagefaults.py", PAGES, 3)],
-            capture_output=True, text=True, check=True,
+            capture_output=True,
+            text=True,
+            check=True,
         )
         perf_count = next(
             float(line.split(",")[0]) for line in peer.stderr.splitlines() if "page-faults" in line
@@ -60,9 +69,20 @@ def test_pid_mode_keeps_counts_of_threads_that_exit(tmp_path: Path) -> None:
     assert target.stdout is not None
     pid = int(target.stdout.readline())
     monitor = subprocess.Popen(
-        [sectormon_command(), "--json", "-o", str(out), "--profile", "generic", "--interval", "0.25",
-         "--pid", str(pid)],
-        stderr=subprocess.PIPE, text=True,
+        [
+            sectormon_command(),
+            "--json",
+            "-o",
+            str(out),
+            "--profile",
+            "generic",
+            "--interval",
+            "0.25",
+            "--pid",
+            str(pid),
+        ],
+        stderr=subprocess.PIPE,
+        text=True,
     )
     summary = json.loads(target.stdout.readline())
     target.wait(timeout=30)
@@ -86,9 +106,20 @@ def test_target_killed_mid_run_ends_with_a_final_frame(tmp_path: Path) -> None:
     assert target.stdout is not None
     pid = int(target.stdout.readline())
     monitor = subprocess.Popen(
-        [sectormon_command(), "--json", "-o", str(out), "--profile", "generic", "--interval", "0.2",
-         "--pid", str(pid)],
-        stderr=subprocess.PIPE, text=True,
+        [
+            sectormon_command(),
+            "--json",
+            "-o",
+            str(out),
+            "--profile",
+            "generic",
+            "--interval",
+            "0.2",
+            "--pid",
+            str(pid),
+        ],
+        stderr=subprocess.PIPE,
+        text=True,
     )
     time.sleep(2.0)
     target.kill()
@@ -108,7 +139,9 @@ def test_signal_gives_final_frame_and_exit_0(tmp_path: Path, signum: int) -> Non
     try:
         monitor = subprocess.Popen(
             [sectormon_command(), "--json", "--profile", "generic", "--interval", "0.2", "--pid", str(pid)],
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
         )
         time.sleep(2.0)
         monitor.send_signal(signum)

@@ -69,7 +69,7 @@ def test_format_is_plain_json_lines(tmp_path: Path) -> None:
     text = lines(path)
     assert len(text) == 5  # header, 3 slices, end mark
     first, second, last = json.loads(text[0]), json.loads(text[1]), json.loads(text[-1])
-    assert first["schema"] == "sectormon/recording/1" and list(first)[0] == "schema"
+    assert first["schema"] == "sectormon/recording/1" and next(iter(first)) == "schema"
     assert second["schema"] == "sectormon/slice/1"
     assert set(second["readings"][0]) == {"unit", "core", "cmg", "group", "te", "tr", "counts"}
     assert last == {"schema": "sectormon/mark/1", "t": 0.06, "kind": "end", "label": "", "data": {}}

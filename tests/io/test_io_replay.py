@@ -195,7 +195,7 @@ def direct_frames(hdr: dict[str, Any], items: list[Slice | Mark]) -> list[dict[s
     from sectormon.profiles.loader import profile_from_dict
 
     builder = FrameBuilder(build_engine(profile_from_dict(hdr["profile"]), hdr), hdr["options"]["interval"])
-    frames = builder.feed_all(items) + [builder.finish()]
+    frames = [*builder.feed_all(items), builder.finish()]
     return [json.loads(json.dumps(f.to_json())) for f in frames]
 
 

@@ -47,7 +47,9 @@ def test_unknown_group_is_named() -> None:
         select_groups(_profile(), ["G1", "NOPE"])
 
 
-@given(st.floats(min_value=0.001, max_value=1.0), st.lists(st.floats(min_value=0, max_value=0.5), max_size=30))
+@given(
+    st.floats(min_value=0.001, max_value=1.0), st.lists(st.floats(min_value=0, max_value=0.5), max_size=30)
+)
 def test_deadlines_never_drift_and_never_lie_in_the_past(timeslice: float, lags: list[float]) -> None:
     deadlines = Deadlines(timeslice)
     now = 0.0

@@ -6,7 +6,7 @@ import json
 import shutil
 import subprocess
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import pytest
@@ -22,7 +22,11 @@ def roots(name: str) -> list[str]:
     return ["--sysfs-root", str(FIXTURES / name / "sys"), "--procfs-root", str(FIXTURES / name / "proc")]
 
 
-def fake_probe(states: dict[str, str], default: str = "counts"):  # type: ignore[no-untyped-def]
+ProbeFn = Callable[..., dict[str, ProbeResult]]
+Install = Callable[..., None]
+
+
+def fake_probe(states: dict[str, str], default: str = "counts") -> ProbeFn:
     def probe(events: Sequence[EventDef], *, exclude_kernel: bool = True) -> dict[str, ProbeResult]:
         out = {}
         for e in events:
@@ -39,7 +43,7 @@ def fake_probe(states: dict[str, str], default: str = "counts"):  # type: ignore
 
 
 @pytest.fixture
-def probe(monkeypatch: pytest.MonkeyPatch):  # type: ignore[no-untyped-def]
+def probe(monkeypatch: pytest.MonkeyPatch) -> Install:
     def install(states: dict[str, str], default: str = "counts") -> None:
         monkeypatch.setattr("sectormon.perf.probe.probe_events", fake_probe(states, default))
 
@@ -52,7 +56,7 @@ def run(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, 
     return code, captured.out, captured.err
 
 
-def test_fx1000_all_counting(probe, capsys: pytest.CaptureFixture[str]) -> None:  # type: ignore[no-untyped-def]
+def test_fx1000_all_counting(probe: Install, capsys: pytest.CaptureFixture[str]) -> None:
     probe({})
     code, out, err = run(["check", "--json", *roots("fx1000")], capsys)
     assert code == 0 and err == ""
@@ -69,7 +73,7 @@ def test_fx1000_all_counting(probe, capsys: pytest.CaptureFixture[str]) -> None:
     assert report["reason"] == "groups SC1, SC2, SC3, SC4, SC5, SC6 can count"
 
 
-def test_fx1000_text_layout(probe, capsys: pytest.CaptureFixture[str]) -> None:  # type: ignore[no-untyped-def]
+def test_fx1000_text_layout(probe: Install, capsys: pytest.CaptureFixture[str]) -> None:
     probe({"L1_PIPE0_VAL": "zero", "EA_CORE": "unsupported"})
     code, out, _ = run(["check", *roots("fx1000")], capsys)
     assert code == 0
@@ -101,7 +105,7 @@ def test_fx1000_text_layout(probe, capsys: pytest.CaptureFixture[str]) -> None: 
     assert rows and all(line[col:].split()[0] in ("counts", "zero", "unsupported") for line in rows)
 
 
-def test_nothing_counts_exits_1_with_the_reason(probe, capsys: pytest.CaptureFixture[str]) -> None:  # type: ignore[no-untyped-def]
+def test_nothing_counts_exits_1_with_the_reason(probe: Install, capsys: pytest.CaptureFixture[str]) -> None:
     probe({}, default="unsupported")
     code, out, err = run(["check", *roots("fx1000")], capsys)
     assert code == 1
@@ -123,7 +127,9 @@ def test_probe_unavailable_exits_1(
     assert "cannot probe events" in err
 
 
-def test_pmu_less_generic_host_rotates_the_software_groups(probe, capsys: pytest.CaptureFixture[str]) -> None:  # type: ignore[no-untyped-def]
+def test_pmu_less_generic_host_rotates_the_software_groups(
+    probe: Install, capsys: pytest.CaptureFixture[str]
+) -> None:
     hw = ("CYCLES", "INSTRUCTIONS", "CACHE_REFERENCES", "CACHE_MISSES", "BRANCHES", "BRANCH_MISSES")
     probe({name: "unsupported" for name in hw})
     code, out, _ = run(["check", "--json", *roots("x86")], capsys)
@@ -145,7 +151,7 @@ def test_pmu_less_generic_host_rotates_the_software_groups(probe, capsys: pytest
 
 
 def test_unprivileged_user_is_told_cmg_events_are_unavailable(
-    probe,  # type: ignore[no-untyped-def]
+    probe: Install,
     tmp_path: Path,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
@@ -164,7 +170,9 @@ def test_unprivileged_user_is_told_cmg_events_are_unavailable(
     assert any(n.startswith("CMG-scoped events (L2_MISS_WAIT, L2_MISS_COUNT") for n in report["notes"])
 
 
-def test_profile_option_and_bad_profile(probe, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:  # type: ignore[no-untyped-def]
+def test_profile_option_and_bad_profile(
+    probe: Install, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     probe({})
     code, out, _ = run(["check", "--json", "--profile", "generic", *roots("fx700")], capsys)
     assert code == 0 and json.loads(out)["profile"]["chosen"] == "--profile"

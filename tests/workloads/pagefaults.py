@@ -37,7 +37,9 @@ def main() -> int:
         while time.monotonic() < deadline:
             pass  # busy, so the process stays on CPU like a compute kernel
     after = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
-    print(json.dumps({"pages": touched, "minflt_touching": after - before, "minflt_total": after}), flush=True)
+    print(
+        json.dumps({"pages": touched, "minflt_touching": after - before, "minflt_total": after}), flush=True
+    )
     return 0
 
 

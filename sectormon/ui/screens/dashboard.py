@@ -1,0 +1,166 @@
+"""The live (and replay) dashboard: header, rotation, per-CMG and energy panels, and the views
+(cores, sectors, stalls, energy, history) as tabs. Only what is visible is redrawn per frame."""
+
+from __future__ import annotations
+
+from textual import events
+from textual.app import ComposeResult
+from textual.containers import Horizontal, VerticalScroll
+from textual.screen import Screen
+from textual.widgets import Footer, TabbedContent, TabPane
+
+from sectormon.frames import Frame
+from sectormon.ui.context import RenderContext
+from sectormon.ui.history import History
+from sectormon.ui.widgets.cmg_panel import CmgPanel
+from sectormon.ui.widgets.core_table import CoreTable
+from sectormon.ui.widgets.energy_panel import EnergyPanel
+from sectormon.ui.widgets.filter_bar import FilterBar
+from sectormon.ui.widgets.header_bar import HeaderBar, Status
+from sectormon.ui.widgets.history_view import HistoryView
+from sectormon.ui.widgets.rotation_bar import RotationBar
+from sectormon.ui.widgets.sector_view import SectorView
+from sectormon.ui.widgets.stall_view import StallView
+from sectormon.ui.widgets.timeline_bar import Timeline, TimelineBar
+
+WIDE = 150
+"""From this width on, the energy panel sits beside the CMG panel and the cores split in two."""
+
+TABS = ("tab-cores", "tab-sectors", "tab-stalls", "tab-energy", "tab-history")
+
+
+class DashboardScreen(Screen[None]):
+    """The main screen; the app feeds it frames through :meth:`show`."""
+
+    def __init__(self, ctx: RenderContext, history: History, *, replay: bool, group_names: list[str]) -> None:
+        super().__init__(id="dashboard")
+        self._ctx = ctx
+        self._history = history
+        self._replay = replay
+        self._group_names = group_names
+        self._frame: Frame | None = None
+        self._status = Status()
+        self._wide: bool | None = None
+
+    def compose(self) -> ComposeResult:
+        yield HeaderBar(self._ctx.header, id="header")
+        yield RotationBar("", id="rotation")
+        if self._replay:
+            yield TimelineBar("", id="timeline")
+        with Horizontal(id="top"):
+            yield CmgPanel(self._ctx, id="cmgs")
+            yield EnergyPanel(self._ctx, id="energy-side")
+        with TabbedContent(id="views", initial="tab-cores"):
+            with TabPane("1 Cores", id="tab-cores"):
+                yield CoreTable(self._ctx, id="cores")
+            with TabPane("2 Sectors", id="tab-sectors"), VerticalScroll(classes="view-scroll"):
+                yield SectorView(id="sectors")
+            with TabPane("3 Stalls", id="tab-stalls"), VerticalScroll(classes="view-scroll"):
+                yield StallView(id="stalls")
+            with TabPane("4 Energy", id="tab-energy"):
+                yield EnergyPanel(self._ctx, id="energy-tab")
+            with TabPane("5 History", id="tab-history"):
+                yield HistoryView(self._ctx, self._history, id="history")
+        yield FilterBar(id="filter")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        panels = self._ctx.panels
+        tabs = self.query_one(TabbedContent)
+        if not panels.sector:
+            tabs.hide_tab("tab-sectors")
+        if not panels.stall:
+            tabs.hide_tab("tab-stalls")
+        self.query_one("#filter", FilterBar).display = False
+        self._apply_width(self.size.width)
+        self.query_one(CoreTable).focus_table()
+        self.show(self._frame, self._ctx, self._status)
+
+    # -- layout by width -----------------------------------------------------------------------
+
+    def on_resize(self, event: events.Resize) -> None:
+        self._apply_width(event.size.width)
+
+    def _apply_width(self, width: int) -> None:
+        wide = width >= WIDE
+        if wide == self._wide:
+            return
+        self._wide = wide
+        self.set_class(wide, "-wide")
+        has_energy = bool(self._ctx.panels.energy)
+        self.query_one("#energy-side", EnergyPanel).display = wide and has_energy
+        tabs = self.query_one(TabbedContent)
+        if wide or not has_energy:
+            if tabs.active == "tab-energy":
+                tabs.active = "tab-cores"
+            tabs.hide_tab("tab-energy")
+        else:
+            tabs.show_tab("tab-energy")
+        if self._frame is not None:
+            self.show(self._frame, self._ctx, self._status)
+
+    # -- frames --------------------------------------------------------------------------------
+
+    @property
+    def active_tab(self) -> str:
+        return self.query_one(TabbedContent).active
+
+    def show(self, frame: Frame | None, ctx: RenderContext, status: Status) -> None:
+        """Draw the header, the panels always on screen, and the active view."""
+        self._frame, self._ctx, self._status = frame, ctx, status
+        if not self.is_mounted:
+            return
+        self.query_one(HeaderBar).show(frame, status)
+        self.query_one(RotationBar).show(frame, self._group_names)
+        if frame is None:
+            return
+        self.query_one(CmgPanel).show(frame, ctx)
+        side = self.query_one("#energy-side", EnergyPanel)
+        if side.display:
+            side.show(frame, ctx)
+        self._show_active(frame, ctx)
+
+    def _show_active(self, frame: Frame, ctx: RenderContext) -> None:
+        active = self.active_tab
+        if active == "tab-cores":
+            self.query_one(CoreTable).show(frame, ctx)
+        elif active == "tab-sectors":
+            self.query_one(SectorView).show(frame, ctx)
+        elif active == "tab-stalls":
+            self.query_one(StallView).show(frame, ctx)
+        elif active == "tab-energy":
+            self.query_one("#energy-tab", EnergyPanel).show(frame, ctx)
+        elif active == "tab-history":
+            self.query_one(HistoryView).refresh_history()
+
+    def on_tabbed_content_tab_activated(self, event: TabbedContent.TabActivated) -> None:
+        if self._frame is not None:
+            self._show_active(self._frame, self._ctx)
+
+    def show_timeline(self, timeline: Timeline | None) -> None:
+        if self._replay and self.is_mounted:
+            self.query_one(TimelineBar).show(timeline)
+
+    # -- user actions the app forwards ---------------------------------------------------------
+
+    def cycle_sort(self) -> str:
+        self.query_one(TabbedContent).active = "tab-cores"
+        return self.query_one(CoreTable).cycle_sort()
+
+    def select_tab(self, index: int) -> None:
+        tabs = self.query_one(TabbedContent)
+        if 0 <= index < len(TABS):
+            tab = tabs.get_tab(TABS[index])
+            if tab.display:
+                tabs.active = TABS[index]
+
+    def open_filter(self, text: str) -> None:
+        bar = self.query_one("#filter", FilterBar)
+        bar.value = text
+        bar.display = True
+        bar.focus()
+
+    def close_filter(self) -> None:
+        bar = self.query_one("#filter", FilterBar)
+        bar.display = False
+        self.query_one(CoreTable).focus_table()
