@@ -23,9 +23,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from sectormon.metrics import MetricsEngine  # noqa: E402
-from sectormon.profiles.model import EventDef, GroupDef, MetricDef, Profile  # noqa: E402
-from sectormon.readings import Reading, Slice  # noqa: E402
+from sectormon.metrics import MetricsEngine
+from sectormon.profiles.model import EventDef, GroupDef, MetricDef, Profile
+from sectormon.readings import Reading, Slice
 
 THREADS = 48
 FRAME_EVERY = 50
@@ -117,9 +117,10 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--slices", type=int, default=1500)
     parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--synthetic", action="store_true", help="use the synthetic 6x8 profile")
     args = parser.parse_args()
 
-    profile = real_profile()
+    profile = None if args.synthetic else real_profile()
     label = "a64fx (real)"
     if profile is None:
         profile, label = synthetic_profile(), "synthetic 6x8"
@@ -135,13 +136,19 @@ def main() -> int:
         best_peer = min(best_peer, run_peer(slices))
 
     n_frames = args.slices // FRAME_EVERY
-    print(f"profile: {label}: {len(profile.events)} events, {len(profile.groups)} groups, "
-          f"{len(profile.metrics)} metrics")
-    print(f"workload: {args.slices} slices x {THREADS} threads (+4 CMG units), {readings} readings, "
-          f"{counts} counts, {n_frames} frames (best of {args.repeat})")
-    print(f"engine:  {readings / best_engine:12,.0f} readings/s  ({best_engine * 1e3:.1f} ms total, "
-          f"{best_frames / max(1, n_frames) * 1e3:.2f} ms per frame, "
-          f"{(best_engine - best_frames) / readings * 1e6:.2f} us per reading in add_slice)")
+    print(
+        f"profile: {label}: {len(profile.events)} events, {len(profile.groups)} groups, "
+        f"{len(profile.metrics)} metrics"
+    )
+    print(
+        f"workload: {args.slices} slices x {THREADS} threads (+4 CMG units), {readings} readings, "
+        f"{counts} counts, {n_frames} frames (best of {args.repeat})"
+    )
+    print(
+        f"engine:  {readings / best_engine:12,.0f} readings/s  ({best_engine * 1e3:.1f} ms total, "
+        f"{best_frames / max(1, n_frames) * 1e3:.2f} ms per frame, "
+        f"{(best_engine - best_frames) / readings * 1e6:.2f} us per reading in add_slice)"
+    )
     print(f"peer:    {readings / best_peer:12,.0f} readings/s  (plain loop summing the same count dicts)")
     print(f"ratio engine/peer: {best_engine / best_peer:.1f}x the time")
     target = 200_000

@@ -277,6 +277,12 @@ class CommandTarget(_ProcessTarget):
                     os.dup2(fd, target_fd)
             if os.read(gate_r, 1) == b"g":
                 os.close(gate_r)
+                # Python ignores SIGPIPE/SIGXFSZ; exec keeps ignored signals ignored (as subprocess's
+                # restore_signals does, give the command the defaults).
+                for name in ("SIGPIPE", "SIGXFZ", "SIGXFSZ"):
+                    if hasattr(signal, name):
+                        with contextlib.suppress(OSError, ValueError):
+                            signal.signal(getattr(signal, name), signal.SIG_DFL)
                 os.execvpe(self.argv[0], self.argv, self.env)
         except OSError as exc:
             with contextlib.suppress(OSError):
@@ -326,16 +332,15 @@ class CommandTarget(_ProcessTarget):
 
     def close(self) -> None:
         """A child still held at the gate is killed and reaped; a running command is left alone."""
-        if self.gated and self.pid is not None:
-            assert self._gate_w is not None
-            os.close(self._gate_w)
-            self._gate_w = None
-            if self._err_r is not None:
-                os.close(self._err_r)
-                self._err_r = None
-            with contextlib.suppress(ProcessLookupError):
-                os.kill(self.pid, signal.SIGKILL)
-            self._reap(block=True)
+        if not self.gated or self.pid is None:
+            return
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(self.pid, signal.SIGKILL)  # before closing the gate, so it cannot run on
+        for fd in (self._gate_w, self._err_r):
+            if fd is not None:
+                os.close(fd)
+        self._gate_w = self._err_r = None
+        self._reap(block=True)
 
 
 class CpuTarget:

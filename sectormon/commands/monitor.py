@@ -114,7 +114,9 @@ def _perf_setup(args: argparse.Namespace, command: Sequence[str]) -> tuple[Sourc
     if args.pid is not None:
         target = PidTarget(args.pid)
     elif args.cpus:
-        target = CpuTarget(parse_cpu_list(args.cpus))
+        cpus = parse_cpu_list(args.cpus, what="--cpus")
+        topology.require_cpus(cpus, option="--cpus")
+        target = CpuTarget(cpus)
     else:
         target = CommandTarget(list(command))
     source = PerfSource(target, topology, exclude_kernel=not args.include_kernel)

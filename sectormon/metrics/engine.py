@@ -60,6 +60,7 @@ from sectormon.metrics.windows import (
     Contribution,
     Entity,
     GroupAcc,
+    Interval,
     RecentWindow,
     ScopeAcc,
     ScopeKey,
@@ -234,10 +235,10 @@ class MetricsEngine:
         if self._slices_since_frame:
             t_to = max(self._last_t, self._frame_t)
             extra = self._collect(reset=False)
-            window = self._recent_stats(t_to, extra, prune=False)
+            window = self._recent_stats(t_to, extra)
         else:
             t_to = self._frame_t
-            window = self._recent_stats(t_to, None, prune=False)
+            window = self._recent_stats(t_to, [])
         self._baseline = self._snapshot(window, t_to)
         self._baseline_pending = False
 
@@ -290,9 +291,13 @@ class MetricsEngine:
     def _close(self, t: float, *, final: bool) -> Frame:
         t = max(t, self._frame_t)
         seconds = t - self._frame_t
+        previous_cum = self._frame_cum
         interval = self._collect(reset=True)
-        self._recent.add(self._frame_t, t, interval)
-        recent = self._recent_stats(t, None, prune=True)
+        self._recent.add(Interval(self._frame_t, t, previous_cum, self._cum, interval))
+        self._recent.prune(t)
+        recent_from, recent_contribs = self._recent.window()
+        recent_seconds = max(0.0, t - recent_from)
+        recent = self._as_window(self._scopes(recent_contribs, recent_seconds, threads=False), recent_seconds)
         run_contribs = [(e, e.present(0.0, self._cum), e.run) for e in self._open.values()]
 
         if final:
@@ -367,7 +372,8 @@ class MetricsEngine:
             self._frame_cum = hi
         return out
 
-    def _recent_stats(self, t: float, extra: list[Contribution] | None, *, prune: bool) -> WindowStats:
+    def _recent_stats(self, t: float, extra: list[Contribution]) -> WindowStats:
+        """The recent window ending at ``t`` plus the open interval's ``extra`` (for the baseline)."""
         if extra and self._frame_t < self._recent.cutoff(t):
             start, groups = self._frame_t, [extra]  # the open interval alone fills the window
         else:
@@ -377,8 +383,6 @@ class MetricsEngine:
                 groups = [*groups, extra]
         seconds = max(0.0, t - start)
         scopes = self._scopes(merge_contributions(groups), seconds, threads=False)
-        if prune:
-            self._recent.prune(t)
         return self._as_window(scopes, seconds)
 
     def _scopes(

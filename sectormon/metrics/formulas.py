@@ -101,13 +101,15 @@ class MetricSet:
         env.update(counts)
         env[SECONDS] = seconds
         out: dict[str, float | None] = {}
+        inf = _INF
+        failures = EVAL_FAILURES
         for name, fn in self._all if level is None else self._by_level[level]:
             try:
                 value: float | None = fn(env)
-            except EVAL_FAILURES:
+            except failures:
                 value = None
             else:
-                if value is not None and not -_INF < value < _INF:
+                if value is not None and not -inf < value < inf:
                     value = None
             env[name] = value
             out[name] = value

@@ -5,16 +5,21 @@ A thread that moves to another core becomes a new entity from that slice on, so 
 in the core they were counted on; a tid that ends and reappears is a new entity too.
 
 Everything an entity counted in a window is kept as one flat vector of ``2 * E`` floats over the
-profile's ``E`` events: the raw count sums, then the counted seconds. Windows longer
-than an interval are sums of interval vectors (C-level ``map(add)``), and extrapolation happens
-once per entity and window on the summed components, never per interval: an event counted in
-only one interval of a ten-second window is extrapolated over the whole ten seconds.
+profile's ``E`` events: the raw count sums, then the counted seconds. Windows longer than an
+interval are sums of interval vectors (C-level ``map``), and extrapolation happens once per
+entity and window on the summed components, never per interval: an event counted in only one
+interval of a ten-second window is extrapolated over the whole ten seconds.
+
+A group's counted seconds apply to every event of that group's readings, so a source must read
+the same events of a group on a unit every time (the sampler does).
 """
 
 from __future__ import annotations
 
 from collections import defaultdict, deque
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from operator import add, sub
 
 Vector = list[float]
 # (entity, present seconds, vector [raw count sums | counted seconds])
@@ -227,45 +232,121 @@ def merge_contributions(groups: Iterable[Sequence[Contribution]]) -> list[Contri
     return out
 
 
+@dataclass(frozen=True, slots=True)
+class Interval:
+    """One closed interval: frame times and cumulative slice time at both ends, and what it counted."""
+
+    t0: float
+    t1: float
+    c0: float
+    c1: float
+    contributions: list[Contribution]
+
+
+# Counted seconds below a nanosecond (perf's time unit) are rounding residue of a subtraction.
+_RESIDUE_S = 1e-9
+
+
 class RecentWindow:
-    """The closed intervals of the last ``seconds``, kept in a bounded deque.
+    """The closed intervals of the last ``seconds``, kept in a bounded deque, with running sums.
 
     The window ending at ``t`` holds the intervals that start at or after ``t - seconds`` (always at
     least the newest one), so its length is a whole number of intervals. The deque is bounded in
     time by pruning and in size by ``max_intervals``: past it, the two oldest intervals merge
     (the window's oldest edge becomes coarser; totals are unchanged).
+
+    Per entity, the window's vector is kept as a running sum (add the new interval, subtract the
+    dropped ones) so a frame costs one vector operation per entity, not one per entity and
+    interval. Raw counts are integers, exact in floats; counted seconds left by a subtraction
+    below a nanosecond are reset to 0 so an event no longer counted in the window is absent, not
+    0. The sums are rebuilt from the deque every ``rebuild_every`` frames to bound rounding drift.
     """
 
-    def __init__(self, seconds: float, max_intervals: int = 256) -> None:
+    def __init__(self, seconds: float, max_intervals: int = 256, rebuild_every: int = 1000) -> None:
         self.seconds = seconds
         self.max_intervals = max(2, max_intervals)
-        self.intervals: deque[tuple[float, float, list[Contribution]]] = deque()
+        self.rebuild_every = rebuild_every
+        self.intervals: deque[Interval] = deque()
+        self._sums: dict[Entity, Vector] = {}
+        self._refs: dict[Entity, int] = {}
+        self._since_rebuild = 0
 
     def __len__(self) -> int:
         return len(self.intervals)
 
-    def add(self, t0: float, t1: float, contributions: list[Contribution]) -> None:
-        self.intervals.append((t0, t1, contributions))
-        while len(self.intervals) > self.max_intervals:
-            a0, _, a = self.intervals.popleft()
-            _, b1, b = self.intervals.popleft()
-            self.intervals.appendleft((a0, b1, merge_contributions((a, b))))
-
     def cutoff(self, t: float) -> float:
         return t - self.seconds - 1e-9 * max(1.0, abs(t))
 
-    def select(self, t: float) -> tuple[float, list[list[Contribution]]]:
-        """The start time and the intervals of the window ending at ``t``."""
-        cut = self.cutoff(t)
-        chosen = [iv for iv in self.intervals if iv[0] >= cut]
-        if not chosen and self.intervals:
-            chosen = [self.intervals[-1]]
-        if not chosen:
-            return t, []
-        return chosen[0][0], [iv[2] for iv in chosen]
+    def add(self, interval: Interval) -> None:
+        self.intervals.append(interval)
+        sums = self._sums
+        refs = self._refs
+        for entity, _, vec in interval.contributions:
+            old = sums.get(entity)
+            if old is None:
+                sums[entity] = vec
+                refs[entity] = 1
+            else:
+                sums[entity] = list(map(add, old, vec))
+                refs[entity] += 1
+        while len(self.intervals) > self.max_intervals:
+            a = self.intervals.popleft()
+            b = self.intervals.popleft()
+            merged = merge_contributions((a.contributions, b.contributions))
+            for entity, _, _ in a.contributions:
+                self._refs[entity] -= 1
+            for entity, _, _ in b.contributions:
+                self._refs[entity] -= 1
+            for entity, _, _ in merged:
+                self._refs[entity] += 1
+            self.intervals.appendleft(Interval(a.t0, b.t1, a.c0, b.c1, merged))
 
     def prune(self, t: float) -> None:
         """Drop intervals the window ending at ``t`` (or any later one) no longer covers."""
         cut = self.cutoff(t)
-        while len(self.intervals) > 1 and self.intervals[0][0] < cut:
-            self.intervals.popleft()
+        while len(self.intervals) > 1 and self.intervals[0].t0 < cut:
+            self._drop(self.intervals.popleft())
+        self._since_rebuild += 1
+        if self._since_rebuild >= self.rebuild_every:
+            self._rebuild()
+
+    def _drop(self, interval: Interval) -> None:
+        n = None
+        for entity, _, vec in interval.contributions:
+            left = self._refs[entity] - 1
+            if left == 0:
+                del self._refs[entity]
+                del self._sums[entity]
+                continue
+            self._refs[entity] = left
+            rest = list(map(sub, self._sums[entity], vec))
+            if n is None:
+                n = len(rest) // 2
+            for i in range(n, 2 * n):
+                if rest[i] < _RESIDUE_S:
+                    rest[i] = 0.0
+                    rest[i - n] = 0.0
+            self._sums[entity] = rest
+
+    def _rebuild(self) -> None:
+        self._since_rebuild = 0
+        merged = merge_contributions(iv.contributions for iv in self.intervals)
+        self._sums = {entity: vec for entity, _, vec in merged}
+
+    def window(self) -> tuple[float, list[Contribution]]:
+        """Start time and per-entity contributions of everything in the deque (after :meth:`prune`)."""
+        if not self.intervals:
+            return 0.0, []
+        first = self.intervals[0]
+        c1 = self.intervals[-1].c1
+        return first.t0, [(e, e.present(first.c0, c1), vec) for e, vec in self._sums.items()]
+
+    def select(self, t: float) -> tuple[float, list[list[Contribution]]]:
+        """The start time and the intervals of the window ending at ``t`` (without pruning)."""
+        cut = self.cutoff(t)
+        chosen = [iv for iv in self.intervals if iv.t0 >= cut]
+        if not chosen and self.intervals:
+            chosen = [self.intervals[-1]]
+        if not chosen:
+            return t, []
+        return chosen[0].t0, [iv.contributions for iv in chosen]

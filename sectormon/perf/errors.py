@@ -153,7 +153,7 @@ def _permission_message(head: str, attempt: Attempt, paranoid: int | None) -> st
         )
     fix = f"`sudo sysctl kernel.perf_event_paranoid={need}`, or grant CAP_PERFMON"
     if need == 0:
-        fix += ", or count a process (-p PID / a command) instead of CPUs"
+        fix += ", or count a process (--pid PID or -- CMD) instead of CPUs"
     elif need == 1:
         fix += ", or count user space only"
     return f"{head}: {state} and {what} needs <= {need} (fix: {fix})"

@@ -49,6 +49,15 @@ SOFTWARE_EVENTS: dict[str, int] = {
     "dummy": abi.PERF_COUNT_SW_DUMMY,
 }
 
+# Software events the kernel raises from its own code (the scheduler), with kernel-mode registers:
+# exclude_kernel filters every one of them out, so user-only counting always reads 0 for these.
+# Measured (``perf stat -e cs:u,migrations:u`` reads 0 while ``cs``/``migrations`` count).
+_KERNEL_SIDE = {
+    (abi.PERF_TYPE_SOFTWARE, abi.PERF_COUNT_SW_CONTEXT_SWITCHES),
+    (abi.PERF_TYPE_SOFTWARE, abi.PERF_COUNT_SW_CPU_MIGRATIONS),
+    (abi.PERF_TYPE_SOFTWARE, 11),  # PERF_COUNT_SW_CGROUP_SWITCHES
+}
+
 CONFIG_FIELDS = ("config", "config1", "config2", "config3")
 
 _RAW = re.compile(r"r([0-9a-fA-F]+)")
@@ -199,3 +208,8 @@ def parse_event(spec: str, *, sysfs_root: str | Path = "/sys") -> EventSpec:
         "use a perf generic name (cycles, instructions, task-clock, page-faults, ...), "
         "a raw code like r11, or pmu/event=0x11/",
     )
+
+
+def counts_only_in_kernel(spec: EventSpec) -> bool:
+    """True for events that user-only counting (``exclude_kernel``) can never see."""
+    return (spec.type, spec.config) in _KERNEL_SIDE

@@ -9,9 +9,10 @@ ids let values be matched to events whatever order the kernel lists them in. Sat
 from __future__ import annotations
 
 import contextlib
+import operator
 import os
 import struct
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from types import TracebackType
 
 from sectormon.perf import abi, syscall
@@ -49,6 +50,38 @@ def parse_group_read(buf: bytes, ids: Sequence[int]) -> GroupValues:
     except KeyError as exc:
         raise GroupReadError(f"group read lacks event id {exc.args[0]}") from None
     return GroupValues(values=values, time_enabled=time_enabled, time_running=time_running)
+
+
+class GroupReadDecoder:
+    """:func:`parse_group_read` for one group, precompiled for the sampler's hot path.
+
+    The kernel lists a group's events in a stable order, so after the first read the permutation
+    from kernel order to ``ids`` order is reused as long as the ids in the buffer are unchanged; any
+    other buffer falls back to the general decoder (same results, same errors).
+    """
+
+    def __init__(self, ids: Sequence[int]) -> None:
+        self.ids = tuple(ids)
+        self._struct = struct.Struct(f"=3Q{2 * len(self.ids)}Q")
+        self._kernel_ids: tuple[int, ...] | None = None
+        self._pick: Callable[[tuple[int, ...]], tuple[int, ...]] = lambda raw: ()
+
+    def decode(self, buf: bytes) -> GroupValues:
+        if len(buf) == self._struct.size:
+            raw = self._struct.unpack(buf)
+            if raw[0] == len(self.ids) and raw[4::2] == self._kernel_ids:
+                return GroupValues(self._pick(raw), raw[1], raw[2])
+        result = parse_group_read(buf, self.ids)
+        kernel_ids = struct.unpack_from(f"={2 * len(self.ids)}Q", buf, _HEADER.size)[1::2]
+        self._kernel_ids = kernel_ids
+        # value of ids[k] sits at raw position 3 + 2 * (its index in kernel order)
+        positions = [3 + 2 * kernel_ids.index(i) for i in self.ids]
+        if len(positions) == 1:
+            only = positions[0]
+            self._pick = lambda raw: (raw[only],)
+        else:
+            self._pick = operator.itemgetter(*positions)
+        return result
 
 
 def build_group_read(
@@ -125,6 +158,15 @@ class PerfGroup:
             raise
         self.leader = lead
         self.ids: tuple[int, ...] = tuple(ids[i] for i in range(len(specs)))
+        self._decoder = GroupReadDecoder(self.ids)
+        self._attempts = {
+            request: Attempt(self.events[lead], pid, cpu, action=f"{verb} group of")
+            for request, verb in (
+                (abi.PERF_EVENT_IOC_ENABLE, "enable"),
+                (abi.PERF_EVENT_IOC_DISABLE, "disable"),
+                (abi.PERF_EVENT_IOC_RESET, "reset"),
+            )
+        }
 
     def _open_one(
         self,
@@ -180,18 +222,17 @@ class PerfGroup:
     def closed(self) -> bool:
         return not self._fds
 
-    def _group_ioctl(self, request: int, action: str) -> None:
-        attempt = Attempt(self.events[0], self.pid, self.cpu, action=f"{action} group of")
-        syscall.ioctl(self.leader_fd, request, abi.PERF_IOC_FLAG_GROUP, attempt=attempt)
+    def _group_ioctl(self, request: int) -> None:
+        syscall.ioctl(self.leader_fd, request, abi.PERF_IOC_FLAG_GROUP, attempt=self._attempts[request])
 
     def enable(self) -> None:
-        self._group_ioctl(abi.PERF_EVENT_IOC_ENABLE, "enable")
+        self._group_ioctl(abi.PERF_EVENT_IOC_ENABLE)
 
     def disable(self) -> None:
-        self._group_ioctl(abi.PERF_EVENT_IOC_DISABLE, "disable")
+        self._group_ioctl(abi.PERF_EVENT_IOC_DISABLE)
 
     def reset(self) -> None:
-        self._group_ioctl(abi.PERF_EVENT_IOC_RESET, "reset")
+        self._group_ioctl(abi.PERF_EVENT_IOC_RESET)
 
     def read(self) -> GroupValues:
         """Cumulative values in event order with the group's enabled/running times (ns)."""
@@ -201,7 +242,7 @@ class PerfGroup:
             raise PerfError(
                 f"cannot read group {', '.join(self.events)}: {exc.strerror}", errno=exc.errno or 0
             ) from None
-        return parse_group_read(buf, self.ids)
+        return self._decoder.decode(buf)
 
     def close(self) -> None:
         """Close members then the leader; safe to call more than once."""

@@ -2,7 +2,9 @@
 
 An implementation-defined raw code may open fine and never count, so "opened but counted nothing"
 is reported as ``zero`` (suspicious), never as a measured zero. Each event is opened alone, so one
-bad event cannot hide the others and nothing is multiplexed.
+bad event cannot hide the others and nothing is multiplexed. Events that user-only counting can
+never see (the scheduler's context switches and migrations) are reported ``unsupported`` under
+``exclude_kernel``: their 0 would be made up, and a missing input must show as n/a.
 """
 
 from __future__ import annotations
@@ -12,7 +14,7 @@ import time
 from collections.abc import Sequence
 
 from sectormon.perf.errors import PerfError
-from sectormon.perf.events import parse_event
+from sectormon.perf.events import counts_only_in_kernel, parse_event
 from sectormon.perf.group import PerfGroup
 from sectormon.profiles.model import EventDef
 from sectormon.sources.base import ProbeResult
@@ -36,6 +38,7 @@ def probe_workload() -> int:
 
 
 def _unsupported(event: EventDef, exc: PerfError, stage: str) -> ProbeResult:
+    """``reason`` starts with the errno name (or the stage that failed without one)."""
     return ProbeResult(event.name, "unsupported", reason=f"{exc.errno_name if exc.errno else stage}: {exc}")
 
 
@@ -43,11 +46,19 @@ def probe_event(event: EventDef, *, exclude_kernel: bool = True, sysfs_root: str
     """Open ``event`` alone on this thread around :func:`probe_workload` and classify the result."""
     try:
         spec = parse_event(event.spec, sysfs_root=sysfs_root)
+    except PerfError as exc:
+        return _unsupported(event, exc, "spec")
+    if exclude_kernel and counts_only_in_kernel(spec):
+        return ProbeResult(
+            event.name,
+            "unsupported",
+            reason=f"user-only: '{spec.spec}' is raised in kernel mode, so user-space-only counting never "
+            "sees it (count kernel mode too: needs perf_event_paranoid <= 1 or CAP_PERFMON)",
+        )
+    try:
         group = PerfGroup([spec], pid=0, cpu=-1, names=[event.name], exclude_kernel=exclude_kernel)
     except PerfError as exc:
-        return ProbeResult(
-            event.name, "unsupported", reason=f"{exc.errno_name if exc.errno else 'spec'}: {exc}"
-        )
+        return _unsupported(event, exc, "open")
     try:
         group.reset()
         group.enable()
@@ -55,9 +66,7 @@ def probe_event(event: EventDef, *, exclude_kernel: bool = True, sysfs_root: str
         group.disable()
         values = group.read()
     except PerfError as exc:
-        return ProbeResult(
-            event.name, "unsupported", reason=f"{exc.errno_name if exc.errno else 'read'}: {exc}"
-        )
+        return _unsupported(event, exc, "read")
     finally:
         group.close()
     value = values.values[0]
@@ -65,10 +74,9 @@ def probe_event(event: EventDef, *, exclude_kernel: bool = True, sysfs_root: str
         return ProbeResult(event.name, "counts", value=value)
     if values.time_running == 0:
         reason = "opened but was never scheduled on a counter (time_running 0)"
-    elif exclude_kernel:
-        reason = "opened and ran but counted nothing in user space (unsupported code, or kernel-only event)"
     else:
-        reason = "opened and ran but counted nothing (possibly an unsupported code)"
+        where = "in user space " if exclude_kernel else ""
+        reason = f"opened and ran but counted nothing {where}during the probe (an unsupported code, or rare)"
     return ProbeResult(event.name, "zero", reason=reason, value=0)
 
 

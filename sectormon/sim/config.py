@@ -71,8 +71,8 @@ class Prefetch:
     lines ahead in L1D and ``l2_distance`` lines ahead in L2, one new line per line consumed."""
 
     enabled: bool = True
-    l1_distance: int = 4
-    l2_distance: int = 24
+    l1_distance: int = 6
+    l2_distance: int = 48
     table: int = 32
 
 

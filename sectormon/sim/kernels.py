@@ -4,8 +4,10 @@
   and a streamed array read once, interleaved line by line. Reused data in sector 0, the stream in
   sector 1. The default reused size (48 KiB) fits the 64 KiB L1D only if the stream cannot evict it:
   with ``--l1-sectors 3,1,0,0`` it stays in 3 ways and only the stream misses.
-- ``scenario-b``: a tiled matrix product C += A x B (rows padded by one line), A/B/C in sectors
-  0/1/2. The B tile is reused by every row of A; C rows are read-modified-written per k.
+- ``scenario-b``: a tiled matrix product C += A x B, A/B/C in sectors 0/1/2. A C tile (16 rows x
+  256 doubles = 32 KiB, 2 ways) is read-modified-written for every k while a column block of A
+  (rows padded by one line) and a row segment of B stream past; with ``--l1-sectors 1,1,2,0`` the C
+  tile stays, so fewer write-backs, fewer demand refills and fewer load stalls.
 - ``random``: uniform random reads over a table (no locality; the worst case).
 
 Accesses are SVE vectors (``vec`` bytes, default 64), so a 256-byte line takes 4 accesses in a row;
@@ -29,7 +31,7 @@ KERNELS = ("scenario-a", "scenario-b", "random")
 # Size-like parameters accept K/M/G suffixes; the others are plain counts.
 _PARAMS: dict[str, dict[str, int]] = {
     "scenario-a": {"reused": 48 << 10, "passes": 200, "vec": 64, "shuffle": 1},
-    "scenario-b": {"n": 192, "tile_j": 96, "tile_k": 32, "pad": 32, "vec": 64},
+    "scenario-b": {"n": 256, "tile_i": 16, "tile_j": 256, "pad": 32, "vec": 64},
     "random": {"table": 32 << 20, "accesses": 1 << 19, "vec": 64},
 }
 _ARRAYS: dict[str, dict[str, int]] = {
@@ -37,16 +39,29 @@ _ARRAYS: dict[str, dict[str, int]] = {
     "scenario-b": {"A": 0, "B": 1, "C": 2},
     "random": {"table": 0},
 }
+# Default sector maxima per kernel: L1D sectors 0-3, L2 SET0 sectors 0/1 (see the module docstring).
+_SECTORS: dict[str, tuple[tuple[int, int, int, int], tuple[int, int]]] = {
+    "scenario-a": ((3, 1, 0, 0), (12, 2)),  # reused: 3 ways = 48 KiB; the stream passes through 1
+    "scenario-b": ((1, 1, 2, 0), (12, 2)),  # C tile: 2 ways; A and B stream through 1 way each
+    "random": ((4, 0, 0, 0), (14, 0)),
+}
+TRACE_SECTORS = ((2, 2, 0, 0), (7, 7))
+
 # Instructions and issue cycles per memory access (the core's work between accesses).
 _ISA: dict[str, tuple[float, float]] = {
     "scenario-a": (2.0, 1.0),  # load, FMA, loop overhead amortised
-    "scenario-b": (2.0, 1.0),  # load B, load/store C, FMA
+    "scenario-b": (2.0, 1.0),  # load A/B, load/store C, FMA
     "random": (3.0, 1.0),  # index arithmetic, gather, accumulate
 }
 
 
 def kernel_defaults(kernel: str) -> dict[str, int]:
     return dict(_PARAMS[kernel])
+
+
+def default_sectors(kernel: str) -> tuple[tuple[int, int, int, int], tuple[int, int]]:
+    """(L1D maxima, L2 SET0 maxima) that make the kernel's sector assignment work."""
+    return _SECTORS.get(kernel, TRACE_SECTORS)
 
 
 def kernel_arrays(kernel: str) -> dict[str, int]:
@@ -118,8 +133,8 @@ def _check(name: str, p: Mapping[str, int]) -> None:
     if name == "scenario-a" and p["reused"] < LINE_BYTES:
         raise UsageError("--size reused: the reused array needs at least one 256-byte line")
     if name == "scenario-b":
-        if p["n"] % p["tile_j"] or p["n"] % p["tile_k"]:
-            raise UsageError(f"--size: n={p['n']} must be a multiple of tile_j={p['tile_j']} and tile_k={p['tile_k']}")
+        if p["n"] % p["tile_j"] or p["n"] % p["tile_i"]:
+            raise UsageError(f"--size: n={p['n']} must be a multiple of tile_i={p['tile_i']} and tile_j={p['tile_j']}")
         if p["tile_j"] * 8 % LINE_BYTES or p["pad"] * 8 % LINE_BYTES:
             raise UsageError("--size: tile_j and pad must be multiples of 32 elements (one 256-byte line of doubles)")
     if name == "random" and p["table"] < LINE_BYTES:
@@ -151,11 +166,16 @@ def _scenario_a(p: Mapping[str, int], fl: Mapping[str, int], base: int, seed: in
 
 
 def _scenario_b(p: Mapping[str, int], fl: Mapping[str, int], base: int) -> Chunks:
-    """for jj, kk tiles: for i: for k in kk-tile: a = A[i,k]; C[i, jj-tile] += a * B[k, jj-tile]."""
+    """for ii, jj tiles: for k: for i in ii-tile: a = A[i,k]; C[i, jj-tile] += a * B[k, jj-tile].
+
+    The C tile stays in use for the whole k loop (read-modify-write every k); the A column block and
+    the B row segment stream past it.
+    """
     n = p["n"]
+    ti = p["tile_i"]
     tj = p["tile_j"]
-    tk = p["tile_k"]
-    ld = n + p["pad"]  # leading dimension in doubles
+    ld = n  # leading dimension of B and C, in doubles
+    lda = n + p["pad"]  # A's rows are padded so the column walk does not hit the same sets
     per_line = LINE_BYTES // p["vec"]
     a0 = base
     b0 = base + (1 << 36)
@@ -165,21 +185,26 @@ def _scenario_b(p: Mapping[str, int], fl: Mapping[str, int], base: int) -> Chunk
     fc = fl["C"] | FL_WRITE
     j_lines = tj * 8 // LINE_BYTES
     exit_record = (-2, 0, FL_EXIT)
-    for jj in range(0, n, tj):
-        for kk in range(0, n, tk):
+    for ii in range(0, n, ti):
+        for jj in range(0, n, tj):
+            c_rows = [(c0 + (i * ld + jj) * 8) >> LINE_SHIFT for i in range(ii, ii + ti)]
             chunk: list[Record] = []
             append = chunk.append
-            for i in range(n):
-                a_row = a0 + i * ld * 8
-                c_line0 = (c0 + (i * ld + jj) * 8) >> LINE_SHIFT
-                for k in range(kk, kk + tk):
-                    append(((a_row + k * 8) >> LINE_SHIFT, 1, fa))
-                    b_line0 = (b0 + (k * ld + jj) * 8) >> LINE_SHIFT
+            for k in range(n):
+                b_line0 = (b0 + (k * ld + jj) * 8) >> LINE_SHIFT
+                for r, i in enumerate(range(ii, ii + ti)):
+                    append(((a0 + (i * lda + k) * 8) >> LINE_SHIFT, 1, fa))
+                    c_line0 = c_rows[r]
                     for j in range(j_lines):
                         append((b_line0 + j, per_line, fb))
                         append((c_line0 + j, 2 * per_line, fc))
                 append(exit_record)
-            yield chunk
+                if len(chunk) >= 4096:
+                    yield chunk
+                    chunk = []
+                    append = chunk.append
+            if chunk:
+                yield chunk
 
 
 def _random(p: Mapping[str, int], fl: Mapping[str, int], base: int, seed: int) -> Chunks:

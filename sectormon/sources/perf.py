@@ -109,7 +109,6 @@ class PerfSource:
                     f"(CPUs: {format_cpu_list(topology.cpus)})"
                 )
         self._tracker = ThreadTracker(topology.cmg_of)
-        self._cpu_units_sent = False
         self._t0: float | None = None
         self._groups: list[PerfGroup | _ExecGatedGroup] = []
         self._specs: dict[str, EventSpec] = {}
@@ -147,7 +146,6 @@ class PerfSource:
 
     def poll_units(self) -> UnitsUpdate:
         if isinstance(self.target, CpuTarget):
-            self._cpu_units_sent = True
             return UnitsUpdate(alive=tuple(self._cpu_unit(c) for c in self.target.cpus))
         return self._tracker.update(self.target.tids())
 
@@ -166,26 +164,29 @@ class PerfSource:
         if self._cmg_checked:
             return
         self._cmg_checked = True
-        cpus = [cpus[0] for _, cpus in sorted(self.topology.cmgs.items()) if cpus]
-        if not cpus:
+        firsts = [cpus[0] for _, cpus in sorted(self.topology.cmgs.items()) if cpus]
+        if not firsts:
             self._cmg_reason = "the topology has no CMG (or cache domain) to count on"
             return
         try:
             group = PerfGroup(
                 [parse_event(CMG_CHECK_EVENT)],
                 pid=-1,
-                cpu=cpus[0],
+                cpu=firsts[0],
                 exclude_kernel=self.exclude_kernel,
                 exclude_hv=self.exclude_hv,
             )
         except PerfError as exc:
-            self._cmg_reason = f"CMG-wide events need CPU-wide counting, which is refused: {exc}"
+            self._cmg_reason = str(exc)  # the paranoid/capability explanation and its fix
             return
         group.close()
 
     @property
     def cmg_unavailable_reason(self) -> str | None:
-        """Why CMG-wide counting is impossible here, or None when it works."""
+        """Why CMG-wide (per-CPU, ``pid=-1``) counting is impossible here, or None when it works.
+
+        Decided once, by opening one CPU-wide software event on the first CMG's first CPU.
+        """
         self._check_cmg()
         return self._cmg_reason
 

@@ -9,6 +9,7 @@ tables side by side at 160 columns. Pure functions, no Textual.
 from __future__ import annotations
 
 import math
+from typing import TypeGuard
 
 from sectormon.frames import MetricDelta, ScopeStats
 
@@ -31,43 +32,53 @@ _SI_LARGE = ((1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k"))
 _SI_SMALL = ((1e-3, "m"), (1e-6, "µ"), (1e-9, "n"), (1e-12, "p"))
 
 
-def _finite(value: object) -> bool:
+def _finite(value: object) -> TypeGuard[float]:
     return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
 
 
-def _sci(value: float) -> str:
-    """Shortest honest scientific form: ``1.2e-4``, ``-3e-7``."""
-    mantissa, _, exponent = f"{value:.1e}".partition("e")
+def _sci(value: float, decimals: int = 1) -> str:
+    """Scientific form without padding: ``1.2e-4``, ``-4e-15``."""
+    mantissa, _, exponent = f"{value:.{decimals}e}".partition("e")
     if mantissa.endswith(".0"):
         mantissa = mantissa[:-2]
     return f"{mantissa}e{int(exponent)}"
 
 
 def _plain(value: float, width: int) -> str:
-    """About three significant digits in at most ``width`` characters (below 1000)."""
+    """About three significant digits in at most ``width`` characters.
+
+    Precision is dropped before the value is ever cut: the shortest form is returned when none
+    fits, so a cell is never truncated into a different number.
+    """
     magnitude = abs(value)
     if magnitude == 0:
         return "0"
+    if not math.isfinite(value):  # a finite ratio can overflow when written as a percentage
+        return "∞" if value > 0 else "-∞"
     if magnitude >= 99.95:
         candidates = [f"{value:.0f}"]
     elif magnitude >= 9.995:
         candidates = [f"{value:.1f}", f"{value:.0f}"]
     elif magnitude >= 0.9995:
         candidates = [f"{value:.2f}", f"{value:.1f}"]
+    elif magnitude >= 0.0995:
+        candidates = [f"{value:.3f}", f"{value:.2f}"]
     elif magnitude >= 0.001:
-        candidates = [f"{value:.3g}", f"{value:.2g}", f"{value:.1g}"]
+        candidates = [f"{value:.4f}", f"{value:.3f}"]
     else:
         candidates = []
-    candidates.append(_sci(value))
+    candidates += [_sci(value, 1), _sci(value, 0)]
     for text in candidates:
         if len(text) <= width:
             return text
-    return candidates[-1]
+    return min(candidates, key=len)
 
 
 def format_number(value: float, width: int = CELL_WIDTH) -> str:
     """A plain number in at most ``width`` characters; k/M/G/T for large values."""
     magnitude = abs(value)
+    if magnitude >= 1e15:
+        return _plain(value, width)
     for scale, prefix in _SI_LARGE:
         if magnitude >= scale * 0.9995:
             return _plain(value / scale, width - 1) + prefix

@@ -41,7 +41,7 @@ class ProfileView:
         return self.metrics.get(metric) or MetricInfo(metric)
 
 
-def _mapping(value: Any) -> Mapping[str, Any]:
+def _mapping(value: Any) -> Mapping[Any, Any]:
     return value if isinstance(value, Mapping) else {}
 
 

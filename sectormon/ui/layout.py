@@ -43,7 +43,7 @@ class Panels:
 
 LABELS: dict[str, str] = {
     "IPC": "IPC",
-    "L1D_miss_rate": "L1D miss",
+    "L1D_miss_rate": "L1 miss",
     "L1D_demand_refill_ratio": "L1D dm",
     "L1D_WB_per_access": "L1D WB",
     "L2D_miss_rate": "L2 miss raw",
@@ -142,6 +142,7 @@ LAYOUTS: dict[str, dict[str, tuple[str, ...]]] = {
 }
 
 CMG_TITLES = {"a64fx": "CMGs"}
+DEFAULT_CMG_TITLE = "Cache domains (the CMG's role on this CPU)"
 HISTORY_FALLBACK = 6
 
 
@@ -156,12 +157,21 @@ def _columns(names: tuple[str, ...] | list[str], profile: ProfileView) -> tuple[
 def resolve_panels(profile: ProfileView) -> Panels:
     """The layout for ``profile``: its table filtered to defined metrics, or the fallback."""
     layout = LAYOUTS.get(profile.name)
-    title = CMG_TITLES.get(profile.name, "CMGs / cache domains")
+    title = CMG_TITLES.get(profile.name, DEFAULT_CMG_TITLE)
     if layout is not None:
+
+        def panel(name: str) -> tuple[Column, ...]:
+            return _columns(layout.get(name, ()), profile)
+
         return Panels(
             profile=profile.name,
             cmg_title=title,
-            **{name: _columns(layout.get(name, ()), profile) for name in PANELS},
+            cmg=panel("cmg"),
+            core=panel("core"),
+            sector=panel("sector"),
+            stall=panel("stall"),
+            energy=panel("energy"),
+            history=panel("history"),
         )
     names = list(profile.metrics)
     core = [n for n in names if profile.metrics[n].scope in ("any", "core")]

@@ -187,7 +187,10 @@ def parse_theme(text: str, path: str, default_name: str) -> Theme:
         if key.startswith("sm-"):
             if key not in VARIABLE_FALLBACKS:
                 raise ThemeError(
-                    path, line, f"unknown sectormon variable {key!r}", "known: " + ", ".join(VARIABLE_FALLBACKS)
+                    path,
+                    line,
+                    f"unknown sectormon variable {key!r}",
+                    "known: " + ", ".join(VARIABLE_FALLBACKS),
                 )
             _check_color(value, f"variable {key}", path, line)
         variables[key] = str(value)
@@ -200,7 +203,9 @@ def load_theme_file(path: str | Path) -> Theme:
     try:
         text = file.read_text(encoding="utf-8")
     except OSError as exc:
-        raise ThemeError(str(file), None, f"cannot read theme: {exc.strerror or exc}", "check the path") from None
+        raise ThemeError(
+            str(file), None, f"cannot read theme: {exc.strerror or exc}", "check the path"
+        ) from None
     return parse_theme(text, str(file), file.stem)
 
 

@@ -15,6 +15,7 @@ from sectormon import cli
 from sectormon.frames import EMPTY_SCOPE, Frame, ScopeStats, WindowStats
 from sectormon.io import RecordingError, RecordingWriter, open_recording
 from sectormon.readings import Mark, Slice
+from sectormon.session import ReplayControl
 from sectormon.sources.replay import ReplaySession, replay_frames, stream_header
 
 
@@ -260,3 +261,8 @@ def test_replay_skip_bad_reports_on_stderr(tmp_path: Path, capsys: pytest.Captur
     captured = capsys.readouterr()
     assert "skipped 1 line(s)" in captured.err
     assert json.loads(captured.out.splitlines()[-1])["final"]
+
+
+def _replay_session_is_a_replay_control(session: ReplaySession) -> ReplayControl:
+    """Checked by mypy: ReplaySession implements the protocol the TUI drives."""
+    return session

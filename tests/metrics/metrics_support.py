@@ -24,8 +24,8 @@ def make_profile(
 ) -> Profile:
     """A profile from group -> events and metric -> formula | (formula, better) | (formula, better, scope)."""
     names: list[str] = []
-    for events in groups.values():
-        for e in events:
+    for members in groups.values():
+        for e in members:
             if e not in names:
                 names.append(e)
     names += [e for e in extra_events if e not in names]

@@ -197,3 +197,13 @@ def test_leader_is_first_non_clock() -> None:
     assert idx("cpu-clock", "task-clock", "cycles") == 2
     assert idx("cycles", "task-clock") == 0
     assert idx("task-clock", "cpu-clock") == 0
+
+
+@pytest.mark.parametrize(
+    ("spec", "kernel_only"),
+    [("cs", True), ("cpu-migrations", True), ("page-faults", False), ("task-clock", False), ("r3", False)],
+)
+def test_counts_only_in_kernel(spec: str, kernel_only: bool) -> None:
+    from sectormon.perf.events import counts_only_in_kernel
+
+    assert counts_only_in_kernel(parse_event(spec)) is kernel_only

@@ -4,13 +4,16 @@ from __future__ import annotations
 
 import random
 import struct
+from collections.abc import Callable
+from functools import partial
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
 from sectormon.perf.errors import GroupReadError
-from sectormon.perf.group import build_group_read, group_read_size, parse_group_read
+from sectormon.perf.group import GroupReadDecoder, build_group_read, group_read_size, parse_group_read
+from sectormon.readings import GroupValues
 
 u64 = st.integers(min_value=0, max_value=(1 << 64) - 1)
 
@@ -81,3 +84,41 @@ def test_duplicate_id_rejected() -> None:
     buf = struct.pack("=7Q", 2, 10, 10, 1, 4, 2, 4)
     with pytest.raises(GroupReadError, match="repeats"):
         parse_group_read(buf, [4, 5])
+
+
+def _outcome(fn: Callable[[], GroupValues]) -> GroupValues | type[Exception]:
+    try:
+        return fn()
+    except GroupReadError:
+        return GroupReadError
+
+
+@given(
+    st.lists(u64, min_size=1, max_size=9, unique=True),
+    st.lists(st.tuples(st.lists(u64, min_size=9, max_size=9), u64, u64, st.randoms(use_true_random=False))),
+    st.lists(st.binary(max_size=120), max_size=3),
+)
+def test_decoder_matches_pure_parser(
+    ids: list[int],
+    reads: list[tuple[list[int], int, int, random.Random]],
+    garbage: list[bytes],
+) -> None:
+    """The cached fast path must agree with parse_group_read on every buffer, whatever came before."""
+    decoder = GroupReadDecoder(ids)
+    buffers: list[bytes] = []
+    for values, enabled, running, rnd in reads:
+        order = list(range(len(ids)))
+        rnd.shuffle(order)
+        buffers.append(
+            build_group_read([values[k] for k in order], [ids[k] for k in order], enabled, running)
+        )
+        buffers.append(buffers[-1])  # a repeat takes the cached path
+    buffers[1:1] = garbage
+    for buf in buffers:
+        assert _outcome(partial(decoder.decode, buf)) == _outcome(partial(parse_group_read, buf, ids))
+
+
+def test_decoder_single_event() -> None:
+    decoder = GroupReadDecoder([42])
+    buf = build_group_read([7], [42], 3, 2)
+    assert decoder.decode(buf) == decoder.decode(buf) == GroupValues((7,), 3, 2)

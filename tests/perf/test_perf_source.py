@@ -54,12 +54,16 @@ def test_pid_mode_units_follow_threads(child: Child) -> None:
     assert by_tid[spawned].core is None
     assert second.ended == () and second.warnings == ()
 
-    child.ask("end")  # the pinned thread (newest) exits
-    third = source.poll_units()
-    assert third.ended == (f"thread:{pinned}",)
+    child.ask("end")  # the pinned thread (newest) exits; the OS thread may linger a moment
+    ended: list[str] = []
+    deadline = time.monotonic() + 5
+    while not ended and time.monotonic() < deadline:
+        ended += source.poll_units().ended
+        time.sleep(0.005)
+    assert ended == [f"thread:{pinned}"]
     assert source.poll_units().ended == ()  # reported once
     assert not source.finished()
-    child.finish(0)
+    child.finish(0)  # reaped by the fixture's Popen: the process is gone from /proc
     last = source.poll_units()
     assert last.alive == ()
     assert set(last.ended) == {f"thread:{child.pid}", f"thread:{spawned}"}
@@ -118,7 +122,7 @@ def test_cmg_unavailable_reason(monkeypatch: pytest.MonkeyPatch, child: Child) -
     source.poll_units()
     assert source.cmg_units() == ()
     reason = source.cmg_unavailable_reason
-    assert reason is not None and "CPU-wide" in reason and "perf_event_paranoid is 2" in reason
+    assert reason is not None and "perf_event_paranoid is 2" in reason
 
 
 def test_cpus_mode() -> None:
@@ -236,3 +240,15 @@ def test_sector_config_from_running_process_environment() -> None:
     finally:
         proc.kill()
         proc.wait()
+
+
+def test_with_the_real_topology(child: Child) -> None:
+    topology_mod = pytest.importorskip("sectormon.topology")
+    topology = topology_mod.load_topology()
+    source = PerfSource(PidTarget(child.pid), topology)
+    unit = source.poll_units().alive[0]
+    assert unit.ident == child.pid
+    if source.cmg_unavailable_reason is None:
+        cmgs = source.cmg_units()
+        assert cmgs and all(u.core in topology.cmgs[u.ident] for u in cmgs)
+    source.close()

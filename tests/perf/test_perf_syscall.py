@@ -75,7 +75,7 @@ def test_group_counts_only_while_enabled() -> None:
 def test_user_only_context_switches_stay_zero() -> None:
     """The kernel counts context switches in kernel mode: a user-only group sees none.
 
-    This is why the probe reports context-switches as ``zero`` under the default exclude_kernel.
+    This is why the probe reports context-switches as unsupported under the default exclude_kernel.
     """
     with PerfGroup(specs(["task-clock", "context-switches"]), pid=0, exclude_kernel=True) as group:
         group.enable()
@@ -253,13 +253,16 @@ def test_probe_classifies() -> None:
         EventDef("CS_USER", "context-switches"),
         EventDef("CYCLES", "cycles"),
         EventDef("BAD", "not-an-event"),
+        EventDef("MAJOR", "major-faults"),
     ]
     result = probe_events(events)
     assert list(result) == [e.name for e in events]
     assert result["TASK_CLOCK"].state == "counts" and result["TASK_CLOCK"].value > 0
     assert result["PAGE_FAULTS"].state == "counts" and result["PAGE_FAULTS"].value >= 16
-    assert result["CS_USER"].state == "zero"  # user-only: opened, never counted
+    # user-only counting never sees context switches: reported missing, not as a measured zero
+    assert result["CS_USER"].state == "unsupported" and result["CS_USER"].reason.startswith("user-only")
     assert result["BAD"].state == "unsupported" and "unknown event name" in result["BAD"].reason
+    assert result["MAJOR"].state == "zero" and "counted nothing" in result["MAJOR"].reason  # opened, none
     if result["CYCLES"].state == "unsupported":
         assert result["CYCLES"].reason.startswith(("ENOENT", "EOPNOTSUPP", "ENODEV"))
     if kernel_counting_allowed():
@@ -281,3 +284,17 @@ def test_members_keep_counting_across_many_windows() -> None:
             assert values[0] > previous[0]
             assert values[1] - previous[1] >= 32
             previous = values
+
+
+def test_exited_thread_stays_readable(child: Child) -> None:
+    """The sampler disables and reads a group after its thread has gone: final counts survive."""
+    with PerfGroup(specs(SOFT), pid=child.pid) as group:
+        group.enable()
+        child.ask("touch 100")
+        assert child.finish(0) == 0
+        group.disable()
+        values = group.read()
+        assert values.values[1] >= 100
+        assert values.time_enabled >= values.time_running > 0
+        group.enable()  # enabling a dead thread's group is harmless and counts nothing more
+        assert group.read().values == values.values

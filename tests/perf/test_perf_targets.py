@@ -187,3 +187,16 @@ def test_command_closed_at_the_gate_is_killed() -> None:
     assert target.exit_code == -9
     with pytest.raises(ChildProcessError):
         os.waitpid(pid or -1, os.WNOHANG)
+
+
+def test_command_gets_default_sigpipe(tmp_path: Path) -> None:
+    """Python ignores SIGPIPE and exec keeps ignored signals: the command must get the default."""
+    out = tmp_path / "status"
+    with out.open("w") as sink:
+        target = CommandTarget(["cat", "/proc/self/status"], stdout=sink.fileno())
+        target.start()
+        target.release()
+    os.waitid(os.P_PID, target.pid or -1, os.WEXITED | os.WNOWAIT)
+    assert target.finished() and target.exit_code == 0
+    ignored = int(next(ln for ln in out.read_text().splitlines() if ln.startswith("SigIgn:")).split()[1], 16)
+    assert not ignored & (1 << (13 - 1))  # SIGPIPE is signal 13

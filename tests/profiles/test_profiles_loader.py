@@ -379,3 +379,11 @@ def test_random_text_fails_only_with_formula_syntax_error(text: str) -> None:
         formula_names(text)
     except FormulaSyntaxError:
         return
+
+
+def test_the_documented_example_profile_is_valid(tmp_path: Path) -> None:
+    doc = (Path(__file__).resolve().parents[2] / "docs" / "profiles.md").read_text()
+    example = doc.split("```yaml\n", 1)[1].split("```", 1)[0]
+    profile = load_profile(write(tmp_path, example), variant="24c-2.6GHz")
+    assert profile.name == "mycpu" and profile.constants["NJ_EA_CORE"] == 9.0
+    assert profile.metric("power_W").group_hint == "G1"

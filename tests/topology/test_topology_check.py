@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -244,3 +245,30 @@ def test_e2e_bad_profile_file(tmp_path: Path) -> None:
     )
     assert proc.returncode == 2 and proc.stdout == ""
     assert proc.stderr.strip() == f"sectormon: {bad}:4: event A: unknown scope 'core' (use pe or cmg)"
+
+
+@pytest.mark.e2e
+def test_e2e_check_as_an_unprivileged_user(tmp_path: Path) -> None:
+    """The permission path as users meet it: no capabilities, perf_event_paranoid applies."""
+    setpriv = shutil.which("setpriv")
+    if os.geteuid() != 0 or setpriv is None:
+        pytest.skip("needs root and setpriv to drop to an unprivileged user")
+    command = [
+        setpriv,
+        "--reuid=65534",
+        "--regid=65534",
+        "--clear-groups",
+        sectormon_command(),
+        "check",
+        "--json",
+    ]
+    proc = subprocess.run(command, capture_output=True, text=True, timeout=120, cwd=tmp_path)
+    if proc.returncode not in (0, 1) or not proc.stdout.startswith("{"):
+        pytest.skip(f"cannot run sectormon as uid 65534 here: {proc.stderr.strip()[:200]}")
+    report = json.loads(proc.stdout)
+    assert report["host"]["privileged"] is False and report["host"]["capabilities"] == []
+    paranoid = report["host"]["perf_event_paranoid"]
+    assert report["host"]["cpu_wide_counting"] == (paranoid is not None and paranoid <= 0)
+    assert report["ok"] == (proc.returncode == 0)
+    if paranoid is not None and paranoid >= 3:
+        assert not report["ok"]

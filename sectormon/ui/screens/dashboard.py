@@ -133,6 +133,11 @@ class DashboardScreen(Screen[None]):
         elif active == "tab-history":
             self.query_one(HistoryView).refresh_history()
 
+    def on_screen_resume(self) -> None:
+        redraw = getattr(self.app, "redraw", None)
+        if callable(redraw):
+            redraw()
+
     def on_tabbed_content_tab_activated(self, event: TabbedContent.TabActivated) -> None:
         if self._frame is not None:
             self._show_active(self._frame, self._ctx)
@@ -144,15 +149,21 @@ class DashboardScreen(Screen[None]):
     # -- user actions the app forwards ---------------------------------------------------------
 
     def cycle_sort(self) -> str:
-        self.query_one(TabbedContent).active = "tab-cores"
+        self.select_tab(0)
         return self.query_one(CoreTable).cycle_sort()
 
     def select_tab(self, index: int) -> None:
+        """Show view ``index`` (0-based); hidden views are skipped."""
         tabs = self.query_one(TabbedContent)
-        if 0 <= index < len(TABS):
-            tab = tabs.get_tab(TABS[index])
-            if tab.display:
-                tabs.active = TABS[index]
+        if not 0 <= index < len(TABS) or tabs.active == TABS[index]:
+            return
+        if tabs.get_tab(TABS[index]).has_class("-hidden"):
+            return
+        # A focused table in the old pane would pull the switcher back to it (TabPane.Focused).
+        self.set_focus(None)
+        tabs.active = TABS[index]
+        if TABS[index] == "tab-cores":
+            self.query_one(CoreTable).focus_table()
 
     def open_filter(self, text: str) -> None:
         bar = self.query_one("#filter", FilterBar)

@@ -84,11 +84,23 @@ def scope_title(kind: str, key: str, ctx: RenderContext) -> str:
     return f"Core {key}{where}"
 
 
+SCOPES_AT = {"core": ("any", "core"), "cmg": ("any", "cmg"), "total": ("any", "cmg", "total")}
+"""Metric scopes (``MetricDef.scope``) the engine computes at each level; the others are left out."""
+
+
 def metric_rows(
-    stats: ScopeStats | None, ctx: RenderContext, deltas: Mapping[str, MetricDelta] | None
+    stats: ScopeStats | None,
+    ctx: RenderContext,
+    deltas: Mapping[str, MetricDelta] | None,
+    kind: str = "total",
 ) -> list[tuple[str, list[Cell]]]:
-    """Every metric: the profile's order first, then any extra the frame carries."""
-    names = list(ctx.profile.metrics)
+    """Every metric of this level: the profile's order first, then any extra the frame carries."""
+    allowed = SCOPES_AT.get(kind, SCOPES_AT["total"])
+    names = [
+        n
+        for n, info in ctx.profile.metrics.items()
+        if info.scope in allowed or n in (stats.metrics if stats else {})
+    ]
     if stats is not None:
         names += [n for n in stats.metrics if n not in ctx.profile.metrics]
     rows: list[tuple[str, list[Cell]]] = []
@@ -96,8 +108,12 @@ def metric_rows(
         info = ctx.profile.info(name)
         value = metric_value(stats, name)
         low = stats is not None and is_low_confidence(stats, name)
-        text = format_value(value, info.unit)
-        value_cell = Cell(NA, ("na",)) if value is None else Cell((LOW_MARK if low else "") + text, ("low",) if low else ())
+        text = format_value(value, info.unit, with_unit=False)
+        value_cell = (
+            Cell(NA, ("na",))
+            if value is None
+            else Cell((LOW_MARK if low else "") + text, ("low",) if low else ())
+        )
         coverage = coverage_of(stats, name) if stats is not None else None
         split = stats is not None and name in stats.split
         cells = [
@@ -112,8 +128,8 @@ def metric_rows(
             base = delta.base if delta is not None else None
             now = delta.now if delta is not None else None
             cells += [
-                Cell(format_value(base, info.unit)),
-                Cell(format_value(now, info.unit)),
+                Cell(format_value(base, info.unit, with_unit=False)),
+                Cell(format_value(now, info.unit, with_unit=False)),
                 delta_cell(delta, info.unit, relative=False),
                 delta_cell(delta, info.unit, relative=True),
             ]
@@ -122,7 +138,9 @@ def metric_rows(
     return rows
 
 
-def count_rows(stats: ScopeStats | None, header: Mapping[str, Any], events: Mapping[str, Any]) -> list[tuple[str, list[Cell]]]:
+def count_rows(
+    stats: ScopeStats | None, header: Mapping[str, Any], events: Mapping[str, Any]
+) -> list[tuple[str, list[Cell]]]:
     """Raw (scaled) counts, their per-second rates and coverage, then the unavailable events."""
     unavailable = header.get("unavailable")
     unavailable = unavailable if isinstance(unavailable, Mapping) else {}
@@ -141,9 +159,17 @@ def count_rows(stats: ScopeStats | None, header: Mapping[str, Any], events: Mapp
                 name,
                 [
                     label_cell(name),
-                    Cell(format_number(count) if isinstance(count, (int, float)) else NA, () if count is not None else ("na",)),
-                    Cell(format_number(rate) if isinstance(rate, (int, float)) else NA, () if rate is not None else ("na",)),
-                    Cell(format_coverage(coverage), ("low",) if coverage is not None and coverage < 0.5 else ()),
+                    Cell(
+                        format_number(count) if isinstance(count, (int, float)) else NA,
+                        () if count is not None else ("na",),
+                    ),
+                    Cell(
+                        format_number(rate) if isinstance(rate, (int, float)) else NA,
+                        () if rate is not None else ("na",),
+                    ),
+                    Cell(
+                        format_coverage(coverage), ("low",) if coverage is not None and coverage < 0.5 else ()
+                    ),
                     Cell(str(fields.get("scope", "")), right=False),
                     Cell(f"0x{code:03x}" if isinstance(code, int) else "", right=False),
                     Cell("CMG-wide" if fields.get("scope") == "cmg" else "", right=False),
@@ -187,14 +213,16 @@ class DetailScreen(Screen[None]):
         with VerticalScroll(id="detail-body"):
             yield Label(scope_title(self.kind, self.key, self._ctx), id="detail-title", classes="panel-title")
             yield Label("", id="detail-window", classes="panel-note")
-            yield MetricTable(id="detail-metrics", classes="detail-table")
+            yield MetricTable(id="detail-metrics", classes="detail-table", padding=1)
             yield Label("Raw counts (scaled for multiplexing) and rates", classes="panel-title")
-            yield MetricTable(id="detail-counts", classes="detail-table")
+            yield MetricTable(id="detail-counts", classes="detail-table", padding=1)
         yield Footer()
 
     def _set_columns(self, with_deltas: bool) -> None:
         self._with_deltas = with_deltas
-        columns = list(METRIC_COLUMNS[:-1]) + (list(DELTA_COLUMNS) if with_deltas else []) + [METRIC_COLUMNS[-1]]
+        columns = (
+            list(METRIC_COLUMNS[:-1]) + (list(DELTA_COLUMNS) if with_deltas else []) + [METRIC_COLUMNS[-1]]
+        )
         self.query_one("#detail-metrics", MetricTable).set_columns(columns, widths=WIDTHS)
         self.query_one("#detail-counts", MetricTable).set_columns(list(COUNT_COLUMNS), widths=WIDTHS)
 
@@ -209,7 +237,11 @@ class DetailScreen(Screen[None]):
         if stats is None:
             note = f"{window}: no data for this scope in the current frame"
         else:
-            note = f"{window}: {format_number(stats.seconds)} s   ~ = low confidence (coverage < 50% or split)"
+            note = (
+                f"{window}: {format_number(stats.seconds)} s   ~ = low confidence (coverage < 50% or split)"
+            )
         self.query_one("#detail-window", Label).update(note)
-        self.query_one("#detail-metrics", MetricTable).set_rows(metric_rows(stats, ctx, deltas))
-        self.query_one("#detail-counts", MetricTable).set_rows(count_rows(stats, ctx.header, ctx.profile.events))
+        self.query_one("#detail-metrics", MetricTable).set_rows(metric_rows(stats, ctx, deltas, self.kind))
+        self.query_one("#detail-counts", MetricTable).set_rows(
+            count_rows(stats, ctx.header, ctx.profile.events)
+        )

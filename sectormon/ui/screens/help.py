@@ -14,38 +14,43 @@ from textual.widgets import Static
 LIVE_KEYS: tuple[tuple[str, str], ...] = (
     ("q", "quit (stops the session, closes the recording)"),
     ("space / p", "pause the display (sampling and recording go on)"),
-    ("b", "mark the rolling window as baseline / clear it; tables then show improvements"),
-    ("d", "with a baseline: switch the tables between improvements and values"),
+    ("b", "baseline: mark the rolling window / clear it"),
+    ("d", "with a baseline: tables show improvements or values"),
     ("r", "start / stop recording (automatic file name)"),
-    ("s", "sort the core table by the next column (or click a column header)"),
+    ("s", "sort cores by the next column (or click a header)"),
     ("w", "window: last interval / rolling window / whole run"),
     ("/", "filter cores: 12-23,40  cmg1  unbound  (empty = all)"),
     ("t", "next theme"),
     ("1-5", "views: cores, sectors, stalls, energy, history"),
-    ("Enter", "detail of the core or CMG under the cursor (Esc goes back)"),
+    ("Enter", "detail of the core or CMG row (Esc goes back)"),
     ("?", "this help"),
 )
-PRESET_KEYS: tuple[tuple[str, str], ...] = (("c", "next sector-cache preset of the simulator (applied live)"),)
+PRESET_KEYS: tuple[tuple[str, str], ...] = (("c", "next sector-cache preset of the simulator (live)"),)
 REPLAY_KEYS: tuple[tuple[str, str], ...] = (
-    ("space", "pause / resume the replay"),
+    ("space", "pause / resume the replay (p: pause the display)"),
     ("← / →", "seek 1 s (shift: 10 s)"),
     ("[ / ]", "slower / faster"),
     ("Home / End", "start / end of the recording"),
 )
 LEGEND = (
     "Reading the dashboard",
-    "  n/a      the metric's inputs are missing, unsupported or its denominator is 0 (never shown as 0)",
-    "  ~value   low confidence, shown dimmed: counted under 50% of the window, or its inputs came",
-    "           from different event groups (split); the detail screen (Enter) shows coverage",
-    "  +value   with a baseline: improvement, + is better whatever the metric's direction;",
+    "  n/a      inputs missing or unsupported, or a zero denominator",
+    "           (never shown as 0)",
+    "  ~value   low confidence, dimmed: counted under 50% of the window,",
+    "           or inputs from different event groups (split);",
+    "           Enter shows each metric's coverage",
+    "  +value   vs baseline: + is better whatever the metric's direction;",
     "           ratios in percentage points, IPC as a relative change in %",
-    "  CMG-wide L2 and memory events count the whole CMG, whoever else runs there",
-    "  bars     █ mem (L2 miss) ▓ L2 (L1 miss) ▒ other load/store wait;  █ SCE usage ▓ non-sector-0",
+    "  CMG-wide L2 and memory events count the whole CMG, whoever runs there",
+    "  bars     █ mem (L2 miss)  ▓ L2 (L1 miss)  ▒ other load/store wait",
+    "           █ SCE usage  ▓ non-sector-0 share",
 )
 
 
 def help_text(replay: bool, presets: bool) -> str:
     keys: list[tuple[str, str]] = list(LIVE_KEYS)
+    if replay:
+        keys[1] = ("p", "pause the display (the replay goes on)")
     if presets:
         keys += PRESET_KEYS
     lines = ["Keys", *(f"  {k:<12} {v}" for k, v in keys)]

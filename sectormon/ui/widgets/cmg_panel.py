@@ -16,6 +16,13 @@ from sectormon.ui.widgets.metric_table import MetricTable
 TOTAL_KEY = "total"
 
 
+def cmg_label(cmg: str, ctx: RenderContext) -> str:
+    """``CMG0`` on A64FX; ``dom0`` for the cache domain playing the CMG's role elsewhere."""
+    if not cmg.isdigit():
+        return cmg
+    return f"CMG{cmg}" if ctx.panels.profile == "a64fx" else f"dom{cmg}"
+
+
 def cmg_rows(frame: Frame, ctx: RenderContext) -> list[tuple[str, list[Cell]]]:
     """One row per CMG (numeric order) and a total row; deltas when a baseline is set."""
     scopes = ctx.scopes(frame)
@@ -24,7 +31,7 @@ def cmg_rows(frame: Frame, ctx: RenderContext) -> list[tuple[str, list[Cell]]]:
     rows: list[tuple[str, list[Cell]]] = []
     for cmg in sorted(scopes.cmgs, key=cmg_sort_key):
         cells = scope_cells(scopes.cmgs[cmg], columns, ctx.units, deltas_for(baseline, "cmg", cmg))
-        rows.append((cmg, [label_cell(f"CMG{cmg}" if cmg.isdigit() else cmg), *cells]))
+        rows.append((cmg, [label_cell(cmg_label(cmg, ctx)), *cells]))
     total = scope_cells(scopes.total, columns, ctx.units, deltas_for(baseline, "total", TOTAL_KEY))
     rows.append((TOTAL_KEY, [label_cell("total"), *total]))
     return rows
@@ -50,13 +57,17 @@ class CmgPanel(Vertical):
         return self.query_one(MetricTable)
 
     def _title(self, deltas: bool) -> str:
-        title = f"{self._ctx.panels.cmg_title} — CMG-wide: counts the whole CMG, not only the target"
+        title = self._ctx.panels.cmg_title
+        if any(fields.get("scope") == "cmg" for fields in self._ctx.profile.events.values()):
+            title += " — CMG-wide events count the whole CMG, not only the target"
         return title + ("  (Δ vs baseline, + = better)" if deltas else "")
 
     def set_context(self, ctx: RenderContext) -> None:
         self._ctx = ctx
         label = "CMG" if ctx.panels.profile == "a64fx" else "domain"
-        self.table.set_columns([("scope", label), *((c.metric, c.label) for c in ctx.panels.cmg)], first_width=7)
+        self.table.set_columns(
+            [("scope", label), *((c.metric, c.label) for c in ctx.panels.cmg)], first_width=7
+        )
 
     def show(self, frame: Frame, ctx: RenderContext) -> None:
         if ctx.panels != self._ctx.panels:

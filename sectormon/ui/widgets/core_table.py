@@ -20,7 +20,7 @@ from sectormon.ui.context import RenderContext, deltas_for
 from sectormon.ui.format import metric_value, sort_key
 from sectormon.ui.header_info import core_sort_key
 from sectormon.ui.messages import OpenDetail
-from sectormon.ui.widgets.metric_table import MetricTable
+from sectormon.ui.widgets.metric_table import VALUE_WIDTH, MetricTable
 
 CPU_KEY = "cpu"
 LABEL_WIDTH = 8
@@ -44,15 +44,21 @@ def core_rows(
     elif baseline is not None:
         cores.sort(
             key=lambda c: (
-                sort_key(_delta_value((deltas_for(baseline, "core", c) or {}).get(sort_by), sort_by), descending),
+                sort_key(
+                    _delta_value((deltas_for(baseline, "core", c) or {}).get(sort_by), sort_by), descending
+                ),
                 core_sort_key(c),
             )
         )
     else:
-        cores.sort(key=lambda c: (sort_key(metric_value(scopes.cores[c], sort_by), descending), core_sort_key(c)))
+        cores.sort(
+            key=lambda c: (sort_key(metric_value(scopes.cores[c], sort_by), descending), core_sort_key(c))
+        )
     rows: list[tuple[str, list[Cell]]] = []
     for core in cores:
-        cells = scope_cells(scopes.cores[core], ctx.panels.core, ctx.units, deltas_for(baseline, "core", core))
+        cells = scope_cells(
+            scopes.cores[core], ctx.panels.core, ctx.units, deltas_for(baseline, "core", core)
+        )
         rows.append((core, [label_cell(core), *cells]))
     return rows
 
@@ -91,15 +97,22 @@ class CoreTable(Vertical):
             columns.append((column.metric, column.label + mark))
         return columns
 
+    def _base_labels(self) -> list[str]:
+        return ["CPU", *(c.label for c in self._ctx.panels.core)]
+
     def _set_columns(self) -> None:
+        # Widths come from the labels without the sort arrow, so sorting never changes the layout.
         labels = self._labels()
+        widths: dict[str, int | None] = {
+            key: max(LABEL_WIDTH if index == 0 else VALUE_WIDTH, len(base) + 1)
+            for index, ((key, _), base) in enumerate(zip(labels, self._base_labels(), strict=False))
+        }
         for table in self.tables:
-            table.set_columns(labels, first_width=LABEL_WIDTH)
+            table.set_columns(labels, first_width=LABEL_WIDTH, widths=widths)
 
     def _wants_split(self) -> bool:
-        labels = [label for _, label in self._labels()]
-        needed = MetricTable.table_width(labels, LABEL_WIDTH) + 2
-        return self.size.width >= 2 * needed
+        needed = MetricTable.table_width(self._base_labels(), LABEL_WIDTH)
+        return self.size.width >= 2 * needed + 1
 
     def show(self, frame: Frame, ctx: RenderContext) -> None:
         if ctx.panels != self._ctx.panels:

@@ -10,6 +10,7 @@ from sectormon.frames import Frame
 from sectormon.ui.cells import Cell, label_cell, scope_cells
 from sectormon.ui.context import RenderContext, deltas_for
 from sectormon.ui.header_info import cmg_sort_key
+from sectormon.ui.widgets.cmg_panel import cmg_label
 from sectormon.ui.widgets.metric_table import MetricTable
 
 
@@ -20,7 +21,7 @@ def energy_rows(frame: Frame, ctx: RenderContext) -> list[tuple[str, list[Cell]]
     rows: list[tuple[str, list[Cell]]] = []
     for cmg in sorted(scopes.cmgs, key=cmg_sort_key):
         cells = scope_cells(scopes.cmgs[cmg], columns, ctx.units, deltas_for(baseline, "cmg", cmg))
-        rows.append((cmg, [label_cell(f"CMG{cmg}" if cmg.isdigit() else cmg), *cells]))
+        rows.append((cmg, [label_cell(cmg_label(cmg, ctx)), *cells]))
     total = scope_cells(scopes.total, columns, ctx.units, deltas_for(baseline, "total", "total"))
     rows.append(("total", [label_cell("total"), *total]))
     return rows

@@ -81,9 +81,9 @@ class HeaderBar(Static):
         options = _mapping(header.get("options"))
         interval = options.get("interval")
         timeslice = options.get("timeslice")
-        timing = f"{format_number(interval)} s" if isinstance(interval, (int, float)) else "?"
+        timing = f"{interval:g} s" if isinstance(interval, (int, float)) else "?"
         if isinstance(timeslice, (int, float)):
-            timing += f", slice {format_number(timeslice)} s"
+            timing += f", slice {timeslice:g} s"
         self._field(line2, "interval", timing)
         if frame is not None:
             self._field(line2, "t", f"{format_number(frame.t)} s")
@@ -103,7 +103,7 @@ class HeaderBar(Static):
             line2.append(f"{len(unavailable)} events n/a", self._style("warning"))
             line2.append("  ")
         if status.skipped_frames:
-            line2.append(f"{status.skipped_frames} frames skipped", self._style("dim"))
+            line2.append(f"skipped frames {status.skipped_frames}", self._style("dim"))
             line2.append("  ")
         if status.display_paused:
             line2.append("⏸ DISPLAY PAUSED (sampling goes on)", self._style("paused"))

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import ClassVar
 
+from rich.console import JustifyMethod
 from rich.style import Style
 from rich.text import Text
 from textual.widgets import DataTable
@@ -33,14 +34,16 @@ class MetricTable(DataTable[Text]):
         "metric-table--label",
     }
 
-    def __init__(self, *, id: str | None = None, classes: str | None = None, cursor: bool = True) -> None:
+    def __init__(
+        self, *, id: str | None = None, classes: str | None = None, cursor: bool = True, padding: int = 0
+    ) -> None:
         super().__init__(
             id=id,
             classes=classes,
             cursor_type="row" if cursor else "none",
             show_cursor=cursor,
             zebra_stripes=False,
-            cell_padding=0,
+            cell_padding=padding,
         )
         self.can_focus = cursor
         self._shown: dict[tuple[str, str], Cell] = {}
@@ -68,7 +71,7 @@ class MetricTable(DataTable[Text]):
         for index, (key, label) in enumerate(columns):
             if widths is not None and key in widths:
                 width = widths[key]
-                justify = "left" if index == 0 or width is None else "right"
+                justify: JustifyMethod = "left" if index == 0 or width is None else "right"
                 self.add_column(Text(label, justify=justify), key=key, width=width)
             elif index == 0:
                 width = max(first_width or 0, len(label) + 1)
@@ -130,7 +133,7 @@ class MetricTable(DataTable[Text]):
             self._replace_rows(rows)
             return
         for key, cells in rows:
-            for column, cell in zip(self._column_keys, cells):
+            for column, cell in zip(self._column_keys, cells, strict=False):
                 if self._shown.get((key, column)) != cell:
                     self._shown[(key, column)] = cell
                     self.update_cell(key, column, self.render_cell(cell))
@@ -141,7 +144,7 @@ class MetricTable(DataTable[Text]):
         self._shown.clear()
         self._order = [key for key, _ in rows]
         for key, cells in rows:
-            for column, cell in zip(self._column_keys, cells):
+            for column, cell in zip(self._column_keys, cells, strict=False):
                 self._shown[(key, column)] = cell
             self.add_row(*(self.render_cell(cell) for cell in cells), key=key)
         if selected is not None and selected in self._order:

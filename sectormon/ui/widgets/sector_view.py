@@ -54,12 +54,16 @@ class SectorView(Static):
             text.append("L2 sector ways  ", self._style("label"))
             text.append("   ".join(parts))
         else:
-            text.append("L2 sector ways: not known (no sector configuration in the session header)", self._style("low"))
+            text.append(
+                "L2 sector ways: not known (no sector configuration in the session header)",
+                self._style("low"),
+            )
         l1 = l1_sector_ways(config)
         if l1:
             text.append(f"   L1D sector ways {l1}")
         text.append("\n")
-        for glyph, role, name in zip(GLYPHS, ROLES, ("SCE usage (tagged accesses)", "non-sector-0 share")):
+        names = ("SCE usage (tagged accesses)", "non-sector-0 share")
+        for glyph, role, name in zip(GLYPHS, ROLES, names, strict=True):
             text.append(glyph * 2, self._style(role))
             text.append(f" {name}   ")
         text.append("~ low confidence", self._style("label"))
@@ -68,13 +72,16 @@ class SectorView(Static):
     def entry(self, label: str, stats: ScopeStats | None, ctx: RenderContext) -> Text:
         text = Text(no_wrap=True)
         text.append(f"{label:<{LABEL_WIDTH}}", self._style("label"))
-        for column, glyph, role in zip(ctx.panels.sector, GLYPHS, ROLES):
+        for column, glyph, role in zip(ctx.panels.sector, GLYPHS, ROLES, strict=False):
             value = metric_value(stats, column.metric)
             for run, index in bar_segments([value], glyph, BAR_WIDTH):
                 text.append(run, self._style(role if index == 0 else "empty"))
             low = stats is not None and value is not None and is_low_confidence(stats, column.metric)
             shown = format_value(value, ctx.units.get(column.metric, "ratio"), with_unit=False)
-            text.append(f" {('~' if low else '') + shown:>7} ", self._style("low") if (low or shown == NA) else Style())
+            text.append(
+                f" {('~' if low else '') + shown:>7} ",
+                self._style("low") if (low or shown == NA) else Style(),
+            )
         return text
 
     def show(self, frame: Frame, ctx: RenderContext) -> None:

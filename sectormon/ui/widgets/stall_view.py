@@ -47,7 +47,7 @@ class StallView(Static):
     def _legend(self, ctx: RenderContext) -> Text:
         text = Text(no_wrap=True, overflow="ellipsis")
         names = ("mem: L2 miss wait", "L2: L1 miss wait", "other load/store wait")
-        for glyph, role, name in zip(GLYPHS, ROLES, names):
+        for glyph, role, name in zip(GLYPHS, ROLES, names, strict=False):
             text.append(glyph * 2, self._style(role))
             text.append(f" {name}   ")
         text.append("·· not stalled on loads   ~ low confidence", self._style("label"))
@@ -61,7 +61,7 @@ class StallView(Static):
         for run, index in bar_segments(values, GLYPHS[: len(values)], BAR_WIDTH):
             text.append(run, self._style(ROLES[index] if index < len(values) else "empty"))
         text.append("  ")
-        for name, metric, value in zip(SHORT, metrics, values):
+        for name, metric, value in zip(SHORT, metrics, values, strict=False):
             low = stats is not None and value is not None and is_low_confidence(stats, metric)
             shown = format_value(value, ctx.units.get(metric, "ratio"), with_unit=False)
             cell = f"{name} {('~' if low else '') + shown:>6} "

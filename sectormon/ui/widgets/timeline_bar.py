@@ -10,7 +10,7 @@ from rich.text import Text
 from textual.widgets import Static
 
 from sectormon.readings import Mark
-from sectormon.ui.format import format_duration, format_number
+from sectormon.ui.format import format_duration
 
 MARK_GLYPHS = {"baseline": "◆", "baseline-clear": "◇", "config": "▲", "bookmark": "•", "end": "■"}
 
@@ -40,7 +40,7 @@ def timeline_cells(timeline: Timeline, width: int) -> list[tuple[str, str]]:
             cells[index] = MARK_GLYPHS.get(mark.kind, "•")
             roles[index] = "mark"
     runs: list[tuple[str, str]] = []
-    for char, role in zip(cells, roles):
+    for char, role in zip(cells, roles, strict=False):
         if runs and runs[-1][1] == role:
             runs[-1] = (runs[-1][0] + char, role)
         else:
@@ -64,7 +64,7 @@ class TimelineBar(Static):
             return
         state = "⏸ paused" if timeline.paused else "▶ playing"
         head = (
-            f"{state} {format_number(timeline.speed)}x  "
+            f"{state} {timeline.speed:g}x  "
             f"{format_duration(timeline.position)} / {format_duration(timeline.duration)}  "
         )
         text = Text(no_wrap=True, overflow="crop")

@@ -1,0 +1,249 @@
+"""The simulated A64FX as a counter source: the same sampler, engine and sinks as on real hardware.
+
+Units are the simulated threads, bound to FX700-numbered cores (CPU 0-47, CMG = CPU // 12), plus one
+CMG unit per CMG in use for the CMG-scoped events. The source owns a simulated clock: ``now()`` is
+simulated seconds (cycles / 2.2 GHz) and ``wait_until(t)`` runs the model up to ``t``. Simulated time
+runs far slower than wall time (about a microsecond of simulated time per wall millisecond per
+thread), hence the sim defaults below: a 20 us timeslice and a 1 ms frame interval, so the six SC
+groups rotate about eight times per frame and a frame of a few threads takes roughly a second.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Mapping, Sequence
+from dataclasses import replace
+from typing import Any
+
+from sectormon.errors import SectormonError, UsageError
+from sectormon.profiles.model import EventDef
+from sectormon.readings import GroupValues, Unit
+from sectormon.sim import events as sim_events
+from sectormon.sim.config import CMGS, CPUS_PER_CMG, FREQ_HZ, ModelConfig, SectorConfig
+from sectormon.sim.engine import TICKS, Cmg, Machine, SimThread
+from sectormon.sim.workload import Workload
+from sectormon.sources.base import ProbeResult, UnitsUpdate
+
+SIM_DEFAULT_TIMESLICE = 10e-6
+SIM_DEFAULT_INTERVAL = 250e-6
+SECTOR_PRESETS = ("off", "on")
+
+
+class SimEventError(SectormonError):
+    """An event the model does not count was opened (the probe reports it first)."""
+
+
+def _ns(ticks: int) -> int:
+    return int(ticks / TICKS / FREQ_HZ * 1e9)
+
+
+class SimCounterGroup:
+    """A group of model counters on one unit: cumulative while enabled, like a perf group."""
+
+    def __init__(self, source: SimSource, unit: Unit, events: Sequence[EventDef]) -> None:
+        self._source = source
+        self.unit = unit
+        self.events = tuple(e.name for e in events)
+        self._codes = tuple(e.code for e in events)
+        self._thread = source.thread_on(unit.core) if unit.kind == "cmg" else source.thread_of(unit.ident)
+        self._cmg = source.cmg(unit.cmg)
+        self._acc = [0] * len(events)
+        self._time = 0
+        self._base: list[int] | None = None
+        self._base_time = 0
+        self._closed = False
+
+    def _raw(self) -> list[int]:
+        energy = self._source.config.energy
+        out = []
+        for code in self._codes:
+            if code in sim_events.CMG_EVENTS:
+                out.append(sim_events.read_cmg(code, self._cmg, energy) if self._cmg is not None else 0)
+            else:
+                out.append(sim_events.read_pe(code, self._thread, energy))  # type: ignore[arg-type]
+        return out
+
+    def _clock(self) -> int:
+        """Ticks this unit has existed: a thread's own clock (stops when it ends), else the machine's."""
+        if self.unit.kind == "thread" and self._thread is not None:
+            return self._thread.cyc
+        return self._source.machine.tick
+
+    def enable(self) -> None:
+        if self._base is None and not self._closed:
+            self._base = self._raw()
+            self._base_time = self._clock()
+
+    def disable(self) -> None:
+        if self._base is not None:
+            now = self._raw()
+            self._acc = [a + n - b for a, n, b in zip(self._acc, now, self._base)]
+            self._time += self._clock() - self._base_time
+            self._base = None
+
+    def reset(self) -> None:
+        self._acc = [0] * len(self._codes)
+        self._time = 0
+        if self._base is not None:
+            self._base = self._raw()
+            self._base_time = self._clock()
+
+    def read(self) -> GroupValues:
+        values = list(self._acc)
+        time = self._time
+        if self._base is not None:
+            now = self._raw()
+            values = [a + n - b for a, n, b in zip(values, now, self._base)]
+            time += self._clock() - self._base_time
+        ns = _ns(time)
+        return GroupValues(values=tuple(values), time_enabled=ns, time_running=ns)
+
+    def close(self) -> None:
+        self._base = None
+        self._closed = True
+
+
+class SimSource:
+    """A :class:`~sectormon.sources.base.Source` over the simulated machine.
+
+    ``workload`` says what the threads run (:mod:`sectormon.sim.workload`); ``config`` is the whole
+    model (geometry, timing, energy, prefetch, sectors); ``loop`` restarts finished streams forever
+    (the TUI demo), so ``finished()`` never becomes true.
+    """
+
+    kind = "sim"
+
+    def __init__(self, workload: Workload, config: ModelConfig | None = None, *, loop: bool = False) -> None:
+        self.config = config or ModelConfig()
+        self.workload = workload
+        self.loop = loop
+        self.machine = Machine(self.config, list(workload.specs), loop=loop)
+        self._configured = self.config.sectors
+        self._preset = "on" if self._configured.enabled else "off"
+        self._threads = {t.tid: t for t in self.machine.threads}
+        self._by_cpu = {t.cpu: t for t in self.machine.threads}
+        self._ended_reported: set[int] = set()
+        self._lock = threading.Lock()
+
+    # -- lookups used by the counter groups -------------------------------------------------------
+    def thread_of(self, tid: int) -> SimThread | None:
+        return self._threads.get(tid)
+
+    def thread_on(self, cpu: int | None) -> SimThread | None:
+        return self._by_cpu.get(cpu) if cpu is not None else None
+
+    def cmg(self, ident: int | None) -> Cmg | None:
+        return self.machine.cmgs.get(ident) if ident is not None else None
+
+    # -- Source protocol ------------------------------------------------------------------------
+    def start(self) -> None:
+        """Time 0 is the model's cycle 0; nothing to launch."""
+
+    def now(self) -> float:
+        return self.machine.tick / TICKS / FREQ_HZ
+
+    def wait_until(self, t: float) -> None:
+        with self._lock:
+            self.machine.run_until(t * FREQ_HZ)
+
+    def run_to_completion(self) -> None:
+        if self.loop:
+            raise UsageError("a looping simulation never completes; run it without --loop")
+        with self._lock:
+            self.machine.run_to_completion()
+
+    def poll_units(self) -> UnitsUpdate:
+        alive = []
+        ended = []
+        for t in self.machine.threads:
+            unit = Unit(kind="thread", ident=t.tid, core=t.cpu, cmg=t.cmg.ident)
+            if t.done:
+                if t.tid not in self._ended_reported:
+                    self._ended_reported.add(t.tid)
+                    ended.append(unit.key)
+            else:
+                alive.append(unit)
+        return UnitsUpdate(alive=tuple(alive), ended=tuple(ended))
+
+    def units(self) -> tuple[Unit, ...]:
+        """Every simulated thread, finished or not."""
+        return tuple(Unit(kind="thread", ident=t.tid, core=t.cpu, cmg=t.cmg.ident) for t in self.machine.threads)
+
+    def cmg_units(self) -> tuple[Unit, ...]:
+        return tuple(Unit(kind="cmg", ident=c, core=c * CPUS_PER_CMG, cmg=c) for c in sorted(self.machine.cmgs))
+
+    def open_group(self, unit: Unit, events: Sequence[EventDef]) -> SimCounterGroup:
+        missing = [e.name for e in events if not sim_events.is_modelled(e.code)]
+        if missing:
+            raise SimEventError(f"event {missing[0]} is {sim_events.NOT_MODELLED}; leave it out of the groups "
+                                "(the probe marks it unsupported)")
+        if unit.kind == "thread" and unit.ident not in self._threads:
+            raise SimEventError(f"no simulated thread {unit.ident}")
+        if unit.kind == "cmg" and unit.cmg not in self.machine.cmgs:
+            raise SimEventError(f"CMG {unit.cmg} runs no simulated thread")
+        if unit.kind == "cpu":
+            raise SimEventError("the simulator counts per simulated thread and per CMG, not per CPU")
+        return SimCounterGroup(self, unit, events)
+
+    def probe(self, events: Sequence[EventDef]) -> Mapping[str, ProbeResult]:
+        energy = self.config.energy
+        out: dict[str, ProbeResult] = {}
+        for e in events:
+            if not sim_events.is_modelled(e.code):
+                out[e.name] = ProbeResult(e.name, "unsupported", sim_events.NOT_MODELLED)
+                continue
+            code = e.code
+            assert code is not None
+            if code in sim_events.CMG_EVENTS:
+                value = sum(sim_events.read_cmg(code, c, energy) for c in self.machine.cmgs.values())
+            else:
+                value = sum(sim_events.read_pe(code, t, energy) for t in self.machine.threads)
+            out[e.name] = ProbeResult(e.name, "counts", "modelled by the simulator", value)
+        return out
+
+    def finished(self) -> bool:
+        return self.machine.finished()
+
+    def describe(self) -> dict[str, Any]:
+        return {
+            "source": "sim",
+            "simulated": True,
+            "model": self.config.to_json(),
+            "kernel": dict(self.workload.description),
+            "loop": self.loop,
+            "sector_config": {"preset": self._preset, **self._current_sectors().to_json()},
+            "events": sim_events.catalog(),
+            "target": {"kind": "sim", "threads": len(self.machine.threads)},
+        }
+
+    def topology_json(self) -> dict[str, Any]:
+        """The simulated FX700: 48 CPUs, 4 CMGs of 12 (same shape as a host topology)."""
+        return {
+            "cpus": list(range(CMGS * CPUS_PER_CMG)),
+            "cmgs": {str(c): list(range(c * CPUS_PER_CMG, (c + 1) * CPUS_PER_CMG)) for c in range(CMGS)},
+            "is_a64fx": True,
+            "model": "simulated A64FX (FX700 numbering)",
+            "domain": "cmg",
+            "variant": "",
+            "excluded": [],
+        }
+
+    def close(self) -> None:
+        """Nothing to release: the model lives in memory."""
+
+    # -- live reconfiguration (TUI) -------------------------------------------------------------
+    def sector_presets(self) -> tuple[str, ...]:
+        return SECTOR_PRESETS
+
+    def sector_preset(self) -> str:
+        return self._preset
+
+    def apply_sector_preset(self, name: str) -> None:
+        """``off``: no restriction (plain LRU); ``on``: the configured maxima. Takes effect at fill time."""
+        if name not in SECTOR_PRESETS:
+            raise UsageError(f"unknown sector preset {name!r}; choose one of {', '.join(SECTOR_PRESETS)}")
+        self._preset = name
+        self.machine.request_sectors(self._current_sectors())
+
+    def _current_sectors(self) -> SectorConfig:
+        return replace(self._configured, enabled=self._preset == "on")

@@ -1,0 +1,468 @@
+"""The Textual app: wires a session controller to the screens, keys and themes.
+
+``make_app`` is shared by the CLI (``run_tui``) and the tests, which drive it with a deterministic
+fake controller. The app owns the session's lifecycle: on mount it subscribes to frames and then
+starts the controller; on quit it stops it. Frames arrive on the pipeline thread and are posted as
+replaceable messages, so the sampler never waits for the screen.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import itertools
+import threading
+from collections.abc import Iterable, Mapping
+from pathlib import Path, PurePath
+from typing import Any, ClassVar
+
+from textual.app import App, ScreenStackError
+from textual.binding import Binding, BindingType
+from textual.screen import Screen
+from textual.widgets import Input
+
+from sectormon.errors import SectormonError
+from sectormon.frames import Frame
+from sectormon.session import ReplayControl, SessionControl
+from sectormon.ui.context import WINDOW_NAMES, RenderContext
+from sectormon.ui.header_info import parse_core_filter
+from sectormon.ui.history import History
+from sectormon.ui.messages import FrameArrived, OpenDetail, SessionWarning
+from sectormon.ui.screens.dashboard import DashboardScreen
+from sectormon.ui.screens.detail import DetailScreen
+from sectormon.ui.screens.help import HelpScreen
+from sectormon.ui.themes import DEFAULT_THEME, discover_themes, fallback_variables, load_theme
+from sectormon.ui.widgets.filter_bar import FilterBar
+from sectormon.ui.widgets.header_bar import Status
+from sectormon.ui.widgets.timeline_bar import Timeline
+
+STYLES = Path(__file__).resolve().parent / "styles"
+REPLAY_METHODS = (
+    "duration",
+    "position",
+    "paused",
+    "set_paused",
+    "seek",
+    "seek_to",
+    "speed",
+    "set_speed",
+    "marks",
+)
+SPEEDS = (0.25, 0.5, 1.0, 2.0, 4.0, 8.0, 16.0, 32.0, 64.0)
+TIMELINE_PERIOD = 0.25
+REPLAY_ACTIONS = frozenset({"seek", "seek_start", "seek_end", "speed"})
+DASHBOARD_ACTIONS = frozenset({"sort", "filter", "tab"})
+
+
+def is_replay(controller: object) -> bool:
+    """A replay controller has the timeline methods of :class:`ReplayControl`."""
+    return all(callable(getattr(controller, name, None)) for name in REPLAY_METHODS)
+
+
+def _group_names(header: Mapping[str, Any]) -> list[str]:
+    groups = header.get("groups")
+    if isinstance(groups, Mapping):
+        return [str(g) for g in groups]
+    profile = header.get("profile")
+    if isinstance(profile, Mapping):
+        pgroups = profile.get("groups")
+        if isinstance(pgroups, Mapping):
+            return [str(g) for g in pgroups]
+        if isinstance(pgroups, (list, tuple)):
+            return [str(g.get("name")) for g in pgroups if isinstance(g, Mapping) and g.get("name")]
+    return []
+
+
+class SectormonApp(App[int]):
+    """The sectormon TUI."""
+
+    TITLE = "sectormon"
+    CSS_PATH: ClassVar[list[str | PurePath]] = [
+        STYLES / "app.tcss",
+        STYLES / "dashboard.tcss",
+        STYLES / "detail.tcss",
+    ]
+    ENABLE_COMMAND_PALETTE = False
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("q", "quit", "quit"),
+        Binding("space", "space", "pause", priority=True),
+        Binding("p", "pause_display", "pause display", show=False),
+        Binding("b", "baseline", "baseline"),
+        Binding("d", "deltas", "Δ/values", show=False),
+        Binding("r", "record", "record"),
+        Binding("s", "sort", "sort"),
+        Binding("w", "window", "window", show=False),
+        Binding("slash", "filter", "filter"),
+        Binding("t", "next_theme", "theme"),
+        Binding("c", "sector_preset", "sector preset"),
+        Binding("question_mark", "help", "help"),
+        Binding("left", "seek(-1)", "-1s", priority=True, show=False),
+        Binding("right", "seek(1)", "+1s", priority=True, show=False),
+        Binding("shift+left", "seek(-10)", "-10s", priority=True, show=False),
+        Binding("shift+right", "seek(10)", "+10s", priority=True, show=False),
+        Binding("left_square_bracket", "speed(-1)", "slower", priority=True),
+        Binding("right_square_bracket", "speed(1)", "faster", priority=True),
+        Binding("home", "seek_start", "start", priority=True, show=False),
+        Binding("end", "seek_end", "end", priority=True, show=False),
+        *(Binding(str(i + 1), f"tab({i})", f"view {i + 1}", show=False) for i in range(5)),
+    ]
+
+    def __init__(
+        self,
+        controller: SessionControl | ReplayControl,
+        *,
+        theme: str | None = None,
+        theme_dirs: Iterable[Path] | None = None,
+        history_length: int = 120,
+    ) -> None:
+        super().__init__()
+        self.controller = controller
+        self.header: Mapping[str, Any] = dict(controller.header)
+        self.replay = is_replay(controller)
+        self.ctx = RenderContext.from_header(self.header)
+        self.history = History([c.metric for c in self.ctx.panels.history], history_length)
+        self.latest: Frame | None = None
+        self.display_paused = False
+        self.sector_preset = ""
+        self.frames_received = 0
+        self.frames_skipped = 0
+        self._last_seq = 0
+        self._seq = itertools.count(1)
+        self._seq_lock = threading.Lock()
+        self._baseline_wanted: bool | None = None
+        self._warned: set[str] = set()
+        self._notes: list[tuple[str, str]] = []
+        self._started = False
+        self.theme_names: list[str] = []
+        self._setup_themes(theme, list(theme_dirs) if theme_dirs is not None else None)
+        self.dashboard = DashboardScreen(
+            self.ctx, self.history, replay=self.replay, group_names=_group_names(self.header)
+        )
+
+    # -- themes --------------------------------------------------------------------------------
+
+    def _setup_themes(self, wanted: str | None, dirs: list[Path] | None) -> None:
+        found = discover_themes(dirs)
+        for theme in found.themes.values():
+            self.register_theme(theme)
+        self.theme_names = sorted(found.themes)
+        for error in found.errors:
+            self._notes.append((f"theme skipped: {error}", "warning"))
+        name = wanted or DEFAULT_THEME
+        try:
+            chosen = load_theme(name, dirs)
+        except SectormonError as exc:
+            message = f"{exc}; using the default theme"
+            if str(exc) not in " ".join(found.errors):
+                self._notes.append((message, "error"))
+            else:
+                self._notes.append((f"theme {name!r} is broken; using the default theme", "error"))
+            chosen = found.themes.get(DEFAULT_THEME) or self.get_theme("textual-dark")  # type: ignore[assignment]
+        assert chosen is not None
+        self.register_theme(chosen)
+        if chosen.name not in self.theme_names:
+            self.theme_names.append(chosen.name)
+        self.theme = chosen.name
+
+    def get_theme_variable_defaults(self) -> dict[str, str]:
+        """sectormon's ``sm-*`` variables for themes that do not set them, from the theme's colours."""
+        return fallback_variables(self.current_theme)
+
+    def action_next_theme(self) -> None:
+        if not self.theme_names:
+            return
+        index = self.theme_names.index(self.theme) if self.theme in self.theme_names else -1
+        self.theme = self.theme_names[(index + 1) % len(self.theme_names)]
+        self.notify(f"theme: {self.theme}", timeout=2)
+
+    def watch_theme(self, theme: str) -> None:
+        # Bars and cells bake theme colours into their text: redraw once the new CSS is applied.
+        self.call_after_refresh(self.redraw)
+
+    # -- lifecycle -----------------------------------------------------------------------------
+
+    def get_default_screen(self) -> Screen[Any]:
+        return self.dashboard
+
+    def on_mount(self) -> None:
+        for text, severity in self._notes:
+            self.notify(text, severity=severity, timeout=10)  # type: ignore[arg-type]
+        self.controller.subscribe(self._on_frame_thread)
+        try:
+            self.controller.start()
+            self._started = True
+        except SectormonError as exc:
+            self.notify(f"session did not start: {exc}", severity="error", timeout=30)
+        if self.replay:
+            self.set_interval(TIMELINE_PERIOD, self._tick_timeline)
+            self._tick_timeline()
+        self.redraw()
+
+    def on_unmount(self) -> None:
+        self._stop_controller()
+
+    def _stop_controller(self) -> None:
+        if self._started:
+            self._started = False
+            try:
+                self.controller.stop()
+            except SectormonError as exc:  # pragma: no cover - reported on the way out
+                self.log.warning(f"stopping the session: {exc}")
+
+    def action_quit(self) -> None:  # type: ignore[override]
+        self._stop_controller()
+        self.exit(0)
+
+    # -- frames (pipeline thread -> UI thread) ---------------------------------------------------
+
+    def _on_frame_thread(self, frame: Frame) -> None:
+        """Subscriber callback: runs on the pipeline thread, must never block."""
+        with self._seq_lock:
+            seq = next(self._seq)
+        with contextlib.suppress(RuntimeError):  # the event loop closed under us: the app is exiting
+            self.post_message(FrameArrived(frame, seq))
+
+    def post_warning(self, text: str) -> None:
+        """Thread-safe: show a session warning as a notification (e.g. the pipeline's on_warning)."""
+        with contextlib.suppress(RuntimeError):
+            self.post_message(SessionWarning(text))
+
+    def on_session_warning(self, message: SessionWarning) -> None:
+        self._warn_once(message.text)
+
+    def _warn_once(self, text: str) -> None:
+        if text not in self._warned:
+            self._warned.add(text)
+            self.notify(text, severity="warning", timeout=8)
+
+    def on_frame_arrived(self, message: FrameArrived) -> None:
+        if message.seq > self._last_seq + 1:
+            self.frames_skipped += message.seq - self._last_seq - 1
+        self._last_seq = max(self._last_seq, message.seq)
+        self.frames_received += 1
+        frame = message.frame
+        self.latest = frame
+        self.history.add(frame)
+        for warning in frame.warnings:
+            self._warn_once(warning)
+        if self._baseline_wanted is not None and (frame.baseline is not None) == self._baseline_wanted:
+            self._baseline_wanted = None
+        if not self.display_paused:
+            self.redraw()
+
+    def status(self) -> Status:
+        try:
+            recording = self.controller.recording_path()
+        except SectormonError:
+            recording = None
+        return Status(
+            recording=recording,
+            display_paused=self.display_paused,
+            window=self.ctx.window,
+            sector_preset=self.sector_preset,
+            skipped_frames=self.frames_skipped,
+            showing_values=not self.ctx.show_deltas,
+        )
+
+    def redraw(self) -> None:
+        """Draw the latest frame on whichever screen shows frames (the dashboard resumes with it)."""
+        try:
+            screen = self.screen
+        except ScreenStackError:
+            return
+        if isinstance(screen, DetailScreen):
+            screen.show(self.latest, self.ctx)
+        elif screen is self.dashboard and self.dashboard.is_mounted:
+            self.dashboard.show(self.latest, self.ctx, self.status())
+
+    # -- replay --------------------------------------------------------------------------------
+
+    def _replay_controller(self) -> ReplayControl:
+        assert self.replay
+        return self.controller  # type: ignore[return-value]
+
+    def timeline(self) -> Timeline | None:
+        if not self.replay:
+            return None
+        ctl = self._replay_controller()
+        return Timeline(
+            position=float(ctl.position()),
+            duration=float(ctl.duration()),
+            speed=float(ctl.speed()),
+            paused=bool(ctl.paused()),
+            marks=tuple(ctl.marks()),
+        )
+
+    def _tick_timeline(self) -> None:
+        if self.dashboard.is_mounted:
+            self.dashboard.show_timeline(self.timeline())
+
+    def action_seek(self, seconds: float) -> None:
+        self._replay_controller().seek(float(seconds))
+        self._tick_timeline()
+
+    def action_seek_start(self) -> None:
+        self._replay_controller().seek_to(0.0)
+        self._tick_timeline()
+
+    def action_seek_end(self) -> None:
+        ctl = self._replay_controller()
+        ctl.seek_to(float(ctl.duration()))
+        self._tick_timeline()
+
+    def action_speed(self, direction: int) -> None:
+        ctl = self._replay_controller()
+        current = float(ctl.speed())
+        if direction > 0:
+            faster = [s for s in SPEEDS if s > current + 1e-9]
+            new = faster[0] if faster else SPEEDS[-1]
+        else:
+            slower = [s for s in SPEEDS if s < current - 1e-9]
+            new = slower[-1] if slower else SPEEDS[0]
+        ctl.set_speed(new)
+        self._tick_timeline()
+
+    # -- keys ----------------------------------------------------------------------------------
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """Hide keys that do nothing here; let a focused text input keep its own keys."""
+        typing = isinstance(self.focused, Input)
+        if action in REPLAY_ACTIONS:
+            return self.replay and not typing
+        if action == "space":
+            return not typing
+        if action == "sector_preset":
+            return bool(self._presets())
+        if action in DASHBOARD_ACTIONS:
+            return self.screen is self.dashboard
+        return True
+
+    def _presets(self) -> tuple[str, ...]:
+        try:
+            return tuple(self.controller.sector_presets())
+        except SectormonError:
+            return ()
+
+    def action_space(self) -> None:
+        if self.replay:
+            ctl = self._replay_controller()
+            ctl.set_paused(not ctl.paused())
+            self._tick_timeline()
+        else:
+            self.action_pause_display()
+
+    def action_pause_display(self) -> None:
+        self.display_paused = not self.display_paused
+        self.redraw()
+
+    def baseline_active(self) -> bool:
+        if self._baseline_wanted is not None:
+            return self._baseline_wanted
+        return self.latest is not None and self.latest.baseline is not None
+
+    def action_baseline(self) -> None:
+        try:
+            if self.baseline_active():
+                self.controller.clear_baseline()
+                self._baseline_wanted = False
+                self.notify("baseline cleared", timeout=3)
+            else:
+                self.controller.mark_baseline()
+                self._baseline_wanted = True
+                self.ctx = dataclasses.replace(self.ctx, show_deltas=True)
+                self.notify("baseline marked: tables show improvements from the next frame on", timeout=4)
+        except SectormonError as exc:
+            self.notify(str(exc), severity="error")
+
+    def action_deltas(self) -> None:
+        self.ctx = dataclasses.replace(self.ctx, show_deltas=not self.ctx.show_deltas)
+        self.redraw()
+
+    def action_record(self) -> None:
+        try:
+            path = self.controller.toggle_recording()
+        except (SectormonError, OSError) as exc:
+            self.notify(f"recording: {exc}", severity="error")
+            return
+        if path:
+            self.notify(f"recording to {path}", timeout=4)
+        else:
+            self.notify("recording stopped", timeout=3)
+        self.redraw()
+
+    def action_sort(self) -> None:
+        key = self.dashboard.cycle_sort()
+        self.notify(f"cores sorted by {key}", timeout=2)
+
+    def action_window(self) -> None:
+        index = WINDOW_NAMES.index(self.ctx.window) if self.ctx.window in WINDOW_NAMES else -1
+        self.ctx = self.ctx.with_window(WINDOW_NAMES[(index + 1) % len(WINDOW_NAMES)])
+        self.redraw()
+
+    def action_tab(self, index: int) -> None:
+        self.dashboard.select_tab(int(index))
+
+    def action_filter(self) -> None:
+        self.dashboard.open_filter(self.ctx.filter_text)
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        if not isinstance(event.input, FilterBar):
+            return
+        event.stop()
+        text = event.value.strip()
+        try:
+            cores = parse_core_filter(text, self.ctx.cmg_map)
+        except ValueError as exc:
+            self.notify(f"filter: {exc}", severity="error")
+            return
+        self.ctx = self.ctx.with_filter(text, cores)
+        self.dashboard.close_filter()
+        self.redraw()
+
+    def on_filter_bar_cancelled(self, event: FilterBar.Cancelled) -> None:
+        self.dashboard.close_filter()
+
+    def action_sector_preset(self) -> None:
+        presets = self._presets()
+        if not presets:
+            return
+        index = presets.index(self.sector_preset) if self.sector_preset in presets else -1
+        name = presets[(index + 1) % len(presets)]
+        try:
+            self.controller.apply_sector_preset(name)
+        except SectormonError as exc:
+            self.notify(f"sector preset {name}: {exc}", severity="error")
+            return
+        self.sector_preset = name
+        self.notify(f"sector preset: {name} (applied at the next timeslice)", timeout=4)
+        self.redraw()
+
+    def action_help(self) -> None:
+        if isinstance(self.screen, HelpScreen):
+            return
+        self.push_screen(HelpScreen(replay=self.replay, presets=bool(self._presets())))
+
+    def on_open_detail(self, message: OpenDetail) -> None:
+        screen = DetailScreen(message.kind, message.key, self.ctx)
+        self.push_screen(screen)
+        self.call_after_refresh(lambda: screen.show(self.latest, self.ctx))
+
+
+def make_app(controller: SessionControl | ReplayControl, *, theme: str | None = None) -> SectormonApp:
+    """The TUI for a session or a replay (the CLI and the tests share this factory)."""
+    return SectormonApp(controller, theme=theme)
+
+
+def run_tui(controller: SessionControl | ReplayControl, theme: str | None = None) -> int:
+    """Run the TUI until the user quits; stops the session on the way out. Returns the exit code."""
+    app = make_app(controller, theme=theme)
+    try:
+        result = app.run()
+    finally:
+        with contextlib.suppress(SectormonError):
+            controller.stop()
+    wait = getattr(controller, "wait", None)
+    if callable(wait):
+        wait(5.0)
+    return int(result or 0)
