@@ -39,7 +39,8 @@ class Command(Protocol):
 
 
 def _load(module: str) -> Command:
-    return importlib.import_module(f"sectormon.commands.{module}")  # type: ignore[no-any-return]
+    module_obj: Command = importlib.import_module(f"sectormon.commands.{module}")
+    return module_obj
 
 
 def build_parser(name: str | None) -> argparse.ArgumentParser:

@@ -20,7 +20,10 @@ FrameCallback = Callable[[Frame], None]
 class SessionControl(Protocol):
     """A live or simulated session."""
 
-    header: Mapping[str, Any]
+    @property
+    def header(self) -> Mapping[str, Any]:
+        """The session's header record (source, target, profile, options)."""
+        ...
 
     def subscribe(self, callback: FrameCallback) -> None:
         """Receive every frame (called from the pipeline thread)."""

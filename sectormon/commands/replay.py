@@ -13,9 +13,8 @@ import importlib
 import math
 import sys
 from collections.abc import Callable
-from typing import Any
 
-from sectormon.errors import UsageError
+from sectormon.errors import SectormonError, UsageError
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -41,6 +40,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="skip malformed lines (counted and reported on stderr) instead of stopping at the first",
     )
+    parser.add_argument("--theme", help="TUI theme name or path (dark, light, high-contrast, or a file)")
 
 
 def _check(args: argparse.Namespace) -> None:
@@ -79,22 +79,19 @@ def _run_json(args: argparse.Namespace) -> int:
                 return 0
         for warning in stream.warnings:
             _warn(warning)
-        if stream.skipped:
+        if args.skip_bad and stream.skipped:
             _warn(f"{args.file}: skipped {stream.skipped} line(s)")
     return 0
 
 
-def _tui_runner() -> Callable[[Any], int | None] | None:
-    """The UI's replay entry point, if the UI is installed."""
+def _tui_runner() -> Callable[..., int] | None:
+    """The UI's entry point (``sectormon.ui.app.run_tui``), or ``None`` without the UI."""
     try:
         app = importlib.import_module("sectormon.ui.app")
     except ImportError:
         return None
-    for name in ("run_replay", "run_session", "run"):
-        fn: Callable[[Any], int | None] | None = getattr(app, name, None)
-        if callable(fn):
-            return fn
-    return None
+    runner: Callable[..., int] | None = getattr(app, "run_tui", None)
+    return runner
 
 
 def _run_tui(args: argparse.Namespace) -> int:
@@ -103,6 +100,7 @@ def _run_tui(args: argparse.Namespace) -> int:
         raise UsageError("the TUI is not available in this installation; use 'sectormon replay FILE --json'")
     from sectormon.sources.replay import ReplaySession
 
+    # Warnings found while scanning print before the TUI takes the screen.
     session = ReplaySession(
         args.file,
         skip_bad=args.skip_bad,
@@ -111,5 +109,8 @@ def _run_tui(args: argparse.Namespace) -> int:
     )
     if args.t_from is not None:
         session.seek_to(args.t_from)
-    result = runner(session)
+    result = runner(session, theme=args.theme)
+    error = session.error()
+    if error is not None:
+        raise SectormonError(error)
     return int(result or 0)

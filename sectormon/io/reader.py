@@ -240,6 +240,17 @@ class RecordingStream:
         self._iterated = True
         return self._items()
 
+    def resume_after(self, line: int, last_slice_t: float) -> Iterator[Item]:
+        """Iterate from the record after ``line`` (lines up to it are skipped unparsed).
+
+        For a replay restarting from an engine snapshot taken after the slice at ``line``.
+        """
+        if self._iterated:
+            raise RuntimeError("a RecordingStream can be iterated once; open the recording again")
+        self._iterated = True
+        self._state.last_slice_t = last_slice_t
+        return self._items(after=line)
+
     def close(self) -> None:
         self._file.close()
 
@@ -382,9 +393,11 @@ class RecordingStream:
             )
         return kind, version
 
-    def _items(self) -> Iterator[Item]:
+    def _items(self, after: int = 0) -> Iterator[Item]:
         decode = self._decode
         for lineno, line, is_last in self._lines:
+            if lineno <= after:
+                continue
             item = decode(lineno, line, is_last)
             if item is not None:
                 yield item

@@ -20,6 +20,7 @@ from sectormon.sim.config import LINE_SHIFT
 from sectormon.sim.engine import FL_IFETCH, FL_WRITE, Chunks, Record, flags
 
 LABELS = {"0": "read", "1": "write", "2": "ifetch"}
+_HEX = frozenset("0123456789abcdefABCDEF")
 CHUNK = 4096
 
 
@@ -52,12 +53,9 @@ def parse_line(text: str, path: str, number: int) -> tuple[int, int, int | None]
                         "use 0 (read), 1 (write) or 2 (instruction fetch); labels 3 and 4 are not supported")
     raw = fields[1]
     digits = raw[2:] if raw[:2].lower() == "0x" else raw
-    try:
-        address = int(digits, 16)
-    except ValueError:
-        raise DataError(path, number, f"address {raw!r} is not hexadecimal", "write it like 7fff5a10 or 0x7fff5a10") from None
-    if address < 0 or not digits:
+    if not digits or not all(c in _HEX for c in digits):
         raise DataError(path, number, f"address {raw!r} is not hexadecimal", "write it like 7fff5a10 or 0x7fff5a10")
+    address = int(digits, 16)
     sector: int | None = None
     if len(fields) == 3:
         if fields[2] not in ("0", "1", "2", "3"):

@@ -10,10 +10,12 @@ describes (profile, options, unavailable events) and feeds it the same stream th
 
 from __future__ import annotations
 
+import copy
 import math
 import threading
 import time
 from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -22,6 +24,10 @@ from sectormon.frames import HEADER_SCHEMA, Frame
 from sectormon.io.reader import RecordingError, RecordingStream, open_recording, scan_recording
 from sectormon.readings import Mark, Slice
 from sectormon.session import FrameCallback
+
+CHECKPOINT_EVERY = 30.0
+"""Stream seconds between engine snapshots of a :class:`ReplaySession` (about 1 MB each at 48 cores):
+a seek starts from the nearest one instead of the start of the file."""
 
 RECORDING_ONLY_KEYS = ("recording_started",)
 """Header keys the recorder adds; the replayed stream header leaves them out, as live did."""
@@ -136,13 +142,24 @@ def final_frame(
 # ------------------------------------------------------------------------------------------ session
 
 
+@dataclass(frozen=True)
+class _Checkpoint:
+    """The frame builder right after the slice at ``t`` (file line ``line``) was fed."""
+
+    t: float
+    line: int
+    builder: Builder
+    frame: Frame | None
+
+
 class ReplaySession:
     """A recording played on a timeline for the TUI: implements :class:`sectormon.session.ReplayControl`.
 
     A thread feeds the recording to the frame builder, pacing slices by their ``t`` at the chosen
     speed, and hands each frame to the subscribers. Seeking forward fast-forwards; seeking back
-    replays from the start up to the target (simple and exactly what the live run showed), then
-    publishes the frame at the target. Marks set during the replay (baseline, bookmarks) are kept
+    replays up to the target from the nearest engine snapshot before it (taken every
+    :data:`CHECKPOINT_EVERY` stream seconds on the way; the start of the file before the first),
+    then publishes the frame at the target. Marks set during the replay (baseline, bookmarks) are kept
     and fed again at their time after a seek back. Problems in the file stop playback and are
     reported through ``on_error`` / :meth:`error`; warnings through ``on_warning``.
     """
@@ -179,6 +196,9 @@ class ReplaySession:
         self._subscribers: list[FrameCallback] = []
         self._user_marks: list[Mark] = []
         self._pending_marks: list[Mark] = []
+        self._checkpoints: list[_Checkpoint] = []
+        self._checkpointing = True
+        self._last_built: Frame | None = None  # the newest frame of the current builder
         self._speed = _check_speed(speed)
         self._paused = paused
         self._seek_target: float | None = None
@@ -296,6 +316,8 @@ class ReplaySession:
             self._user_marks.append(mark)
             self._user_marks.sort(key=lambda m: m.t)
             self._pending_marks.append(mark)
+            # Snapshots taken after this time lack the new mark: replay to them again.
+            self._checkpoints = [c for c in self._checkpoints if c.t <= mark.t]
             self._control_version += 1
             self._cond.notify_all()
 
@@ -315,13 +337,58 @@ class ReplaySession:
         finally:
             self.finished.set()
 
-    def _open(self) -> tuple[RecordingStream, Iterator[Slice | Mark], Builder, list[Mark]]:
-        stream = open_recording(self.path, skip_bad=self.skip_bad)
-        builder = self._factory(stream.header, stream.path)
+    def _checkpoint_for(self, target: float) -> _Checkpoint | None:
         with self._cond:
-            user = list(self._user_marks)
+            usable = [c for c in self._checkpoints if c.t <= target]
+        return usable[-1] if usable else None
+
+    def _open(
+        self, target: float | None = None
+    ) -> tuple[RecordingStream, Iterator[Slice | Mark], Builder, list[Mark]]:
+        """The stream and builder to play from: the nearest snapshot before ``target``, else the start."""
+        checkpoint = None if target is None else self._checkpoint_for(target)
+        stream = open_recording(self.path, skip_bad=self.skip_bad)
+        with self._cond:
+            # A snapshot holds the user's marks before its time; later ones are fed again on the way.
+            user = [m for m in self._user_marks if checkpoint is None or m.t >= checkpoint.t]
             self._pending_marks = []
-        return stream, iter(stream), builder, user
+        if checkpoint is None:
+            self._position = self._start_t
+            self._last_built = None
+            return stream, iter(stream), self._factory(stream.header, stream.path), user
+        self._position = checkpoint.t
+        self._last_built = checkpoint.frame
+        items = stream.resume_after(checkpoint.line, checkpoint.t)
+        return stream, items, copy.deepcopy(checkpoint.builder), user
+
+    def _feed(
+        self, stream: RecordingStream, builder: Builder, user: list[Mark], item: Slice | Mark
+    ) -> list[Frame]:
+        self._feed_user_marks(builder, user, item.t)
+        frames = builder.feed(item)
+        self._position = max(self._position, item.t)
+        if frames:
+            self._last_built = frames[-1]
+        if isinstance(item, Slice):
+            self._maybe_checkpoint(stream, builder, item.t)
+        return frames
+
+    def _maybe_checkpoint(self, stream: RecordingStream, builder: Builder, t: float) -> None:
+        if not self._checkpointing:
+            return
+        with self._cond:
+            last = self._checkpoints[-1].t if self._checkpoints else self._start_t
+        if t - last < CHECKPOINT_EVERY:
+            return
+        try:
+            snapshot = copy.deepcopy(builder)
+        except Exception:  # an engine that cannot be copied: seek from the start, as before
+            self._checkpointing = False
+            return
+        with self._cond:
+            if not self._checkpoints or t > self._checkpoints[-1].t:
+                checkpoint = _Checkpoint(t=t, line=stream.last_line, builder=snapshot, frame=self._last_built)
+                self._checkpoints.append(checkpoint)
 
     def _play(self) -> None:
         stream, items, builder, user = self._open()
@@ -346,15 +413,16 @@ class ReplaySession:
                 for mark in marks_now:
                     self._feed_emit(builder, mark)
                 if target is not None:
-                    if target < self._position:
+                    checkpoint = self._checkpoint_for(target)
+                    ahead = checkpoint is not None and checkpoint.t > self._position
+                    if target < self._position or ahead:
                         stream.close()
-                        stream, items, builder, user = self._open()
-                        self._position = self._start_t
+                        stream, items, builder, user = self._open(target)
                         pending = None
                         ended = False
                     elif ended:
                         continue
-                    ended, pending, frame = self._fast_forward(items, builder, user, target, pending)
+                    ended, pending, frame = self._fast_forward(stream, items, builder, user, target, pending)
                     if frame is not None:
                         self._emit(frame)
                     if ended:
@@ -388,10 +456,8 @@ class ReplaySession:
                         if interrupted or self._clock() < anchor[1] + (item.t - anchor[0]) / speed:
                             pending = item
                             continue
-                self._feed_user_marks(builder, user, item.t)
-                for frame in builder.feed(item):
+                for frame in self._feed(stream, builder, user, item):
                     self._emit(frame)
-                self._position = max(self._position, item.t)
         finally:
             stream.close()
 
@@ -406,14 +472,18 @@ class ReplaySession:
 
     def _fast_forward(
         self,
+        stream: RecordingStream,
         items: Iterator[Slice | Mark],
         builder: Builder,
         user: list[Mark],
         target: float,
         pending: Slice | Mark | None,
     ) -> tuple[bool, Slice | Mark | None, Frame | None]:
-        """Feed records up to ``target`` without pacing; return (ended, next record, frame to show)."""
-        last: Frame | None = None
+        """Feed records up to ``target`` without pacing; return (ended, next record, frame to show).
+
+        The frame to show is the newest the builder made up to ``target`` (possibly before this call,
+        or restored with a snapshot).
+        """
         while True:
             item = pending if pending is not None else next(items, None)
             pending = None
@@ -422,12 +492,8 @@ class ReplaySession:
                 return True, None, builder.finish()
             if item.t > target:
                 self._position = max(self._position, target)
-                return False, item, last
-            self._feed_user_marks(builder, user, item.t)
-            frames = builder.feed(item)
-            if frames:
-                last = frames[-1]
-            self._position = max(self._position, item.t)
+                return False, item, self._last_built
+            self._feed(stream, builder, user, item)
 
 
 def _check_speed(speed: float) -> float:

@@ -235,20 +235,29 @@ def l1_sector_ways(sector_config: Mapping[str, Any]) -> str:
     return ""
 
 
+FLIB_SHORT = {
+    "FLIB_SCCR_CNTL": "SCCR",
+    "FLIB_L1_SCCR_CNTL": "L1 SCCR",
+    "FLIB_L2_SECTOR_NWAYS_INIT": "L2 ways",
+    "FLIB_L1_SECTOR_NWAYS_INIT": "L1 ways",
+}
+
+
 def describe_sector_config(sector_config: Mapping[str, Any]) -> str:
-    """One line: ``FLIB_SCCR_CNTL=TRUE FLIB_L2_SECTOR_NWAYS_INIT=10,4`` or the simulator's settings."""
+    """One short line: ``SCCR=TRUE L1 SCCR=TRUE L2 ways=10,4`` or the simulator's settings."""
     if not sector_config:
         return "unknown"
     parts: list[str] = []
     for key, value in sector_config.items():
-        if key == "cmgs":
+        if key == "cmgs" or isinstance(value, Mapping):
             continue
         if isinstance(value, (list, tuple)):
             value = ",".join(str(v) for v in value)
-        elif isinstance(value, Mapping):
-            continue
-        parts.append(f"{key}={value}")
+        parts.append(f"{FLIB_SHORT.get(str(key), key)}={value}")
     return " ".join(parts) if parts else "per CMG"
+
+
+CMDLINE_MAX = 40
 
 
 def describe_target(target: Mapping[str, Any]) -> str:
@@ -261,7 +270,8 @@ def describe_target(target: Mapping[str, Any]) -> str:
     if isinstance(cmdline, (list, tuple)):
         cmdline = " ".join(str(c) for c in cmdline)
     if cmdline:
-        bits.append(str(cmdline))
+        text = str(cmdline)
+        bits.append(text if len(text) <= CMDLINE_MAX else text[: CMDLINE_MAX - 1] + "…")
     extra: list[str] = []
     threads = target.get("threads")
     if threads is not None:

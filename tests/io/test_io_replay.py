@@ -16,6 +16,7 @@ from sectormon.frames import EMPTY_SCOPE, Frame, ScopeStats, WindowStats
 from sectormon.io import RecordingError, RecordingWriter, open_recording
 from sectormon.readings import Mark, Slice
 from sectormon.session import ReplayControl
+from sectormon.sources import replay as replay_module
 from sectormon.sources.replay import ReplaySession, replay_frames, stream_header
 
 
@@ -126,7 +127,11 @@ def test_stream_header_is_the_live_header() -> None:
     assert "recording_started" not in out and out["profile"] == hdr["profile"]
 
 
-def test_replay_session_plays_seeks_and_keeps_user_marks(tmp_path: Path) -> None:
+@pytest.mark.parametrize("checkpoint_every", [30.0, 0.1])
+def test_replay_session_plays_seeks_and_keeps_user_marks(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, checkpoint_every: float
+) -> None:
+    monkeypatch.setattr(replay_module, "CHECKPOINT_EVERY", checkpoint_every)
     items = stream(40, marks={10: Mark(t=0.2, kind="bookmark", label="rec")})
     path = write(tmp_path / "r.jsonl.gz", items, header())
     session = ReplaySession(path, speed=1e6, paused=True, builder_factory=FakeBuilder)
@@ -215,6 +220,47 @@ def test_round_trip_replay_json_equals_direct_frames(
     assert out[0] == json.loads(json.dumps(stream_header({"schema": "sectormon/recording/1", **hdr})))
     assert out[1:] == expected
     assert len(expected) > 5 and expected[-1]["final"] and any(f["baseline"] for f in expected)
+
+
+def wait_for(got: Collector, t: float) -> Frame:
+    for _ in range(400):
+        if got.frames and got.frames[-1].t == pytest.approx(t):
+            return got.frames[-1]
+        got.event.wait(0.05)
+        got.event.clear()
+    raise AssertionError(f"no frame at t={t}; last {got.frames[-1].t if got.frames else None}")
+
+
+def test_replay_session_seeks_equal_full_replay(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Seeks from engine snapshots give exactly the frames a straight replay gives."""
+    monkeypatch.setattr(replay_module, "CHECKPOINT_EVERY", 1.0)
+    hdr = real_header()
+    items = stream(400)
+    path = write(tmp_path / "r.jsonl.gz", items, hdr)
+    session = ReplaySession(path, speed=1e6)
+    got = Collector()
+    session.subscribe(got)
+    session.start()
+    try:
+        assert session.wait(30)
+        assert len(session._checkpoints) >= 6
+        plain = direct_frames(hdr, items)
+        at = {f["t"]: f for f in plain if not f["final"]}
+        session.set_paused(True)
+        session.seek_to(5.0)
+        assert json.loads(json.dumps(wait_for(got, 5.0).to_json())) == at[5.0]
+        session.mark_baseline()  # at 5.0: snapshots after it are dropped, the mark goes back in later
+        session.seek_to(2.0)
+        assert json.loads(json.dumps(wait_for(got, 2.0).to_json())) == at[2.0]
+        session.seek_to(7.0)
+        with_mark = [*items[:250], Mark(t=5.0, kind="baseline"), *items[250:]]
+        assert items[249].t == pytest.approx(5.0)
+        expected = {f["t"]: f for f in direct_frames(hdr, with_mark)}
+        frame = json.loads(json.dumps(wait_for(got, 7.0).to_json()))
+        assert frame == expected[7.0] and frame["baseline"] is not None
+    finally:
+        session.stop()
+    assert session.error() is None
 
 
 def test_replay_from_to_keeps_windows(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -6,6 +6,7 @@ import os
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import pytest
 from perf_helpers import Child, FakeTopology
@@ -231,6 +232,11 @@ def test_sector_config_from_running_process_environment() -> None:
         [sys.executable, "-c", "import sys; sys.stdin.read()"], stdin=subprocess.PIPE, env=env
     )
     try:
+        # Popen returns once exec has closed its CLOEXEC pipe, a moment before the kernel has laid
+        # out the new environment: wait for it, as a long-running target would have long done.
+        deadline = time.monotonic() + 5
+        while not Path(f"/proc/{proc.pid}/environ").read_bytes() and time.monotonic() < deadline:
+            time.sleep(0.001)
         source = PerfSource(PidTarget(proc.pid), TWO_CMGS)
         assert source.describe()["sector_config"] == {
             "FLIB_L2_SECTOR_NWAYS_INIT": "2,4",

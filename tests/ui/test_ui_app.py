@@ -33,7 +33,7 @@ def core_keys(app: SectormonApp) -> list[str]:
 def cell(app: SectormonApp, core: str, metric: str) -> str:
     for table in app.dashboard.query_one(CoreTable).tables:
         if core in table.row_keys:
-            return table.get_cell(core, metric).plain
+            return table.cell_text(core, metric)
     raise KeyError(core)
 
 
@@ -116,8 +116,8 @@ async def test_na_and_low_confidence_cells(a64fx_session: FakeSession) -> None:
         assert cell(app, "20", "SCE_usage_ratio").startswith("~")  # split
         assert not cell(app, "12", "IPC").startswith("~")
         cmg = app.dashboard.query_one(CmgPanel).table
-        assert cmg.get_cell("3", "avg_L2_miss_penalty").plain == "n/a"
-        assert cmg.get_cell("2", "L2D_miss_rate_corrected").plain.startswith("~")
+        assert cmg.cell_text("3", "avg_L2_miss_penalty") == "n/a"
+        assert cmg.cell_text("2", "L2D_miss_rate_corrected").startswith("~")
 
 
 async def test_space_pauses_the_display_not_the_sampling(a64fx_session: FakeSession) -> None:
@@ -323,10 +323,10 @@ async def test_enter_opens_core_and_cmg_detail(a64fx_session: FakeSession) -> No
         assert "Core 13 (CMG 0)" in text and "INST_RETIRED / CPU_CYCLES" in text
         assert "CPU_CYCLES" in text and "0x011" in text and "unavailable" in text
         metrics = screen.query_one("#detail-metrics", MetricTable)
-        before = metrics.get_cell("IPC", "value").plain
+        before = metrics.cell_text("IPC", "value")
         a64fx_session.emit()  # the detail screen follows new frames
         await pilot.pause()
-        assert metrics.get_cell("IPC", "value").plain != before
+        assert metrics.cell_text("IPC", "value") != before
         await pilot.press("escape")
         await pilot.pause()
         assert isinstance(app.screen, DashboardScreen)

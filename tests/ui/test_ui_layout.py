@@ -109,7 +109,10 @@ def test_sector_ways_from_flib_and_simulator_configs() -> None:
     assert sector_ways(sim, ["0", "1"]) == {"0": "sec0/sec1 = 12/2 ways", "1": "sec0/sec1 = 7/7 ways"}
     assert sector_ways({}, ["0"]) == {}
     assert describe_sector_config({}) == "unknown"
-    assert describe_sector_config(flib) == "FLIB_SCCR_CNTL=TRUE FLIB_L2_SECTOR_NWAYS_INIT=10,4"
+    assert describe_sector_config(flib) == "SCCR=TRUE L2 ways=10,4"
+    assert describe_sector_config({"preset": "scenario-a", "l2_sector_ways": [10, 4]}) == (
+        "preset=scenario-a l2_sector_ways=10,4"
+    )
 
 
 def test_describe_target() -> None:

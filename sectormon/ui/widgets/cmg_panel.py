@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from textual.app import ComposeResult
 from textual.containers import Vertical
-from textual.widgets import DataTable, Label
+from textual.widgets import Label
 
 from sectormon.frames import Frame
 from sectormon.ui.cells import Cell, label_cell, scope_cells
@@ -79,7 +79,6 @@ class CmgPanel(Vertical):
             self.query_one(".panel-title", Label).update(title)
         self.table.set_rows(cmg_rows(frame, ctx))
 
-    def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
+    def on_metric_table_row_selected(self, event: MetricTable.RowSelected) -> None:
         event.stop()
-        key = event.row_key.value or ""
-        self.post_message(OpenDetail("total" if key == TOTAL_KEY else "cmg", key))
+        self.post_message(OpenDetail("total" if event.key == TOTAL_KEY else "cmg", event.key))

@@ -12,7 +12,7 @@ import math
 from textual import events
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical
-from textual.widgets import DataTable, Label
+from textual.widgets import Label
 
 from sectormon.frames import Frame, MetricDelta
 from sectormon.ui.cells import RELATIVE_METRICS, Cell, label_cell, scope_cells
@@ -171,17 +171,17 @@ class CoreTable(Vertical):
         self.set_sort(keys[(index + 1) % len(keys)])
         return self.sort_by
 
-    def on_data_table_header_selected(self, event: DataTable.HeaderSelected) -> None:
+    def on_metric_table_header_selected(self, event: MetricTable.HeaderSelected) -> None:
         event.stop()
-        key = event.column_key.value or CPU_KEY
+        key = event.column
         if key == self.sort_by:
             self.set_sort(key, not self.descending)
         else:
             self.set_sort(key)
 
-    def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
+    def on_metric_table_row_selected(self, event: MetricTable.RowSelected) -> None:
         event.stop()
-        self.post_message(OpenDetail("core", event.row_key.value or ""))
+        self.post_message(OpenDetail("core", event.key))
 
     def focus_table(self) -> None:
         self.tables[0].focus()

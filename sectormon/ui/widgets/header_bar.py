@@ -62,15 +62,13 @@ class HeaderBar(Static):
         line1 = Text(no_wrap=True, overflow="ellipsis")
         line1.append("sectormon ", self._style("title"))
         self._field(line1, "source", describe_source(_mapping(header.get("source"))))
-        self._field(line1, "target", describe_target(_mapping(header.get("target"))))
         profile = _mapping(header.get("profile"))
         name = str(profile.get("name", "?"))
         variant = profile.get("variant")
         self._field(line1, "profile", f"{name} {variant}" if variant else name)
         sector = describe_sector_config(_mapping(header.get("sector_config")))
-        if status.sector_preset:
-            sector = f"preset {status.sector_preset} (was: {sector})"
-        self._field(line1, "sector", sector)
+        self._field(line1, "sector", f"preset {status.sector_preset}" if status.sector_preset else sector)
+        self._field(line1, "target", describe_target(_mapping(header.get("target"))))
 
         line2 = Text(no_wrap=True, overflow="ellipsis")
         if status.recording:
