@@ -196,6 +196,7 @@ class Session:
         self._finished = threading.Event()
         self._stopped = False
         self.final_frame: Frame | None = None
+        self.error: Exception | None = None
         self.frames = 0
         if options.record:
             self._open_recorder(options.record)
@@ -206,8 +207,8 @@ class Session:
         self._subscribers.append(callback)
 
     def start(self) -> None:
-        self.source.start()
-        thread = threading.Thread(target=self.run, name="sectormon-session", daemon=True)
+        """Run the session in a background thread (the TUI path). The source is already started."""
+        thread = threading.Thread(target=self._run_in_thread, name="sectormon-session", daemon=True)
         self._thread = thread
         thread.start()
 
@@ -258,8 +259,13 @@ class Session:
             self._sampler.run()
         finally:
             self._finish()
-        if self._sampler.error is not None:
-            raise self._sampler.error
+
+    def _run_in_thread(self) -> None:
+        try:
+            self.run()
+        except Exception as exc:  # a background thread must not die silently: the front end shows it
+            self.error = exc
+            self._warn(f"sampling stopped: {exc}")
 
     def run_headless(self) -> Frame | None:
         """Run in the calling (main) thread; SIGINT/SIGTERM end the session with a final frame."""
@@ -269,7 +275,6 @@ class Session:
 
         previous = {sig: signal.signal(sig, _stop) for sig in (signal.SIGINT, signal.SIGTERM)}
         try:
-            self.source.start()
             self.run()
         finally:
             for sig, handler in previous.items():

@@ -16,6 +16,7 @@ import errno
 import os
 import shutil
 import signal
+import time
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Protocol
@@ -324,6 +325,20 @@ class CommandTarget(_ProcessTarget):
         self._reaped = True
         return True
 
+    def _terminate(self, grace: float = 2.0) -> None:
+        if self._reap(block=False):
+            return
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(self.pid, signal.SIGTERM)  # type: ignore[arg-type]
+        deadline = time.monotonic() + grace
+        while time.monotonic() < deadline:
+            if self._reap(block=False):
+                return
+            time.sleep(0.02)
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(self.pid, signal.SIGKILL)  # type: ignore[arg-type]
+        self._reap(block=True)
+
     def finished(self) -> bool:
         """True once the command has exited (reaps it and records ``exit_code``)."""
         if self.pid is None or self.gated:
@@ -331,8 +346,16 @@ class CommandTarget(_ProcessTarget):
         return self._reap(block=False)
 
     def close(self) -> None:
-        """A child still held at the gate is killed and reaped; a running command is left alone."""
-        if not self.gated or self.pid is None:
+        """End the command with the session, like ``perf stat -- CMD`` does.
+
+        A child still held at the gate is killed and reaped. A command still running when the
+        session stops (Ctrl-C, SIGTERM, ``| head``) gets SIGTERM, then SIGKILL after a grace period,
+        so sectormon never leaves an orphan behind.
+        """
+        if self.pid is None:
+            return
+        if not self.gated:
+            self._terminate()
             return
         with contextlib.suppress(ProcessLookupError):
             os.kill(self.pid, signal.SIGKILL)  # before closing the gate, so it cannot run on

@@ -118,7 +118,9 @@ def _perf_setup(args: argparse.Namespace, command: Sequence[str]) -> tuple[Sourc
         topology.require_cpus(cpus, option="--cpus")
         target = CpuTarget(cpus)
     else:
-        target = CommandTarget(list(command))
+        # The JSON stream owns stdout: the command's own output goes to stderr instead.
+        streaming_to_stdout = bool(args.json) and not args.output
+        target = CommandTarget(list(command), stdout=2 if streaming_to_stdout else None)
     source = PerfSource(target, topology, exclude_kernel=not args.include_kernel)
     if args.timeslice is None:
         args.timeslice = PERF_TIMESLICE
@@ -183,6 +185,7 @@ def run_with_source(
     )
     if suspicious:
         _warn("opened but counted nothing in the probe (suspicious, not zero): " + ", ".join(suspicious))
+    source.start()  # after the probe (not timed), before the header (which names the target's pid)
     options = SessionOptions(
         interval=interval,
         timeslice=timeslice,

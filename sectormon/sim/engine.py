@@ -129,6 +129,7 @@ class SimThread:
         self.it: Iterator[Record] = iter(())
         self.done = False
         self.passes = 0
+        self.pass_start = 0
         self.cyc = 0
         self.acc = 0
         self.l1_refill_dm = 0
@@ -200,7 +201,8 @@ class SimThread:
                 chunk = next(self.gen, None)
                 if chunk is None:
                     self.passes += 1
-                    if self.loop:
+                    if self.loop and acc > self.pass_start:  # an empty stream must not spin forever
+                        self.pass_start = acc
                         self.gen = self.spec.stream()
                         continue
                     self.done = True

@@ -67,11 +67,14 @@ def _plain(value: float, width: int) -> str:
         candidates = [f"{value:.4f}", f"{value:.3f}"]
     else:
         candidates = []
-    candidates += [_sci(value, 1), _sci(value, 0)]
     for text in candidates:
         if len(text) <= width:
             return text
-    return min(candidates, key=len)
+    scientific = (_sci(value, 1), _sci(value, 0))
+    for text in scientific:
+        if len(text) <= width:
+            return text
+    return min((*candidates, *scientific), key=len)
 
 
 def format_number(value: float, width: int = CELL_WIDTH) -> str:

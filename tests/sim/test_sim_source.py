@@ -219,7 +219,7 @@ def test_bad_options(argv: list[str], message: str) -> None:
 def test_trace_options(tmp_path: Path) -> None:
     trace = tmp_path / "a.din"
     trace.write_text("0 100\n1 200 1\n0 300\n")
-    src = build_sim_source(_args("--trace", str(trace), "--trace", str(trace)))
+    src = build_sim_source(_args("--trace", str(trace), "--trace", str(trace)), loop=False)
     assert [u.core for u in src.poll_units().alive] == [0, 12]
     assert src.describe()["sector_config"]["enabled"] is False  # traces: restriction off unless asked
     src.wait_until(1.0)

@@ -48,6 +48,7 @@ class HeaderBar(Static):
     def __init__(self, header: Mapping[str, Any], *, id: str | None = None) -> None:
         super().__init__("", id=id)
         self._header = header
+        self._shown = Text()
 
     def _style(self, role: str) -> Style:
         return self.get_component_rich_style(f"header-bar--{role}", partial=True)
@@ -109,4 +110,7 @@ class HeaderBar(Static):
         if frame is not None and frame.final:
             line2.append("■ session ended", self._style("paused"))
         line1.append("\n")
-        self.update(line1 + line2)
+        text = line1 + line2
+        if text != self._shown:
+            self._shown = text
+            self.update(text, layout=False)  # fixed height: no relayout per frame

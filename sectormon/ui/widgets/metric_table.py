@@ -232,6 +232,13 @@ class MetricTable(ScrollView, can_focus=True):
             self._styles[name] = style
         return style
 
+    def _base(self) -> Style:
+        # Widget.rich_style walks the ancestors: once per style change, not once per line.
+        style = self._styles.get("")
+        if style is None:
+            style = self._styles[""] = self.rich_style
+        return style
+
     def _build(self, texts: Sequence[tuple[str, Style]], base: Style) -> Strip:
         pad = " " * self.padding
         segments: list[Segment] = []
@@ -243,7 +250,7 @@ class MetricTable(ScrollView, can_focus=True):
     def _header_strip(self) -> Strip:
         if self._header is None:
             header = self._style("header")
-            self._header = self._build([(c.label, Style()) for c in self._columns], self.rich_style + header)
+            self._header = self._build([(c.label, Style()) for c in self._columns], self._base() + header)
         return self._header
 
     def _row_strip(self, index: int) -> Strip:
@@ -252,7 +259,7 @@ class MetricTable(ScrollView, can_focus=True):
         cached = self._strips.get((key, cursor))
         if cached is not None:
             return cached
-        base = self.rich_style
+        base = self._base()
         if cursor:
             base = base + self._style("cursor" if self.has_focus else "cursor-blurred")
         texts = []
@@ -273,9 +280,9 @@ class MetricTable(ScrollView, can_focus=True):
         else:
             index = y - 1 + scroll_y
             if not 0 <= index < len(self._order):
-                return Strip.blank(width, self.rich_style)
+                return Strip.blank(width, self._base())
             strip = self._row_strip(index)
-        return strip.crop_extend(scroll_x, scroll_x + width, self.rich_style)
+        return strip.crop_extend(scroll_x, scroll_x + width, self._base())
 
     # -- cursor and selection ------------------------------------------------------------------
 

@@ -16,6 +16,8 @@ class RotationBar(Static):
 
     COMPONENT_CLASSES: ClassVar[set[str]] = {"rotation-bar--active", "rotation-bar--key", "rotation-bar--dim"}
 
+    _shown: Text | None = None
+
     def show(self, frame: Frame | None, group_names: list[str]) -> None:
         text = Text(no_wrap=True, overflow="ellipsis")
         text.append("groups ", self.get_component_rich_style("rotation-bar--key", partial=True))
@@ -33,4 +35,6 @@ class RotationBar(Static):
             else:
                 text.append(f" {label}")
             text.append("  ")
-        self.update(text)
+        if text != self._shown:
+            self._shown = text
+            self.update(text, layout=False)

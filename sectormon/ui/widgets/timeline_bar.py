@@ -72,7 +72,7 @@ class TimelineBar(Static):
         width = max(0, self.size.width - len(head) - 1)
         for run, role in timeline_cells(timeline, width):
             text.append(run, self.get_component_rich_style(f"timeline-bar--{role}", partial=True))
-        self.update(text)
+        self.update(text, layout=False)
 
     def legend(self, marks: Sequence[Mark]) -> str:
         kinds = sorted({m.kind for m in marks})
