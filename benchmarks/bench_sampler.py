@@ -72,6 +72,35 @@ TARGET = textwrap.dedent(
 )
 
 
+def ioctl_costs() -> dict[str, float]:
+    """µs per group enable/disable ioctl on another process's thread, running vs sleeping.
+
+    The rotation needs two of these per unit per timeslice; the kernel sends an IPI to the target
+    thread's CPU for each, whose price depends on the machine (a halted vCPU is slow to wake).
+    """
+    from sectormon.perf.events import parse_event
+    from sectormon.perf.group import PerfGroup
+
+    costs: dict[str, float] = {}
+    scripts = {"running": "while True: pass", "sleeping": "import time; time.sleep(60)"}
+    for state, script in scripts.items():
+        proc = subprocess.Popen([sys.executable, "-c", script])
+        try:
+            time.sleep(0.3)
+            group = PerfGroup([parse_event("page-faults"), parse_event("task-clock")], pid=proc.pid)
+            rounds = 1000
+            start = time.perf_counter()
+            for _ in range(rounds):
+                group.enable()
+                group.disable()
+            costs[state] = (time.perf_counter() - start) / (2 * rounds) * 1e6
+            group.close()
+        finally:
+            proc.kill()
+            proc.wait()
+    return costs
+
+
 def cpu_seconds(proc: psutil.Process) -> float:
     times = proc.cpu_times()
     return times.user + times.system
@@ -141,6 +170,13 @@ def main() -> int:
         print(f"     ratio: sectormon / perf stat = {ratio:.2f}x  (target <= 3x; sectormon target <= 2 %)")
     else:
         print("     ratio: perf not installed here (apt-get install linux-perf)")
+    costs = ioctl_costs()
+    print(
+        "kernel cost of one group enable/disable ioctl on another process's thread here: "
+        + ", ".join(f"{state} {us:.1f} us" for state, us in costs.items())
+        + f" -> rotation floor for {args.threads} threads at 50 slices/s: "
+        + f"{2 * args.threads * 50 * min(costs.values()) / 1e4:.1f}-{2 * args.threads * 50 * max(costs.values()) / 1e4:.1f} % of a core"
+    )
     return 0
 
 

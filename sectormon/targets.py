@@ -103,20 +103,35 @@ class ThreadTracker:
         self,
         cmg_of: Mapping[int, int],
         affinity: Callable[[int], Iterable[int]] = os.sched_getaffinity,
+        *,
+        refresh_every: int = 1,
     ) -> None:
         self._cmg_of = cmg_of
         self._affinity = affinity
         self._units: dict[int, Unit] = {}
         self._warned = False
+        self._refresh_every = refresh_every
+        self._polls = 0
 
     @property
     def units(self) -> tuple[Unit, ...]:
         return tuple(self._units.values())
 
     def update(self, tids: Iterable[int]) -> UnitsUpdate:
-        """Re-read every thread's affinity; a thread whose affinity cannot be read has exited."""
+        """New threads get their affinity read at once; known ones every ``refresh_every`` polls.
+
+        Rebinding is rare while the thread list changes at any time, so the sampler can poll the
+        list every timeslice without paying one affinity syscall per thread each time. A thread
+        whose affinity cannot be read has exited.
+        """
+        self._polls += 1
+        refresh = self._polls % self._refresh_every == 0
         current: dict[int, Unit] = {}
         for tid in sorted(set(tids)):
+            known = self._units.get(tid)
+            if known is not None and not refresh:
+                current[tid] = known
+                continue
             try:
                 cpus = self._affinity(tid)
             except OSError:

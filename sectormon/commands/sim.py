@@ -38,37 +38,83 @@ class _Adder(Protocol):
 
 def add_sim_options(parser: _Adder) -> None:
     """The simulator's options (works on a parser or an argument group)."""
-    parser.add_argument("--kernel", choices=KERNELS, default="scenario-a",
-                        help="simulated workload: scenario-a (reused + streamed array), scenario-b (tiled "
-                             "matrix product), random (default scenario-a)")
-    parser.add_argument("--trace", action="append", metavar="FILE",
-                        help="replay a Dinero din trace ('<label> <hex address> [sector]') instead of a kernel; "
-                             "repeat for one thread per trace")
-    parser.add_argument("--threads", type=int, metavar="N",
-                        help=f"simulated threads, spread over the 4 CMGs (default {DEFAULT_THREADS})")
-    parser.add_argument("--l1-sectors", metavar="W0,W1,W2,W3",
-                        help="max L1D ways per sector 0-3 (default per kernel, e.g. 3,1,0,0 for scenario-a)")
-    parser.add_argument("--l2-sectors", metavar="W0,W1[,W2,W3]",
-                        help="max L2 ways of SET0 sectors 0/1 (and SET1 sectors 2/3), e.g. 12,2")
-    parser.add_argument("--l2-set", metavar="S[,S...]", default="0",
-                        help="L2 sector set (0 or 1) of each thread, round robin (default 0)")
-    parser.add_argument("--l2-ways", type=int, default=14, metavar="N",
-                        help="L2 ways usable by the application (default 14 of 16)")
-    parser.add_argument("--sector-cache", choices=("on", "off"),
-                        help="start with the sector restriction on or off (default on for kernels, off for traces)")
+    parser.add_argument(
+        "--kernel",
+        choices=KERNELS,
+        default="scenario-a",
+        help="simulated workload: scenario-a (reused + streamed array), scenario-b (tiled "
+        "matrix product), random (default scenario-a)",
+    )
+    parser.add_argument(
+        "--trace",
+        action="append",
+        metavar="FILE",
+        help="replay a Dinero din trace ('<label> <hex address> [sector]') instead of a kernel; "
+        "repeat for one thread per trace",
+    )
+    parser.add_argument(
+        "--threads",
+        type=int,
+        metavar="N",
+        help=f"simulated threads, spread over the 4 CMGs (default {DEFAULT_THREADS})",
+    )
+    parser.add_argument(
+        "--l1-sectors",
+        metavar="W0,W1,W2,W3",
+        help="max L1D ways per sector 0-3 (default per kernel, e.g. 3,1,0,0 for scenario-a)",
+    )
+    parser.add_argument(
+        "--l2-sectors",
+        metavar="W0,W1[,W2,W3]",
+        help="max L2 ways of SET0 sectors 0/1 (and SET1 sectors 2/3), e.g. 12,2",
+    )
+    parser.add_argument(
+        "--l2-set",
+        metavar="S[,S...]",
+        default="0",
+        help="L2 sector set (0 or 1) of each thread, round robin (default 0)",
+    )
+    parser.add_argument(
+        "--l2-ways",
+        type=int,
+        default=14,
+        metavar="N",
+        help="L2 ways usable by the application (default 14 of 16)",
+    )
+    parser.add_argument(
+        "--sector-cache",
+        choices=("on", "off"),
+        help="start with the sector restriction on or off (default on for kernels, off for traces)",
+    )
     parser.add_argument("--no-prefetch", action="store_true", help="disable the hardware stream prefetcher")
-    parser.add_argument("--no-tag-override", action="store_true",
-                        help="no HPC tag address override: every access uses the default sector 0")
-    parser.add_argument("--size", action="append", metavar="KEY=VALUE[,...]",
-                        help="kernel parameters, e.g. reused=48K,passes=100 (scenario-a), n=256,tile_i=16 "
-                             "(scenario-b), table=32M,accesses=1M (random)")
-    parser.add_argument("--assign", action="append", metavar="ARRAY=SECTOR[,...]",
-                        help="sector of each array, e.g. reused=0,stream=1 or A=0,B=1,C=2")
+    parser.add_argument(
+        "--no-tag-override",
+        action="store_true",
+        help="no HPC tag address override: every access uses the default sector 0",
+    )
+    parser.add_argument(
+        "--size",
+        action="append",
+        metavar="KEY=VALUE[,...]",
+        help="kernel parameters, e.g. reused=48K,passes=100 (scenario-a), n=256,tile_i=16 "
+        "(scenario-b), table=32M,accesses=1M (random)",
+    )
+    parser.add_argument(
+        "--assign",
+        action="append",
+        metavar="ARRAY=SECTOR[,...]",
+        help="sector of each array, e.g. reused=0,stream=1 or A=0,B=1,C=2",
+    )
     parser.add_argument("--seed", type=int, default=1, help="random seed of the kernels (default 1)")
-    parser.add_argument("--loop", action="store_true", default=None,
-                        help="repeat the workload forever (default in the TUI)")
-    parser.add_argument("--once", dest="loop", action="store_false",
-                        help="run the workload once and stop (default with --json and --summary)")
+    parser.add_argument(
+        "--loop", action="store_true", default=None, help="repeat the workload forever (default in the TUI)"
+    )
+    parser.add_argument(
+        "--once",
+        dest="loop",
+        action="store_false",
+        help="run the workload once and stop (default with --json and --summary)",
+    )
 
 
 def _pairs(values: list[str] | None, option: str) -> dict[str, str]:
@@ -92,7 +138,7 @@ def sector_config(args: argparse.Namespace, kernel: str | None) -> SectorConfig:
     l1 = parse_ways(args.l1_sectors, "--l1-sectors", (4,), L1_WAYS) if args.l1_sectors else l1_default
     if args.l2_sectors:
         l2v = parse_ways(args.l2_sectors, "--l2-sectors", (2, 4), l2_ways)
-        l2 = l2v + (7, 7) if len(l2v) == 2 else l2v
+        l2 = (*l2v, 7, 7) if len(l2v) == 2 else l2v
     else:
         l2 = (*l2_default, 7, 7)
     l2 = tuple(min(w, l2_ways) for w in l2)
@@ -119,15 +165,20 @@ def build_sim_source(args: argparse.Namespace, *, loop: bool | None = None) -> S
     prefetch = not args.no_prefetch
     if traces:
         if args.threads is not None and args.threads != len(traces):
-            raise UsageError(f"--threads {args.threads} with {len(traces)} --trace file(s): a trace is one thread; "
-                             "give one --trace per thread and leave out --threads")
+            raise UsageError(
+                f"--threads {args.threads} with {len(traces)} --trace file(s): a trace is one thread; "
+                "give one --trace per thread and leave out --threads"
+            )
         if args.size or args.assign:
-            raise UsageError("--size and --assign set kernel parameters; a --trace carries its own addresses "
-                             "and sectors")
+            raise UsageError(
+                "--size and --assign set kernel parameters; a --trace carries its own addresses and sectors"
+            )
         sectors = sector_config(args, None)
         workload = trace_workload(traces, sectors.tag_override, prefetch)
     else:
-        kernel = make_kernel(args.kernel, _pairs(args.size, "--size"), _pairs(args.assign, "--assign"), args.seed)
+        kernel = make_kernel(
+            args.kernel, _pairs(args.size, "--size"), _pairs(args.assign, "--assign"), args.seed
+        )
         sectors = sector_config(args, args.kernel)
         threads = DEFAULT_THREADS if args.threads is None else args.threads
         workload = kernel_workload(kernel, threads, sectors.tag_override, prefetch)
@@ -142,22 +193,29 @@ def build_sim_source(args: argparse.Namespace, *, loop: bool | None = None) -> S
 def configure(parser: argparse.ArgumentParser) -> None:
     add_sim_options(parser.add_argument_group("simulated workload and machine"))
     out = parser.add_argument_group("output")
-    out.add_argument("--summary", action="store_true",
-                     help="run to completion and print one JSON object: final counts and metrics")
+    out.add_argument(
+        "--summary",
+        action="store_true",
+        help="run to completion and print one JSON object: final counts and metrics",
+    )
     out.add_argument("--json", action="store_true", help="headless: JSON Lines frames on stdout")
     out.add_argument("-o", "--output", metavar="FILE", help="write the JSON stream to FILE instead of stdout")
     out.add_argument("--record", metavar="FILE", help="record raw readings to FILE (.gz to compress)")
     out.add_argument("--count", type=int, help="stop after N frames")
     out.add_argument("--duration", type=float, help="stop after S simulated seconds")
-    out.add_argument("--baseline-after", type=float, metavar="S", help="mark the baseline after S simulated seconds")
+    out.add_argument(
+        "--baseline-after", type=float, metavar="S", help="mark the baseline after S simulated seconds"
+    )
     out.add_argument("--theme", help="TUI theme name or path")
     how = parser.add_argument_group("how to count")
     how.add_argument("--profile", default="auto", help="event profile (default a64fx)")
     how.add_argument("--groups", help="comma-separated groups to rotate (default: all)")
-    how.add_argument("--timeslice", type=float,
-                     help=f"simulated seconds per group (default {SIM_DEFAULT_TIMESLICE:g})")
-    how.add_argument("--interval", type=float,
-                     help=f"simulated seconds between frames (default {SIM_DEFAULT_INTERVAL:g})")
+    how.add_argument(
+        "--timeslice", type=float, help=f"simulated seconds per group (default {SIM_DEFAULT_TIMESLICE:g})"
+    )
+    how.add_argument(
+        "--interval", type=float, help=f"simulated seconds between frames (default {SIM_DEFAULT_INTERVAL:g})"
+    )
     how.add_argument("--recent", type=float, default=10.0, help="rolling window in seconds (default 10)")
 
 
@@ -196,18 +254,27 @@ def summarize(source: SimSource, profile_name: str = "auto") -> dict[str, Any]:
     machine = source.machine
 
     def pe_counts(thread: Any) -> dict[str, int]:
-        return {n: sim_events.read_pe(e.code, thread, energy) for n, e in modelled.items()
-                if e.code in sim_events.PE_EVENTS}
+        return {
+            n: sim_events.read_pe(e.code, thread, energy)
+            for n, e in modelled.items()
+            if e.code in sim_events.PE_EVENTS
+        }
 
     def cmg_counts(cmg: Any) -> dict[str, int]:
-        return {n: sim_events.read_cmg(e.code, cmg, energy) for n, e in modelled.items()
-                if e.code in sim_events.CMG_EVENTS}
+        return {
+            n: sim_events.read_cmg(e.code, cmg, energy)
+            for n, e in modelled.items()
+            if e.code in sim_events.CMG_EVENTS
+        }
 
-    threads = {str(t.tid): {"cpu": t.cpu, "cmg": t.cmg.ident, "counts": pe_counts(t)} for t in machine.threads}
+    threads = {
+        str(t.tid): {"cpu": t.cpu, "cmg": t.cmg.ident, "counts": pe_counts(t)} for t in machine.threads
+    }
     cmgs = {str(c.ident): {"counts": cmg_counts(c)} for c in machine.cmgs.values()}
     total: dict[str, int] = {}
-    for scope in (*threads.values(), *cmgs.values()):
-        counts: Mapping[str, int] = scope["counts"]
+    scopes: list[Mapping[str, int]] = [pe_counts(t) for t in machine.threads]
+    scopes += [cmg_counts(c) for c in machine.cmgs.values()]
+    for counts in scopes:
         for name, value in counts.items():
             total[name] = total.get(name, 0) + value
     seconds = source.now()

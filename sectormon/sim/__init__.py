@@ -1,1 +1,16 @@
-"""sectormon.sim."""
+"""The simulated A64FX: per-core L1D and per-CMG L2 with sector partitioning, a stream prefetcher,
+a timing and an energy model, kernels and din traces as workloads.
+
+Modules: :mod:`config` (every parameter), :mod:`cache` (one sectored LRU cache), :mod:`engine`
+(threads, CMGs, the hot loop), :mod:`events` (A64FX raw codes -> model counters), :mod:`kernels`,
+:mod:`trace`, :mod:`workload`. The counter source over it is :mod:`sectormon.sources.sim`.
+Pure Python, no third-party dependency; docs/sim.md documents the model and its limits.
+"""
+
+from __future__ import annotations
+
+from sectormon.sim.config import ModelConfig, Prefetch, SectorConfig
+from sectormon.sim.engine import Machine, ThreadSpec
+from sectormon.sim.kernels import KERNELS, make_kernel
+
+__all__ = ["KERNELS", "Machine", "ModelConfig", "Prefetch", "SectorConfig", "ThreadSpec", "make_kernel"]

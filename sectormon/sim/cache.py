@@ -85,7 +85,7 @@ class SectorCache:
         self.tags[line] |= DIRTY
 
     def _choose(self, s: list[int], base: int, sec: int) -> int | None:
-        """The line to evict for a fill of sector ``sec``; ``None`` = use an invalid way; NO_VICTIM = bypass."""
+        """The line to evict for a fill of ``sec``: ``None`` = an invalid way, NO_VICTIM = bypass."""
         counts = self.counts
         maxima = self.maxima
         tags = self.tags
@@ -105,7 +105,7 @@ class SectorCache:
         return s[0]
 
     def fill(self, line: int, state: int) -> tuple[int, int]:
-        """Insert ``line`` (not present) as MRU of its set with packed ``state``; returns ``(victim, its state)``.
+        """Insert ``line`` (absent) as MRU of its set with packed ``state``; returns ``(victim, its state)``.
 
         ``victim`` is NO_VICTIM when nothing was evicted. If the sector may not allocate at all
         (maximum 0) the line is not inserted and NO_VICTIM is returned too: callers check

@@ -121,12 +121,27 @@ class ModelConfig:
     def to_json(self) -> dict[str, Any]:
         return {
             "frequency_hz": FREQ_HZ,
-            "l1d": {"size_bytes": L1_SETS * L1_WAYS * LINE_BYTES, "sets": L1_SETS, "ways": L1_WAYS,
-                    "line_bytes": LINE_BYTES, "per": "core"},
-            "l2": {"size_bytes": L2_SETS * L2_WAYS_TOTAL * LINE_BYTES, "sets": L2_SETS, "ways": L2_WAYS_TOTAL,
-                   "usable_ways": self.l2_ways, "line_bytes": LINE_BYTES, "per": "CMG"},
+            "l1d": {
+                "size_bytes": L1_SETS * L1_WAYS * LINE_BYTES,
+                "sets": L1_SETS,
+                "ways": L1_WAYS,
+                "line_bytes": LINE_BYTES,
+                "per": "core",
+            },
+            "l2": {
+                "size_bytes": L2_SETS * L2_WAYS_TOTAL * LINE_BYTES,
+                "sets": L2_SETS,
+                "ways": L2_WAYS_TOTAL,
+                "usable_ways": self.l2_ways,
+                "line_bytes": LINE_BYTES,
+                "per": "CMG",
+            },
             "policy": "LRU, write-back, write-allocate, non-inclusive (L1D misses load from L2)",
-            "topology": {"cmgs": CMGS, "cpus_per_cmg": CPUS_PER_CMG, "numbering": "FX700: CPU n in CMG n // 12"},
+            "topology": {
+                "cmgs": CMGS,
+                "cpus_per_cmg": CPUS_PER_CMG,
+                "numbering": "FX700: CPU n in CMG n // 12",
+            },
             "timing_cycles": asdict(self.timing),
             "energy_nj": asdict(self.energy),
             "prefetch": asdict(self.prefetch),
@@ -140,8 +155,10 @@ def parse_ways(text: str, option: str, count: tuple[int, ...], limit: int) -> tu
     parts = [p.strip() for p in text.split(",")]
     if len(parts) not in count or not all(p.isdigit() for p in parts):
         want = " or ".join(str(c) for c in count)
-        raise UsageError(f"{option} {text!r}: expected {want} comma-separated way counts, e.g. {option} "
-                         + ",".join(["2"] * count[0]))
+        raise UsageError(
+            f"{option} {text!r}: expected {want} comma-separated way counts, e.g. {option} "
+            + ",".join(["2"] * count[0])
+        )
     values = tuple(int(p) for p in parts)
     bad = [v for v in values if v > limit]
     if bad:
@@ -152,7 +169,9 @@ def parse_ways(text: str, option: str, count: tuple[int, ...], limit: int) -> tu
 def parse_l2_sets(text: str) -> tuple[int, ...]:
     parts = [p.strip() for p in text.split(",")]
     if not parts or any(p not in ("0", "1") for p in parts):
-        raise UsageError(f"--l2-set {text!r}: expected 0 or 1 (or a list like 0,1 applied round robin to threads)")
+        raise UsageError(
+            f"--l2-set {text!r}: expected 0 or 1 (or a list like 0,1 applied round robin to threads)"
+        )
     return tuple(int(p) for p in parts)
 
 

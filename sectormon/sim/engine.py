@@ -22,7 +22,7 @@ from collections import deque
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
-from sectormon.sim.cache import DIRTY, NO_VICTIM, PF_MARK, SECTOR_MASK, SectorCache
+from sectormon.sim.cache import DIRTY, PF_MARK, SECTOR_MASK, SectorCache
 from sectormon.sim.config import (
     CPUS_PER_CMG,
     L1_SETS,
@@ -72,26 +72,42 @@ class ThreadSpec:
 
 
 class Cmg:
-    """A CMG: the shared L2 and the CMG-scoped counters."""
+    """A CMG: the shared L2. Its CMG-scoped counters are sums over its threads' counters, derived on
+    read (every L2 miss, refill-buffer meeting and memory write is counted by the requesting core)."""
 
-    __slots__ = ("ident", "tick", "l2", "l2_accesses", "l2_miss_count", "l2_miss_wait", "mem_writes",
-                 "pf_mib_mch", "swap_local")
+    __slots__ = ("ident", "l2", "memory", "threads", "tick")
 
     def __init__(self, ident: int, config: ModelConfig) -> None:
         self.ident = ident
         s = config.sectors
         self.l2 = SectorCache(L2_SETS, config.l2_ways, s.l2, s.enabled)
+        self.memory = config.timing.memory
+        self.threads: list[SimThread] = []
         self.tick = 0
-        self.l2_miss_count = 0
-        self.l2_miss_wait = 0
-        self.swap_local = 0
-        self.pf_mib_mch = 0
-        self.l2_accesses = 0
-        self.mem_writes = 0
+
+    def l2_miss_count(self) -> int:
+        """L2 misses as the hardware counts them, refill-buffer meetings included (errata 1.0)."""
+        return sum(t.l2_refill_dm + t.l2_refill_pf for t in self.threads)
+
+    def swap_local(self) -> int:
+        return sum(t.swap_dm for t in self.threads)
+
+    def pf_mib_mch(self) -> int:
+        return sum(t.mibmch_prf for t in self.threads)
 
     def l2_refills(self) -> int:
         """Lines really read from memory (the miss count without the refill-buffer meetings)."""
-        return self.l2_miss_count - self.swap_local - self.pf_mib_mch
+        return self.l2_miss_count() - self.swap_local() - self.pf_mib_mch()
+
+    def l2_miss_wait(self) -> int:
+        """Cycles x outstanding L2 misses: every memory read is outstanding for the memory latency."""
+        return self.l2_refills() * self.memory
+
+    def l2_accesses(self) -> int:
+        return sum(t.l2_access() for t in self.threads)
+
+    def mem_writes(self) -> int:
+        return sum(t.l2_wb for t in self.threads)
 
 
 class SimThread:
@@ -136,7 +152,7 @@ class SimThread:
         self.l1_refill_pf = 0
         self.l1_wb = 0
         self.l1_miss_wait = 0
-        self.l2_access = 0
+        self.l2_other = 0  # L2 requests that are not L1D refills: L2 prefetches, write-backs
         self.l2_refill_dm = 0
         self.l2_refill_pf = 0
         self.l2_wb = 0
@@ -271,19 +287,14 @@ class SimThread:
         sec = (fl >> 1) & 3
         cmg = self.cmg
         l2 = cmg.l2
-        self.l2_access += 1
-        cmg.l2_accesses += 1
         v2 = l2.tags.get(line)
         if v2 is None:
             ready = cyc + self.memory
             source = FROM_MEMORY
             self.l2_refill_dm += 1
-            cmg.l2_miss_count += 1
-            cmg.l2_miss_wait += self.memory
             victim, vstate = l2.fill(line, (ready << 4) | (self.l2base + (sec & 1)))
             if vstate & DIRTY:
                 self.l2_wb += 1
-                cmg.mem_writes += 1
         elif v2 >> 4 <= cyc:
             s2 = l2.sets[line & l2.mask]
             if s2[-1] != line:
@@ -315,36 +326,25 @@ class SimThread:
         The hardware counts the meeting as another refill (errata 1.0), and so does the model:
         that is what the errata-corrected formulas subtract again.
         """
-        cmg = self.cmg
-        cmg.l2.touch(line)
+        self.cmg.l2.touch(line)
         allocated_by = (v2 >> 2) & 1
         if demand and allocated_by == BY_PREFETCH:
             self.swap_dm += 1
             self.l2_refill_dm += 1
-            cmg.swap_local += 1
-            cmg.l2_miss_count += 1
         elif not demand and allocated_by == BY_DEMAND:
             self.mibmch_prf += 1
             self.l2_refill_pf += 1
-            cmg.pf_mib_mch += 1
-            cmg.l2_miss_count += 1
         return max(v2 >> 4, cyc + self.l2_hit)
 
     def _l2_fill(self, line: int, sec2: int, ready: int, by: int) -> None:
-        cmg = self.cmg
-        cmg.l2_miss_count += 1
-        cmg.l2_miss_wait += self.memory
-        _, vstate = cmg.l2.fill(line, (ready << 4) | (by << 2) | sec2)
+        _, vstate = self.cmg.l2.fill(line, (ready << 4) | (by << 2) | sec2)
         if vstate & DIRTY:
             self.l2_wb += 1
-            cmg.mem_writes += 1
 
     def _l2_write(self, line: int, sec: int, cyc: int) -> None:
         """A dirty L1D victim written back to L2 (allocated there if L2 had dropped it)."""
-        cmg = self.cmg
-        l2 = cmg.l2
-        self.l2_access += 1
-        cmg.l2_accesses += 1
+        l2 = self.cmg.l2
+        self.l2_other += 1
         v2 = l2.tags.get(line)
         if v2 is not None:
             l2.touch(line)
@@ -353,10 +353,8 @@ class SimThread:
         _, vstate = l2.fill(line, (cyc << 4) | DIRTY | (self.l2base + (sec & 1)))
         if line not in l2.tags:  # the sector may not allocate in L2 either: straight to memory
             self.l2_wb += 1
-            cmg.mem_writes += 1
         if vstate & DIRTY:
             self.l2_wb += 1
-            cmg.mem_writes += 1
 
     # ----------------------------------------------------------------- the stream prefetcher
     def _train(self, line: int, fl: int, cyc: int) -> None:
@@ -393,8 +391,6 @@ class SimThread:
         self.l1_refill_pf += 1
         cmg = self.cmg
         l2 = cmg.l2
-        self.l2_access += 1
-        cmg.l2_accesses += 1
         v2 = l2.tags.get(line)
         if v2 is None:
             ready = cyc + self.memory
@@ -417,15 +413,17 @@ class SimThread:
 
     def _prefetch_l2(self, line: int, fl: int, cyc: int) -> None:
         """A prefetch into L2 only (further ahead than the L1D prefetch)."""
-        cmg = self.cmg
-        self.l2_access += 1
-        cmg.l2_accesses += 1
+        self.l2_other += 1
         self.l2_refill_pf += 1
         self._l2_fill(line, self.l2base + ((fl >> 1) & 1), cyc + self.memory, BY_PREFETCH)
 
     # ----------------------------------------------------------------- derived totals
     def cycles(self) -> int:
         return self.cyc // TICKS
+
+    def l2_access(self) -> int:
+        """L2 requests of this core: L1D refills (demand and prefetch), L2 prefetches, write-backs."""
+        return self.l1_refill_dm + self.l1_refill_pf + self.l2_other
 
     def inst(self) -> int:
         return int(self.acc * self.ipa) + self.ifetch
@@ -456,7 +454,9 @@ class Machine:
             c = spec.cpu // CPUS_PER_CMG
             if c not in self.cmgs:
                 self.cmgs[c] = Cmg(c, config)
-            self.threads.append(SimThread(spec, self.cmgs[c], config, loop))
+            thread = SimThread(spec, self.cmgs[c], config, loop)
+            self.cmgs[c].threads.append(thread)
+            self.threads.append(thread)
         self.tick = 0
         self._pending: SectorConfig | None = None
 

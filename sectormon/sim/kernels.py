@@ -87,9 +87,15 @@ class KernelSpec:
         return _ISA[self.name][1]
 
     def describe(self) -> dict[str, Any]:
-        return {"name": self.name, "params": dict(self.params), "array_sectors": dict(self.sectors),
-                "inst_per_access": self.inst_per_access, "cycles_per_access": self.cycles_per_access,
-                "seed": self.seed, **self.extra}
+        return {
+            "name": self.name,
+            "params": dict(self.params),
+            "array_sectors": dict(self.sectors),
+            "inst_per_access": self.inst_per_access,
+            "cycles_per_access": self.cycles_per_access,
+            "seed": self.seed,
+            **self.extra,
+        }
 
     def stream_factory(self, thread: int, tag_override: bool, pfe: bool) -> Callable[[], Chunks]:
         """A callable making a fresh stream for ``thread`` (called again when the demo loops)."""
@@ -102,8 +108,9 @@ class KernelSpec:
         return lambda: _random(self.params, fl, base, self.seed + thread)
 
 
-def make_kernel(name: str, sizes: Mapping[str, str] | None = None, assign: Mapping[str, str] | None = None,
-                seed: int = 1) -> KernelSpec:
+def make_kernel(
+    name: str, sizes: Mapping[str, str] | None = None, assign: Mapping[str, str] | None = None, seed: int = 1
+) -> KernelSpec:
     """Validate ``--size key=value`` and ``--assign array=sector`` against the kernel's names."""
     if name not in _PARAMS:
         raise UsageError(f"--kernel {name!r}: unknown kernel; choose one of {', '.join(KERNELS)}")
@@ -115,7 +122,9 @@ def make_kernel(name: str, sizes: Mapping[str, str] | None = None, assign: Mappi
     sectors = kernel_arrays(name)
     for array, text in (assign or {}).items():
         if array not in sectors:
-            raise UsageError(f"--assign {array}={text}: {name} has no array {array!r}; use {', '.join(sectors)}")
+            raise UsageError(
+                f"--assign {array}={text}: {name} has no array {array!r}; use {', '.join(sectors)}"
+            )
         if text not in ("0", "1", "2", "3"):
             raise UsageError(f"--assign {array}={text}: a sector id is 0, 1, 2 or 3")
         sectors[array] = int(text)
@@ -134,9 +143,13 @@ def _check(name: str, p: Mapping[str, int]) -> None:
         raise UsageError("--size reused: the reused array needs at least one 256-byte line")
     if name == "scenario-b":
         if p["n"] % p["tile_j"] or p["n"] % p["tile_i"]:
-            raise UsageError(f"--size: n={p['n']} must be a multiple of tile_i={p['tile_i']} and tile_j={p['tile_j']}")
+            raise UsageError(
+                f"--size: n={p['n']} must be a multiple of tile_i={p['tile_i']} and tile_j={p['tile_j']}"
+            )
         if p["tile_j"] * 8 % LINE_BYTES or p["pad"] * 8 % LINE_BYTES:
-            raise UsageError("--size: tile_j and pad must be multiples of 32 elements (one 256-byte line of doubles)")
+            raise UsageError(
+                "--size: tile_j and pad must be multiples of 32 elements (one 256-byte line of doubles)"
+            )
     if name == "random" and p["table"] < LINE_BYTES:
         raise UsageError("--size table: the table needs at least one 256-byte line")
 

@@ -35,8 +35,14 @@ class TraceInfo:
     tagged: int
 
     def to_json(self) -> dict[str, object]:
-        return {"path": self.path, "reads": self.reads, "writes": self.writes, "ifetches": self.ifetches,
-                "tagged": self.tagged, "format": "din"}
+        return {
+            "path": self.path,
+            "reads": self.reads,
+            "writes": self.writes,
+            "ifetches": self.ifetches,
+            "tagged": self.tagged,
+            "format": "din",
+        }
 
 
 def parse_line(text: str, path: str, number: int) -> tuple[int, int, int | None] | None:
@@ -45,22 +51,36 @@ def parse_line(text: str, path: str, number: int) -> tuple[int, int, int | None]
     if not fields or fields[0].startswith("#"):
         return None
     if len(fields) not in (2, 3):
-        raise DataError(path, number, f"expected '<label> <hex address> [sector]', got {len(fields)} fields",
-                        "write e.g. '0 7fff5a10' (0 read, 1 write, 2 ifetch)")
+        raise DataError(
+            path,
+            number,
+            f"expected '<label> <hex address> [sector]', got {len(fields)} fields",
+            "write e.g. '0 7fff5a10' (0 read, 1 write, 2 ifetch)",
+        )
     label = fields[0]
     if label not in LABELS:
-        raise DataError(path, number, f"unknown din label {label!r}",
-                        "use 0 (read), 1 (write) or 2 (instruction fetch); labels 3 and 4 are not supported")
+        raise DataError(
+            path,
+            number,
+            f"unknown din label {label!r}",
+            "use 0 (read), 1 (write) or 2 (instruction fetch); labels 3 and 4 are not supported",
+        )
     raw = fields[1]
     digits = raw[2:] if raw[:2].lower() == "0x" else raw
     if not digits or not all(c in _HEX for c in digits):
-        raise DataError(path, number, f"address {raw!r} is not hexadecimal", "write it like 7fff5a10 or 0x7fff5a10")
+        raise DataError(
+            path, number, f"address {raw!r} is not hexadecimal", "write it like 7fff5a10 or 0x7fff5a10"
+        )
     address = int(digits, 16)
     sector: int | None = None
     if len(fields) == 3:
         if fields[2] not in ("0", "1", "2", "3"):
-            raise DataError(path, number, f"sector {fields[2]!r} is not 0, 1, 2 or 3",
-                            "the optional third field is the sector id (0-3)")
+            raise DataError(
+                path,
+                number,
+                f"sector {fields[2]!r} is not 0, 1, 2 or 3",
+                "the optional third field is the sector id (0-3)",
+            )
         sector = int(fields[2])
     return int(label), address, sector
 
@@ -81,11 +101,15 @@ def validate(path: str) -> TraceInfo:
     except FileNotFoundError:
         raise DataError(path, None, "trace file not found", "check the --trace path") from None
     except UnicodeDecodeError as exc:
-        raise DataError(path, None, f"not a text file ({exc.reason})", "give a din trace: '<label> <hex address>'") from None
+        raise DataError(
+            path, None, f"not a text file ({exc.reason})", "give a din trace: '<label> <hex address>'"
+        ) from None
     except IsADirectoryError:
         raise DataError(path, None, "is a directory, not a trace file", "give a din trace file") from None
     if counts[0] + counts[1] == 0:
-        raise DataError(path, None, "the trace has no data accesses (labels 0 or 1)", "give a din trace with reads/writes")
+        raise DataError(
+            path, None, "the trace has no data accesses (labels 0 or 1)", "give a din trace with reads/writes"
+        )
     return TraceInfo(path, counts[0], counts[1], counts[2], tagged)
 
 

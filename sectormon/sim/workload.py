@@ -41,12 +41,18 @@ def _check_threads(threads: int) -> None:
 def kernel_workload(kernel: KernelSpec, threads: int, tag_override: bool, prefetch: bool) -> Workload:
     _check_threads(threads)
     specs = tuple(
-        ThreadSpec(t, placement(t, threads), kernel.stream_factory(t, tag_override, prefetch),
-                   kernel.cycles_per_access, kernel.inst_per_access)
+        ThreadSpec(
+            t,
+            placement(t, threads),
+            kernel.stream_factory(t, tag_override, prefetch),
+            kernel.cycles_per_access,
+            kernel.inst_per_access,
+        )
         for t in range(threads)
     )
-    return Workload(specs, {"kind": "kernel", **kernel.describe(), "threads": threads,
-                            "cpus": [s.cpu for s in specs]})
+    return Workload(
+        specs, {"kind": "kernel", **kernel.describe(), "threads": threads, "cpus": [s.cpu for s in specs]}
+    )
 
 
 def trace_workload(paths: Sequence[str], tag_override: bool, prefetch: bool) -> Workload:
@@ -54,12 +60,24 @@ def trace_workload(paths: Sequence[str], tag_override: bool, prefetch: bool) -> 
     _check_threads(len(paths))
     infos: list[TraceInfo] = [validate(p) for p in paths]
     specs = tuple(
-        ThreadSpec(t, placement(t, len(paths)), stream_factory(p, tag_override, prefetch), 1.0,
-                   0.0 if info.ifetches else TRACE_INST_PER_ACCESS)
-        for t, (p, info) in enumerate(zip(paths, infos))
+        ThreadSpec(
+            t,
+            placement(t, len(paths)),
+            stream_factory(p, tag_override, prefetch),
+            1.0,
+            0.0 if info.ifetches else TRACE_INST_PER_ACCESS,
+        )
+        for t, (p, info) in enumerate(zip(paths, infos, strict=True))
     )
-    return Workload(specs, {"kind": "trace", "traces": [i.to_json() for i in infos], "threads": len(paths),
-                            "cpus": [s.cpu for s in specs],
-                            "inst_per_access": TRACE_INST_PER_ACCESS,
-                            "note": "ifetch lines count as instructions; without them each data access "
-                                    f"counts {TRACE_INST_PER_ACCESS:g} instructions"})
+    return Workload(
+        specs,
+        {
+            "kind": "trace",
+            "traces": [i.to_json() for i in infos],
+            "threads": len(paths),
+            "cpus": [s.cpu for s in specs],
+            "inst_per_access": TRACE_INST_PER_ACCESS,
+            "note": "ifetch lines count as instructions; without them each data access "
+            f"counts {TRACE_INST_PER_ACCESS:g} instructions",
+        },
+    )

@@ -82,6 +82,9 @@ class _ExecGatedGroup:
         return self._inner.closed
 
 
+AFFINITY_REFRESH_POLLS = 25  # re-read known threads' binding every 25 polls (0.5 s at 20 ms slices)
+
+
 class PerfSource:
     """Source of live counts through perf_event_open (``kind = "perf"``)."""
 
@@ -108,7 +111,7 @@ class PerfSource:
                     f"--cpus: CPU {format_cpu_list(missing)} does not exist here "
                     f"(CPUs: {format_cpu_list(topology.cpus)})"
                 )
-        self._tracker = ThreadTracker(topology.cmg_of)
+        self._tracker = ThreadTracker(topology.cmg_of, refresh_every=AFFINITY_REFRESH_POLLS)
         self._t0: float | None = None
         self._groups: list[PerfGroup | _ExecGatedGroup] = []
         self._specs: dict[str, EventSpec] = {}

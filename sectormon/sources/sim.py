@@ -44,7 +44,7 @@ class SimCounterGroup:
         self._source = source
         self.unit = unit
         self.events = tuple(e.name for e in events)
-        self._codes = tuple(e.code for e in events)
+        self._codes = tuple(e.code or 0 for e in events)  # all modelled: open_group checked
         self._thread = source.thread_on(unit.core) if unit.kind == "cmg" else source.thread_of(unit.ident)
         self._cmg = source.cmg(unit.cmg)
         self._acc = [0] * len(events)
@@ -60,7 +60,7 @@ class SimCounterGroup:
             if code in sim_events.CMG_EVENTS:
                 out.append(sim_events.read_cmg(code, self._cmg, energy) if self._cmg is not None else 0)
             else:
-                out.append(sim_events.read_pe(code, self._thread, energy))  # type: ignore[arg-type]
+                out.append(sim_events.read_pe(code, self._thread, energy))
         return out
 
     def _clock(self) -> int:
@@ -77,7 +77,7 @@ class SimCounterGroup:
     def disable(self) -> None:
         if self._base is not None:
             now = self._raw()
-            self._acc = [a + n - b for a, n, b in zip(self._acc, now, self._base)]
+            self._acc = [a + n - b for a, n, b in zip(self._acc, now, self._base, strict=True)]
             self._time += self._clock() - self._base_time
             self._base = None
 
@@ -93,7 +93,7 @@ class SimCounterGroup:
         time = self._time
         if self._base is not None:
             now = self._raw()
-            values = [a + n - b for a, n, b in zip(values, now, self._base)]
+            values = [a + n - b for a, n, b in zip(values, now, self._base, strict=True)]
             time += self._clock() - self._base_time
         ns = _ns(time)
         return GroupValues(values=tuple(values), time_enabled=ns, time_running=ns)
@@ -167,16 +167,22 @@ class SimSource:
 
     def units(self) -> tuple[Unit, ...]:
         """Every simulated thread, finished or not."""
-        return tuple(Unit(kind="thread", ident=t.tid, core=t.cpu, cmg=t.cmg.ident) for t in self.machine.threads)
+        return tuple(
+            Unit(kind="thread", ident=t.tid, core=t.cpu, cmg=t.cmg.ident) for t in self.machine.threads
+        )
 
     def cmg_units(self) -> tuple[Unit, ...]:
-        return tuple(Unit(kind="cmg", ident=c, core=c * CPUS_PER_CMG, cmg=c) for c in sorted(self.machine.cmgs))
+        return tuple(
+            Unit(kind="cmg", ident=c, core=c * CPUS_PER_CMG, cmg=c) for c in sorted(self.machine.cmgs)
+        )
 
     def open_group(self, unit: Unit, events: Sequence[EventDef]) -> SimCounterGroup:
         missing = [e.name for e in events if not sim_events.is_modelled(e.code)]
         if missing:
-            raise SimEventError(f"event {missing[0]} is {sim_events.NOT_MODELLED}; leave it out of the groups "
-                                "(the probe marks it unsupported)")
+            raise SimEventError(
+                f"event {missing[0]} is {sim_events.NOT_MODELLED}; leave it out of the groups "
+                "(the probe marks it unsupported)"
+            )
         if unit.kind == "thread" and unit.ident not in self._threads:
             raise SimEventError(f"no simulated thread {unit.ident}")
         if unit.kind == "cmg" and unit.cmg not in self.machine.cmgs:

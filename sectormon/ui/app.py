@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import gc
 import itertools
 import threading
 from collections.abc import Iterable, Mapping
@@ -198,6 +199,11 @@ class SectormonApp(App[int]):
             self.set_interval(TIMELINE_PERIOD, self._tick_timeline)
             self._tick_timeline()
         self.redraw()
+        self.call_after_refresh(gc.freeze)
+
+    # The widget tree, the stylesheet and Textual itself are long-lived: moving them out of the
+    # collector's reach (gc.freeze) stops full collections from rescanning them, which otherwise
+    # cost 50-70 ms every ~10 frames at 48 cores (the p99 of the frame time).
 
     def on_unmount(self) -> None:
         self._stop_controller()

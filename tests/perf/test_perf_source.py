@@ -101,7 +101,8 @@ def test_cmg_units_pid_mode() -> None:
             pytest.skip(source.cmg_unavailable_reason)
         assert source.cmg_units() == (Unit("cmg", 1, core=1, cmg=1),)  # only the bound thread's CMG
         os.sched_setaffinity(proc.pid, {0, 1})
-        source.poll_units()
+        for _ in range(perf_source.AFFINITY_REFRESH_POLLS):  # rebinding is noticed within this many polls
+            source.poll_units()
         assert [u.ident for u in source.cmg_units()] == [0, 1]  # unbound: every CMG
         group = source.open_group(source.cmg_units()[0], [EventDef("CPU_CLOCK", "cpu-clock")])
         group.enable()

@@ -39,8 +39,9 @@ def _ours(addresses: list[int], sectors: SectorConfig | None = None, l2_ways: in
         for i in range(0, len(records), 1000):
             yield records[i : i + 1000]
 
-    config = ModelConfig(l2_ways=l2_ways, prefetch=Prefetch(enabled=False),
-                         sectors=sectors or SectorConfig(enabled=False))
+    config = ModelConfig(
+        l2_ways=l2_ways, prefetch=Prefetch(enabled=False), sectors=sectors or SectorConfig(enabled=False)
+    )
     machine = Machine(config, [ThreadSpec(0, 0, stream)])
     machine.run_to_completion()
     return _counts(machine)
@@ -51,14 +52,19 @@ def _counts(machine: Machine) -> dict[str, int]:
     return {
         "l1_hit": t.acc - t.l1_refill_dm,
         "l1_miss": t.l1_refill_dm,
-        "l2_hit": t.l2_access - t.l2_refill_dm,
+        "l2_hit": t.l2_access() - t.l2_refill_dm,
         "l2_miss": t.l2_refill_dm,
     }
 
 
 def _expected(addresses: list[int], l2_ways: int = 14) -> dict[str, int]:
     s1, s2 = _pycachesim(addresses, l2_ways)
-    return {"l1_hit": s1["HIT_count"], "l1_miss": s1["MISS_count"], "l2_hit": s2["HIT_count"], "l2_miss": s2["MISS_count"]}
+    return {
+        "l1_hit": s1["HIT_count"],
+        "l1_miss": s1["MISS_count"],
+        "l2_hit": s2["HIT_count"],
+        "l2_miss": s2["MISS_count"],
+    }
 
 
 def _sequential(n: int, span: int) -> list[int]:

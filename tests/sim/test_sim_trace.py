@@ -94,14 +94,18 @@ def test_sector_field_ignored_without_tag_override(tmp_path: Path) -> None:
     upper=st.booleans(),
     sector=st.one_of(st.none(), st.integers(0, 3)),
 )
-def test_any_valid_line_parses(label: str, address: int, prefix: str, upper: bool, sector: int | None) -> None:
+def test_any_valid_line_parses(
+    label: str, address: int, prefix: str, upper: bool, sector: int | None
+) -> None:
     digits = f"{address:X}" if upper else f"{address:x}"
     text = f"{label} {prefix}{digits}" + ("" if sector is None else f" {sector}")
     assert parse_line(text, "t", 7) == (int(label), address, sector)
 
 
 @settings(max_examples=100, deadline=None)
-@given(junk=st.text(alphabet="0123456789abcdefxyz -#\t", min_size=1, max_size=20), line=st.integers(1, 10_000))
+@given(
+    junk=st.text(alphabet="0123456789abcdefxyz -#\t", min_size=1, max_size=20), line=st.integers(1, 10_000)
+)
 def test_junk_parses_or_fails_with_its_line_number(junk: str, line: int) -> None:
     try:
         parse_line(junk, "f.din", line)

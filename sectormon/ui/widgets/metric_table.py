@@ -41,11 +41,10 @@ class ColumnSpec:
 
 
 def _fit(text: str, width: int, right: bool) -> str:
-    length = cell_len(text)
-    if length > width:
+    """Pad to ``width`` (cells hold no double-width characters, so len() is the cell width)."""
+    if len(text) > width:
         return text[: max(0, width - 1)] + "…" if width > 0 else ""
-    pad = " " * (width - length)
-    return pad + text if right else text + pad
+    return text.rjust(width) if right else text.ljust(width)
 
 
 class MetricTable(ScrollView, can_focus=True):
@@ -239,18 +238,18 @@ class MetricTable(ScrollView, can_focus=True):
             style = self._styles[""] = self.rich_style
         return style
 
-    def _build(self, texts: Sequence[tuple[str, Style]], base: Style) -> Strip:
+    def _build(self, texts: Sequence[tuple[str, Style | None]], base: Style) -> Strip:
         pad = " " * self.padding
-        segments: list[Segment] = []
-        for (text, style), width, column in zip(texts, self._widths, self._columns, strict=False):
-            body = _fit(text, width, column.right)
-            segments.append(Segment(pad + body + pad, base + style))
+        segments = [
+            Segment(pad + _fit(text, width, column.right) + pad, base + style if style else base)
+            for (text, style), width, column in zip(texts, self._widths, self._columns, strict=False)
+        ]
         return Strip(segments, self._line_width())
 
     def _header_strip(self) -> Strip:
         if self._header is None:
             header = self._style("header")
-            self._header = self._build([(c.label, Style()) for c in self._columns], self._base() + header)
+            self._header = self._build([(c.label, None) for c in self._columns], self._base() + header)
         return self._header
 
     def _row_strip(self, index: int) -> Strip:
@@ -262,11 +261,11 @@ class MetricTable(ScrollView, can_focus=True):
         base = self._base()
         if cursor:
             base = base + self._style("cursor" if self.has_focus else "cursor-blurred")
-        texts = []
+        texts: list[tuple[str, Style | None]] = []
         for cell in self._cells.get(key, []):
-            style = Style()
+            style: Style | None = None
             for role in cell.roles:
-                style += self._style(role)
+                style = self._style(role) if style is None else style + self._style(role)
             texts.append((cell.text, style))
         strip = self._build(texts, base)
         self._strips[(key, cursor)] = strip
