@@ -171,11 +171,12 @@ def main() -> int:
     else:
         print("     ratio: perf not installed here (apt-get install linux-perf)")
     costs = ioctl_costs()
+    per_second = 2 * args.threads * 50  # two ioctls per unit per 20 ms slice
+    low, high = (per_second * min(costs.values()) / 1e4, per_second * max(costs.values()) / 1e4)
     print(
         "kernel cost of one group enable/disable ioctl on another process's thread here: "
         + ", ".join(f"{state} {us:.1f} us" for state, us in costs.items())
-        + f" -> rotation floor for {args.threads} threads at 50 slices/s: "
-        + f"{2 * args.threads * 50 * min(costs.values()) / 1e4:.1f}-{2 * args.threads * 50 * max(costs.values()) / 1e4:.1f} % of a core"
+        + f" -> rotation floor for {args.threads} threads: {low:.1f}-{high:.1f} % of a core"
     )
     return 0
 
