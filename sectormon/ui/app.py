@@ -199,11 +199,7 @@ class SectormonApp(App[int]):
             self.set_interval(TIMELINE_PERIOD, self._tick_timeline)
             self._tick_timeline()
         self.redraw()
-        self.call_after_refresh(gc.freeze)
-
-    # The widget tree, the stylesheet and Textual itself are long-lived: moving them out of the
-    # collector's reach (gc.freeze) stops full collections from rescanning them, which otherwise
-    # cost 50-70 ms every ~10 frames at 48 cores (the p99 of the frame time).
+        self.call_after_refresh(_freeze_startup_objects)
 
     def on_unmount(self) -> None:
         self._stop_controller()
@@ -453,6 +449,16 @@ class SectormonApp(App[int]):
         screen = DetailScreen(message.kind, message.key, self.ctx)
         self.push_screen(screen)
         self.call_after_refresh(lambda: screen.show(self.latest, self.ctx))
+
+
+def _freeze_startup_objects() -> None:
+    """Move the long-lived startup objects (widget tree, stylesheet, Textual) out of the collector.
+
+    Otherwise every full collection rescans them: 50-70 ms every ~10 frames at 48 cores, the p99
+    of the frame time. Garbage is collected first so no dead cycle is frozen with them.
+    """
+    gc.collect()
+    gc.freeze()
 
 
 def make_app(controller: SessionControl | ReplayControl, *, theme: str | None = None) -> SectormonApp:
