@@ -16,6 +16,7 @@ import argparse
 import random
 import time
 from collections.abc import Callable, Iterator
+from functools import partial
 
 from sectormon.sim.config import L1_SETS, L1_WAYS, L2_SETS, ModelConfig, Prefetch, SectorConfig
 from sectormon.sim.engine import Machine, Record, ThreadSpec
@@ -109,14 +110,15 @@ def main() -> None:
     repeat = 1 if args.quick else 3
 
     print(f"trace-driven, {n} accesses each, best of {repeat} (M accesses/s; ratio = sectormon / pycachesim)")
-    print(f"{'trace':<20} {'pycachesim':>11} {'ours/access':>12} {'ours/grouped':>13} {'full model':>11}  ratios")
+    head = f"{'trace':<20} {'pycachesim':>11} {'ours/access':>12} {'ours/grouped':>13} {'full model':>11}"
+    print(head + "  ratios")
     for name, addresses in _traces(n).items():
         per = _records(addresses, grouped=False)
         grouped = _records(addresses, grouped=True)
-        t_ref = _best(lambda a=addresses: _pycachesim(a), repeat)
-        t_per = _best(lambda r=per: _ours(r, False), repeat)
-        t_grp = _best(lambda r=grouped: _ours(r, False), repeat)
-        t_full = _best(lambda r=grouped: _ours(r, True), repeat)
+        t_ref = _best(partial(_pycachesim, addresses), repeat)
+        t_per = _best(partial(_ours, per, False), repeat)
+        t_grp = _best(partial(_ours, grouped, False), repeat)
+        t_full = _best(partial(_ours, grouped, True), repeat)
         rates = [n / t / 1e6 for t in (t_ref, t_per, t_grp, t_full)]
         ratios = " ".join(f"{t_ref / t:.2f}" for t in (t_per, t_grp, t_full))
         print(f"{name:<20} {rates[0]:>11.2f} {rates[1]:>12.2f} {rates[2]:>13.2f} {rates[3]:>11.2f}  {ratios}")

@@ -124,6 +124,7 @@ class SectormonApp(App[int]):
         self.ctx = RenderContext.from_header(self.header)
         self.history = History([c.metric for c in self.ctx.panels.history], history_length)
         self.latest: Frame | None = None
+        self.shown: Frame | None = None  # what the screens draw: frozen while the display is paused
         self.display_paused = False
         self.sector_preset = ""
         self.frames_received = 0
@@ -251,6 +252,7 @@ class SectormonApp(App[int]):
         if self._baseline_wanted is not None and (frame.baseline is not None) == self._baseline_wanted:
             self._baseline_wanted = None
         if not self.display_paused:
+            self.shown = frame
             self.redraw()
 
     def status(self) -> Status:
@@ -274,9 +276,9 @@ class SectormonApp(App[int]):
         except ScreenStackError:
             return
         if isinstance(screen, DetailScreen):
-            screen.show(self.latest, self.ctx)
+            screen.show(self.shown, self.ctx)
         elif screen is self.dashboard and self.dashboard.is_mounted:
-            self.dashboard.show(self.latest, self.ctx, self.status())
+            self.dashboard.show(self.shown, self.ctx, self.status())
 
     # -- replay --------------------------------------------------------------------------------
 
@@ -356,6 +358,8 @@ class SectormonApp(App[int]):
 
     def action_pause_display(self) -> None:
         self.display_paused = not self.display_paused
+        if not self.display_paused:
+            self.shown = self.latest
         self.redraw()
 
     def baseline_active(self) -> bool:
@@ -448,7 +452,7 @@ class SectormonApp(App[int]):
     def on_open_detail(self, message: OpenDetail) -> None:
         screen = DetailScreen(message.kind, message.key, self.ctx)
         self.push_screen(screen)
-        self.call_after_refresh(lambda: screen.show(self.latest, self.ctx))
+        self.call_after_refresh(lambda: screen.show(self.shown, self.ctx))
 
 
 def _freeze_startup_objects() -> None:

@@ -9,6 +9,8 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
+from rich.text import Text
+
 EMPTY_GLYPH = "·"
 
 
@@ -49,3 +51,28 @@ def grid_columns(total_width: int, cell_width: int, items: int) -> int:
     if items <= 0:
         return 1
     return max(1, min(items, total_width // max(1, cell_width)))
+
+
+GAP = 2
+
+
+def grid_text(entries: Sequence[Text], total_width: int, entry_width: int) -> Text:
+    """Entries column-major (down, then across), each padded to ``entry_width``."""
+    out = Text(no_wrap=True, overflow="crop")
+    if not entries:
+        return out
+    columns = grid_columns(total_width + GAP, entry_width + GAP, len(entries))
+    rows = math.ceil(len(entries) / columns)
+    for row in range(rows):
+        if row:
+            out.append("\n")
+        for column in range(columns):
+            index = column * rows + row
+            if index >= len(entries):
+                break
+            entry = entries[index].copy()
+            entry.truncate(entry_width, pad=True)
+            if column:
+                out.append(" " * GAP)
+            out.append_text(entry)
+    return out

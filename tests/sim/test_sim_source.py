@@ -16,6 +16,7 @@ from sectormon.profiles.model import EventDef
 from sectormon.readings import Unit
 from sectormon.sim import events as sim_events
 from sectormon.sim.config import FREQ_HZ
+from sectormon.sources.base import CounterGroup, Source
 from sectormon.sources.sim import (
     SECTOR_PRESETS,
     SIM_DEFAULT_INTERVAL,
@@ -302,3 +303,11 @@ def test_json_stream_through_the_pipeline(capsys: pytest.CaptureFixture[str]) ->
     last = frames[-1]
     assert last["total"]["counts"]["L1D_CACHE"] > 0
     assert set(last["cmgs"]) == {"0", "1"}
+
+
+def test_sim_source_satisfies_the_source_protocol() -> None:
+    """Checked statically by mypy (protocol assignment) and at runtime by duck typing."""
+    src: Source = _source("--threads", "1", "--size", "passes=2")
+    group: CounterGroup = src.open_group(src.poll_units().alive[0], [_ev("CPU_CYCLES")])
+    assert src.kind == "sim"
+    assert group.events == ("CPU_CYCLES",)

@@ -10,8 +10,8 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from fake_controller import FakeReplay, FakeSession  # noqa: E402
-from frames_fixture import a64fx_frames, a64fx_header, generic_frames, generic_header  # noqa: E402
+from fake_controller import FakeReplay, FakeSession
+from frames_fixture import a64fx_frames, a64fx_header, generic_frames, generic_header
 
 PRESETS = ("sector-off", "scenario-a")
 

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import io
+from typing import Any
 
 from rich.console import Console
 from textual.app import App
 
 
-def screen_text(app: App[object]) -> str:
+def screen_text(app: App[Any]) -> str:
     """The current screen as text lines (no colours), exactly as laid out."""
     width, height = app.size
     console = Console(

@@ -132,6 +132,10 @@ async def test_space_pauses_the_display_not_the_sampling(a64fx_session: FakeSess
         text = screen_text(app)
         assert "DISPLAY PAUSED" in text and "t 1.00 s" in text
         assert app.latest is a64fx_session.last_emitted  # frames still arrive
+        await pilot.press("w")  # redrawing for another reason must not unfreeze the display
+        await pilot.pause()
+        assert "t 1.00 s" in screen_text(app)
+        await pilot.press("w", "w")
         await pilot.press("p")
         await pilot.pause()
         assert not app.display_paused
@@ -184,8 +188,9 @@ async def test_sort_by_key_and_by_clicking_a_header(a64fx_session: FakeSession) 
         await pilot.pause()
         table = app.dashboard.query_one(CoreTable)
         assert table.sort_by == "IPC" and table.descending
-        scopes = app.latest.cores  # type: ignore[union-attr]
-        ipcs = [scopes[k].metrics["IPC"] for k in core_keys(app)]
+        assert app.latest is not None
+        scopes = app.latest.cores
+        ipcs = [scopes[k].metrics["IPC"] or 0.0 for k in core_keys(app)]
         assert ipcs == sorted(ipcs, reverse=True)
         # Click the "L1 miss" header: x offset = CPU (8) + IPC (7) columns, then click again: reversed.
         first = table.tables[0]
@@ -195,7 +200,7 @@ async def test_sort_by_key_and_by_clicking_a_header(a64fx_session: FakeSession) 
         await pilot.click(first, offset=(16, 0))
         await pilot.pause()
         assert table.sort_by == "L1D_miss_rate" and not table.descending
-        values = [scopes[k].metrics["L1D_miss_rate"] for k in core_keys(app)]
+        values = [scopes[k].metrics["L1D_miss_rate"] or 0.0 for k in core_keys(app)]
         assert values == sorted(values)
 
 
@@ -247,7 +252,9 @@ async def test_sector_preset_key(a64fx_session: FakeSession, generic_session: Fa
         await pilot.press("c")
         await pilot.press("c")
         await pilot.pause()
-        presets = [c[1] for c in a64fx_session.calls if isinstance(c, tuple) and c[0] == "apply_sector_preset"]
+        presets = [
+            c[1] for c in a64fx_session.calls if isinstance(c, tuple) and c[0] == "apply_sector_preset"
+        ]
         assert presets == ["sector-off", "scenario-a", "sector-off"]
         assert "preset sector-off" in screen_text(app)
         assert "sector preset" in screen_text(app)  # shown in the footer
@@ -279,7 +286,13 @@ async def test_view_keys_and_tab_clicks(a64fx_session: FakeSession) -> None:
         a64fx_session.emit()
         await pilot.pause()
         tabs = app.dashboard.query_one(TabbedContent)
-        expected = {"2": "tab-sectors", "3": "tab-stalls", "4": "tab-energy", "5": "tab-history", "1": "tab-cores"}
+        expected = {
+            "2": "tab-sectors",
+            "3": "tab-stalls",
+            "4": "tab-energy",
+            "5": "tab-history",
+            "1": "tab-cores",
+        }
         for key, tab in expected.items():
             await pilot.press(key)
             await pilot.pause()
@@ -333,8 +346,8 @@ async def test_enter_opens_core_and_cmg_detail(a64fx_session: FakeSession) -> No
         app.dashboard.query_one(CmgPanel).table.focus()
         await pilot.press("down", "down", "enter")
         await pilot.pause()
-        screen = app.screen
-        assert isinstance(screen, DetailScreen) and (screen.kind, screen.key) == ("cmg", "2")
+        cmg_screen = app.screen
+        assert isinstance(cmg_screen, DetailScreen) and (cmg_screen.kind, cmg_screen.key) == ("cmg", "2")
         text = screen_text(app)
         assert "CMG-wide" in text and "split" in text and "L2D_miss_rate_corrected" in text
 

@@ -75,7 +75,14 @@ def test_unknown_profile_falls_back_to_all_its_metrics() -> None:
     [
         {"cmgs": {"0": [12, 13], "1": "24-25"}},
         {"cmgs": [{"id": 0, "cpus": [12, 13]}, {"id": 1, "cpus": [24, 25]}]},
-        {"cpus": [{"cpu": 12, "cmg": 0}, {"cpu": 13, "cmg": 0}, {"cpu": 24, "cmg": 1}, {"cpu": 25, "cmg": 1}]},
+        {
+            "cpus": [
+                {"cpu": 12, "cmg": 0},
+                {"cpu": 13, "cmg": 0},
+                {"cpu": 24, "cmg": 1},
+                {"cpu": 25, "cmg": 1},
+            ]
+        },
         {"cpus": {"12": {"cmg": 0}, "13": {"cmg": 0}, "24": {"cmg": 1}, "25": {"cmg": 1}}},
     ],
 )
@@ -92,7 +99,12 @@ def test_core_filter_syntax() -> None:
     assert parse_core_filter("", cmg_map) is None
     assert parse_core_filter("12-14, 40", cmg_map) == {"12", "13", "14", "40"}
     assert parse_core_filter("cmg1,unbound", cmg_map) == {str(c) for c in range(24, 36)} | {"unbound"}
-    for bad, why in (("cmgx", "cmgN"), ("cmg9", "no such CMG"), ("12-a", "not a CPU"), ("20-10", "backwards")):
+    for bad, why in (
+        ("cmgx", "cmgN"),
+        ("cmg9", "no such CMG"),
+        ("12-a", "not a CPU"),
+        ("20-10", "backwards"),
+    ):
         with pytest.raises(ValueError, match=why):
             parse_core_filter(bad, cmg_map)
     with pytest.raises(ValueError, match="no CMG topology"):
@@ -116,7 +128,15 @@ def test_sector_ways_from_flib_and_simulator_configs() -> None:
 
 
 def test_describe_target() -> None:
-    text = describe_target({"pid": 4242, "cmdline": ["./a.out", "-n"], "threads": 48, "cpus": [12, 13, 14, 20], "mode": "per-thread"})
+    text = describe_target(
+        {
+            "pid": 4242,
+            "cmdline": ["./a.out", "-n"],
+            "threads": 48,
+            "cpus": [12, 13, 14, 20],
+            "mode": "per-thread",
+        }
+    )
     assert text == "pid 4242 ./a.out -n (48 threads, cpus 12-14,20, per-thread)"
     assert describe_target({}) == "—"
 

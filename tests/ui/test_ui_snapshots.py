@@ -22,7 +22,9 @@ PRESETS = ("sector-off", "scenario-a")
 SnapCompare = Callable[..., bool]
 
 
-def feed(session: FakeSession, frames: int, keys: Sequence[str] = (), after: int = 0) -> Callable[[Pilot], Awaitable[None]]:
+def feed(
+    session: FakeSession, frames: int, keys: Sequence[str] = (), after: int = 0
+) -> Callable[[Pilot], Awaitable[None]]:
     """Emit frames, press keys, emit more: what a user sees a few seconds in."""
 
     async def run_before(pilot: Pilot) -> None:
@@ -105,10 +107,14 @@ def test_snapshot_energy_tab_80x24(snap_compare: SnapCompare) -> None:
 
 def test_snapshot_help_80x24(snap_compare: SnapCompare) -> None:
     session = a64fx()
-    assert snap_compare(make_app(session), terminal_size=SMALL, run_before=feed(session, 1, ["question_mark"]))
+    assert snap_compare(
+        make_app(session), terminal_size=SMALL, run_before=feed(session, 1, ["question_mark"])
+    )
 
 
-@pytest.mark.parametrize(("theme", "size"), [("high-contrast", WIDE), ("light", SMALL)], ids=["hc-160x50", "light-80x24"])
+@pytest.mark.parametrize(
+    ("theme", "size"), [("high-contrast", WIDE), ("light", SMALL)], ids=["hc-160x50", "light-80x24"]
+)
 def test_snapshot_themes(snap_compare: SnapCompare, theme: str, size: tuple[int, int]) -> None:
     session = a64fx()
     app = make_app(session, theme=theme)

@@ -78,7 +78,9 @@ def test_user_theme_overrides_and_adds(isolated_config: Path) -> None:
         ("- just\n- a list\n", 1, "must be a mapping"),
     ],
 )
-def test_broken_theme_names_file_line_and_problem(tmp_path: Path, text: str, line: int | None, problem: str) -> None:
+def test_broken_theme_names_file_line_and_problem(
+    tmp_path: Path, text: str, line: int | None, problem: str
+) -> None:
     path = tmp_path / "broken.yaml"
     path.write_text(text, encoding="utf-8")
     with pytest.raises(ThemeError) as info:

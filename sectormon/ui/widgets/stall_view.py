@@ -11,11 +11,10 @@ from textual import events
 from textual.widgets import Static
 
 from sectormon.frames import Frame, ScopeStats
-from sectormon.ui.bars import bar_segments
+from sectormon.ui.bars import bar_segments, grid_text
 from sectormon.ui.context import RenderContext
 from sectormon.ui.format import NA, format_value, is_low_confidence, metric_value
 from sectormon.ui.header_info import core_sort_key
-from sectormon.ui.widgets.bar_grid import grid_text
 
 GLYPHS = ("█", "▓", "▒")
 ROLES = ("mem", "l2", "other", "empty")

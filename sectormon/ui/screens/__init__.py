@@ -1,0 +1,1 @@
+"""The screens: dashboard, detail, help."""
