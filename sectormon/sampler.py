@@ -77,6 +77,8 @@ class Sampler:
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._cpu_start = 0.0
+        self._wall_start = 0.0
+        self._waiting_cpu = 0.0
         self.error: BaseException | None = None
         self.slices = 0
 
@@ -110,6 +112,8 @@ class Sampler:
     def run(self) -> None:
         """The rotation loop; returns when stopped or when the target has finished."""
         self._cpu_start = time.thread_time()
+        self._wall_start = time.monotonic()
+        self._waiting_cpu = 0.0
         deadlines = Deadlines(self._timeslice)
         rotation = 0
         self._refresh_units()
@@ -119,7 +123,9 @@ class Sampler:
         try:
             while True:
                 deadline = deadlines.next_deadline(self._source.now())
+                before_wait = time.thread_time()
                 self._source.wait_until(deadline)
+                self._waiting_cpu += time.thread_time() - before_wait
                 finished = self._source.finished()
                 stopping = self._stop.is_set() or finished
                 self._disable(current)
@@ -135,7 +141,7 @@ class Sampler:
                 self._close_ended(ended)
                 if stopping:
                     ended = tuple(self._units)
-                overhead = time.thread_time() - self._cpu_start
+                overhead = self._own_cpu(now)
                 record = Slice(
                     t=now,
                     index=self.slices,
@@ -152,6 +158,19 @@ class Sampler:
                     return
         finally:
             self._close_all()
+
+    def _own_cpu(self, source_now: float) -> float:
+        """The sampler's own CPU seconds, on the source's time scale.
+
+        CPU spent inside ``wait_until`` is the source's (a simulated A64FX runs its model there), not
+        sectormon's overhead. On a simulated clock the figure is rescaled so that dividing it by
+        source time still gives the fraction of one core used per wall-clock second.
+        """
+        own = time.thread_time() - self._cpu_start - self._waiting_cpu
+        if self._source.kind == "perf":
+            return own
+        wall = time.monotonic() - self._wall_start
+        return own * (source_now / wall) if wall > 0 else 0.0
 
     # -- units ---------------------------------------------------------------------------------
 

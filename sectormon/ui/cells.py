@@ -11,6 +11,8 @@ from dataclasses import dataclass
 
 from sectormon.frames import MetricDelta, ScopeStats
 from sectormon.ui.format import (
+    CELL_WIDTH,
+    LOW_COVERAGE,
     NA,
     format_improvement,
     format_value,
@@ -39,20 +41,19 @@ def label_cell(text: str) -> Cell:
     return Cell(text, ("label",), right=False)
 
 
-def metric_cell(stats: ScopeStats | None, name: str, unit: str) -> Cell:
+def metric_cell(stats: ScopeStats | None, name: str, unit: str, threshold: float = LOW_COVERAGE) -> Cell:
     """A metric's current value, dimmed and marked ``~`` when its confidence is low."""
     value = metric_value(stats, name)
     if value is None:
         return Cell(NA, ("na",))
-    text = format_value(value, unit, with_unit=False)
-    if stats is not None and is_low_confidence(stats, name):
-        return Cell(LOW_MARK + text, ("low",))
-    return Cell(text)
+    if stats is not None and is_low_confidence(stats, name, threshold):
+        return Cell(LOW_MARK + format_value(value, unit, with_unit=False, width=CELL_WIDTH - 1), ("low",))
+    return Cell(format_value(value, unit, with_unit=False))
 
 
 def delta_cell(delta: MetricDelta | None, unit: str, *, relative: bool, low: bool = False) -> Cell:
     """A baseline comparison: signed improvement (``+`` = better), coloured better/worse."""
-    text = format_improvement(delta, unit, relative=relative)
+    text = format_improvement(delta, unit, relative=relative, width=CELL_WIDTH - 1 if low else CELL_WIDTH)
     if text == NA:
         return Cell(NA, ("na",))
     sign = improvement_sign(delta)
@@ -71,15 +72,16 @@ def scope_cells(
     columns: Sequence[Column],
     units: Mapping[str, str],
     deltas: Mapping[str, MetricDelta] | None = None,
+    threshold: float = LOW_COVERAGE,
 ) -> list[Cell]:
     """Cells of one row: values, or baseline improvements when ``deltas`` is given."""
     cells: list[Cell] = []
     for column in columns:
         unit = units.get(column.metric, "")
         if deltas is None:
-            cells.append(metric_cell(stats, column.metric, unit))
+            cells.append(metric_cell(stats, column.metric, unit, threshold))
         else:
-            low = stats is not None and is_low_confidence(stats, column.metric)
+            low = stats is not None and is_low_confidence(stats, column.metric, threshold)
             cells.append(
                 delta_cell(
                     deltas.get(column.metric), unit, relative=column.metric in RELATIVE_METRICS, low=low

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from sectormon.frames import Baseline, Frame, MetricDelta, ScopeStats
+from sectormon.ui.format import LOW_COVERAGE, coverage_threshold
 from sectormon.ui.header_info import ProfileView, cmg_of_cores, profile_view
 from sectormon.ui.layout import Panels, resolve_panels
 
@@ -40,6 +41,8 @@ class RenderContext:
     core_filter: frozenset[str] | None = None
     filter_text: str = ""
     show_deltas: bool = True
+    low_coverage: float = LOW_COVERAGE
+    """Coverage under which values are dimmed, set per frame by :meth:`for_frame`."""
 
     @classmethod
     def from_header(cls, header: Mapping[str, Any]) -> RenderContext:
@@ -52,6 +55,11 @@ class RenderContext:
             units={name: info.unit for name, info in profile.metrics.items()},
             cmg_map=cmg_of_cores(topology if isinstance(topology, Mapping) else {}),
         )
+
+    def for_frame(self, frame: Frame | None) -> RenderContext:
+        """This context with the low-confidence threshold of the frame's rotation."""
+        threshold = coverage_threshold(frame.groups) if frame is not None else LOW_COVERAGE
+        return self if threshold == self.low_coverage else replace(self, low_coverage=threshold)
 
     def with_window(self, window: str) -> RenderContext:
         return replace(self, window=window)

@@ -9,6 +9,7 @@ tables side by side at 160 columns. Pure functions, no Textual.
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from typing import TypeGuard
 
 from sectormon.frames import MetricDelta, ScopeStats
@@ -16,7 +17,7 @@ from sectormon.frames import MetricDelta, ScopeStats
 NA = "n/a"
 CELL_WIDTH = 6
 LOW_COVERAGE = 0.5
-"""Below this coverage a value is shown dimmed: its inputs were counted under half the window."""
+"""A value counted under half of what the rotation allows is shown dimmed (see coverage_threshold)."""
 
 RATIO_UNITS = frozenset({"ratio", "fraction", "frac", "share"})
 """Dimensionless 0..1 values, written as percentages (deltas as percentage points)."""
@@ -146,7 +147,9 @@ def short_unit(unit: str) -> str:
     return SHORT_UNITS.get(key, unit.strip())
 
 
-def format_value(value: float | None, unit: str = "", *, with_unit: bool = True) -> str:
+def format_value(
+    value: float | None, unit: str = "", *, with_unit: bool = True, width: int = CELL_WIDTH
+) -> str:
     """A metric value for display: ``12.3%``, ``35.2W``, ``1.23``, ``n/a``.
 
     ``with_unit=False`` (table cells) leaves the unit to the column header and keeps the text
@@ -158,26 +161,28 @@ def format_value(value: float | None, unit: str = "", *, with_unit: bool = True)
     kind = unit_kind(unit)
     key = unit.strip().lower()
     if kind == "ratio":
-        return format_percent(value * 100.0)
+        return format_percent(value * 100.0, width)
     if kind == "percent":
-        return format_percent(value)
+        return format_percent(value, width)
     if kind == "count":
-        return format_number(value)
+        return format_number(value, width)
     if kind == "per_s":
-        return f"{format_number(value)}/s" if with_unit else format_number(value)
+        return f"{format_number(value)}/s" if with_unit else format_number(value, width)
     if kind == "si":
-        return format_si(value, SI_BASE_UNITS[key]) if with_unit else format_number(value)
+        return format_si(value, SI_BASE_UNITS[key]) if with_unit else format_number(value, width)
     if kind == "energy":
         joules = value * SCALED_ENERGY[key]
-        return format_si(joules, "J") if with_unit else format_number(value)
-    text = format_number(value)
+        return format_si(joules, "J") if with_unit else format_number(value, width)
+    text = format_number(value, width)
     suffix = SHORT_UNITS.get(key, unit.strip())
     if with_unit and suffix:
         return f"{text} {suffix}"
     return text
 
 
-def format_improvement(delta: MetricDelta | None, unit: str = "", *, relative: bool = False) -> str:
+def format_improvement(
+    delta: MetricDelta | None, unit: str = "", *, relative: bool = False, width: int = CELL_WIDTH
+) -> str:
     """A baseline comparison in at most :data:`CELL_WIDTH` characters, ``+`` meaning better.
 
     The improvement is in the metric's unit; ratios are in percentage points (``+1.23`` =
@@ -190,14 +195,14 @@ def format_improvement(delta: MetricDelta | None, unit: str = "", *, relative: b
         if not _finite(delta.relative):
             return NA
         assert delta.relative is not None
-        return _signed(delta.relative * 100.0, CELL_WIDTH - 1) + "%"
+        return _signed(delta.relative * 100.0, width - 1) + "%"
     if not _finite(delta.improvement):
         return NA
     assert delta.improvement is not None
     kind = unit_kind(unit)
     if kind == "ratio":
-        return _signed(delta.improvement * 100.0, CELL_WIDTH)
-    return _signed(delta.improvement, CELL_WIDTH)
+        return _signed(delta.improvement * 100.0, width)
+    return _signed(delta.improvement, width)
 
 
 def _signed(value: float, width: int) -> str:
@@ -219,12 +224,26 @@ def coverage_of(stats: ScopeStats, name: str) -> float | None:
     return float(value) if _finite(value) else None
 
 
-def is_low_confidence(stats: ScopeStats, name: str) -> bool:
-    """Dim a value counted under half the window, or whose inputs came from different groups."""
+def coverage_threshold(groups: Mapping[str, float]) -> float:
+    """The coverage under which a value counts as low confidence, for this frame's rotation.
+
+    Half of one rotation share: with N groups taking turns an event is counted about 1/N of the
+    window at best, so "under half the window" would flag every value. Without rotation (one
+    group, or no group information) this is exactly ``coverage < 0.5``.
+    """
+    shares = [float(v) for v in groups.values() if _finite(v) and v > 0]
+    if len(shares) <= 1:
+        return LOW_COVERAGE
+    return LOW_COVERAGE * min(1.0, sum(shares) / len(shares))
+
+
+def is_low_confidence(stats: ScopeStats, name: str, threshold: float = LOW_COVERAGE) -> bool:
+    """Dim a value counted under ``threshold`` of the window, or whose inputs came from
+    different groups (split)."""
     if name in stats.split:
         return True
     cov = coverage_of(stats, name)
-    return cov is not None and cov < LOW_COVERAGE
+    return cov is not None and cov < threshold
 
 
 def format_coverage(value: float | None) -> str:

@@ -190,7 +190,19 @@ def _int_list(value: Any) -> list[int] | None:
 
 
 _WAY_KEYS = ("l2_sector_ways", "l2_ways", "L2_sector_ways", "l2")
-_L1_WAY_KEYS = ("l1_sector_ways", "l1_ways", "L1_sector_ways", "l1")
+_L1_WAY_KEYS = ("l1_sector_ways", "l1_max_ways", "l1_ways", "L1_sector_ways", "l1")
+_SET_KEYS = (("l2_set0_max_ways", "SET0", 0), ("l2_set1_max_ways", "SET1", 2))
+
+
+def _set_ways(config: Mapping[str, Any]) -> str:
+    """The simulator's two L2 sector sets: ``SET0 sec0/sec1 = 12/2, SET1 sec2/sec3 = 7/7 ways``."""
+    parts: list[str] = []
+    for key, name, first in _SET_KEYS:
+        ways = _int_list(config.get(key))
+        if ways:
+            secs = "/".join(f"sec{first + i}" for i in range(len(ways)))
+            parts.append(f"{name} {secs} = {'/'.join(str(w) for w in ways)}")
+    return ", ".join(parts) + " ways" if parts else ""
 
 
 def sector_ways(sector_config: Mapping[str, Any], cmgs: Iterable[str]) -> dict[str, str]:
@@ -209,7 +221,8 @@ def sector_ways(sector_config: Mapping[str, Any], cmgs: Iterable[str]) -> dict[s
             break
     if common is None:
         common = _int_list(sector_config.get("FLIB_L2_SECTOR_NWAYS_INIT"))
-    enabled = str(sector_config.get("FLIB_SCCR_CNTL", "")).upper()
+    enabled = str(sector_config.get("FLIB_SCCR_CNTL", sector_config.get("enabled", ""))).upper()
+    common_sets = _set_ways(sector_config)
     for cmg in cmgs:
         ways: list[int] | None = None
         own = _mapping(per_cmg.get(cmg, per_cmg.get(int(cmg)) if cmg.isdigit() else None))
@@ -218,11 +231,16 @@ def sector_ways(sector_config: Mapping[str, Any], cmgs: Iterable[str]) -> dict[s
             if ways:
                 break
         ways = ways or common
+        sets = _set_ways(own) or common_sets
+        text = ""
         if ways:
             names = "/".join(f"sec{i}" for i in range(len(ways)))
             text = f"{names} = {'/'.join(str(w) for w in ways)} ways"
+        elif sets:
+            text = sets
+        if text:
             if enabled == "FALSE":
-                text += " (FLIB_SCCR_CNTL=FALSE: off)"
+                text += " (sector cache off)"
             result[cmg] = text
     return result
 
@@ -240,7 +258,13 @@ FLIB_SHORT = {
     "FLIB_L1_SCCR_CNTL": "L1 SCCR",
     "FLIB_L2_SECTOR_NWAYS_INIT": "L2 ways",
     "FLIB_L1_SECTOR_NWAYS_INIT": "L1 ways",
+    "l1_max_ways": "L1 ways",
+    "l2_set0_max_ways": "L2 set0 ways",
+    "l2_set1_max_ways": "L2 set1 ways",
+    "l2_sector_ways": "L2 ways",
+    "l1_sector_ways": "L1 ways",
 }
+SECTOR_SKIP = frozenset({"cmgs", "l2_set_of_threads"})
 
 
 def describe_sector_config(sector_config: Mapping[str, Any]) -> str:
@@ -249,7 +273,7 @@ def describe_sector_config(sector_config: Mapping[str, Any]) -> str:
         return "unknown"
     parts: list[str] = []
     for key, value in sector_config.items():
-        if key == "cmgs" or isinstance(value, Mapping):
+        if key in SECTOR_SKIP or isinstance(value, Mapping):
             continue
         if isinstance(value, (list, tuple)):
             value = ",".join(str(v) for v in value)
@@ -283,6 +307,8 @@ def describe_target(target: Mapping[str, Any]) -> str:
     mode = target.get("mode")
     if mode:
         extra.append(str(mode))
+    if not bits and target.get("kind"):
+        bits.append(str(target["kind"]))
     text = " ".join(bits) if bits else "—"
     if extra:
         text += f" ({', '.join(extra)})"
@@ -310,8 +336,10 @@ def _compact_cpus(cpus: Any) -> str:
 def describe_source(source: Mapping[str, Any]) -> str:
     """``sim scenario-a`` / ``perf`` / ``replay run.jsonl.gz``: kind plus its most telling detail."""
     kind = str(source.get("kind", "?"))
-    for key in ("scenario", "kernel", "path", "file", "dir", "name"):
+    for key in ("scenario", "kernel", "workload", "path", "file", "dir", "name"):
         value = source.get(key)
-        if value:
+        if isinstance(value, Mapping):
+            value = value.get("name") or value.get("path")
+        if isinstance(value, (str, int, float)) and not isinstance(value, bool) and str(value):
             return f"{kind} {value}"
     return kind

@@ -120,11 +120,14 @@ def test_sector_ways_from_flib_and_simulator_configs() -> None:
     sim = {"l2_sector_ways": [12, 2], "cmgs": {"1": {"l2_sector_ways": [7, 7]}}}
     assert sector_ways(sim, ["0", "1"]) == {"0": "sec0/sec1 = 12/2 ways", "1": "sec0/sec1 = 7/7 ways"}
     assert sector_ways({}, ["0"]) == {}
+    sim_sets = {"enabled": True, "l2_set0_max_ways": [12, 2], "l2_set1_max_ways": [7, 7]}
+    assert sector_ways(sim_sets, ["3"]) == {"3": "SET0 sec0/sec1 = 12/2, SET1 sec2/sec3 = 7/7 ways"}
+    assert "off" in sector_ways({**sim_sets, "enabled": False}, ["3"])["3"]
     assert describe_sector_config({}) == "unknown"
     assert describe_sector_config(flib) == "SCCR=TRUE L2 ways=10,4"
-    assert describe_sector_config({"preset": "scenario-a", "l2_sector_ways": [10, 4]}) == (
-        "preset=scenario-a l2_sector_ways=10,4"
-    )
+    assert describe_sector_config(
+        {"preset": "on", "l1_max_ways": [3, 1, 0, 0], "l2_set_of_threads": [0]}
+    ) == ("preset=on L1 ways=3,1,0,0")
 
 
 def test_describe_target() -> None:

@@ -16,6 +16,7 @@ from sectormon.frames import Frame, MetricDelta, ScopeStats
 from sectormon.ui.cells import LOW_MARK, Cell, delta_cell, label_cell
 from sectormon.ui.context import WINDOW_TITLES, RenderContext, deltas_for
 from sectormon.ui.format import (
+    LOW_COVERAGE,
     NA,
     coverage_of,
     format_coverage,
@@ -107,7 +108,7 @@ def metric_rows(
     for name in names:
         info = ctx.profile.info(name)
         value = metric_value(stats, name)
-        low = stats is not None and is_low_confidence(stats, name)
+        low = stats is not None and is_low_confidence(stats, name, ctx.low_coverage)
         text = format_value(value, info.unit, with_unit=False)
         value_cell = (
             Cell(NA, ("na",))
@@ -120,7 +121,10 @@ def metric_rows(
             label_cell(name),
             value_cell,
             Cell(info.unit or "", right=False),
-            Cell(format_coverage(coverage), ("low",) if coverage is not None and coverage < 0.5 else ()),
+            Cell(
+                format_coverage(coverage),
+                ("low",) if coverage is not None and coverage < ctx.low_coverage else (),
+            ),
             Cell("split" if split else "", ("low",) if split else (), right=False),
         ]
         if deltas is not None:
@@ -139,7 +143,10 @@ def metric_rows(
 
 
 def count_rows(
-    stats: ScopeStats | None, header: Mapping[str, Any], events: Mapping[str, Any]
+    stats: ScopeStats | None,
+    header: Mapping[str, Any],
+    events: Mapping[str, Any],
+    threshold: float = LOW_COVERAGE,
 ) -> list[tuple[str, list[Cell]]]:
     """Raw (scaled) counts, their per-second rates and coverage, then the unavailable events."""
     unavailable = header.get("unavailable")
@@ -168,7 +175,8 @@ def count_rows(
                         () if rate is not None else ("na",),
                     ),
                     Cell(
-                        format_coverage(coverage), ("low",) if coverage is not None and coverage < 0.5 else ()
+                        format_coverage(coverage),
+                        ("low",) if coverage is not None and coverage < threshold else (),
                     ),
                     Cell(str(fields.get("scope", "")), right=False),
                     Cell(f"0x{code:03x}" if isinstance(code, int) else "", right=False),
@@ -243,5 +251,5 @@ class DetailScreen(Screen[None]):
         self.query_one("#detail-window", Label).update(note)
         self.query_one("#detail-metrics", MetricTable).set_rows(metric_rows(stats, ctx, deltas, self.kind))
         self.query_one("#detail-counts", MetricTable).set_rows(
-            count_rows(stats, ctx.header, ctx.profile.events)
+            count_rows(stats, ctx.header, ctx.profile.events, ctx.low_coverage)
         )

@@ -30,9 +30,13 @@ def cmg_rows(frame: Frame, ctx: RenderContext) -> list[tuple[str, list[Cell]]]:
     columns = ctx.panels.cmg
     rows: list[tuple[str, list[Cell]]] = []
     for cmg in sorted(scopes.cmgs, key=cmg_sort_key):
-        cells = scope_cells(scopes.cmgs[cmg], columns, ctx.units, deltas_for(baseline, "cmg", cmg))
+        cells = scope_cells(
+            scopes.cmgs[cmg], columns, ctx.units, deltas_for(baseline, "cmg", cmg), ctx.low_coverage
+        )
         rows.append((cmg, [label_cell(cmg_label(cmg, ctx)), *cells]))
-    total = scope_cells(scopes.total, columns, ctx.units, deltas_for(baseline, "total", TOTAL_KEY))
+    total = scope_cells(
+        scopes.total, columns, ctx.units, deltas_for(baseline, "total", TOTAL_KEY), ctx.low_coverage
+    )
     rows.append((TOTAL_KEY, [label_cell("total"), *total]))
     return rows
 

@@ -20,9 +20,13 @@ def energy_rows(frame: Frame, ctx: RenderContext) -> list[tuple[str, list[Cell]]
     columns = ctx.panels.energy
     rows: list[tuple[str, list[Cell]]] = []
     for cmg in sorted(scopes.cmgs, key=cmg_sort_key):
-        cells = scope_cells(scopes.cmgs[cmg], columns, ctx.units, deltas_for(baseline, "cmg", cmg))
+        cells = scope_cells(
+            scopes.cmgs[cmg], columns, ctx.units, deltas_for(baseline, "cmg", cmg), ctx.low_coverage
+        )
         rows.append((cmg, [label_cell(cmg_label(cmg, ctx)), *cells]))
-    total = scope_cells(scopes.total, columns, ctx.units, deltas_for(baseline, "total", "total"))
+    total = scope_cells(
+        scopes.total, columns, ctx.units, deltas_for(baseline, "total", "total"), ctx.low_coverage
+    )
     rows.append(("total", [label_cell("total"), *total]))
     return rows
 

@@ -13,7 +13,7 @@ from textual.widgets import Static
 
 from sectormon.frames import Frame
 from sectormon.ui.context import WINDOW_TITLES
-from sectormon.ui.format import format_number, format_value
+from sectormon.ui.format import format_number, format_si, format_value
 from sectormon.ui.header_info import describe_sector_config, describe_source, describe_target
 
 
@@ -80,12 +80,12 @@ class HeaderBar(Static):
         options = _mapping(header.get("options"))
         interval = options.get("interval")
         timeslice = options.get("timeslice")
-        timing = f"{interval:g} s" if isinstance(interval, (int, float)) else "?"
+        timing = format_si(interval, "s") if isinstance(interval, (int, float)) else "?"
         if isinstance(timeslice, (int, float)):
-            timing += f", slice {timeslice:g} s"
+            timing += f", slice {format_si(timeslice, 's')}"
         self._field(line2, "interval", timing)
         if frame is not None:
-            self._field(line2, "t", f"{format_number(frame.t)} s")
+            self._field(line2, "t", format_si(frame.t, "s"))
             self._field(line2, "overhead", f"{format_value(frame.overhead, 'ratio')} of a core")
         window = WINDOW_TITLES.get(status.window, status.window)
         if frame is not None and frame.baseline is not None and not status.showing_values:

@@ -75,7 +75,11 @@ class SectorView(Static):
             value = metric_value(stats, column.metric)
             for run, index in bar_segments([value], glyph, BAR_WIDTH):
                 text.append(run, self._style(role if index == 0 else "empty"))
-            low = stats is not None and value is not None and is_low_confidence(stats, column.metric)
+            low = (
+                stats is not None
+                and value is not None
+                and is_low_confidence(stats, column.metric, ctx.low_coverage)
+            )
             shown = format_value(value, ctx.units.get(column.metric, "ratio"), with_unit=False)
             text.append(
                 f" {('~' if low else '') + shown:>7} ",

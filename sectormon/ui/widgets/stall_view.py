@@ -61,7 +61,9 @@ class StallView(Static):
             text.append(run, self._style(ROLES[index] if index < len(values) else "empty"))
         text.append("  ")
         for name, metric, value in zip(SHORT, metrics, values, strict=False):
-            low = stats is not None and value is not None and is_low_confidence(stats, metric)
+            low = (
+                stats is not None and value is not None and is_low_confidence(stats, metric, ctx.low_coverage)
+            )
             shown = format_value(value, ctx.units.get(metric, "ratio"), with_unit=False)
             cell = f"{name} {('~' if low else '') + shown:>6} "
             text.append(cell, self._style("low") if (low or shown == NA) else Style())
