@@ -275,10 +275,11 @@ class SectormonApp(App[int]):
             screen = self.screen
         except ScreenStackError:
             return
+        ctx = self.ctx.for_frame(self.shown)
         if isinstance(screen, DetailScreen):
-            screen.show(self.shown, self.ctx)
+            screen.show(self.shown, ctx)
         elif screen is self.dashboard and self.dashboard.is_mounted:
-            self.dashboard.show(self.shown, self.ctx, self.status())
+            self.dashboard.show(self.shown, ctx, self.status())
 
     # -- replay --------------------------------------------------------------------------------
 
@@ -452,7 +453,7 @@ class SectormonApp(App[int]):
     def on_open_detail(self, message: OpenDetail) -> None:
         screen = DetailScreen(message.kind, message.key, self.ctx)
         self.push_screen(screen)
-        self.call_after_refresh(lambda: screen.show(self.shown, self.ctx))
+        self.call_after_refresh(lambda: screen.show(self.shown, self.ctx.for_frame(self.shown)))
 
 
 def _freeze_startup_objects() -> None:

@@ -165,3 +165,29 @@ def test_closed_pipe_exits_quietly() -> None:
     lines = proc.stdout.splitlines()
     assert len(lines) == 2 and json.loads(lines[0])["schema"] == "sectormon/header/1"
     assert "Traceback" not in proc.stderr and "BrokenPipe" not in proc.stderr
+
+
+def test_cpus_mode_counts_each_cpu_system_wide() -> None:
+    proc = run_sectormon("--json", "--profile", "generic", "--cpus", "0", "--interval", "0.2", "--count", "3")
+    if proc.returncode != 0 and "paranoid" in proc.stderr:
+        pytest.skip("CPU-wide counting is not allowed for this user here")
+    assert proc.returncode == 0, proc.stderr
+    records = read_jsonl(proc.stdout)
+    assert records[0]["target"]["mode"] == "cpus"
+    frames = records[1:]
+    assert len(frames) == 4 and frames[-1]["final"] is True  # three frames, then the final one
+    assert set(frames[0]["cores"]) == {"0"}
+    assert frames[0]["cores"]["0"]["counts"]["TASK_CLOCK"] > 0
+
+
+def test_bad_target_options_are_one_line_errors() -> None:
+    for args, needle in (
+        (("--pid", "999999999"), "--pid 999999999"),
+        (("--cpus", "0-1", "--pid", "1"), "choose one target"),
+        (("--profile", "a64fx", "--", "true"), "needs an A64FX"),
+        (("--cpus", "abc"), "--cpus"),
+    ):
+        proc = run_sectormon("--json", *args)
+        assert proc.returncode == 2, (args, proc.stderr)
+        lines = proc.stderr.strip().splitlines()
+        assert len(lines) == 1 and lines[0].startswith("sectormon: ") and needle in lines[0], (args, lines)

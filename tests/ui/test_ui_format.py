@@ -14,6 +14,7 @@ from sectormon.ui.cells import LOW_MARK, delta_cell, metric_cell
 from sectormon.ui.format import (
     CELL_WIDTH,
     NA,
+    coverage_threshold,
     format_coverage,
     format_duration,
     format_improvement,
@@ -113,6 +114,7 @@ def test_cells_mark_low_confidence_and_na() -> None:
     assert metric_cell(stats, "a", "ratio").roles == ()
     low = metric_cell(stats, "b", "ratio")
     assert low.text == LOW_MARK + "50.0%" and "low" in low.roles
+    assert len(metric_cell(ScopeStats({}, {}, {"x": 0.00259}, {"x": 0.1}), "x", "ratio").text) <= CELL_WIDTH
     assert metric_cell(stats, "c", "ratio").text == NA
     assert metric_cell(stats, "missing", "ratio").text == NA
     assert "low" in metric_cell(stats, "d", "ratio").roles
@@ -120,6 +122,17 @@ def test_cells_mark_low_confidence_and_na() -> None:
     delta = delta_cell(MetricDelta(1.0, 1.1, 0.1, 0.1, 0.1), "", relative=True)
     assert delta.text == "+10.0%" and "better" in delta.roles
     assert "worse" in delta_cell(MetricDelta(1.0, 1.1, 0.1, -0.1, -0.1), "", relative=False).roles
+
+
+def test_low_confidence_threshold_follows_the_rotation() -> None:
+    assert coverage_threshold({}) == 0.5  # no rotation information: coverage < 0.5
+    assert coverage_threshold({"sw": 1.0}) == 0.5
+    six = {f"SC{i}": 1 / 6 for i in range(6)}
+    assert coverage_threshold(six) == pytest.approx(0.5 / 6)
+    stats = ScopeStats(counts={}, rates={}, metrics={"a": 0.123456}, coverage={"a": 0.05})
+    low = metric_cell(stats, "a", "", coverage_threshold(six))
+    assert low.text == "~0.123" and len(low.text) <= CELL_WIDTH  # the mark costs precision, not width
+    assert metric_cell(ScopeStats({}, {}, {"a": 0.1}, {"a": 0.15}), "a", "", coverage_threshold(six)).roles == ()
 
 
 def test_small_helpers() -> None:

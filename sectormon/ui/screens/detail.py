@@ -246,7 +246,8 @@ class DetailScreen(Screen[None]):
             note = f"{window}: no data for this scope in the current frame"
         else:
             note = (
-                f"{window}: {format_number(stats.seconds)} s   ~ = low confidence (coverage < 50% or split)"
+                f"{window}: {format_number(stats.seconds)} s   ~ = low confidence "
+                f"(coverage < {ctx.low_coverage:.0%}, half a rotation share; or split)"
             )
         self.query_one("#detail-window", Label).update(note)
         self.query_one("#detail-metrics", MetricTable).set_rows(metric_rows(stats, ctx, deltas, self.kind))

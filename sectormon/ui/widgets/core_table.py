@@ -56,9 +56,8 @@ def core_rows(
         )
     rows: list[tuple[str, list[Cell]]] = []
     for core in cores:
-        cells = scope_cells(
-            scopes.cores[core], ctx.panels.core, ctx.units, deltas_for(baseline, "core", core)
-        )
+        deltas = deltas_for(baseline, "core", core)
+        cells = scope_cells(scopes.cores[core], ctx.panels.core, ctx.units, deltas, ctx.low_coverage)
         rows.append((core, [label_cell(core), *cells]))
     return rows
 
