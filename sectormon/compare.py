@@ -23,6 +23,7 @@ from typing import Any
 
 from sectormon.errors import UsageError
 from sectormon.frames import Frame, ScopeStats
+from sectormon.metrics.baseline import metric_delta as baseline_delta
 from sectormon.runmetrics import RunMetrics
 
 COMPARE_SCHEMA = "sectormon/compare/1"
@@ -123,19 +124,16 @@ class Comparison:
 def metric_delta(
     base: float | None, other: float | None, better: str
 ) -> tuple[float | None, float | None, float | None]:
-    """``(delta, improvement, relative)`` with the PMU document's sign convention; n/a stays n/a."""
-    if base is None or other is None:
-        return None, None, None
-    delta = other - base
-    if better == "lower":
-        improvement: float | None = base - other
-    elif better == "higher":
-        improvement = delta
-    else:
-        improvement = None
-    change = improvement if improvement is not None else delta
-    relative = change / abs(base) if base != 0 else None
-    return delta, improvement, relative
+    """``(delta, improvement, relative)`` with the PMU document's sign convention; n/a stays n/a.
+
+    The same convention as the live baseline (:func:`sectormon.metrics.baseline.metric_delta`);
+    for a metric without a better direction, ``relative`` is the plain change over ``|base|``.
+    """
+    result = baseline_delta(base, other, better)
+    relative = result.relative
+    if relative is None and result.improvement is None and result.delta is not None and base:
+        relative = result.delta / abs(base)
+    return result.delta, result.improvement, relative
 
 
 def ipc_improvement(base: float | None, other: float | None) -> float | None:
