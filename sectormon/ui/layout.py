@@ -69,7 +69,7 @@ LABELS: dict[str, str] = {
     "L2_miss_count_corrected": "L2 misses",
     "cache_miss_rate": "cache miss",
     "branch_miss_rate": "br miss",
-    "cpu_utilization": "CPU",
+    "cpu_utilization": "cores",
     "page_fault_rate": "faults/s",
     "context_switch_rate": "ctxsw/s",
     "migration_rate": "migr/s",

@@ -132,7 +132,9 @@ def test_low_confidence_threshold_follows_the_rotation() -> None:
     stats = ScopeStats(counts={}, rates={}, metrics={"a": 0.123456}, coverage={"a": 0.05})
     low = metric_cell(stats, "a", "", coverage_threshold(six))
     assert low.text == "~0.123" and len(low.text) <= CELL_WIDTH  # the mark costs precision, not width
-    assert metric_cell(ScopeStats({}, {}, {"a": 0.1}, {"a": 0.15}), "a", "", coverage_threshold(six)).roles == ()
+    assert (
+        metric_cell(ScopeStats({}, {}, {"a": 0.1}, {"a": 0.15}), "a", "", coverage_threshold(six)).roles == ()
+    )
 
 
 def test_small_helpers() -> None:
