@@ -37,6 +37,7 @@ class FakeSession:
         self.metrics = metrics if metrics is not None else header["profile"]["metrics"]
         self.calls: list[Any] = []
         self.callbacks: list[FrameCallback] = []
+        self.warning_callbacks: list[Callable[[str], None]] = []
         self.index = 0
         self.base_frame: Frame | None = None
         self._want_baseline = False
@@ -48,6 +49,15 @@ class FakeSession:
     def subscribe(self, callback: FrameCallback) -> None:
         self.calls.append("subscribe")
         self.callbacks.append(callback)
+
+    def subscribe_warnings(self, callback: Callable[[str], None]) -> None:
+        """Optional hook: the app shows session warnings as notifications."""
+        self.warning_callbacks.append(callback)
+
+    def warn_from_thread(self, text: str) -> threading.Thread:
+        thread = threading.Thread(target=lambda: [cb(text) for cb in self.warning_callbacks])
+        thread.start()
+        return thread
 
     def start(self) -> None:
         self.calls.append("start")

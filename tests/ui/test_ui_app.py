@@ -432,6 +432,6 @@ async def test_final_frame_and_warnings(a64fx_session: FakeSession) -> None:
         app.post_message(FrameArrived(dataclasses.replace(a64fx_frame(1), final=True), 2))
         await pilot.pause()
         assert "session ended" in screen_text(app)
-        app.post_warning("recording stopped: disk full")
+        a64fx_session.warn_from_thread("recording stopped: disk full").join()
         await pilot.pause()
         assert any("disk full" in n.message for n in app._notifications)

@@ -67,8 +67,10 @@ class HeaderBar(Static):
         name = str(profile.get("name", "?"))
         variant = profile.get("variant")
         self._field(line1, "profile", f"{name} {variant}" if variant else name)
-        sector = describe_sector_config(_mapping(header.get("sector_config")))
-        self._field(line1, "sector", f"preset {status.sector_preset}" if status.sector_preset else sector)
+        config = _mapping(header.get("sector_config"))
+        if config or status.sector_preset or name == "a64fx":
+            sector = describe_sector_config(config)
+            self._field(line1, "sector", f"preset {status.sector_preset}" if status.sector_preset else sector)
         self._field(line1, "target", describe_target(_mapping(header.get("target"))))
 
         line2 = Text(no_wrap=True, overflow="ellipsis")
