@@ -16,7 +16,7 @@ import platform
 import signal
 import socket
 import threading
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from types import FrameType
@@ -172,13 +172,16 @@ class Session:
         header: dict[str, Any],
         on_warning: Callable[[str], None] | None = None,
         cmg_enabled: bool = True,
+        startup_warnings: Sequence[str] = (),
     ) -> None:
         self.source = source
         self.profile = profile
         self.plan = plan
         self.options = options
         self.header = header
-        self._warn = on_warning or (lambda _m: None)
+        self._fallback_warn = on_warning or (lambda _m: None)
+        self._warning_subscribers: list[Callable[[str], None]] = []
+        self._warnings: list[str] = list(startup_warnings)
         self._subscribers: list[FrameCallback] = []
         self._pending: collections.deque[Mark] = collections.deque()
         self._builder = FrameBuilder(build_engine(profile, header), options.interval)
@@ -205,6 +208,20 @@ class Session:
 
     def subscribe(self, callback: FrameCallback) -> None:
         self._subscribers.append(callback)
+
+    def subscribe_warnings(self, callback: Callable[[str], None]) -> None:
+        """Receive warnings (from any thread) instead of stderr; earlier ones are replayed first."""
+        for message in self._warnings:
+            callback(message)
+        self._warning_subscribers.append(callback)
+
+    def _warn(self, message: str) -> None:
+        self._warnings.append(message)
+        if self._warning_subscribers:
+            for callback in list(self._warning_subscribers):
+                callback(message)
+        else:
+            self._fallback_warn(message)
 
     def start(self) -> None:
         """Run the session in a background thread (the TUI path). The source is already started."""

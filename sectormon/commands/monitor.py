@@ -173,6 +173,12 @@ def run_with_source(
             if event.scope == "cmg":
                 unavailable.setdefault(event.name, f"CMG-wide event needs per-CPU counting: {cmg_reason}")
     plan = plan_rotation(profile, group_names, unavailable)
+    notes: list[str] = []
+
+    def _warn(message: str) -> None:
+        notes.append(message)
+        _print_warning(message)
+
     if unavailable:
         _warn(
             f"{len(unavailable)} event(s) cannot be counted here and are dropped; "
@@ -211,8 +217,9 @@ def run_with_source(
         plan=plan,
         options=options,
         header=header,
-        on_warning=_warn,
+        on_warning=_print_warning,
         cmg_enabled=not cmg_reason,
+        startup_warnings=notes,
     )
     if getattr(args, "json", False):
         return _run_json(session, args)
@@ -243,5 +250,5 @@ def _split(value: str | None) -> list[str] | None:
     return [part.strip() for part in value.split(",") if part.strip()]
 
 
-def _warn(message: str) -> None:
+def _print_warning(message: str) -> None:
     print(f"sectormon: warning: {message}", file=sys.stderr, flush=True)

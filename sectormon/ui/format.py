@@ -253,11 +253,20 @@ def format_coverage(value: float | None) -> str:
     return f"{value * 100.0:.0f}%"
 
 
-def format_duration(seconds: float | None) -> str:
-    """``m:ss`` (or ``h:mm:ss``) for the timeline; ``--:--`` when unknown."""
+def format_duration(seconds: float | None, span: float | None = None) -> str:
+    """``m:ss`` (or ``h:mm:ss``) for the timeline; ``--:--`` when unknown.
+
+    A recording shorter than 10 s (a simulated run lasts milliseconds of simulated time) is shown
+    in seconds with an SI prefix, scaled by ``span`` (the duration) so both ends share one unit.
+    """
     if not _finite(seconds):
         return "--:--"
     assert seconds is not None
+    scale = span if _finite(span) else seconds
+    if scale is not None and scale < 10:
+        for factor, unit in ((1.0, "s"), (1e-3, "ms"), (1e-6, "µs")):
+            if scale >= factor or unit == "µs":
+                return f"{seconds / factor:.2f}{unit}"
     total = max(0, int(seconds))
     hours, rest = divmod(total, 3600)
     minutes, secs = divmod(rest, 60)

@@ -143,6 +143,10 @@ def test_small_helpers() -> None:
     assert format_duration(65.4) == "1:05"
     assert format_duration(3725) == "1:02:05"
     assert format_duration(None) == "--:--"
+    # short (simulated) recordings: one SI unit for both ends of the timeline
+    assert format_duration(0.00125, 0.00422) == "1.25ms"
+    assert format_duration(0.00422, 0.00422) == "4.22ms"
+    assert format_duration(2.5, 8.0) == "2.50s"
     values = [3.0, None, 1.0, 2.0]
     assert sorted(values, key=lambda v: sort_key(v, True)) == [3.0, 2.0, 1.0, None]
     assert sorted(values, key=lambda v: sort_key(v, False)) == [1.0, 2.0, 3.0, None]

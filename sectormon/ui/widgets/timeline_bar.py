@@ -65,7 +65,8 @@ class TimelineBar(Static):
         state = "⏸ paused" if timeline.paused else "▶ playing"
         head = (
             f"{state} {timeline.speed:g}x  "
-            f"{format_duration(timeline.position)} / {format_duration(timeline.duration)}  "
+            f"{format_duration(timeline.position, timeline.duration)} / "
+            f"{format_duration(timeline.duration, timeline.duration)}  "
         )
         text = Text(no_wrap=True, overflow="crop")
         text.append(head, self.get_component_rich_style("timeline-bar--state", partial=True))

@@ -1,0 +1,112 @@
+"""The installed `sectormon` TUI in a real terminal (tmux): what a person would see and type."""
+
+from __future__ import annotations
+
+import shlex
+import shutil
+import subprocess
+import time
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.e2e.helpers import sectormon_command, workload
+
+pytestmark = [pytest.mark.e2e, pytest.mark.skipif(not shutil.which("tmux"), reason="tmux is not installed")]
+
+RECORDING = Path(__file__).resolve().parents[2] / "recordings" / "scenario-a-sectors-on.jsonl.gz"
+
+
+class Terminal:
+    """One tmux session running a command; the pane stays open after it exits to show its status."""
+
+    def __init__(self, command: list[str], width: int = 160, height: int = 50) -> None:
+        self.name = f"sectormon-e2e-{uuid.uuid4().hex[:8]}"
+        shell = f"{shlex.join(command)}; echo SECTORMON-EXIT=$?; sleep 60"
+        subprocess.run(
+            ["tmux", "new-session", "-d", "-s", self.name, "-x", str(width), "-y", str(height), shell],
+            check=True,
+            env={"TERM": "xterm-256color", "PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"},
+        )
+
+    def screen(self) -> str:
+        return subprocess.run(
+            ["tmux", "capture-pane", "-p", "-t", self.name], capture_output=True, text=True, check=True
+        ).stdout
+
+    def send(self, *keys: str) -> None:
+        subprocess.run(["tmux", "send-keys", "-t", self.name, *keys], check=True)
+        time.sleep(0.3)  # a lone Escape followed at once by a key would read as Alt+key
+
+    def wait_for(self, *needles: str, timeout: float = 30.0) -> str:
+        deadline = time.monotonic() + timeout
+        screen = ""
+        while time.monotonic() < deadline:
+            screen = self.screen()
+            if all(n in screen for n in needles):
+                return screen
+            time.sleep(0.2)
+        raise AssertionError(f"{needles} not on screen after {timeout} s:\n{screen}")
+
+    def close(self) -> None:
+        subprocess.run(["tmux", "kill-session", "-t", self.name], check=False, capture_output=True)
+
+
+@pytest.fixture
+def terminals() -> Iterator[list[Terminal]]:
+    opened: list[Terminal] = []
+    yield opened
+    for terminal in opened:
+        terminal.close()
+
+
+def test_live_dashboard_of_a_command_on_this_host(terminals: list[Terminal]) -> None:
+    term = Terminal(
+        [
+            sectormon_command(),
+            "--profile",
+            "generic",
+            "--interval",
+            "0.3",
+            "--",
+            *workload("threads.py", 30, 2, 1.0),
+        ]
+    )
+    terminals.append(term)
+    screen = term.wait_for("source perf", "profile generic", "unbound")
+    assert "groups" in screen and "SW1" in screen
+    assert "n/a" in screen  # no hardware PMU here: IPC and miss rates are n/a, not 0
+    term.send("?")
+    term.wait_for("Keys", "baseline")
+    term.send("Escape")
+    assert "Keys" not in term.screen()
+    term.send("b")
+    term.wait_for("baseline")
+    term.send("q")
+    term.wait_for("SECTORMON-EXIT=0", timeout=20)
+
+
+def test_replay_with_timeline_controls(terminals: list[Terminal]) -> None:
+    term = Terminal([sectormon_command(), "replay", str(RECORDING)])
+    terminals.append(term)
+    term.wait_for("source sim", "profile a64fx", "CMG0")
+    term.send("Space")
+    term.wait_for("paused")
+    term.send("]")
+    term.wait_for("2x")
+    term.send("End")
+    term.send("q")
+    term.wait_for("SECTORMON-EXIT=0", timeout=20)
+
+
+def test_default_demo_switches_the_sector_cache_live(terminals: list[Terminal]) -> None:
+    term = Terminal([sectormon_command()])
+    terminals.append(term)
+    term.wait_for("source sim", "scenario-a", "preset=on")
+    term.send("c")
+    screen = term.wait_for("preset off")
+    assert "L1D dm" in screen
+    term.send("q")
+    term.wait_for("SECTORMON-EXIT=0", timeout=20)
