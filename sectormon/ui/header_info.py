@@ -284,8 +284,12 @@ def describe_sector_config(sector_config: Mapping[str, Any]) -> str:
 CMDLINE_MAX = 40
 
 
-def describe_target(target: Mapping[str, Any]) -> str:
-    """``pid 4242 ./stream (48 threads, cpus 12-59, per-thread)``."""
+def describe_target(target: Mapping[str, Any], live_threads: int | None = None) -> str:
+    """``pid 4242 ./stream (48 threads, cpus 12-59, per-thread)``.
+
+    ``live_threads`` (the threads in the latest frame) wins over the header's count, which was
+    taken before a launched command had started its threads.
+    """
     bits: list[str] = []
     pid = target.get("pid")
     if pid is not None:
@@ -297,7 +301,7 @@ def describe_target(target: Mapping[str, Any]) -> str:
         text = str(cmdline)
         bits.append(text if len(text) <= CMDLINE_MAX else text[: CMDLINE_MAX - 1] + "…")
     extra: list[str] = []
-    threads = target.get("threads")
+    threads = live_threads if live_threads else target.get("threads")
     if threads is not None:
         count = len(threads) if isinstance(threads, (list, tuple)) else threads
         extra.append(f"{count} threads")

@@ -142,6 +142,8 @@ def test_describe_target() -> None:
     )
     assert text == "pid 4242 ./a.out -n (48 threads, cpus 12-14,20, per-thread)"
     assert describe_target({}) == "—"
+    # a launched command: the header counted 0 threads before exec, the frames know better
+    assert "3 threads" in describe_target({"pid": 7, "threads": 0, "mode": "command"}, live_threads=3)
 
 
 def test_context_picks_the_window() -> None:

@@ -71,7 +71,8 @@ class HeaderBar(Static):
         if config or status.sector_preset or name == "a64fx":
             sector = describe_sector_config(config)
             self._field(line1, "sector", f"preset {status.sector_preset}" if status.sector_preset else sector)
-        self._field(line1, "target", describe_target(_mapping(header.get("target"))))
+        live_threads = len(frame.threads) if frame is not None else None
+        self._field(line1, "target", describe_target(_mapping(header.get("target")), live_threads))
 
         line2 = Text(no_wrap=True, overflow="ellipsis")
         if status.recording:
