@@ -131,7 +131,7 @@ def build_header(
         "topology": dict(topology or {}),
         "source": {
             "kind": source.kind,
-            **{k: v for k, v in described.items() if k not in ("target", "sector_config")},
+            **{k: v for k, v in described.items() if k not in ("target", "sector_config", "source")},
         },
         "target": described.get("target", {}),
         "sector_config": described.get("sector_config", {}),

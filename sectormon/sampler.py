@@ -17,7 +17,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from sectormon.errors import SectormonError
-from sectormon.readings import GroupValues, Reading, Slice, Unit, delta_u64
+from sectormon.readings import U64, GroupValues, Reading, Slice, Unit
 from sectormon.schedule import Deadlines, PlannedGroup, RotationPlan
 from sectormon.sources.base import CounterGroup, Source
 
@@ -38,11 +38,12 @@ class _Counter:
         self.last = now
         if prev is None:
             return dict(zip(self.names, now.values, strict=True)), now.time_enabled, now.time_running
-        counts = {n: delta_u64(v, p) for n, v, p in zip(self.names, now.values, prev.values, strict=True)}
+        # delta_u64 written out (``% U64``): this runs for every unit in every timeslice.
+        counts = {n: (v - p) % U64 for n, v, p in zip(self.names, now.values, prev.values, strict=True)}
         return (
             counts,
-            delta_u64(now.time_enabled, prev.time_enabled),
-            delta_u64(now.time_running, prev.time_running),
+            (now.time_enabled - prev.time_enabled) % U64,
+            (now.time_running - prev.time_running) % U64,
         )
 
 
@@ -183,7 +184,7 @@ class Sampler:
             state = self._units.get(unit.key)
             if state is None:
                 self._open_unit(unit)
-            elif state.unit != unit:
+            elif state.unit is not unit and state.unit != unit:  # `is`: the tracker reuses Units
                 state.unit = unit  # binding changed: same counters, new core/CMG attribution
         if self._cmg_enabled:
             for unit in self._source.cmg_units():
@@ -245,8 +246,10 @@ class Sampler:
 
     def _read(self, group: PlannedGroup) -> tuple[Reading, ...]:
         readings: list[Reading] = []
+        append = readings.append
+        name = group.name
         for key, state in self._units.items():
-            counter = state.counters.get(group.name)
+            counter = state.counters.get(name)
             if counter is None:
                 continue
             try:
@@ -257,17 +260,9 @@ class Sampler:
                 raise
             counts, enabled, running = counter.delta(values)
             unit = state.unit
-            readings.append(
-                Reading(
-                    unit=key,
-                    core=unit.core,
-                    cmg=unit.cmg,
-                    group=group.name,
-                    time_enabled=enabled,
-                    time_running=running,
-                    counts=counts,
-                )
-            )
+            # Positional: Reading(unit, core, cmg, group, time_enabled, time_running, counts),
+            # a third cheaper than keywords for the frozen dataclass, once per unit per slice.
+            append(Reading(key, unit.core, unit.cmg, name, enabled, running, counts))
         return tuple(readings)
 
 

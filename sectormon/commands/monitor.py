@@ -21,6 +21,7 @@ from sectormon.sources.base import Source
 
 PERF_TIMESLICE = 0.02
 PERF_INTERVAL = 1.0
+PERF_RECENT = 10.0
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -44,7 +45,11 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "--timeslice", type=float, help="seconds each group runs before the next (perf default 0.02)"
     )
     how.add_argument("--interval", type=float, help="seconds between frames (perf default 1)")
-    how.add_argument("--recent", type=float, default=10.0, help="rolling window in seconds (default 10)")
+    how.add_argument(
+        "--recent",
+        type=float,
+        help="rolling window in seconds (default 10; on the simulator 10 intervals of simulated time)",
+    )
     how.add_argument(
         "--include-kernel", action="store_true", help="also count kernel mode (needs paranoid <= 1)"
     )
@@ -195,7 +200,7 @@ def run_with_source(
     options = SessionOptions(
         interval=interval,
         timeslice=timeslice,
-        recent_seconds=getattr(args, "recent", 10.0) or 10.0,
+        recent_seconds=_recent_window(args, source, interval),
         count=getattr(args, "count", None),
         duration=getattr(args, "duration", None),
         baseline_after=getattr(args, "baseline_after", None),
@@ -242,6 +247,16 @@ def _run_json(session: Session, args: argparse.Namespace) -> int:
         if output:
             handle.close()
     return 0
+
+
+def _recent_window(args: argparse.Namespace, source: Source, interval: float) -> float:
+    """The rolling window: 10 s live; 10 intervals on the simulator, whose seconds are simulated."""
+    recent = getattr(args, "recent", None)
+    if recent is not None:
+        if recent < interval:
+            raise UsageError(f"--recent ({recent} s) must be at least one --interval ({interval} s)")
+        return float(recent)
+    return 10 * interval if source.kind == "sim" else PERF_RECENT
 
 
 def _split(value: str | None) -> list[str] | None:

@@ -216,7 +216,11 @@ def configure(parser: argparse.ArgumentParser) -> None:
     how.add_argument(
         "--interval", type=float, help=f"simulated seconds between frames (default {SIM_DEFAULT_INTERVAL:g})"
     )
-    how.add_argument("--recent", type=float, default=10.0, help="rolling window in seconds (default 10)")
+    how.add_argument(
+        "--recent",
+        type=float,
+        help="rolling window in seconds (default 10; on the simulator 10 intervals of simulated time)",
+    )
 
 
 def run(args: argparse.Namespace) -> int:

@@ -211,8 +211,11 @@ class PerfGroup:
     @property
     def leader_fd(self) -> int:
         if not self._fds:
-            raise PerfError(f"group {', '.join(self.events)} is closed")
+            raise self._closed_error()
         return self._fds[0]
+
+    def _closed_error(self) -> PerfError:
+        return PerfError(f"group {', '.join(self.events)} is closed")
 
     @property
     def read_size(self) -> int:
@@ -223,7 +226,10 @@ class PerfGroup:
         return not self._fds
 
     def _group_ioctl(self, request: int) -> None:
-        syscall.ioctl(self.leader_fd, request, abi.PERF_IOC_FLAG_GROUP, attempt=self._attempts[request])
+        fds = self._fds  # not the leader_fd property: two of these run per unit per timeslice
+        if not fds:
+            raise self._closed_error()
+        syscall.ioctl(fds[0], request, abi.PERF_IOC_FLAG_GROUP, attempt=self._attempts[request])
 
     def enable(self) -> None:
         self._group_ioctl(abi.PERF_EVENT_IOC_ENABLE)
@@ -236,8 +242,11 @@ class PerfGroup:
 
     def read(self) -> GroupValues:
         """Cumulative values in event order with the group's enabled/running times (ns)."""
+        fds = self._fds
+        if not fds:
+            raise self._closed_error()
         try:
-            buf = os.read(self.leader_fd, self._read_size)
+            buf = os.read(fds[0], self._read_size)
         except OSError as exc:
             raise PerfError(
                 f"cannot read group {', '.join(self.events)}: {exc.strerror}", errno=exc.errno or 0
