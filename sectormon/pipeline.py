@@ -202,6 +202,7 @@ class Session:
         self.error: Exception | None = None
         self.frames = 0
         if options.record:
+            # An unwritable path stops the recording with one warning; monitoring goes on (issue 4).
             self._open_recorder(options.record)
 
     # -- SessionControl ------------------------------------------------------------------------
@@ -360,7 +361,7 @@ class Session:
         return None if writer.failed else path
 
     def _recording_failed(self, message: str) -> None:
-        self._warn(f"recording stopped: {message}; monitoring goes on")
+        self._warn(f"recording stopped: {message} (record to a writable path with space); monitoring goes on")
 
     def _close_recorder(self) -> None:
         recorder, self._recorder = self._recorder, None

@@ -9,9 +9,10 @@ otherwise the Textual UI starts.
 from __future__ import annotations
 
 import argparse
+import math
 import sys
 from collections.abc import Sequence
-from typing import Any
+from typing import IO, Any
 
 from sectormon.errors import UsageError
 from sectormon.pipeline import Session, SessionOptions, build_header, default_cpu_model
@@ -161,8 +162,9 @@ def run_with_source(
 
     if profile is None:
         profile = load_profile("a64fx" if getattr(args, "profile", "auto") == "auto" else args.profile)
-    timeslice = getattr(args, "timeslice", None) or PERF_TIMESLICE
-    interval = getattr(args, "interval", None) or PERF_INTERVAL
+    _validate_numbers(args)
+    timeslice = _or_default(getattr(args, "timeslice", None), PERF_TIMESLICE)
+    interval = _or_default(getattr(args, "interval", None), PERF_INTERVAL)
     if interval < timeslice:
         raise UsageError(f"--interval ({interval} s) must be at least one --timeslice ({timeslice} s)")
     group_names = select_groups(profile, _split(getattr(args, "groups", None)))
@@ -196,6 +198,7 @@ def run_with_source(
     )
     if suspicious:
         _warn("opened but counted nothing in the probe (suspicious, not zero): " + ", ".join(suspicious))
+    handle = _open_output(args)
     source.start()  # after the probe (not timed), before the header (which names the target's pid)
     options = SessionOptions(
         interval=interval,
@@ -227,26 +230,69 @@ def run_with_source(
         startup_warnings=notes,
     )
     if getattr(args, "json", False):
-        return _run_json(session, args)
+        return _run_json(session, handle)
     from sectormon.ui.app import run_tui
 
     return run_tui(session, theme=getattr(args, "theme", None))
 
 
-def _run_json(session: Session, args: argparse.Namespace) -> int:
+def _open_output(args: argparse.Namespace) -> IO[str]:
+    """The JSON stream's file, opened before anything starts so a bad path fails at once."""
+    output = getattr(args, "output", None)
+    if not getattr(args, "json", False):
+        if output:
+            raise UsageError("-o/--output is for the --json stream; add --json (or use --record FILE)")
+        return sys.stdout
+    if not output:
+        return sys.stdout
+    try:
+        return open(output, "w", encoding="utf-8")  # closed by _run_json
+    except OSError as exc:
+        reason = exc.strerror or str(exc)
+        raise UsageError(f"-o {output}: cannot write there ({reason}); give a writable file path") from exc
+
+
+def _run_json(session: Session, handle: IO[str]) -> int:
     from sectormon.io.stream import JsonStream
 
-    output = getattr(args, "output", None)
-    handle = open(output, "w", encoding="utf-8") if output else sys.stdout  # noqa: SIM115 - closed below
     try:
-        stream = JsonStream(handle, on_closed=session.stop)
+        stream = JsonStream(handle, on_closed=session.stop, on_error=session.stop)
         stream.write_header(session.header)
         session.subscribe(stream.write_frame)
         session.run_headless()
     finally:
-        if output:
+        if handle is not sys.stdout:
             handle.close()
+    if stream.error:
+        raise UsageError(stream.error)
     return 0
+
+
+def _validate_numbers(args: argparse.Namespace) -> None:
+    """Times must be positive and finite, counts positive: a clear error instead of odd behaviour."""
+    for option, attr in (
+        ("--timeslice", "timeslice"),
+        ("--interval", "interval"),
+        ("--recent", "recent"),
+        ("--duration", "duration"),
+    ):
+        value = getattr(args, attr, None)
+        if value is not None and not (math.isfinite(value) and value > 0):
+            raise UsageError(f"{option} {value}: give a number of seconds > 0")
+    if getattr(args, "baseline_after", None) is not None and not (
+        math.isfinite(args.baseline_after) and args.baseline_after >= 0
+    ):
+        raise UsageError(f"--baseline-after {args.baseline_after}: give a number of seconds >= 0")
+    count = getattr(args, "count", None)
+    if count is not None and count < 1:
+        raise UsageError(f"--count {count}: give a number of frames >= 1")
+    groups = getattr(args, "groups", None)
+    if groups is not None and not _split(groups):
+        raise UsageError(f"--groups {groups!r}: name at least one group, e.g. --groups SC1,SC3")
+
+
+def _or_default(value: float | None, default: float) -> float:
+    return default if value is None else float(value)
 
 
 def _recent_window(args: argparse.Namespace, source: Source, interval: float) -> float:

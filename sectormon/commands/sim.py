@@ -186,7 +186,10 @@ def build_sim_source(args: argparse.Namespace, *, loop: bool | None = None) -> S
     if loop is None:
         loop = args.loop
     if loop is None:
-        loop = not (getattr(args, "json", False) or getattr(args, "summary", False))
+        # The TUI loops; a headless run goes once, unless a frame count or duration says how long
+        # to run (a single pass of a kernel can be shorter than one interval).
+        bounded = getattr(args, "count", None) is not None or getattr(args, "duration", None) is not None
+        loop = bounded or not (getattr(args, "json", False) or getattr(args, "summary", False))
     return SimSource(workload, config, loop=loop)
 
 

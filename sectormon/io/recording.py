@@ -136,10 +136,7 @@ class RecordingWriter:
 
     def _fail(self, exc: OSError) -> None:
         reason = exc.strerror or str(exc)
-        self._fail_message(
-            f"recording to {self.path} stopped: {reason} (free disk space or record to another path; "
-            "monitoring goes on)"
-        )
+        self._fail_message(f"cannot write recording {self.path}: {reason}")
 
     def _fail_message(self, message: str) -> None:
         with self._lock:

@@ -39,10 +39,17 @@ def encode(record: Mapping[str, Any]) -> str:
 class JsonStream:
     """Writes the header and frames as JSON Lines to a text stream."""
 
-    def __init__(self, out: IO[str], on_closed: Callable[[], None] | None = None) -> None:
+    def __init__(
+        self,
+        out: IO[str],
+        on_closed: Callable[[], None] | None = None,
+        on_error: Callable[[], None] | None = None,
+    ) -> None:
         self._out = out
         self._on_closed = on_closed
+        self._on_error = on_error
         self.closed = False
+        self.error: str | None = None
 
     def write_header(self, header: Mapping[str, Any]) -> None:
         record = dict(header)
@@ -64,6 +71,13 @@ class JsonStream:
             _silence_stdout(self._out)
             if self._on_closed is not None:
                 self._on_closed()
+        except OSError as exc:
+            # Disk full or a dead device: nothing more can be streamed; end the session with one line.
+            self.closed = True
+            name = getattr(self._out, "name", "the output")
+            self.error = f"cannot write the JSON stream to {name}: {exc.strerror or exc}"
+            if self._on_error is not None:
+                self._on_error()
 
 
 def _silence_stdout(out: IO[str]) -> None:

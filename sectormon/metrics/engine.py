@@ -394,48 +394,74 @@ class MetricsEngine:
         archive: Mapping[ScopeKey, ScopeAcc] | None = None,
     ) -> dict[ScopeKey, ScopeStats]:
         accs = scope_accs(contributions, self._n, threads=threads, archive=archive)
-        done: dict[tuple[str, tuple[object, ...]], ScopeStats] = {}
-        out: dict[ScopeKey, ScopeStats] = {}
+        # Scopes are computed in one batch per level (metrics are evaluated column-wise over the
+        # batch, see MetricSet.evaluate_columns). A thread alone on its core has the same stats as
+        # that core: such duplicates are computed once, at the level of the first one seen.
+        slots: dict[tuple[str, tuple[object, ...]], tuple[str, int]] = {}
+        batches: dict[str, list[ScopeAcc]] = {}
+        refs: list[tuple[ScopeKey, tuple[str, int]]] = []
         for key, acc in accs.items():
             level = key[0]
-            # A thread alone on its core has the same stats as that core: compute them once.
             family = "pe" if level in ("thread", "core") else level
             ident = (family, tuple(acc.members))
-            stats = done.get(ident)
-            if stats is None:
-                stats = done[ident] = self._stats(acc, seconds, level)
-            out[key] = stats
+            slot = slots.get(ident)
+            if slot is None:
+                batch = batches.setdefault(level, [])
+                slot = slots[ident] = (level, len(batch))
+                batch.append(acc)
+            refs.append((key, slot))
+        stats = {level: self._stats(batch, seconds, level) for level, batch in batches.items()}
+        return {key: stats[level][i] for key, (level, i) in refs}
+
+    def _stats(self, accs: list[ScopeAcc], seconds: float, level: str) -> list[ScopeStats]:
+        """The stats of several scopes of one level and window (all metrics in one pass)."""
+        names = self._names
+        n_events = self._n
+        mset = self._mset
+        parts: list[tuple[dict[str, float], dict[str, float]]] = []
+        known_rows: list[list[float | None]] = []
+        coverage_rows: list[list[float]] = []
+        for acc in accs:
+            scaled, counted, present = acc.totals(n_events)
+            # coverage(counted, present) of readings.py, over the vector (0.0 where nothing counted).
+            vector = [
+                (c / p if c < p else 1.0) if c > 0.0 and p > 0.0 else 0.0
+                for c, p in zip(counted, present, strict=True)
+            ]
+            where = [i for i, c in enumerate(counted) if c > 0.0]
+            parts.append(({names[i]: scaled[i] for i in where}, {names[i]: vector[i] for i in where}))
+            known_rows.append([v if c > 0.0 else None for v, c in zip(scaled, counted, strict=True)])
+            coverage_rows.append(vector)
+        n = len(accs)
+        # Rows per scope -> columns per event (C-level zip), the formulas' input.
+        metric_names = mset.names_at(level)
+        known = dict(zip(names, zip(*known_rows, strict=True), strict=True))
+        values = mset.evaluate_columns(known, seconds, n, level)
+        coverages = mset.coverage_columns(list(zip(*coverage_rows, strict=True)), n, level)
+        value_rows = list(zip(*values, strict=True)) if values else [()] * n
+        coverage_of_metrics = list(zip(*coverages, strict=True)) if coverages else [()] * n
+        split = mset.split_at(level)
+        inverse = 1.0 / seconds if seconds > 0 else 0.0
+        out: list[ScopeStats] = []
+        for (counts, cov), metric_values, metric_coverage in zip(
+            parts, value_rows, coverage_of_metrics, strict=True
+        ):
+            cov.update(zip(metric_names, metric_coverage, strict=True))
+            rates = {name: value * inverse for name, value in counts.items()} if seconds > 0 else {}
+            out.append(
+                ScopeStats(
+                    counts=counts,
+                    rates=rates,
+                    metrics=dict(zip(metric_names, metric_values, strict=True)),
+                    coverage=cov,
+                    split=split,
+                    seconds=seconds,
+                )
+            )
         return out
 
-    def _stats(self, acc: ScopeAcc, seconds: float, level: str) -> ScopeStats:
-        names = self._names
-        scaled, counted, present = acc.totals(self._n)
-        # coverage(counted, present) of readings.py, over the vector (0.0 where nothing counted).
-        vector = [
-            (c / p if c < p else 1.0) if c > 0.0 and p > 0.0 else 0.0
-            for c, p in zip(counted, present, strict=True)
-        ]
-        where = [i for i, c in enumerate(counted) if c > 0.0]
-        counts = {names[i]: scaled[i] for i in where}
-        cov = {names[i]: vector[i] for i in where}
-        metrics = self._mset.evaluate(counts, seconds, level)
-        cov.update(self._mset.coverage_vector(vector, level))
-        if seconds > 0:
-            inverse = 1.0 / seconds
-            rates = {name: value * inverse for name, value in counts.items()}
-        else:
-            rates = {}
-        return ScopeStats(
-            counts=counts,
-            rates=rates,
-            metrics=metrics,
-            coverage=cov,
-            split=self._mset.split_at(level),
-            seconds=seconds,
-        )
-
     def _empty(self, seconds: float, level: str) -> ScopeStats:
-        return self._stats(ScopeAcc(), seconds, level) if self._n else EMPTY_SCOPE
+        return self._stats([ScopeAcc()], seconds, level)[0] if self._n else EMPTY_SCOPE
 
     def _as_window(self, scopes: Mapping[ScopeKey, ScopeStats], seconds: float) -> WindowStats:
         return WindowStats(

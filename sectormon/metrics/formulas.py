@@ -19,13 +19,13 @@ phase change between them skews the ratio).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from operator import itemgetter
+from operator import add, itemgetter, mul, neg, sub, truediv
 from typing import Any
 
 from sectormon.errors import DataError
-from sectormon.metrics.expr import EVAL_FAILURES, Compiled, ExprError, parse
+from sectormon.metrics.expr import EVAL_FAILURES, Binary, Call, Compiled, ExprError, Name, Node, Num, parse
 from sectormon.profiles.model import Profile
 
 LEVELS = ("thread", "core", "cmg", "total")
@@ -40,6 +40,12 @@ LEVELS_OF_SCOPE: Mapping[str, frozenset[str]] = {
 SECONDS = "SECONDS"
 
 
+# A column holds one value per scope; ``None`` where the value is unknown (n/a).
+Column = Sequence[Any]
+ColumnEnv = Mapping[str, Column]
+ColumnFn = Callable[[ColumnEnv, int], Column]
+
+
 @dataclass(frozen=True, slots=True)
 class CompiledMetric:
     name: str
@@ -48,6 +54,7 @@ class CompiledMetric:
     split: bool
     better: str
     levels: frozenset[str]
+    columns: ColumnFn  # the same formula over many scopes at once (see evaluate_columns)
 
 
 class MetricSet:
@@ -70,7 +77,10 @@ class MetricSet:
             ins = inputs[mdef.name]
             split = len(ins) > 1 and not any(set(ins) <= g for g in group_sets)
             levels = LEVELS_OF_SCOPE.get(mdef.scope, LEVELS_OF_SCOPE["any"])
-            compiled.append(CompiledMetric(mdef.name, parsed[mdef.name].fn, ins, split, mdef.better, levels))
+            expr = parsed[mdef.name]
+            compiled.append(
+                CompiledMetric(mdef.name, expr.fn, ins, split, mdef.better, levels, _column_fn(expr.tree))
+            )
         self.metrics: tuple[CompiledMetric, ...] = tuple(compiled)
         self.names: tuple[str, ...] = tuple(m.name for m in compiled)
         self.split: frozenset[str] = frozenset(m.name for m in compiled if m.split)
@@ -80,12 +90,20 @@ class MetricSet:
             level: tuple((m.name, m.fn) for m in compiled if level in m.levels) for level in LEVELS
         }
         self._all = tuple((m.name, m.fn) for m in compiled)
+        self._columns_at = {
+            level: tuple((m.name, m.columns) for m in compiled if level is None or level in m.levels)
+            for level in (*LEVELS, None)
+        }
         # Coverage by event position (the profile's event order): metrics sharing one set of input
         # events share one computation, done with a C-level itemgetter over a coverage vector.
         self.event_names: tuple[str, ...] = tuple(profile.events)
         position = {name: i for i, name in enumerate(self.event_names)}
         self._cov_plan = {
             level: _coverage_plan([m for m in compiled if level is None or level in m.levels], position)
+            for level in (*LEVELS, None)
+        }
+        self._cov_sets = {
+            level: _coverage_sets([m for m in compiled if level is None or level in m.levels], position)
             for level in (*LEVELS, None)
         }
         self._split_at: dict[str | None, frozenset[str]] = {
@@ -114,6 +132,48 @@ class MetricSet:
             env[name] = value
             out[name] = value
         return out
+
+    def names_at(self, level: str | None) -> tuple[str, ...]:
+        """The metrics computed at ``level``, in profile order (all of them for ``None``)."""
+        return tuple(name for name, _ in self._columns_at[level])
+
+    def evaluate_columns(
+        self, counts: ColumnEnv, seconds: float, n: int, level: str | None = None
+    ) -> list[Column]:
+        """:meth:`evaluate` for ``n`` scopes of one window at once, column by column.
+
+        ``counts`` maps each event to its scaled count per scope (``None`` where the scope did not
+        count it). Returns one column per metric of :meth:`names_at`. Evaluating a formula once
+        over all scopes runs its operators as C-level ``map`` calls instead of one closure call
+        per operator and scope; the values are the very same float operations, bit for bit.
+        """
+        env: dict[str, Column] = {name: [value] * n for name, value in self.constants.items()}
+        for name, column in counts.items():
+            const = self.constants.get(name)
+            # An event shadows a constant of the same name only where it was counted (as in evaluate).
+            env[name] = column if const is None else [const if v is None else v for v in column]
+        env[SECONDS] = [seconds] * n
+        out: list[Column] = []
+        inf = _INF
+        for name, fn in self._columns_at[level]:
+            column = [v if v is not None and -inf < v < inf else None for v in fn(env, n)]
+            env[name] = column
+            out.append(column)
+        return out
+
+    def coverage_columns(self, coverage: Sequence[Column], n: int, level: str | None = None) -> list[Column]:
+        """:meth:`coverage_vector` for ``n`` scopes at once: ``coverage[i]`` is event ``i``'s
+        coverage per scope (profile event order); one column per metric of :meth:`names_at`."""
+        sets, spread = self._cov_sets[level]
+        minimums: list[Column] = []
+        for idx in sets:
+            if not idx:
+                minimums.append([1.0] * n)
+            elif len(idx) == 1:
+                minimums.append(coverage[idx[0]])
+            else:
+                minimums.append(list(map(min, *(coverage[i] for i in idx))))
+        return [minimums[slot] for slot in spread]
 
     def coverage(self, event_coverage: Mapping[str, float], level: str | None = None) -> dict[str, float]:
         """Coverage of the metrics computed at ``level``: the minimum over their input events."""
@@ -161,6 +221,63 @@ def _coverage_plan(metrics: list[CompiledMetric], position: Mapping[str, int]) -
     if len(spread) == 1:
         return getters, names, itemgetter(slice(0, 1))  # one metric, one set: values[0:1]
     return getters, names, lambda values: ()
+
+
+def _coverage_sets(
+    metrics: list[CompiledMetric], position: Mapping[str, int]
+) -> tuple[list[tuple[int, ...]], list[int]]:
+    """The distinct input sets (event positions) of ``metrics`` and, per metric, its set's slot."""
+    sets: dict[tuple[int, ...], int] = {}
+    spread: list[int] = []
+    for m in metrics:
+        idx = tuple(position[e] for e in m.inputs if e in position)
+        spread.append(sets.setdefault(idx, len(sets)))
+    return list(sets), spread
+
+
+# -- column evaluation ------------------------------------------------------------------------
+# Each node of a formula's syntax tree becomes a function of (column environment, n) returning
+# its value per scope. The operators are the closures' own (operator.add for ``+`` and so on, the
+# builtins min/max), applied by ``map`` over whole columns; an operand that is None or a division
+# by zero in one scope makes only that scope's value None, exactly like the scalar closures.
+
+_COLUMN_OPS: dict[str, Callable[[Any, Any], Any]] = {"+": add, "-": sub, "*": mul, "/": truediv}
+
+
+def _apply(op: Callable[..., Any], *columns: Column) -> Column:
+    """``op`` element-wise; where it fails the value is None (unknown), the rest is unaffected."""
+    try:
+        return list(map(op, *columns))  # the common case: every input known, one C-level loop
+    except EVAL_FAILURES:
+        return [_safe(op, args) for args in zip(*columns, strict=True)]
+
+
+def _safe(op: Callable[..., Any], args: tuple[Any, ...]) -> Any:
+    try:
+        return op(*args)
+    except EVAL_FAILURES:
+        return None
+
+
+def _column_fn(node: Node) -> ColumnFn:
+    if isinstance(node, Num):
+        value = node.value
+        return lambda env, n: [value] * n
+    if isinstance(node, Name):
+        name = node.name
+        return lambda env, n: env.get(name) or [None] * n
+    if isinstance(node, Binary):
+        op = _COLUMN_OPS[node.op]
+        left, right = _column_fn(node.left), _column_fn(node.right)
+        return lambda env, n: _apply(op, left(env, n), right(env, n))
+    if isinstance(node, Call):
+        args = [_column_fn(arg) for arg in node.args]
+        if len(args) == 1:
+            return args[0]
+        pick = min if node.func == "min" else max
+        return lambda env, n: _apply(pick, *(arg(env, n) for arg in args))
+    operand = _column_fn(node.operand)  # Unary: "-" is the only unary operator the parser keeps
+    return lambda env, n: _apply(neg, operand(env, n))
 
 
 def _transitive_inputs(profile: Profile, names: Mapping[str, frozenset[str]]) -> dict[str, tuple[str, ...]]:
