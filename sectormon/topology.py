@@ -311,7 +311,8 @@ def _a64fx_variant(compute_cpus: int, freq_ghz: float | None) -> str:
     if compute_cpus == 48:
         return "48c"
     if compute_cpus == 24:
-        if freq_ghz is not None and abs(freq_ghz - 2.6) < 0.05:
+        # The only 24-core A64FX part runs at 2.6 GHz (facts sheet); cpufreq, when present, confirms it.
+        if freq_ghz is None or abs(freq_ghz - 2.6) < 0.05:
             return "24c-2.6GHz"
         return "24c"
     return ""

@@ -392,7 +392,11 @@ class Expr:
 @lru_cache(maxsize=4096)
 def parse(text: str) -> Expr:
     """Parse and compile ``text``; raises :class:`ExprError` naming the column at fault."""
-    tree = _Parser(text).parse()
-    compiled = _compile(tree)
+    try:
+        tree = _Parser(text).parse()
+        compiled = _compile(tree)
+    except RecursionError:
+        # A recursive-descent parser has a depth limit; no real formula comes near it.
+        raise ExprError("formula nested too deeply", text, 0) from None
     fn = _const(compiled) if isinstance(compiled, float) else compiled
     return Expr(text=text, tree=tree, names=_names(tree), fn=fn)

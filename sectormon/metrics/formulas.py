@@ -42,8 +42,8 @@ SECONDS = "SECONDS"
 
 # A column holds one value per scope; ``None`` where the value is unknown (n/a).
 Column = Sequence[Any]
-ColumnEnv = Mapping[str, Column]
-ColumnFn = Callable[[ColumnEnv, int], Column]
+ColumnEnv = Mapping[str, Column | None]
+ColumnFn = Callable[[ColumnEnv, int], Column | None]
 
 
 @dataclass(frozen=True, slots=True)
@@ -138,7 +138,7 @@ class MetricSet:
         return tuple(name for name, _ in self._columns_at[level])
 
     def evaluate_columns(
-        self, counts: ColumnEnv, seconds: float, n: int, level: str | None = None
+        self, counts: Mapping[str, Column], seconds: float, n: int, level: str | None = None
     ) -> list[Column]:
         """:meth:`evaluate` for ``n`` scopes of one window at once, column by column.
 
@@ -147,8 +147,11 @@ class MetricSet:
         over all scopes runs its operators as C-level ``map`` calls instead of one closure call
         per operator and scope; the values are the very same float operations, bit for bit.
         """
-        env: dict[str, Column] = {name: [value] * n for name, value in self.constants.items()}
+        # None for a name = unknown in every scope (see _column_fn).
+        env: dict[str, Column | None] = {name: [value] * n for name, value in self.constants.items()}
         for name, column in counts.items():
+            if column.count(None) == n:
+                continue  # counted nowhere: absent, as from each scope's counts
             const = self.constants.get(name)
             # An event shadows a constant of the same name only where it was counted (as in evaluate).
             env[name] = column if const is None else [const if v is None else v for v in column]
@@ -156,7 +159,12 @@ class MetricSet:
         out: list[Column] = []
         inf = _INF
         for name, fn in self._columns_at[level]:
-            column = [v if v is not None and -inf < v < inf else None for v in fn(env, n)]
+            raw = fn(env, n)
+            if raw is None:
+                env[name] = None
+                out.append([None] * n)
+                continue
+            column = [v if v is not None and -inf < v < inf else None for v in raw]
             env[name] = column
             out.append(column)
         return out
@@ -237,19 +245,23 @@ def _coverage_sets(
 
 # -- column evaluation ------------------------------------------------------------------------
 # Each node of a formula's syntax tree becomes a function of (column environment, n) returning
-# its value per scope. The operators are the closures' own (operator.add for ``+`` and so on, the
-# builtins min/max), applied by ``map`` over whole columns; an operand that is None or a division
-# by zero in one scope makes only that scope's value None, exactly like the scalar closures.
+# its value per scope, or None when it is unknown in every scope (an event no scope of the batch
+# counted: nothing to compute). The operators are the scalar closures' own (operator.add for
+# ``+``, ..., the builtins min/max), applied by ``map`` over whole columns; an operand that is None
+# or a division by zero in one scope makes only that scope's value None, as in the scalar closures.
 
 _COLUMN_OPS: dict[str, Callable[[Any, Any], Any]] = {"+": add, "-": sub, "*": mul, "/": truediv}
 
 
-def _apply(op: Callable[..., Any], *columns: Column) -> Column:
+def _apply(op: Callable[..., Any], *columns: Any) -> Column | None:
     """``op`` element-wise; where it fails the value is None (unknown), the rest is unaffected."""
+    if None in columns:
+        return None
     try:
         return list(map(op, *columns))  # the common case: every input known, one C-level loop
     except EVAL_FAILURES:
-        return [_safe(op, args) for args in zip(*columns, strict=True)]
+        out = [_safe(op, args) for args in zip(*columns, strict=True)]
+        return None if out.count(None) == len(out) else out
 
 
 def _safe(op: Callable[..., Any], args: tuple[Any, ...]) -> Any:
@@ -265,9 +277,12 @@ def _column_fn(node: Node) -> ColumnFn:
         return lambda env, n: [value] * n
     if isinstance(node, Name):
         name = node.name
-        return lambda env, n: env.get(name) or [None] * n
+        return lambda env, n: env.get(name)
     if isinstance(node, Binary):
         op = _COLUMN_OPS[node.op]
+        if isinstance(node.left, Name) and isinstance(node.right, Name):  # ``A / B``, the most common
+            x, y = node.left.name, node.right.name
+            return lambda env, n: _apply(op, env.get(x), env.get(y))
         left, right = _column_fn(node.left), _column_fn(node.right)
         return lambda env, n: _apply(op, left(env, n), right(env, n))
     if isinstance(node, Call):
@@ -275,7 +290,7 @@ def _column_fn(node: Node) -> ColumnFn:
         if len(args) == 1:
             return args[0]
         pick = min if node.func == "min" else max
-        return lambda env, n: _apply(pick, *(arg(env, n) for arg in args))
+        return lambda env, n: _apply(pick, *[arg(env, n) for arg in args])
     operand = _column_fn(node.operand)  # Unary: "-" is the only unary operator the parser keeps
     return lambda env, n: _apply(neg, operand(env, n))
 

@@ -19,6 +19,8 @@ from typing import TYPE_CHECKING, Any
 import yaml
 
 from sectormon.errors import DataError, UsageError
+from sectormon.metrics.expr import ExprError
+from sectormon.metrics.expr import parse as parse_formula
 from sectormon.profiles.model import BETTER, METRIC_SCOPES, SCOPES, EventDef, GroupDef, MetricDef, Profile
 
 if TYPE_CHECKING:
@@ -157,82 +159,25 @@ def _no_lines(path: Path_) -> int | None:
 # ---------------------------------------------------------------- formulas
 
 
-_TOKEN = re.compile(
-    r"\s*(?:(?P<num>(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?)|(?P<name>[A-Za-z_][A-Za-z0-9_]*)|(?P<op>[-+*/(),]))"
-)
+_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
 class FormulaSyntaxError(ValueError):
     """A formula that is not numbers, names, + - * /, parentheses, min(...) and max(...)."""
 
 
-def _tokens(formula: str) -> list[tuple[str, str]]:
-    pos, out = 0, []
-    text = formula.rstrip()
-    while pos < len(text):
-        match = _TOKEN.match(text, pos)
-        if match is None or match.end() == pos:
-            bad = text[pos:].lstrip()[:1]
-            raise FormulaSyntaxError(
-                f"unexpected character {bad!r} at column {len(text) - len(text[pos:].lstrip()) + 1}"
-            )
-        kind = match.lastgroup or ""
-        out.append((kind, match.group(kind)))
-        pos = match.end()
-    return out
-
-
 def formula_names(formula: str) -> tuple[str, ...]:
     """The names a formula refers to (not ``min``/``max``), in order of first use.
 
-    Also checks the grammar (operands and operators alternate, parentheses balance, only ``min`` and
-    ``max`` are called), independently of the evaluator, so the loader can point at a bad line.
+    The grammar is checked by the metrics engine's own parser, so the loader can never accept a
+    formula the engine rejects (or the other way round).
     """
-    tokens = _tokens(formula)
-    if not tokens:
-        raise FormulaSyntaxError("empty formula")
-    names: list[str] = []
-    stack: list[bool] = []  # True: the parenthesis opened a function call (commas allowed)
-    expect_operand = True
-    for i, (kind, value) in enumerate(tokens):
-        following = tokens[i + 1][1] if i + 1 < len(tokens) else ""
-        if expect_operand:
-            if kind == "num":
-                expect_operand = False
-            elif kind == "name":
-                if value in FUNCTIONS:
-                    if following != "(":
-                        raise FormulaSyntaxError(f"{value} must be called like {value}(a, b)")
-                    continue
-                if following == "(":
-                    raise FormulaSyntaxError(f"{value}(...) is not a function (only min and max are)")
-                if value not in names:
-                    names.append(value)
-                expect_operand = False
-            elif value == "(":
-                prev = tokens[i - 1][1] if i > 0 else ""
-                stack.append(prev in FUNCTIONS)
-            elif value in "+-":
-                continue  # unary sign
-            else:
-                raise FormulaSyntaxError(f"expected a number or a name before {value!r}")
-        elif value in ("+", "-", "*", "/"):
-            expect_operand = True
-        elif value == ")":
-            if not stack:
-                raise FormulaSyntaxError("unbalanced ')'")
-            stack.pop()
-        elif value == ",":
-            if not stack or not stack[-1]:
-                raise FormulaSyntaxError("',' outside min(...) or max(...)")
-            expect_operand = True
-        else:
-            raise FormulaSyntaxError(f"expected an operator before {value!r}")
-    if expect_operand:
-        raise FormulaSyntaxError("formula ends with an operator")
-    if stack:
-        raise FormulaSyntaxError("unbalanced '('")
-    return tuple(names)
+    try:
+        names = parse_formula(formula).names
+    except ExprError as exc:
+        raise FormulaSyntaxError(exc.message) from exc
+    ordered = (m.group(0) for m in _IDENTIFIER.finditer(formula))
+    return tuple(dict.fromkeys(name for name in ordered if name in names))
 
 
 # ---------------------------------------------------------------- semantic checks (YAML and dict forms)

@@ -4,8 +4,8 @@ Units are the simulated threads, bound to FX700-numbered cores (CPU 0-47, CMG = 
 CMG unit per CMG in use for the CMG-scoped events. The source owns a simulated clock: ``now()`` is
 simulated seconds (cycles / 2.2 GHz) and ``wait_until(t)`` runs the model up to ``t``. Simulated time
 runs far slower than wall time (about a microsecond of simulated time per wall millisecond per
-thread), hence the sim defaults below: a 20 us timeslice and a 1 ms frame interval, so the six SC
-groups rotate about eight times per frame and a frame of a few threads takes roughly a second.
+thread), hence the sim defaults below: a 10 us timeslice and a 250 us frame interval, so the six SC
+groups rotate about four times per frame and a frame of a few threads takes well under a second.
 """
 
 from __future__ import annotations

@@ -190,7 +190,6 @@ def test_replay_session_reports_bad_line(tmp_path: Path) -> None:
 
 
 def real_header() -> dict[str, Any]:
-    pytest.importorskip("sectormon.metrics.engine")
     from sectormon.profiles.loader import load_profile, profile_to_dict
 
     return header(profile_to_dict(load_profile("generic")))

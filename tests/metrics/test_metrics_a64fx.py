@@ -12,10 +12,9 @@ import pytest
 
 from sectormon.frames import Frame
 from sectormon.metrics import MetricsEngine
+from sectormon.profiles import loader
 from sectormon.profiles.model import Profile
 from sectormon.readings import Reading, Slice
-
-loader = pytest.importorskip("sectormon.profiles.loader")
 
 NS = 1_000_000_000
 SECONDS = 6.0

@@ -250,8 +250,9 @@ def test_sector_config_from_running_process_environment() -> None:
 
 
 def test_with_the_real_topology(child: Child) -> None:
-    topology_mod = pytest.importorskip("sectormon.topology")
-    topology = topology_mod.load_topology()
+    from sectormon.topology import load_topology
+
+    topology = load_topology()
     source = PerfSource(PidTarget(child.pid), topology)
     unit = source.poll_units().alive[0]
     assert unit.ident == child.pid

@@ -279,7 +279,6 @@ def test_sector_cache_on_beats_off_in_summary(capsys: pytest.CaptureFixture[str]
 
 
 def test_json_stream_through_the_pipeline(capsys: pytest.CaptureFixture[str]) -> None:
-    pytest.importorskip("sectormon.commands.monitor")
     code = cli.main(
         [
             "sim",

@@ -134,11 +134,14 @@ def test_offline_cpus_keep_cmg_ids_stable(tmp_path: Path) -> None:
     assert topo.variant == "48c"  # the die still has 48 compute cores
 
 
-def test_24_core_variant_needs_the_clock(tmp_path: Path) -> None:
+def test_24_core_variant_is_the_26ghz_part_unless_cpufreq_says_otherwise(tmp_path: Path) -> None:
     sys_root, proc = copy_tree("fx700", tmp_path)
     for n in (2, 3):
         shutil.rmtree(sys_root / f"devices/system/node/node{n}")
     put(sys_root / "devices/system/cpu/online", "0-23")
+    # the only 24-core part runs at 2.6 GHz: without cpufreq its energy factors (9/36) still apply
+    assert load_topology(sys_root, proc).variant == "24c-2.6GHz"
+    put(sys_root / "devices/system/cpu/cpu0/cpufreq/cpuinfo_max_freq", "2000000")
     assert load_topology(sys_root, proc).variant == "24c"
     put(sys_root / "devices/system/cpu/cpu0/cpufreq/cpuinfo_max_freq", "2600000")
     topo = load_topology(sys_root, proc)
