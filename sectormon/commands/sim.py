@@ -36,8 +36,19 @@ class _Adder(Protocol):
     def add_argument(self, *args: Any, **kwargs: Any) -> Any: ...
 
 
+DEFAULT_WARMUP = 50e-6  # simulated seconds: the kernels' cold misses are over by then
+
+
 def add_sim_options(parser: _Adder) -> None:
     """The simulator's options (works on a parser or an argument group)."""
+    parser.add_argument(
+        "--warmup",
+        type=float,
+        default=DEFAULT_WARMUP,
+        metavar="S",
+        help="simulated seconds run uncounted before counting starts, like a measured region after "
+        "initialisation (default 5e-05; 0 counts from the first access)",
+    )
     parser.add_argument(
         "--kernel",
         choices=KERNELS,
@@ -190,7 +201,7 @@ def build_sim_source(args: argparse.Namespace, *, loop: bool | None = None) -> S
         # to run (a single pass of a kernel can be shorter than one interval).
         bounded = getattr(args, "count", None) is not None or getattr(args, "duration", None) is not None
         loop = bounded or not (getattr(args, "json", False) or getattr(args, "summary", False))
-    return SimSource(workload, config, loop=loop)
+    return SimSource(workload, config, loop=loop, warmup=getattr(args, "warmup", DEFAULT_WARMUP))
 
 
 def configure(parser: argparse.ArgumentParser) -> None:

@@ -27,6 +27,7 @@ THREAD_LEVEL = "Thread"
 DEFAULT_CNTFRQ_HZ = 100_000_000
 DEFAULT_VECTOR_LENGTH_BITS = 512
 U64_MAX = (1 << 64) - 1
+TIME_SET = "pa1"
 
 # The fixed columns every cpupa header has, by the name fapp gives them.
 FIXED_COLUMNS = (
@@ -103,6 +104,27 @@ class Measurement:
     vector_length_bits: int
     threads: tuple[int, ...]
     warnings: tuple[str, ...] = ()
+    untimed: tuple[int, ...] = ()
+    """Threads whose time-set row has CNTVCT or PMCCNTR 0: no time, so n/a for time-based metrics."""
+
+    @property
+    def time_set(self) -> str:
+        """The set every time-based metric takes its time from: ``pa1`` (as the report), else the first."""
+        if TIME_SET in self.sets:
+            return TIME_SET
+        return next(iter(self.sets), "")
+
+    @property
+    def timed_threads(self) -> tuple[int, ...]:
+        """The threads with a usable time: the ones the CMG's time averages are taken over."""
+        return tuple(t for t in self.threads if t not in self.untimed)
+
+    def seconds(self, thread: int) -> float | None:
+        """A thread's time T = CNTVCT / CNTFRQ of the time set; ``None`` when it has none."""
+        if thread in self.untimed:
+            return None
+        ticks = self.value(self.time_set, "CNTVCT", thread)
+        return None if ticks is None else ticks / self.cntfrq_hz
 
     def value(self, set_name: str, key: int | str, thread: int) -> int | None:
         """The raw count of ``key`` in set ``set_name`` for ``thread``; ``None`` when absent."""
@@ -443,6 +465,7 @@ def read_measurement(path: str | Path, region: str | None = None) -> Measurement
         lacking = [t for t in threads if t not in have]
         if lacking:
             warnings.append(f"{name}: no row for thread(s) {', '.join(map(str, lacking))}")
+    untimed = _untimed(sets, warnings)
     return Measurement(
         path=str(p),
         sets=sets,
@@ -451,4 +474,26 @@ def read_measurement(path: str | Path, region: str | None = None) -> Measurement
         vector_length_bits=vector_length,
         threads=tuple(sorted(threads)),
         warnings=tuple(warnings),
+        untimed=untimed,
     )
+
+
+def _untimed(sets: Mapping[str, EventSet], warnings: list[str]) -> tuple[int, ...]:
+    """Threads whose time-set row has no time (CNTVCT or PMCCNTR 0), each with one warning.
+
+    Such a row is broken or the thread never ran the region: averaging its 0 s into the CMG's
+    mean time would shrink every CMG throughput and power, so it is left out of those averages.
+    """
+    name = TIME_SET if TIME_SET in sets else next(iter(sets), None)
+    if name is None:
+        return ()
+    out: list[int] = []
+    for row in sets[name].rows:
+        zero = [col for col, v in (("CNTVCT", row.cntvct), ("PMCCNTR", row.pmccntr)) if v == 0]
+        if zero:
+            out.append(row.thread)
+            warnings.append(
+                f"{sets[name].path}:{row.line}: thread {row.thread} has {' and '.join(zero)} 0 in {name}: "
+                "its time-based metrics are n/a and the CMG's time averages leave it out"
+            )
+    return tuple(out)

@@ -11,8 +11,11 @@ sector-cache profile leaves out, e.g. the BUS_* counters of the CPU PA report se
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from functools import lru_cache
+from typing import Any
 
+from sectormon.errors import SectormonError
 from sectormon.profiles.model import EventDef, Profile
 
 CYCLES_NAME = "CPU_CYCLES"
@@ -23,17 +26,47 @@ _CMG_CODES = frozenset(
 )
 
 
-@lru_cache(maxsize=1)
-def a64fx_profile() -> Profile | None:
-    """The built-in a64fx profile, or ``None`` if it cannot be loaded (names fall back to ``r<code>``)."""
+@lru_cache(maxsize=4)
+def a64fx_profile(variant: str = "") -> Profile | None:
+    """The built-in a64fx profile (nJ factors of ``variant``), or ``None`` if it cannot be loaded
+    (names then fall back to ``r<code>``)."""
     try:
         from sectormon.profiles.loader import load_profile
     except ImportError:
         return None
     try:
-        return load_profile("a64fx")
-    except Exception:  # a broken profile must not stop the fapp report: raw names then
+        return load_profile("a64fx", variant=variant)
+    except Exception:  # a broken profile must not stop the reader: raw names then
         return None
+
+
+def part_variant(info: Mapping[str, Any], cpu_frequency_hz: float | None = None) -> str:
+    """The A64FX part of a measurement, which selects the energy factors (nJ per count).
+
+    ``info.json`` ``variant`` (e.g. ``24c-2.6GHz``) wins; else ``cores_per_node`` and the CPU
+    frequency (``cpu_frequency_ghz``, else the one measured from pa1) by the topology's own rule.
+    ``""`` when unknown: the profile's defaults (the 48-core parts, as Fujitsu's report assumes).
+    """
+    from sectormon.topology import _a64fx_variant  # the one place that maps a part to its variant
+
+    variant = info.get("variant")
+    if isinstance(variant, str) and variant:
+        return variant
+    cores = info.get("cores_per_node")
+    if isinstance(cores, bool) or not isinstance(cores, int):
+        return ""
+    ghz = info.get("cpu_frequency_ghz")
+    if isinstance(ghz, bool) or not isinstance(ghz, (int, float)):
+        ghz = cpu_frequency_hz / 1e9 if cpu_frequency_hz else None
+    return _a64fx_variant(cores, float(ghz) if ghz is not None else None)
+
+
+def measurement_profile(variant: str = "") -> Profile:
+    """The a64fx profile whose metrics and constants the fapp analysis and import use."""
+    profile = a64fx_profile(variant)
+    if profile is None:
+        raise SectormonError("the built-in a64fx profile cannot be loaded (reinstall sectormon)")
+    return profile
 
 
 def _by_code() -> dict[int, EventDef]:

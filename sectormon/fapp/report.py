@@ -6,8 +6,13 @@ the workbook's clamps (``hi``/``lo``) are applied, and the CMG total follows its
 ratios of sums, or means of the thread values). Metric names are the report's, exactly, so the
 values can be checked against the report itself.
 
-One deliberate difference: where the workbook shows 0 for a zero denominator, this shows
-``None`` (n/a); a missing event (set not measured) is ``None`` too.
+Energy factors (nJ per EA_CORE / EA_L2 / EA_MEMORY count) are the a64fx profile's ``NJ_EA_*``
+constants for the measurement's part: 8 / 32 / 256 for the 48-core parts, the workbook's values.
+
+Deliberate differences: where the workbook shows 0 for a zero denominator, this shows ``None``
+(n/a); a missing event (set not measured) is ``None`` too. A thread whose pa1 row has CNTVCT or
+PMCCNTR 0 (``Measurement.untimed``) has n/a time-based metrics and IPC and is left out of the
+CMG's means of thread values and of the core-power sum (the workbook would average in its 0 s).
 """
 
 from __future__ import annotations
@@ -19,6 +24,8 @@ from typing import Any
 
 from sectormon.errors import DataError
 from sectormon.fapp.csvread import Measurement
+from sectormon.fapp.names import measurement_profile, part_variant
+from sectormon.profiles.model import Profile
 
 Number = int | float
 Value = Number | None
@@ -28,9 +35,8 @@ MEMORY_BANDWIDTH_GB_S = 256.0  # per CMG
 LINE_BYTES = 256
 MAX_FLOP_PER_CYCLE = 32  # FP64 per core
 PREDICATE_COEFFICIENT = 16  # the workbook's divisor of the FLA/FLB predicate counts
-NJ_EA_CORE = 8
-NJ_EA_L2 = 32
-NJ_EA_MEMORY = 256
+# The energy factors are the profile's constants of these names (see measurement_profile).
+NJ_CONSTANTS = ("NJ_EA_CORE", "NJ_EA_L2", "NJ_EA_MEMORY")
 
 CA_PREFIX = "CA: "
 
@@ -215,18 +221,36 @@ class _Consts:
     max_flop: float
     pred: float
     efctfrq: float | None
+    nj: Mapping[str, float]
+
+    def nj_of(self, name: str) -> float:
+        """An energy factor; n/a for the metric when the profile lacks it."""
+        value = self.nj.get(name)
+        if value is None:
+            raise _Missing(name)
+        return value
 
 
-def _consts(m: Measurement) -> _Consts:
+def first_timed_frequency(m: Measurement) -> float | None:
+    """The workbook's EFCTFRQ: PMCCNTR / CNTVCT x CNTFRQ of pa1's first row (first row with a time)."""
+    pa1 = m.sets.get("pa1")
+    if pa1 is None:
+        return None
+    first = next((r for r in pa1.rows if r.thread not in m.untimed and r.cntvct > 0), None)
+    return None if first is None else first.pmccntr / first.cntvct * m.cntfrq_hz
+
+
+def report_profile(m: Measurement) -> Profile:
+    """The a64fx profile for the measurement's part (its ``NJ_EA_*`` constants are the energy factors)."""
+    return measurement_profile(part_variant(m.info, first_timed_frequency(m)))
+
+
+def _consts(m: Measurement, profile: Profile) -> _Consts:
     wc = m.info.get("workbook_constants", {})
     wc = wc if isinstance(wc, Mapping) else {}
     vl = m.vector_length_bits
     vl_factor: Number = vl // 128 if vl % 128 == 0 else vl / 128
-    efctfrq: float | None = None
-    pa1 = m.sets.get("pa1")
-    if pa1 is not None and pa1.rows and pa1.rows[0].cntvct > 0:
-        first = pa1.rows[0]
-        efctfrq = first.pmccntr / first.cntvct * m.cntfrq_hz
+    efctfrq = first_timed_frequency(m)
 
     def constant(key: str, default: float) -> float:
         value = wc.get(key, default)
@@ -247,6 +271,7 @@ def _consts(m: Measurement) -> _Consts:
         max_flop=constant("max_flop_per_core_per_cycle_fp64", MAX_FLOP_PER_CYCLE),
         pred=constant("predicate_coefficient", PREDICATE_COEFFICIENT),
         efctfrq=efctfrq,
+        nj={k: float(profile.constants[k]) for k in NJ_CONSTANTS if k in profile.constants},
     )
 
 
@@ -342,9 +367,16 @@ def _evaluate(
     return out
 
 
-def _thread_formulas(e: _Inputs, c: _Consts) -> dict[str, Callable[[], Value]]:
+def _thread_formulas(e: _Inputs, c: _Consts, timed: bool) -> dict[str, Callable[[], Value]]:
     def t() -> float:
+        if not timed:
+            raise _Missing("pa1 time")
         return e("pa1", "CNTVCT") / c.cntfrq
+
+    def ipc() -> float:
+        if not timed:
+            raise _Missing("pa1 cycles")
+        return e("pa1", 0x121) / e("pa1", "PMCCNTR")
 
     def gflops() -> float:
         return (e("pa1", 0x80C0) * c.vl_factor + e("pa1", 0x80C1)) / 1e9 / t()
@@ -373,10 +405,10 @@ def _thread_formulas(e: _Inputs, c: _Consts) -> dict[str, Callable[[], Value]]:
             "GFLOPS": gflops,
             "Floating-point operation peak ratio": peak,
             "Memory throughput (GB/s)": lambda: _memory_bytes(e, c) / 1e9 / t(),
-            "IPC": lambda: e("pa1", 0x121) / e("pa1", "PMCCNTR"),
+            "IPC": ipc,
             "GIPS": lambda: e("pa1", 0x121) / 1e9 / t(),
             "CA: Total (s)": t,
-            "Power core (W)": lambda: e("pa8", 0x1E0) * NJ_EA_CORE / 1e9 / t(),
+            "Power core (W)": lambda: e("pa8", 0x1E0) * c.nj_of("NJ_EA_CORE") / 1e9 / t(),
         }
     )
     for name, x in counts.items():
@@ -394,6 +426,8 @@ def _mean(values: Sequence[Value]) -> float:
 def _cmg_formulas(
     e: _Inputs, c: _Consts, per_thread: Mapping[str, Mapping[str, Value]], sources: Mapping[str, set[str]]
 ) -> dict[str, Callable[[], Value]]:
+    """``per_thread``: the values of the threads with a time (the means and sums below are over them)."""
+
     def thread_values(name: str) -> list[Value]:
         e.used.update(sources.get(name, ()))
         return [values[name] for values in per_thread.values()]
@@ -414,10 +448,10 @@ def _cmg_formulas(
         return sum(v for v in values if v is not None)
 
     def power_l2() -> float:
-        return e.mean("pa8", 0x3E0) * NJ_EA_L2 / 1e9 / t_mean()
+        return e.mean("pa8", 0x3E0) * c.nj_of("NJ_EA_L2") / 1e9 / t_mean()
 
     def power_memory() -> float:
-        return e.mean("pa8", 0x3E8) * NJ_EA_MEMORY / 1e9 / t_mean()
+        return e.mean("pa8", 0x3E8) * c.nj_of("NJ_EA_MEMORY") / 1e9 / t_mean()
 
     formulas: dict[str, Callable[[], Value]] = dict(_ratio_metrics(e, c))
     formulas.update(
@@ -443,17 +477,21 @@ def _cmg_formulas(
     return formulas
 
 
-def compute_report(m: Measurement) -> Report:
-    """The report's metrics per thread (keys ``"0"``, ``"1"``, ...) and for the CMG total."""
-    c = _consts(m)
+def compute_report(m: Measurement, profile: Profile | None = None) -> Report:
+    """The report's metrics per thread (keys ``"0"``, ``"1"``, ...) and for the CMG total.
+
+    ``profile`` gives the energy factors; default: the a64fx profile for the measurement's part.
+    """
+    c = _consts(m, profile if profile is not None else report_profile(m))
     sources: dict[str, set[str]] = {}
     threads: dict[str, dict[str, Value]] = {}
     for thread in m.threads:
         inputs = _Inputs(m, (thread,))
-        values = _evaluate(_thread_formulas(inputs, c), inputs, sources)
+        values = _evaluate(_thread_formulas(inputs, c, thread not in m.untimed), inputs, sources)
         threads[str(thread)] = {name: values[name] for name in THREAD_METRICS}
+    timed = {str(t): threads[str(t)] for t in m.timed_threads}
     total_inputs = _Inputs(m, m.threads)
-    total_values = _evaluate(_cmg_formulas(total_inputs, c, threads, sources), total_inputs, sources)
+    total_values = _evaluate(_cmg_formulas(total_inputs, c, timed, sources), total_inputs, sources)
     cmg_total = {name: total_values[name] for name in CMG_METRICS}
     ordered = {name: tuple(sorted(sources.get(name, set()), key=_set_order)) for name in CMG_METRICS}
     return Report(threads=threads, cmg_total=cmg_total, sources=ordered, cpu_frequency_hz=c.efctfrq)
