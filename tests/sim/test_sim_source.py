@@ -70,7 +70,7 @@ def test_units_spread_over_cmgs() -> None:
 
 
 def test_clock_and_wait_until() -> None:
-    src = _source("--threads", "1", "--size", "passes=50")
+    src = _source("--threads", "1", "--size", "passes=50", "--warmup", "0")
     src.start()
     assert src.now() == 0.0
     src.wait_until(10e-6)
@@ -291,6 +291,8 @@ def test_json_stream_through_the_pipeline(capsys: pytest.CaptureFixture[str]) ->
             "40e-6",
             "--timeslice",
             "4e-6",
+            "--warmup",
+            "0",
         ]
     )
     assert code == 0
@@ -310,3 +312,18 @@ def test_sim_source_satisfies_the_source_protocol() -> None:
     group: CounterGroup = src.open_group(src.poll_units().alive[0], [_ev("CPU_CYCLES")])
     assert src.kind == "sim"
     assert group.events == ("CPU_CYCLES",)
+
+
+def test_warmup_runs_uncounted_before_time_zero() -> None:
+    src = _source("--threads", "1", "--size", "passes=400", "--warmup", "20e-6")
+    src.start()
+    assert src.now() == 0.0  # the session starts after the warm-up
+    assert src.machine.tick > 0  # ... which really ran the model
+    unit = src.poll_units().alive[0]
+    group = src.open_group(unit, [EventDef("L1D_CACHE", "r4", code=0x4)])
+    group.enable()
+    src.wait_until(10e-6)
+    group.disable()
+    values = group.read()
+    assert values.values[0] > 0
+    assert values.time_enabled == pytest.approx(10_000, abs=1)  # ns counted: only after time zero

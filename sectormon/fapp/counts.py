@@ -1,0 +1,90 @@
+"""A fapp measurement's counts by profile event name: one definition for section 3, import and compare.
+
+- A thread row's counts (:func:`row_counts`): its per-PE event columns by a64fx profile name
+  (``r<code>`` for codes the profile does not define), plus ``CPU_CYCLES`` = the set's 0x11 column
+  when it counted 0x11, else its PMCCNTR column (the cycle counter runs in every set).
+- A CMG-wide event (profile ``scope: cmg``, or a CMG-counted code the profile lacks) is one count
+  of the whole CMG that every thread's row counted again over (nearly) the same interval: the rows
+  are 12 readings of one count, not 12 parts of it, so summing them would count the CMG 12 times.
+  Its value in a set (:func:`cmg_counts`) is the mean of the rows, as Fujitsu's report does for
+  EA_L2 / EA_MEMORY, rounded to a whole count so that a recording (integer counts) and the
+  analysis hold the very same number (the rounding is under half a count).
+- The measurement's counts (:func:`measurement_counts`): all event sets are measurements of the
+  same region, so an event counted in several sets is their mean. This is what a replay of
+  ``sectormon import fapp`` ends with, and what ``run_metrics`` reports as counts.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from sectormon.fapp.csvread import EventSet, Measurement, ThreadRow
+from sectormon.fapp.names import CYCLES_NAME, event_name, is_cmg_scoped
+
+CPU_CYCLES_CODE = 0x11
+
+
+def counts_cycles(event_set: EventSet) -> bool:
+    """Whether the set counted CPU_CYCLES (0x11) itself; else its PMCCNTR stands for it."""
+    return CPU_CYCLES_CODE in event_set.codes
+
+
+def has_event(event_set: EventSet, name: str) -> bool:
+    """Whether the set has a count of ``name`` (``CPU_CYCLES``: always, through PMCCNTR)."""
+    return name == CYCLES_NAME or any(event_name(code) == name for code in event_set.codes)
+
+
+def row_counts(event_set: EventSet, row: ThreadRow) -> dict[str, int]:
+    """One thread row's per-PE counts by name, ``CPU_CYCLES`` included."""
+    counts: dict[str, int] = {} if counts_cycles(event_set) else {CYCLES_NAME: row.pmccntr}
+    for code in event_set.codes:
+        if not is_cmg_scoped(code):
+            counts[event_name(code)] = row.counts[code]
+    return counts
+
+
+def cmg_counts(event_set: EventSet) -> dict[str, int]:
+    """The set's CMG-wide counts by name: the mean of the thread rows, rounded (module docstring)."""
+    rows = event_set.rows
+    if not rows:
+        return {}
+    return {
+        event_name(code): round(sum(r.counts[code] for r in rows) / len(rows))
+        for code in event_set.codes
+        if is_cmg_scoped(code)
+    }
+
+
+@dataclass(frozen=True, slots=True)
+class Counts:
+    """Counts per thread, of the CMG-wide events, and the total (per-PE summed + CMG-wide)."""
+
+    threads: Mapping[int, Mapping[str, float]]
+    cmg: Mapping[str, float]
+    total: Mapping[str, float]
+
+
+def _mean_of(samples: Mapping[str, list[int]]) -> dict[str, float]:
+    return {name: sum(values) / len(values) for name, values in samples.items()}
+
+
+def measurement_counts(m: Measurement) -> Counts:
+    """Each event's mean over the sets that counted it, per thread and for the CMG (module docstring)."""
+    per_thread: dict[int, dict[str, list[int]]] = {t: {} for t in m.threads}
+    cmg: dict[str, list[int]] = {}
+    for event_set in m.sets.values():
+        for row in event_set.rows:
+            samples = per_thread.setdefault(row.thread, {})
+            for name, value in row_counts(event_set, row).items():
+                samples.setdefault(name, []).append(value)
+        for name, value in cmg_counts(event_set).items():
+            cmg.setdefault(name, []).append(value)
+    threads = {t: _mean_of(samples) for t, samples in per_thread.items()}
+    cmg_means = _mean_of(cmg)
+    total: dict[str, float] = {}
+    for counts in threads.values():
+        for name, value in counts.items():
+            total[name] = total.get(name, 0.0) + value
+    total.update(cmg_means)
+    return Counts(threads=threads, cmg=cmg_means, total=total)
