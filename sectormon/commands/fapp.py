@@ -10,8 +10,10 @@ import sys
 from sectormon.errors import UsageError
 from sectormon.fapp.analysis import Analysis, analyze
 from sectormon.fapp.report import CMG_METRICS
-from sectormon.fapp.section3 import METRICS
 from sectormon.fapp.table import render_table
+
+PLAIN_UNITS = ("", "ratio", "count")
+"""Units not repeated after the metric name in the text table."""
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -64,10 +66,15 @@ def render(analysis: Analysis, width: int = 160) -> str:
     s3 = analysis.section3
     s3_columns = [(f"thread {t}", values) for t, values in s3.threads.items()]
     s3_columns.append(("CMG total", s3.cmg_total))
-    units = {metric.name: metric.unit for metric in METRICS}
+    units = {
+        name: unit
+        for name, unit in s3.units.items()
+        if unit not in PLAIN_UNITS and not name.endswith(f"_{unit}")  # power_core_W is in W already
+    }
     text += "\n" + render_table(
-        "PMU document section 3 (n/a: events not in these sets, or CMG-wide events per thread)",
-        [metric.name for metric in METRICS],
+        "a64fx profile metrics: PMU document section 3, errata corrections, per-cycle rates "
+        "(n/a: events not in these sets, or CMG-wide events per thread)",
+        list(s3.names),
         s3_columns,
         width=width,
         units=units,

@@ -29,8 +29,8 @@ def run(args: argparse.Namespace) -> int:
     conversion = write_recording(measurement, args.output)
     readings = sum(len(s.readings) for s in conversion.slices)
     print(
-        f"sectormon: wrote {args.output}: {len(conversion.slices)} slices (event sets), {readings} readings, "
-        f"{conversion.end.t:.6g} s",
+        f"sectormon: wrote {args.output}: {len(measurement.sets)} event sets, {readings} readings in one "
+        f"slice of {conversion.end.t:.6g} s (the mean pa1 time)",
         file=sys.stderr,
     )
     return 0

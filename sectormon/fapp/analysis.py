@@ -11,15 +11,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from sectormon.fapp.counts import measurement_counts
 from sectormon.fapp.csvread import Measurement, read_measurement
-from sectormon.fapp.names import CYCLES_NAME, event_name, is_cmg_scoped
-from sectormon.fapp.report import Report, Value, compute_report
+from sectormon.fapp.report import Report, Value, compute_report, report_profile
 from sectormon.fapp.section3 import Section3, compute_section3
 from sectormon.runmetrics import RunMetrics
 
 KIND = "fapp"
 SECTION3_IPC_NAME = "IPC (INST_RETIRED)"
-"""Section 3's IPC (INST_RETIRED / CPU_CYCLES) when 0x8 was counted; ``IPC`` is the report's (0x121)."""
+"""The profile's IPC (INST_RETIRED / CPU_CYCLES) when 0x8 was counted; ``IPC`` is the report's (0x121)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,48 +52,22 @@ class Analysis:
 
 def analyze(path: str | Path, region: str | None = None) -> Analysis:
     m = read_measurement(path, region)
-    return Analysis(m, compute_report(m), compute_section3(m))
+    profile = report_profile(m)  # the part's energy factors, for the report and section 3 alike
+    return Analysis(m, compute_report(m, profile), compute_section3(m, profile))
 
 
-def event_homes(m: Measurement) -> dict[int, str]:
-    """The set each event code is read from when a single count is needed: the first set that has it."""
-    homes: dict[int, str] = {}
-    for set_name, event_set in m.sets.items():
-        for code in event_set.codes:
-            homes.setdefault(code, set_name)
-    return homes
+def counts_by_name(m: Measurement, cmg_id: int = 0) -> dict[str, dict[str, float]]:
+    """Counts by event name per scope (``thread:<n>``, ``total``, ``cmg:<id>``).
 
-
-def counts_by_name(m: Measurement) -> dict[str, dict[str, float]]:
-    """Raw counts by event name per scope (``thread:<n>``, ``total``): each event from its home set.
-
-    ``CPU_CYCLES`` is pa1's (first set's) PMCCNTR. In ``total``, per-PE events are summed over the
-    threads and CMG-wide events averaged (each thread's row counts the same whole CMG).
+    :func:`sectormon.fapp.counts.measurement_counts`: an event counted in several sets is their
+    mean, CMG-wide events appear once (mean of the thread rows) in ``total`` and ``cmg:<id>``.
+    These are the counts a replay of ``sectormon import fapp`` ends with.
     """
-    homes = event_homes(m)
-    first = next(iter(m.sets), None)
-    per_thread: dict[str, dict[str, float]] = {}
-    for thread in m.threads:
-        counts: dict[str, float] = {}
-        if first is not None:
-            cycles = m.value(first, "PMCCNTR", thread)
-            if cycles is not None:
-                counts[CYCLES_NAME] = float(cycles)
-        for code, set_name in homes.items():
-            value = m.value(set_name, code, thread)
-            if value is not None:
-                counts[event_name(code)] = float(value)
-        per_thread[f"thread:{thread}"] = counts
-    total: dict[str, float] = {}
-    names = {event_name(code): code for code in homes}
-    for name in dict.fromkeys([CYCLES_NAME, *names]):
-        values = [c[name] for c in per_thread.values() if name in c]
-        if not values or len(values) != len(per_thread):
-            continue
-        name_code = names.get(name)
-        scoped = name_code is not None and is_cmg_scoped(name_code)
-        total[name] = sum(values) / len(values) if scoped else float(sum(values))
-    return {**per_thread, "total": total}
+    counts = measurement_counts(m)
+    out: dict[str, dict[str, float]] = {f"thread:{t}": dict(c) for t, c in counts.threads.items()}
+    out["total"] = dict(counts.total)
+    out[f"cmg:{cmg_id}"] = dict(counts.total)
+    return out
 
 
 def _merge(report: Mapping[str, Value], section3: Mapping[str, float | None]) -> dict[str, float | None]:
@@ -111,8 +85,9 @@ def run_metrics(path: str | Path, region: str | None = None) -> RunMetrics:
     """A fapp measurement folder as a :class:`RunMetrics` for ``sectormon compare``.
 
     Scopes: ``thread:<n>`` per thread, ``total`` = the CMG total, and ``cmg:<id>`` (same values).
-    Metrics: the CPU PA report's plus section 3's (``None`` = n/a). Coverage is 1.0 for every
-    value present: each event was counted for the whole run of its set.
+    Metrics: the CPU PA report's plus the a64fx profile's (:mod:`~sectormon.fapp.section3`;
+    ``None`` = n/a). Coverage is 1.0 for every value present: each event was counted for the
+    whole run of its set. Counts: :func:`counts_by_name`.
     """
     a = analyze(path, region)
     m = a.measurement
@@ -124,8 +99,7 @@ def run_metrics(path: str | Path, region: str | None = None) -> RunMetrics:
     total = _merge(a.report.cmg_total, a.section3.cmg_total)
     metrics["total"] = total
     metrics[f"cmg:{cmg_id}"] = dict(total)
-    counts = counts_by_name(m)
-    counts[f"cmg:{cmg_id}"] = dict(counts["total"])
+    counts = counts_by_name(m, cmg_id)
     coverage = {
         scope: {name: 1.0 for name, value in values.items() if value is not None}
         for scope, values in metrics.items()

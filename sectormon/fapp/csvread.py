@@ -126,6 +126,11 @@ class Measurement:
         ticks = self.value(self.time_set, "CNTVCT", thread)
         return None if ticks is None else ticks / self.cntfrq_hz
 
+    def mean_seconds(self) -> float | None:
+        """T̄: the mean time of the threads with a time (the report's CMG time); ``None`` if none has one."""
+        times = [s for s in map(self.seconds, self.threads) if s is not None]
+        return sum(times) / len(times) if times else None
+
     def value(self, set_name: str, key: int | str, thread: int) -> int | None:
         """The raw count of ``key`` in set ``set_name`` for ``thread``; ``None`` when absent."""
         event_set = self.sets.get(set_name)

@@ -131,8 +131,8 @@ def thread_seconds(m: Measurement, thread: int) -> float:
 
 def cmg_seconds(m: Measurement) -> float:
     """SECONDS for the CMG total: the mean pa1 time of the threads with a time (NaN if none)."""
-    times = [s for s in map(m.seconds, m.threads) if s is not None]
-    return sum(times) / len(times) if times else math.nan
+    seconds = m.mean_seconds()
+    return math.nan if seconds is None else seconds
 
 
 def compute_section3(m: Measurement, profile: Profile | None = None) -> Section3:

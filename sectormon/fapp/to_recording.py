@@ -1,13 +1,18 @@
 """Turn a fapp measurement into a sectormon recording, so ``replay`` and ``compare`` work on it.
 
-The model: each event set (pa1 .. pa17) was a separate run of the program, which is what the
-live monitor's rotation approximates with timeslices. So each set becomes one group of the
-profile and one slice of the recording, in set order, each slice lasting the mean thread time of
-its set; the engine's rotation scaling then treats the 17 runs like 17 timeslices. In a slice,
-each thread is one reading (unit ``thread:<n>``, time enabled = running = its CNTVCT / CNTFRQ)
-with the set's per-PE events plus ``CPU_CYCLES`` (the PMCCNTR column); the set's CMG-wide events
-are one reading on unit ``cmg:<id>``, as the live sampler opens them once per CMG, with the mean
-of the thread rows (every row counted the same whole CMG).
+The model: every event set (pa1 .. pa17) measured the SAME region, once each, so the recording
+is ONE slice as long as that region, T̄ = the mean pa1 time of the threads (CNTVCT / CNTFRQ; the
+report's CMG time), holding every set's counts. Each set is a group of the profile; the slice has
+one reading per (thread, set) (unit ``thread:<n>``: the row's per-PE events plus ``CPU_CYCLES`` =
+PMCCNTR) and one per (CMG unit, set) for the set's CMG-wide events (unit ``cmg:<id>``, as the
+live sampler opens them once per CMG: the mean of the thread rows, :mod:`sectormon.fapp.counts`).
+
+Why this gives the raw counts: the engine scales an event by ``present / counted`` seconds. Here
+every unit is present the slice's duration and every reading adds that duration to its event's
+counted time (time enabled = running, so no multiplexing correction): an event counted in one
+set comes out as its raw count, one counted in k sets as the mean of its k counts. Rates and
+powers divide by the window, T̄, like the report's CMG values. (Per thread the window is T̄ too,
+not the thread's own T: the engine has one window per frame.)
 """
 
 from __future__ import annotations
@@ -18,13 +23,16 @@ from pathlib import Path
 from typing import Any
 
 from sectormon import __version__
-from sectormon.errors import SectormonError
+from sectormon.errors import DataError, SectormonError, UsageError
+from sectormon.fapp.counts import CPU_CYCLES_CODE, cmg_counts, row_counts
 from sectormon.fapp.csvread import EventSet, Measurement
-from sectormon.fapp.names import CYCLES_NAME, a64fx_profile, event_def
+from sectormon.fapp.names import CYCLES_NAME, event_def
+from sectormon.fapp.report import report_profile
 from sectormon.profiles.model import EventDef, GroupDef, MetricDef, Profile
 from sectormon.readings import Mark, Reading, Slice
 
-CPU_CYCLES_CODE = 0x11
+SLICE_GROUP = "fapp"
+"""The slice's ``group``: all event sets at once (each reading names its own set)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,10 +51,8 @@ def _set_events(event_set: EventSet) -> tuple[list[EventDef], bool]:
 
 
 def build_profile(m: Measurement) -> Profile:
-    """The a64fx profile plus raw events for unknown codes, with one group per event set."""
-    base = a64fx_profile()
-    if base is None:
-        raise SectormonError("the built-in a64fx profile cannot be loaded (reinstall sectormon)")
+    """The a64fx profile (the part's energy factors) plus raw events for unknown codes, one group per set."""
+    base = report_profile(m)
     events: dict[str, EventDef] = dict(base.events)
     groups: list[GroupDef] = []
     for name, event_set in m.sets.items():
@@ -113,33 +119,36 @@ def _ns(ticks: int, cntfrq: float) -> int:
     return round(ticks / cntfrq * 1e9)
 
 
-def _slice(m: Measurement, event_set: EventSet, index: int, start: float, cmg: int) -> Slice:
-    defs, has_cycles = _set_events(event_set)
+def _readings(m: Measurement, event_set: EventSet, cmg: int) -> list[Reading]:
+    """The set's readings: one per thread row, plus one on the CMG unit for its CMG-wide events.
+
+    Time enabled = running (the row's CNTVCT in ns): fapp counted each event the whole run, so the
+    engine's multiplexing correction must not act.
+    """
     readings: list[Reading] = []
-    cmg_totals: dict[str, int] = {}
-    rows = event_set.rows
-    for row in rows:
-        counts: dict[str, int] = {} if has_cycles else {CYCLES_NAME: row.pmccntr}
-        for event in defs:
-            assert event.code is not None
-            value = row.counts[event.code]
-            if event.scope == "cmg":
-                cmg_totals[event.name] = cmg_totals.get(event.name, 0) + value
-            else:
-                counts[event.name] = value
+    for row in event_set.rows:
         ns = _ns(row.cntvct, m.cntfrq_hz)
+        counts = row_counts(event_set, row)
         readings.append(Reading(f"thread:{row.thread}", None, cmg, event_set.name, ns, ns, counts))
-    mean_ticks = sum(r.cntvct for r in rows) / len(rows) if rows else 0.0
-    duration = mean_ticks / m.cntfrq_hz
-    if rows:
-        # Every slice has the CMG reading (empty when the set has no CMG-wide event), so the CMG
-        # unit is present for the whole measurement, not only from the first set that counts one.
-        mean_ns = round(duration * 1e9)
-        counts = {name: round(total / len(rows)) for name, total in cmg_totals.items()}
-        readings.append(Reading(f"cmg:{cmg}", None, cmg, event_set.name, mean_ns, mean_ns, counts))
-    return Slice(
-        t=start + duration, index=index, duration=duration, group=event_set.name, readings=tuple(readings)
-    )
+    cmg_values = cmg_counts(event_set)
+    if cmg_values:
+        ticks = sum(r.cntvct for r in event_set.rows) / len(event_set.rows)
+        ns = _ns(round(ticks), m.cntfrq_hz)
+        readings.append(Reading(f"cmg:{cmg}", None, cmg, event_set.name, ns, ns, cmg_values))
+    return readings
+
+
+def region_seconds(m: Measurement) -> float:
+    """The slice's duration: T̄, the mean pa1 time of the threads with a time."""
+    seconds = m.mean_seconds()
+    if seconds is None or not seconds > 0:
+        raise DataError(
+            m.path,
+            None,
+            f"no thread has a time in {m.time_set or 'the first set'} (CNTVCT and PMCCNTR are 0 or missing)",
+            "a recording needs the measured time: export pa1 with its CNTVCT column",
+        )
+    return seconds
 
 
 def convert(m: Measurement) -> Conversion:
@@ -148,14 +157,9 @@ def convert(m: Measurement) -> Conversion:
 
     profile = build_profile(m)
     cmg = _cmg_id(m.info)
-    slices: list[Slice] = []
-    t = 0.0
-    for index, event_set in enumerate(m.sets.values()):
-        s = _slice(m, event_set, index, t, cmg)
-        slices.append(s)
-        t = s.t
-    mean_slice = t / len(slices) if slices else 1.0
-    interval = mean_slice if mean_slice > 0 else 1.0
+    t = region_seconds(m)
+    readings = [r for event_set in m.sets.values() for r in _readings(m, event_set, cmg)]
+    slices = [Slice(t=t, index=0, duration=t, group=SLICE_GROUP, readings=tuple(readings))]
     groups = {
         g.name: {
             "pe": [e for e in g.events if profile.events[e].scope == "pe"],
@@ -177,9 +181,9 @@ def convert(m: Measurement) -> Conversion:
         },
         "profile": profile_to_dict(profile),
         "options": {
-            "interval": interval,
-            "timeslice": mean_slice,
-            "recent_seconds": t if t > 0 else 10.0,
+            "interval": t,
+            "timeslice": t,
+            "recent_seconds": t,
             "count": None,
             "duration": None,
             "baseline_after": None,
@@ -190,7 +194,7 @@ def convert(m: Measurement) -> Conversion:
             "is_a64fx": True,
             "model": "A64FX",
             "domain": "cmg",
-            "variant": "",
+            "variant": profile.variant,
             "excluded": [],
         },
         "target": {"kind": "fapp", "threads": list(m.threads), "binding": "unknown"},
@@ -208,6 +212,9 @@ def write_recording(m: Measurement, path: str | Path) -> Conversion:
 
     conversion = convert(m)
     writer = RecordingWriter(path, conversion.header)
+    if writer.failed is not None:
+        writer.close()
+        raise UsageError(f"{writer.failed} (check -o: its folder must exist and be writable)")
     try:
         for s in conversion.slices:
             writer.write_slice(s)

@@ -49,9 +49,10 @@ The engine is single-threaded: the pipeline thread feeds slices and marks and as
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from operator import add
+from itertools import repeat
+from operator import add, itemgetter, mul
 
 from sectormon.frames import EMPTY_SCOPE, Baseline, Frame, ScopeStats, WindowStats
 from sectormon.metrics.baseline import keyed_deltas, scope_deltas
@@ -117,6 +118,9 @@ class MetricsEngine:
         self.recent_seconds = float(recent_seconds)
         self.unavailable: dict[str, str] = dict(unavailable or {})
         self._mset = MetricSet(profile)
+        self._pickers: dict[
+            tuple[int, ...], tuple[tuple[str, ...], Callable[[Sequence[float]], tuple[float, ...]]]
+        ] = {}
         self._names: tuple[str, ...] = tuple(profile.events)
         self._n = len(self._names)
         pe: dict[str, int] = {}
@@ -414,51 +418,79 @@ class MetricsEngine:
         return {key: stats[level][i] for key, (level, i) in refs}
 
     def _stats(self, accs: list[ScopeAcc], seconds: float, level: str) -> list[ScopeStats]:
-        """The stats of several scopes of one level and window (all metrics in one pass)."""
+        """The stats of several scopes of one level and window, computed column-wise.
+
+        Per scope: counts and coverage of the events it counted (in profile order), rates, and
+        the metrics of ``level`` with their coverage. The work runs per event or metric over all
+        scopes at once (C-level zip/map) rather than per scope and event: a frame of a 48-core
+        run computes about 160 scopes of 39 events and 36 metrics.
+        """
         names = self._names
-        n_events = self._n
         mset = self._mset
-        parts: list[tuple[dict[str, float], dict[str, float]]] = []
-        known_rows: list[list[float | None]] = []
-        coverage_rows: list[list[float]] = []
-        for acc in accs:
-            scaled, counted, present = acc.totals(n_events)
-            # coverage(counted, present) of readings.py, over the vector (0.0 where nothing counted).
-            vector = [
-                (c / p if c < p else 1.0) if c > 0.0 and p > 0.0 else 0.0
-                for c, p in zip(counted, present, strict=True)
-            ]
-            where = [i for i, c in enumerate(counted) if c > 0.0]
-            parts.append(({names[i]: scaled[i] for i in where}, {names[i]: vector[i] for i in where}))
-            known_rows.append([v if c > 0.0 else None for v, c in zip(scaled, counted, strict=True)])
-            coverage_rows.append(vector)
         n = len(accs)
-        # Rows per scope -> columns per event (C-level zip), the formulas' input.
+        totals = [acc.totals(self._n) for acc in accs]
+        # coverage(counted, present) of readings.py, over the vector (0.0 where nothing counted).
+        coverage_rows = [
+            [(c / p if c < p else 1.0) if c > 0.0 and p > 0.0 else 0.0 for c, p in zip(cs, ps, strict=True)]
+            for _, cs, ps in totals
+        ]
+        # Event columns for the formulas: the scaled count per scope, None where not counted.
+        known: dict[str, Sequence[float | None]] = {}
+        everywhere = True  # is every event counted by all scopes or by none?
+        for name, scaled_col, counted_col in zip(
+            names,
+            zip(*(t[0] for t in totals), strict=True),
+            zip(*(t[1] for t in totals), strict=True),
+            strict=True,
+        ):
+            if min(counted_col) > 0.0:
+                known[name] = scaled_col
+            elif max(counted_col) > 0.0:
+                everywhere = False
+                known[name] = [v if c > 0.0 else None for v, c in zip(scaled_col, counted_col, strict=True)]
         metric_names = mset.names_at(level)
-        known = dict(zip(names, zip(*known_rows, strict=True), strict=True))
         values = mset.evaluate_columns(known, seconds, n, level)
         coverages = mset.coverage_columns(list(zip(*coverage_rows, strict=True)), n, level)
         value_rows = list(zip(*values, strict=True)) if values else [()] * n
         coverage_of_metrics = list(zip(*coverages, strict=True)) if coverages else [()] * n
         split = mset.split_at(level)
         inverse = 1.0 / seconds if seconds > 0 else 0.0
+        shared = (
+            self._picker(tuple(i for i, name in enumerate(names) if name in known)) if everywhere else None
+        )
         out: list[ScopeStats] = []
-        for (counts, cov), metric_values, metric_coverage in zip(
-            parts, value_rows, coverage_of_metrics, strict=True
+        for (scaled, counted, _), vector, metric_values, metric_coverage in zip(
+            totals, coverage_rows, value_rows, coverage_of_metrics, strict=True
         ):
-            cov.update(zip(metric_names, metric_coverage, strict=True))
-            rates = {name: value * inverse for name, value in counts.items()} if seconds > 0 else {}
-            out.append(
-                ScopeStats(
-                    counts=counts,
-                    rates=rates,
-                    metrics=dict(zip(metric_names, metric_values, strict=True)),
-                    coverage=cov,
-                    split=split,
-                    seconds=seconds,
-                )
-            )
+            keys, pick = shared or self._picker(tuple(i for i, c in enumerate(counted) if c > 0.0))
+            picked = pick(scaled)
+            counts = dict(zip(keys, picked, strict=True))
+            # Events first, then metrics: a later duplicate key overwrites in place, as update() did.
+            cov = dict(zip(keys + metric_names, pick(vector) + metric_coverage, strict=True))
+            rates = dict(zip(keys, map(mul, picked, repeat(inverse)), strict=False)) if seconds > 0 else {}
+            metrics = dict(zip(metric_names, metric_values, strict=True))
+            out.append(ScopeStats(counts, rates, metrics, cov, split, seconds))
         return out
+
+    def _picker(
+        self, where: tuple[int, ...]
+    ) -> tuple[tuple[str, ...], Callable[[Sequence[float]], tuple[float, ...]]]:
+        """Names of the event positions ``where`` and a C-level getter of their values (cached:
+        scopes of a run count few distinct sets of events)."""
+        found = self._pickers.get(where)
+        if found is None:
+            if len(self._pickers) >= 256:
+                self._pickers.clear()
+            keys = tuple(self._names[i] for i in where)
+            if len(where) == 1:
+                (only,) = where
+                found = (keys, lambda values: (values[only],))
+            elif where:
+                found = (keys, itemgetter(*where))
+            else:
+                found = (keys, lambda values: ())
+            self._pickers[where] = found
+        return found
 
     def _empty(self, seconds: float, level: str) -> ScopeStats:
         return self._stats([ScopeAcc()], seconds, level)[0] if self._n else EMPTY_SCOPE

@@ -7,10 +7,11 @@ exception. Pure functions, no Textual.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
+
+from sectormon.topology import format_cpu_list, parse_cpu_list
 
 
 @dataclass(frozen=True, slots=True)
@@ -87,7 +88,7 @@ def cmg_sort_key(cmg: str) -> tuple[int, int, str]:
 def _cpu_list(value: Any) -> list[int]:
     if isinstance(value, str):
         try:
-            return parse_cpu_list(value)
+            return list(parse_cpu_list(value))
         except ValueError:
             return []
     if isinstance(value, (list, tuple)):
@@ -127,26 +128,6 @@ def cmg_of_cores(topology: Mapping[str, Any]) -> dict[str, str]:
             if isinstance(item, Mapping) and item.get("cmg") is not None and item.get("cpu") is not None:
                 result.setdefault(str(item["cpu"]), str(item["cmg"]))
     return result
-
-
-_RANGE = re.compile(r"^\s*(\d+)\s*(?:-\s*(\d+))?\s*$")
-
-
-def parse_cpu_list(text: str) -> list[int]:
-    """``12-23,40`` -> [12..23, 40]; raises ValueError naming the bad part."""
-    cpus: list[int] = []
-    for part in text.split(","):
-        if not part.strip():
-            continue
-        match = _RANGE.match(part)
-        if not match:
-            raise ValueError(f"{part.strip()!r} is not a CPU number or range (e.g. 12-23,40)")
-        first = int(match.group(1))
-        last = int(match.group(2)) if match.group(2) else first
-        if last < first:
-            raise ValueError(f"{part.strip()!r}: range goes backwards")
-        cpus.extend(range(first, last + 1))
-    return cpus
 
 
 def parse_core_filter(text: str, cmg_map: Mapping[str, str]) -> frozenset[str] | None:
@@ -322,19 +303,8 @@ def describe_target(target: Mapping[str, Any], live_threads: int | None = None) 
 def _compact_cpus(cpus: Any) -> str:
     if isinstance(cpus, str):
         return cpus
-    values = sorted(set(_cpu_list(cpus)))
-    if not values:
-        return str(cpus)
-    ranges: list[str] = []
-    start = prev = values[0]
-    for cpu in values[1:]:
-        if cpu == prev + 1:
-            prev = cpu
-            continue
-        ranges.append(f"{start}-{prev}" if prev != start else str(start))
-        start = prev = cpu
-    ranges.append(f"{start}-{prev}" if prev != start else str(start))
-    return ",".join(ranges)
+    values = _cpu_list(cpus)
+    return format_cpu_list(values) if values else str(cpus)
 
 
 def describe_source(source: Mapping[str, Any]) -> str:

@@ -109,7 +109,7 @@ def test_core_filter_syntax() -> None:
             parse_core_filter(bad, cmg_map)
     with pytest.raises(ValueError, match="no CMG topology"):
         parse_core_filter("cmg0", {})
-    assert parse_cpu_list("0,2-3") == [0, 2, 3]
+    assert parse_cpu_list("0,2-3") == (0, 2, 3)  # the topology module's parser, shared with --cpus
 
 
 def test_sector_ways_from_flib_and_simulator_configs() -> None:
