@@ -240,6 +240,25 @@ def configure(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     if args.summary and args.loop:
         raise UsageError("--summary runs the workload to completion; it cannot --loop")
+    if args.summary:
+        ignored = [
+            option
+            for option, attr in (
+                ("--json", "json"),
+                ("-o", "output"),
+                ("--record", "record"),
+                ("--count", "count"),
+                ("--duration", "duration"),
+                ("--baseline-after", "baseline_after"),
+                ("--theme", "theme"),
+            )
+            if getattr(args, attr, None) not in (None, False)
+        ]
+        if ignored:
+            raise UsageError(
+                f"--summary prints one JSON object at the end; {', '.join(ignored)} "
+                "belong to the frame stream (drop --summary to use them)"
+            )
     source = build_sim_source(args)
     if args.summary:
         print(json.dumps(summarize(source, args.profile), sort_keys=False))
