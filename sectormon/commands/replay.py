@@ -68,9 +68,10 @@ def _warn(message: str) -> None:
 def _run_json(args: argparse.Namespace) -> int:
     from sectormon.io.reader import open_recording
     from sectormon.io.stream import JsonStream
-    from sectormon.sources.replay import replay_frames, stream_header
+    from sectormon.sources.replay import frame_builder, replay_frames, stream_header
 
     with open_recording(args.file, skip_bad=args.skip_bad) as stream:
+        frame_builder(stream.header, args.file)  # a bad profile fails before anything is printed
         out = JsonStream(sys.stdout)
         out.write_header(stream_header(stream.header))
         for frame in replay_frames(stream, t_from=args.t_from, t_to=args.t_to, speed=args.speed):
