@@ -143,30 +143,20 @@ def ipc_improvement(base: float | None, other: float | None) -> float | None:
     return (other - base) / base * 100.0
 
 
-L2_MISS_CORRECTION = ("L2D_CACHE_SWAP_LOCAL", "L2_PIPE_COMP_PF_L2MIB_MCH")
-"""Errata 1.0: L2 miss count = L2_MISS_COUNT (0x309) - 0x396 - 0x370."""
-
-
 def _l2_miss(run: RunMetrics, scope: str, name: str) -> float | None:
+    """A side's L2 miss count: the profile metric (``L2_miss_count_corrected``) or the raw event count.
+
+    Both a recording's frames and a fapp directory's :func:`sectormon.fapp.run_metrics` carry the
+    profile's corrected metric, so the errata correction is the profile's formula on both sides.
+    """
     value = _num(run.metrics.get(scope, {}).get(name))
-    if value is not None:
+    if value is not None or name == L2_MISS_CORRECTED:
         return value
-    counts = run.counts.get(scope, {})
-    if name == L2_MISS_CORRECTED:
-        parts = [_num(counts.get(n)) for n in (L2_MISS_RAW, *L2_MISS_CORRECTION)]
-        if any(p is None for p in parts):
-            return None
-        raw, swap, mibmch = (float(p or 0.0) for p in parts)
-        return raw - swap - mibmch
-    return _num(counts.get(name))
+    return _num(run.counts.get(scope, {}).get(name))
 
 
 def l2_effectiveness(base: RunMetrics, other: RunMetrics, scope: str) -> tuple[float | None, str]:
-    """L2 miss count other / base: errata-corrected counts when both sides have them, else raw.
-
-    The corrected count is the profile's ``L2_miss_count_corrected`` metric, or computed from the
-    three events when a side has them as counts (a fapp directory).
-    """
+    """L2 miss count other / base: the errata-corrected metric when both sides have it, else raw counts."""
     for name in (L2_MISS_CORRECTED, L2_MISS_RAW):
         b = _l2_miss(base, scope, name)
         o = _l2_miss(other, scope, name)

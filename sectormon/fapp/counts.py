@@ -84,7 +84,7 @@ def measurement_counts(m: Measurement) -> Counts:
     cmg_means = _mean_of(cmg)
     total: dict[str, float] = {}
     for counts in threads.values():
-        for name, value in counts.items():
-            total[name] = total.get(name, 0.0) + value
+        for name, mean in counts.items():
+            total[name] = total.get(name, 0.0) + mean
     total.update(cmg_means)
     return Counts(threads=threads, cmg=cmg_means, total=total)

@@ -69,6 +69,7 @@ def measurement_profile(variant: str = "") -> Profile:
     return profile
 
 
+@lru_cache(maxsize=1)
 def _by_code() -> dict[int, EventDef]:
     profile = a64fx_profile()
     if profile is None:

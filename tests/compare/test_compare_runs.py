@@ -100,6 +100,18 @@ def test_l2_effectiveness_prefers_corrected_counts() -> None:
         counts={"total": {"L2_MISS_COUNT": 1000.0}},
     )
     other = run(
+        "o", {"total": {"L2_miss_count_corrected": 600.0}}, counts={"total": {"L2_MISS_COUNT": 900.0}}
+    )
+    total = compare_runs(base, other).scope("total")
+    assert total.l2_effectiveness == pytest.approx(600 / 800) and total.l2_source == "L2_miss_count_corrected"
+
+
+def test_l2_effectiveness_corrected_only_from_the_profile_metric() -> None:
+    """compare has no errata formula of its own: without the metric on both sides, raw counts are used."""
+    base = run(
+        "b", {"total": {"L2_miss_count_corrected": 800.0}}, counts={"total": {"L2_MISS_COUNT": 1000.0}}
+    )
+    other = run(
         "o",
         {"total": {}},
         counts={
@@ -111,7 +123,7 @@ def test_l2_effectiveness_prefers_corrected_counts() -> None:
         },
     )
     total = compare_runs(base, other).scope("total")
-    assert total.l2_effectiveness == pytest.approx(600 / 800) and total.l2_source == "L2_miss_count_corrected"
+    assert total.l2_effectiveness == pytest.approx(900 / 1000) and total.l2_source == "L2_MISS_COUNT"
 
 
 def test_renderers() -> None:

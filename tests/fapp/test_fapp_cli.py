@@ -9,6 +9,7 @@ import pytest
 
 from sectormon.cli import main
 from sectormon.fapp import run_metrics
+from sectormon.fapp.csvread import read_measurement
 from sectormon.fapp.table import format_value
 
 STEM = "axhelm2.29503716.0"
@@ -79,13 +80,24 @@ def test_run_metrics(fapp_dir: Path) -> None:
     assert rm.metrics["total"]["mem_stall_rate"] is not None
     assert rm.metrics["total"]["L1D_miss_rate"] is None
     assert "IPC (INST_RETIRED)" not in rm.metrics["total"]
-    # Raw counts by a64fx profile name; CMG-wide events are averaged in the total, per-PE summed.
+    # The profile's errata-corrected L2 miss count (what compare's L2_effectiveness uses): CMG only.
+    assert rm.metrics["total"]["L2_miss_count_corrected"] is not None
+    assert rm.metrics["thread:0"]["L2_miss_count_corrected"] is None
+    # Counts by a64fx profile name, as a replay of the import ends with: per-PE events summed over
+    # the threads, CMG-wide ones once (mean of the rows) and never per thread; an event counted in
+    # several sets is their mean.
+    m = read_measurement(fapp_dir / STEM)
     counts = rm.counts
-    per_thread = [counts[f"thread:{t}"]["L2_MISS_COUNT"] for t in range(12)]
-    assert counts["total"]["L2_MISS_COUNT"] == pytest.approx(sum(per_thread) / 12)
+    assert "L2_MISS_COUNT" not in counts["thread:0"]
+    rows = [m.value("pa16", 0x309, t) or 0 for t in m.threads]
+    assert (
+        counts["total"]["L2_MISS_COUNT"] == round(sum(rows) / len(rows)) == counts["cmg:0"]["L2_MISS_COUNT"]
+    )
     assert counts["total"]["LD_COMP_WAIT"] == sum(counts[f"thread:{t}"]["LD_COMP_WAIT"] for t in range(12))
-    assert counts["thread:0"]["r121"] == 26110116492  # EFFECTIVE_INST_SPEC: not in the profile, raw name
-    assert counts["thread:0"]["CPU_CYCLES"] == 29286200238  # pa1's PMCCNTR
+    # EFFECTIVE_INST_SPEC (not in the profile: raw name) in pa1 and pa16: the mean of the two runs.
+    assert counts["thread:0"]["r121"] == (m.value("pa1", 0x121, 0) + m.value("pa16", 0x121, 0)) / 2  # type: ignore[operator]
+    cycles = [m.value(s, "PMCCNTR", 0) or 0 for s in m.sets]
+    assert counts["thread:0"]["CPU_CYCLES"] == pytest.approx(sum(cycles) / len(cycles), rel=1e-15)
     assert rm.info["node_name"] == "h34-5001c"
     assert "L1D miss rate" in rm.info["split"]
     assert rm.coverage["total"]["IPC"] == 1.0 and "L1D_miss_rate" not in rm.coverage["total"]
