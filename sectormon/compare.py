@@ -203,6 +203,14 @@ def compare_runs(
     info = info or {}
     patterns = list(scopes)
     names = sorted(set(base.metrics) | set(other.metrics), key=scope_sort_key)
+    unknown = [p for p in patterns if not any(scope_matches(scope, [p]) for scope in names)]
+    if unknown:
+        kinds = sorted({scope.partition(":")[0] for scope in names})
+        raise UsageError(
+            f"--scope {', '.join(unknown)}: no such scope in these runs; "
+            f"choose from {', '.join(kinds)} or one of {', '.join(names[:8])}"
+            + (" ..." if len(names) > 8 else "")
+        )
     out: list[ScopeComparison] = []
     for scope in names:
         if not scope_matches(scope, patterns):

@@ -269,3 +269,14 @@ def test_compare_two_recordings_by_hand(tmp_path: Path, capsys: pytest.CaptureFi
         assert s["L2_effectiveness"] is None  # no L2 miss events in the generic profile: n/a
     assert cli.main(["compare", str(base), str(other), "--markdown"]) == 0
     assert "### core:0" in capsys.readouterr().out
+
+
+def test_unknown_scope_is_a_usage_error_naming_the_choices() -> None:
+    from sectormon.compare import compare_runs
+    from sectormon.errors import UsageError
+    from sectormon.runmetrics import RunMetrics
+
+    run = RunMetrics(label="a", kind="recording", metrics={"total": {"IPC": 1.0}, "cmg:0": {"IPC": 1.0}})
+    with pytest.raises(UsageError, match=r"--scope bogus: no such scope .* cmg, total"):
+        compare_runs(run, run, scopes=["bogus"])
+    assert [s.scope for s in compare_runs(run, run, scopes=["cmg"]).scopes] == ["cmg:0"]
