@@ -11,6 +11,7 @@ class SectormonError(Exception):
     """A failure the user can act on; its message is shown as one line, without a traceback."""
 
     exit_code = 2
+    unit_gone = False  # True: the thread/CPU counted on no longer exists (not an error while sampling)
 
     def __init__(self, message: str) -> None:
         super().__init__(message)

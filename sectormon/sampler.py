@@ -251,6 +251,11 @@ class Sampler:
         for key, state in self._units.items():
             counter = state.counters.get(name)
             if counter is None:
+                # Nothing of this group counts on this unit (a CMG unit while a group without
+                # CMG-wide events runs): an empty reading still says the unit was there, so its
+                # present time starts with the session and scaling stays right whatever the order.
+                unit = state.unit
+                append(Reading(key, unit.core, unit.cmg, name, 0, 0, {}))
                 continue
             try:
                 values = counter.group.read()
@@ -266,6 +271,6 @@ class Sampler:
         return tuple(readings)
 
 
-def _is_gone(exc: BaseException) -> bool:
+def _is_gone(exc: SectormonError) -> bool:
     """A unit that vanished between poll and use (thread exit) is not an error."""
-    return type(exc).__name__ == "TargetGone" or getattr(exc, "errno_name", "") == "ESRCH"
+    return exc.unit_gone

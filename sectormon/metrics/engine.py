@@ -177,9 +177,11 @@ class MetricsEngine:
                 acc.counted += dur * running_fraction(te, tr)
             else:
                 acc.counted += dur
-            sums = acc.sums
-            for name, value in r.counts.items():
-                sums[name] += value
+            counts = r.counts
+            if tuple(counts) == acc.names:  # the same events as before: add them C-level
+                acc.values = list(map(add, acc.values, counts.values()))
+            else:
+                acc.add_other(counts)
         cum1 = cum0 + dur
         for key in s.ended:
             ent = current.pop(key, None)

@@ -52,6 +52,8 @@ class GroupTooLarge(PerfError):
 class TargetGone(PerfError):
     """ESRCH: the thread or process exited."""
 
+    unit_gone = True
+
 
 class TooManyOpenFiles(PerfError):
     """EMFILE/ENFILE: one fd per event per unit exhausted the file-descriptor limit."""

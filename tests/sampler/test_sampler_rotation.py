@@ -89,7 +89,8 @@ def test_each_slice_reads_the_active_group_on_every_unit() -> None:
     assert by_unit["thread:1"].counts == {"A": 10}
     assert by_unit["cmg:0"].counts == {"W": 5}
     second = {r.unit: r for r in slices[1].readings}
-    assert "cmg:0" not in second  # G2 has no CMG part
+    # G2 has no CMG part: the CMG unit still reports in, empty, so its presence is continuous
+    assert second["cmg:0"].counts == {} and second["cmg:0"].time_enabled == 0
     assert second["thread:2"].counts == {"B": 20}
     # deltas, not cumulative values: the second G1 slice again counts one slice's worth
     fourth = {r.unit: r for r in slices[3].readings}
