@@ -118,3 +118,26 @@ def test_threads_appearing_mid_run_are_not_read_before_they_count() -> None:
     total = sum(sum(r.counts.values()) for s in slices for r in s.readings if r.unit == "thread:2")
     assert total == 15
     assert all(g.closed for g in source.groups if g.unit.key == "thread:2")
+
+
+def test_cmg_counts_scale_right_when_their_group_is_not_first() -> None:
+    """A CMG unit is present from the start even if its first CMG group runs later (review item)."""
+    from sectormon.metrics.engine import MetricsEngine
+
+    profile = _profile()
+    plan = plan_rotation(profile, ["G2", "G3", "G1"], {})  # the CMG event W rides in the last group
+    t1 = Unit("thread", 1, core=0, cmg=0)
+    source = FakeSource(
+        {t1.key: (t1, 0, 10)},
+        {"A": 1000.0, "B": 1000.0, "C": 1000.0, "W": 600.0},
+        cmg_units=[Unit("cmg", 0, core=0, cmg=0)],
+        stop_at=0.3,
+    )
+    engine = MetricsEngine(profile)
+    sampler = Sampler(source, plan, timeslice=0.01, on_slice=engine.add_slice)
+    source.start()
+    sampler.run()
+    final = engine.final_frame(0.3)
+    # W counted 600/s for 0.3 s, in one slice of three: scaled back to the whole run
+    assert final.total.counts["W"] == pytest.approx(180.0, rel=1e-6)
+    assert final.total.coverage["W"] == pytest.approx(1 / 3, rel=1e-6)
