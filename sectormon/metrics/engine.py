@@ -74,13 +74,16 @@ from sectormon.readings import (
     Mark,
     Reading,
     Slice,
-    running_fraction,
     split_unit_key,
 )
 
 __all__ = ["MetricsEngine", "evaluate_metrics"]
 
 _TOTAL: ScopeKey = ("total", "")
+
+# Column-wise evaluation has a fixed cost per metric and event; for fewer scopes than this (the
+# total, the CMGs) evaluating each scope with the compiled closures is cheaper (measured).
+_COLUMNS_FROM = 8
 
 
 @dataclass(frozen=True, slots=True)
@@ -174,7 +177,10 @@ class MetricsEngine:
             te = r.time_enabled
             tr = r.time_running
             if te > 0 and tr != te:  # the kernel multiplexed this group (or never ran it)
-                acc.counted += dur * running_fraction(te, tr)
+                # running_fraction(te, tr) for te > 0, inline (a call per reading costs more):
+                # min(1.0, max(0.0, tr / te)).
+                fraction = tr / te
+                acc.counted += dur * ((fraction if fraction < 1.0 else 1.0) if fraction > 0.0 else 0.0)
             else:
                 acc.counted += dur
             counts = r.counts
@@ -427,24 +433,36 @@ class MetricsEngine:
         scopes at once (C-level zip/map) rather than per scope and event: a frame of a 48-core
         run computes about 160 scopes of 39 events and 36 metrics.
         """
+        if len(accs) < _COLUMNS_FROM:
+            return [self._stats_one(acc, seconds, level) for acc in accs]
         names = self._names
         mset = self._mset
         n = len(accs)
         totals = [acc.totals(self._n) for acc in accs]
-        # coverage(counted, present) of readings.py, over the vector (0.0 where nothing counted).
-        coverage_rows = [
-            [(c / p if c < p else 1.0) if c > 0.0 and p > 0.0 else 0.0 for c, p in zip(cs, ps, strict=True)]
-            for _, cs, ps in totals
-        ]
+        # Rows per scope -> columns per event (C-level zip).
+        scaled_cols = list(zip(*(t[0] for t in totals), strict=True))
+        counted_cols = list(zip(*(t[1] for t in totals), strict=True))
+        present_cols = list(zip(*(t[2] for t in totals), strict=True))
+        # coverage(counted, present) of readings.py (0.0 where nothing counted). Events of one
+        # group share their counted and present seconds, so columns repeat: each distinct one is
+        # computed once, and metric coverages over shared columns need no min(). (Found by tuple
+        # equality, which stops at the first difference: hashing the columns costs more.)
+        distinct: list[tuple[tuple[float, ...], tuple[float, ...], list[float]]] = []
+        coverage_cols: list[list[float]] = []
+        for cs, ps in zip(counted_cols, present_cols, strict=True):
+            column = next((col for c0, p0, col in distinct if cs == c0 and ps == p0), None)
+            if column is None:
+                column = [
+                    (c / p if c < p else 1.0) if c > 0.0 and p > 0.0 else 0.0
+                    for c, p in zip(cs, ps, strict=True)
+                ]
+                distinct.append((cs, ps, column))
+            coverage_cols.append(column)
+        coverage_rows = list(zip(*coverage_cols, strict=True))
         # Event columns for the formulas: the scaled count per scope, None where not counted.
         known: dict[str, Sequence[float | None]] = {}
         everywhere = True  # is every event counted by all scopes or by none?
-        for name, scaled_col, counted_col in zip(
-            names,
-            zip(*(t[0] for t in totals), strict=True),
-            zip(*(t[1] for t in totals), strict=True),
-            strict=True,
-        ):
+        for name, scaled_col, counted_col in zip(names, scaled_cols, counted_cols, strict=True):
             if min(counted_col) > 0.0:
                 known[name] = scaled_col
             elif max(counted_col) > 0.0:
@@ -452,7 +470,7 @@ class MetricsEngine:
                 known[name] = [v if c > 0.0 else None for v, c in zip(scaled_col, counted_col, strict=True)]
         metric_names = mset.names_at(level)
         values = mset.evaluate_columns(known, seconds, n, level)
-        coverages = mset.coverage_columns(list(zip(*coverage_rows, strict=True)), n, level)
+        coverages = mset.coverage_columns(coverage_cols, n, level)
         value_rows = list(zip(*values, strict=True)) if values else [()] * n
         coverage_of_metrics = list(zip(*coverages, strict=True)) if coverages else [()] * n
         split = mset.split_at(level)
@@ -473,6 +491,23 @@ class MetricsEngine:
             metrics = dict(zip(metric_names, metric_values, strict=True))
             out.append(ScopeStats(counts, rates, metrics, cov, split, seconds))
         return out
+
+    def _stats_one(self, acc: ScopeAcc, seconds: float, level: str) -> ScopeStats:
+        """:meth:`_stats` of one scope with the per-scope closures (cheaper for a few scopes)."""
+        scaled, counted, present = acc.totals(self._n)
+        # coverage(counted, present) of readings.py, over the vector (0.0 where nothing counted).
+        vector = [
+            (c / p if c < p else 1.0) if c > 0.0 and p > 0.0 else 0.0
+            for c, p in zip(counted, present, strict=True)
+        ]
+        keys, pick = self._picker(tuple(i for i, c in enumerate(counted) if c > 0.0))
+        picked = pick(scaled)
+        counts = dict(zip(keys, picked, strict=True))
+        cov = dict(zip(keys, pick(vector), strict=True))
+        metrics = self._mset.evaluate(counts, seconds, level)
+        cov.update(self._mset.coverage_vector(vector, level))
+        rates = dict(zip(keys, map(mul, picked, repeat(1.0 / seconds)), strict=True)) if seconds > 0 else {}
+        return ScopeStats(counts, rates, metrics, cov, self._mset.split_at(level), seconds)
 
     def _picker(
         self, where: tuple[int, ...]

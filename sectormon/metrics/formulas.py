@@ -21,6 +21,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from math import isfinite
 from operator import add, itemgetter, mul, neg, sub, truediv
 from typing import Any
 
@@ -164,7 +165,11 @@ class MetricSet:
                 env[name] = None
                 out.append([None] * n)
                 continue
-            column = [v if v is not None and -inf < v < inf else None for v in raw]
+            try:
+                finite = all(map(isfinite, raw))  # C-level check of the common case
+            except (TypeError, OverflowError):  # None (unknown) in some scope, or a huge int
+                finite = False
+            column = raw if finite else [v if v is not None and -inf < v < inf else None for v in raw]
             env[name] = column
             out.append(column)
         return out
@@ -178,11 +183,13 @@ class MetricSet:
             if not idx:
                 minimums.append([1.0] * n)
                 continue
-            column = coverage[idx[0]]
-            for i in idx[1:]:
+            # Inputs often share one column object (events of a group): the same values, no min.
+            columns = list({id(coverage[i]): coverage[i] for i in idx}.values())
+            column = columns[0]
+            for other in columns[1:]:
                 # min() as a left fold (the first of equal values wins, as in min()); spelled out
                 # because a builtin min() call per scope and set costs five times this.
-                column = [y if y < x else x for x, y in zip(column, coverage[i], strict=True)]
+                column = [y if y < x else x for x, y in zip(column, other, strict=True)]
             minimums.append(column)
         return [minimums[slot] for slot in spread]
 
