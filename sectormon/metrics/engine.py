@@ -114,7 +114,9 @@ class MetricsEngine:
         *,
         recent_seconds: float = 10.0,
         unavailable: Mapping[str, str] | None = None,
+        start: float = 0.0,
     ) -> None:
+        """``start``: stream time the data begins at (a recording toggled on mid-session)."""
         if not recent_seconds > 0:
             raise ValueError(f"recent_seconds must be > 0, not {recent_seconds!r}")
         self.profile = profile
@@ -136,7 +138,8 @@ class MetricsEngine:
 
         self._cum = 0.0  # sum of all slice durations so far: the time axis of presence
         self._frame_cum = 0.0
-        self._frame_t = 0.0
+        self._start = float(start)
+        self._frame_t = self._start
         self._serial = 0
         self._current: dict[str, Entity] = {}  # unit key -> its entity now
         self._open: dict[int, Entity] = {}  # entities not yet folded into the archive
@@ -311,16 +314,18 @@ class MetricsEngine:
         recent_seconds = max(0.0, t - recent_from)
         recent = self._as_window(self._scopes(recent_contribs, recent_seconds, threads=False), recent_seconds)
         run_contribs = [(e, e.present(0.0, self._cum), e.run) for e in self._open.values()]
+        run_s = t - self._start  # the whole run: from the start of the data, not of the session
 
         if final:
-            top = self._scopes(run_contribs, t, threads=True, archive=self._archive)
-            run = self._as_window(top, t)
-            interval_s = t
-            groups = self._fractions(self._group_time_run, t)
-            overhead = self._overhead_s / t if t > 0 else 0.0
+            top = self._scopes(run_contribs, run_s, threads=True, archive=self._archive)
+            run = self._as_window(top, run_s)
+            interval_s = run_s
+            groups = self._fractions(self._group_time_run, run_s)
+            overhead = self._overhead_s / run_s if run_s > 0 else 0.0
         else:
             top = self._scopes(interval, seconds, threads=True)
-            run = self._as_window(self._scopes(run_contribs, t, threads=False, archive=self._archive), t)
+            run_scopes = self._scopes(run_contribs, run_s, threads=False, archive=self._archive)
+            run = self._as_window(run_scopes, run_s)
             interval_s = seconds
             groups = self._fractions(self._group_time, seconds)
             overhead = (self._overhead_s - self._overhead_at_frame) / seconds if seconds > 0 else 0.0
