@@ -12,7 +12,7 @@ from typing import Any
 
 from sectormon.frames import Baseline, Frame, MetricDelta, ScopeStats
 from sectormon.ui.format import LOW_COVERAGE, coverage_threshold
-from sectormon.ui.header_info import ProfileView, cmg_of_cores, profile_view
+from sectormon.ui.header_info import ProfileView, cmg_of_cores, core_sort_key, profile_view
 from sectormon.ui.layout import Panels, resolve_panels
 
 WINDOW_NAMES = ("interval", "recent", "run")
@@ -80,6 +80,17 @@ class RenderContext:
 
     def core_visible(self, core: str) -> bool:
         return self.core_filter is None or core in self.core_filter
+
+    def total_and_cores(self, frame: Frame) -> list[tuple[str, ScopeStats | None]]:
+        """``total`` then every visible core in display order: the rows of the per-core bar views."""
+        scopes = self.scopes(frame)
+        rows: list[tuple[str, ScopeStats | None]] = [("total", scopes.total)]
+        rows += [
+            (core, scopes.cores[core])
+            for core in sorted(scopes.cores, key=core_sort_key)
+            if self.core_visible(core)
+        ]
+        return rows
 
 
 def deltas_for(baseline: Baseline | None, kind: str, key: str) -> Mapping[str, MetricDelta] | None:

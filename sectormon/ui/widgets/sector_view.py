@@ -15,7 +15,7 @@ from sectormon.frames import Frame, ScopeStats
 from sectormon.ui.bars import bar_segments, grid_text
 from sectormon.ui.context import RenderContext
 from sectormon.ui.format import NA, format_value, is_low_confidence, metric_value
-from sectormon.ui.header_info import cmg_sort_key, core_sort_key, l1_sector_ways, sector_ways
+from sectormon.ui.header_info import cmg_sort_key, l1_sector_ways, sector_ways
 
 ROLES = ("sce", "nonsec0")
 GLYPHS = ("█", "▓")
@@ -92,11 +92,7 @@ class SectorView(Static):
         if not ctx.panels.sector:
             self.update(f"profile {ctx.panels.profile or '?'} defines no sector-cache metrics")
             return
-        scopes = ctx.scopes(frame)
-        entries = [self.entry("total", scopes.total, ctx)]
-        for core in sorted(scopes.cores, key=core_sort_key):
-            if ctx.core_visible(core):
-                entries.append(self.entry(core, scopes.cores[core], ctx))
+        entries = [self.entry(label, stats, ctx) for label, stats in ctx.total_and_cores(frame)]
         body = grid_text(entries, max(ENTRY_WIDTH, self.size.width), ENTRY_WIDTH)
         self.update(self._config_lines(frame, ctx) + Text("\n") + body)
 

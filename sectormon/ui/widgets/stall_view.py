@@ -14,7 +14,6 @@ from sectormon.frames import Frame, ScopeStats
 from sectormon.ui.bars import bar_segments, grid_text
 from sectormon.ui.context import RenderContext
 from sectormon.ui.format import NA, format_value, is_low_confidence, metric_value
-from sectormon.ui.header_info import core_sort_key
 
 GLYPHS = ("█", "▓", "▒")
 ROLES = ("mem", "l2", "other", "empty")
@@ -74,11 +73,7 @@ class StallView(Static):
         if not ctx.panels.stall:
             self.update(f"profile {ctx.panels.profile or '?'} defines no stall metrics")
             return
-        scopes = ctx.scopes(frame)
-        entries = [self.entry("total", scopes.total, ctx)]
-        for core in sorted(scopes.cores, key=core_sort_key):
-            if ctx.core_visible(core):
-                entries.append(self.entry(core, scopes.cores[core], ctx))
+        entries = [self.entry(label, stats, ctx) for label, stats in ctx.total_and_cores(frame)]
         body = grid_text(entries, max(ENTRY_WIDTH, self.size.width), ENTRY_WIDTH)
         self.update(self._legend(ctx) + Text("\n") + body)
 
