@@ -4,6 +4,8 @@ A 48-thread busy target; sectormon attached with --pid, rotating 5 groups of sof
 20 ms timeslices; at the same time `perf stat -I 100 -e <the same events> -p PID`. Both tools' CPU
 time is read from /proc through psutil over the same wall-clock span. Prints each tool's CPU use as %
 of one core and their ratio. Targets (issue 3): sectormon <= 2% of one core and <= 3x perf stat.
+Then, on the same target, the CPU the rotation's syscalls alone take (see syscall_floor): the
+part of sectormon's figure no Python change can remove.
 
 Usage: python benchmarks/bench_sampler.py [--seconds 20] [--threads 48]
 """
@@ -11,6 +13,7 @@ Usage: python benchmarks/bench_sampler.py [--seconds 20] [--threads 48]
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import shutil
 import subprocess
@@ -101,6 +104,60 @@ def ioctl_costs() -> dict[str, float]:
     return costs
 
 
+def syscall_floor(pid: int, rounds: int = 100) -> dict[str, float]:
+    """CPU seconds per 20 ms timeslice of the syscalls alone that the rotation makes on ``pid``.
+
+    One group per thread (task-clock + page-faults), then per round what the sampler does at the
+    end of a slice, with as little Python as possible around the calls: disable every group
+    (``fcntl.ioctl``), read every group (``os.read``), poll /proc (the process state twice, the
+    thread list once), enable every group. Rounds are 20 ms apart like slices, so caches are as
+    cold as the sampler finds them. sectormon's CPU use minus this is the cost of its own Python.
+    """
+    import fcntl
+
+    from sectormon.perf import abi
+    from sectormon.perf.events import parse_event
+    from sectormon.perf.group import PerfGroup
+
+    specs = [parse_event("task-clock"), parse_event("page-faults")]
+    groups: list[PerfGroup] = []
+    for name in os.listdir(f"/proc/{pid}/task"):
+        with contextlib.suppress(Exception):  # a thread that just exited
+            groups.append(PerfGroup(specs, pid=int(name)))
+    fds = [g.leader_fd for g in groups]
+    size = groups[0].read_size
+    flag = abi.PERF_IOC_FLAG_GROUP
+    spent = dict.fromkeys(("disable", "read", "proc", "enable"), 0.0)
+    clock = time.thread_time
+    for fd in fds:
+        fcntl.ioctl(fd, abi.PERF_EVENT_IOC_ENABLE, flag)
+    try:
+        for _ in range(rounds):
+            time.sleep(0.02)
+            t0 = clock()
+            for fd in fds:
+                fcntl.ioctl(fd, abi.PERF_EVENT_IOC_DISABLE, flag)
+            t1 = clock()
+            for fd in fds:
+                os.read(fd, size)
+            t2 = clock()
+            for path in (f"/proc/{pid}/stat", f"/proc/{pid}/stat"):
+                fd = os.open(path, os.O_RDONLY)
+                os.read(fd, 4096)
+                os.close(fd)
+            os.listdir(f"/proc/{pid}/task")
+            t3 = clock()
+            for fd in fds:
+                fcntl.ioctl(fd, abi.PERF_EVENT_IOC_ENABLE, flag)
+            t4 = clock()
+            for key, value in zip(spent, (t1 - t0, t2 - t1, t3 - t2, t4 - t3), strict=True):
+                spent[key] += value
+    finally:
+        for group in groups:
+            group.close()
+    return {key: value / rounds for key, value in spent.items()}
+
+
 def cpu_seconds(proc: psutil.Process) -> float:
     times = proc.cpu_times()
     return times.user + times.system
@@ -160,6 +217,9 @@ def main() -> int:
                 proc.terminate()
             for proc in tools.values():
                 proc.wait(timeout=10)
+        try:
+            floor = syscall_floor(pid)
+        finally:
             target.kill()
             target.wait()
     print(f"target: {args.threads} busy threads, 5 groups of software events, 20 ms timeslices, {wall:.1f} s")
@@ -170,6 +230,13 @@ def main() -> int:
         print(f"     ratio: sectormon / perf stat = {ratio:.2f}x  (target <= 3x; sectormon target <= 2 %)")
     else:
         print("     ratio: perf not installed here (apt-get install linux-perf)")
+    floor_pct = 100 * sum(floor.values()) * 50  # 50 slices per second
+    print(
+        "syscalls alone on this target, per 20 ms slice: "
+        + ", ".join(f"{key} {1e6 * value:.0f} us" for key, value in floor.items())
+        + f" -> {floor_pct:.2f} % of a core; sectormon's own Python and the rest: "
+        f"{100 * used['sectormon'] / wall - floor_pct:.2f} % of a core"
+    )
     costs = ioctl_costs()
     per_second = 2 * args.threads * 50  # two ioctls per unit per 20 ms slice
     low, high = (per_second * min(costs.values()) / 1e4, per_second * max(costs.values()) / 1e4)

@@ -187,7 +187,11 @@ class MetricsEngine:
             else:
                 acc.counted += dur
             counts = r.counts
-            if tuple(counts) == acc.names:  # the same events as before: add them C-level
+            mixed = acc.mixed
+            if mixed is not None:  # per-name sums (see GroupAcc)
+                for name, value in counts.items():
+                    mixed[name] += value
+            elif tuple(counts) == acc.names:  # the same events as before: add them C-level
                 acc.values = list(map(add, acc.values, counts.values()))
             else:
                 acc.add_other(counts)
