@@ -6,6 +6,7 @@ from __future__ import annotations
 from textual import events
 from textual.app import ComposeResult
 from textual.containers import Horizontal, VerticalScroll
+from textual.css.query import NoMatches
 from textual.screen import Screen
 from textual.widgets import Footer, TabbedContent, TabPane
 
@@ -143,8 +144,13 @@ class DashboardScreen(Screen[None]):
             self._show_active(self._frame, self._ctx)
 
     def show_timeline(self, timeline: Timeline | None) -> None:
-        if self._replay and self.is_mounted:
-            self.query_one(TimelineBar).show(timeline)
+        if not (self._replay and self.is_mounted):
+            return
+        try:
+            bar = self.query_one(TimelineBar)
+        except NoMatches:  # the screen is mounted but its children not yet: the next poll draws it
+            return
+        bar.show(timeline)
 
     # -- user actions the app forwards ---------------------------------------------------------
 
