@@ -75,6 +75,7 @@ class Sampler:
         self._on_warning = on_warning or (lambda _msg: None)
         self._cmg_enabled = cmg_enabled and any(g.cmg_events for g in plan.groups)
         self._units: dict[str, _UnitState] = {}
+        self._last_alive: tuple[Unit, ...] | None = None  # the alive units of the last poll
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._cpu_start = 0.0
@@ -180,12 +181,16 @@ class Sampler:
         update = self._source.poll_units()
         for message in update.warnings:
             self._on_warning(message)
-        for unit in update.alive:
-            state = self._units.get(unit.key)
-            if state is None:
-                self._open_unit(unit)
-            elif state.unit is not unit and state.unit != unit:  # `is`: the tracker reuses Units
-                state.unit = unit  # binding changed: same counters, new core/CMG attribution
+        # A source may hand back the very same tuple when nothing changed (the thread tracker does,
+        # at nearly every slice): each of its units was opened then, or was found gone.
+        if update.alive is not self._last_alive:
+            self._last_alive = update.alive
+            for unit in update.alive:
+                state = self._units.get(unit.key)
+                if state is None:
+                    self._open_unit(unit)
+                elif state.unit is not unit and state.unit != unit:  # `is`: the tracker reuses Units
+                    state.unit = unit  # binding changed: same counters, new core/CMG attribution
         if self._cmg_enabled:
             for unit in self._source.cmg_units():
                 if unit.key not in self._units:

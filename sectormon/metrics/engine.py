@@ -163,7 +163,7 @@ class MetricsEngine:
     # -- input ----------------------------------------------------------------------------------
 
     def add_slice(self, s: Slice) -> None:
-        """Accumulate one timeslice's readings (the hot path: no per-reading allocation)."""
+        """Accumulate one timeslice's readings (the hot path: see GroupAcc for how counts add up)."""
         dur = s.duration if s.duration > 0 else 0.0
         cum0 = self._cum
         current = self._current
@@ -496,7 +496,7 @@ class MetricsEngine:
             counts = dict(zip(keys, picked, strict=True))
             # Events first, then metrics: a later duplicate key overwrites in place, as update() did.
             cov = dict(zip(keys + metric_names, pick(vector) + metric_coverage, strict=True))
-            rates = dict(zip(keys, map(mul, picked, repeat(inverse)), strict=False)) if seconds > 0 else {}
+            rates = dict(zip(keys, map(mul, picked, repeat(inverse)), strict=True)) if seconds > 0 else {}
             metrics = dict(zip(metric_names, metric_values, strict=True))
             out.append(ScopeStats(counts, rates, metrics, cov, split, seconds))
         return out
