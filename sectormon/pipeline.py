@@ -26,7 +26,7 @@ from sectormon import __version__
 from sectormon.frames import HEADER_SCHEMA, Frame
 from sectormon.metrics.engine import MetricsEngine
 from sectormon.profiles.model import Profile
-from sectormon.readings import Mark, Slice
+from sectormon.readings import Mark, Slice, SliceRows
 from sectormon.sampler import Sampler
 from sectormon.schedule import RotationPlan
 from sectormon.session import FrameCallback
@@ -62,11 +62,14 @@ class FrameBuilder:
         self.last_t = start
         self.frames = 0
 
-    def feed(self, item: Slice | Mark) -> list[Frame]:
+    def feed(self, item: Slice | SliceRows | Mark) -> list[Frame]:
         if isinstance(item, Mark):
             self.engine.add_mark(item)
             return []
-        self.engine.add_slice(item)
+        if isinstance(item, SliceRows):
+            self.engine.add_rows(item)
+        else:
+            self.engine.add_slice(item)
         self.last_t = item.t
         if item.t + 1e-9 * self.interval < self._next:
             return []
@@ -75,7 +78,7 @@ class FrameBuilder:
         self.frames += 1
         return [self.engine.frame(item.t)]
 
-    def feed_all(self, items: Iterable[Slice | Mark]) -> list[Frame]:
+    def feed_all(self, items: Iterable[Slice | SliceRows | Mark]) -> list[Frame]:
         frames: list[Frame] = []
         for item in items:
             frames.extend(self.feed(item))

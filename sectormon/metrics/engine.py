@@ -74,6 +74,7 @@ from sectormon.readings import (
     Mark,
     Reading,
     Slice,
+    SliceRows,
     split_unit_key,
 )
 
@@ -161,6 +162,10 @@ class MetricsEngine:
         self._baseline_pending = False
 
     # -- input ----------------------------------------------------------------------------------
+
+    def add_rows(self, s: SliceRows) -> None:
+        """:meth:`add_slice` for a slice in compact form (the replay hot path); same results."""
+        self.add_slice(s.to_slice())
 
     def add_slice(self, s: Slice) -> None:
         """Accumulate one timeslice's readings (the hot path: see GroupAcc for how counts add up)."""

@@ -22,7 +22,7 @@ from typing import Any, Protocol
 from sectormon.errors import SectormonError
 from sectormon.frames import HEADER_SCHEMA, Frame
 from sectormon.io.reader import RecordingError, RecordingStream, open_recording, scan_recording
-from sectormon.readings import Mark, Slice
+from sectormon.readings import Mark, Slice, SliceRows
 from sectormon.session import FrameCallback
 
 CHECKPOINT_EVERY = 30.0
@@ -36,7 +36,7 @@ RECORDING_ONLY_KEYS = ("recording_started",)
 class Builder(Protocol):
     """What replay needs of :class:`sectormon.pipeline.FrameBuilder`."""
 
-    def feed(self, item: Slice | Mark) -> list[Frame]: ...
+    def feed(self, item: Slice | SliceRows | Mark) -> list[Frame]: ...
 
     def finish(self, t: float | None = None) -> Frame: ...
 
