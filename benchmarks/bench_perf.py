@@ -57,10 +57,10 @@ def main() -> None:
     fd, size = group.leader_fd, group.read_size
 
     def bare_enable() -> None:
-        fcntl.ioctl(fd, abi.PERF_EVENT_IOC_ENABLE, abi.PERF_IOC_FLAG_GROUP)
+        fcntl.ioctl(fd, abi.PERF_EVENT_IOC_ENABLE, 0)  # the leader alone, like PerfGroup
 
     def bare_disable() -> None:
-        fcntl.ioctl(fd, abi.PERF_EVENT_IOC_DISABLE, abi.PERF_IOC_FLAG_GROUP)
+        fcntl.ioctl(fd, abi.PERF_EVENT_IOC_DISABLE, 0)
 
     group.enable()
     read_wrapped = per_call_us(group.read)

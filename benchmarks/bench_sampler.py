@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import os
+import select
 import shutil
 import subprocess
 import sys
@@ -109,9 +110,10 @@ def syscall_floor(pid: int, rounds: int = 100) -> dict[str, float]:
 
     One group per thread (task-clock + page-faults), then per round what the sampler does at the
     end of a slice, with as little Python as possible around the calls: disable every group
-    (``fcntl.ioctl``), read every group (``os.read``), poll /proc (the process state twice, the
-    thread list once), enable every group. Rounds are 20 ms apart like slices, so caches are as
-    cold as the sampler finds them. sectormon's CPU use minus this is the cost of its own Python.
+    (``fcntl.ioctl`` on its leader), read every group (``os.read``), poll the target (its pidfd,
+    the thread count, the thread list every 5th slice), enable every group. Rounds are 20 ms
+    apart like slices, so caches are as cold as the sampler finds them. sectormon's CPU use
+    minus this is the cost of its own Python.
     """
     import fcntl
 
@@ -126,13 +128,17 @@ def syscall_floor(pid: int, rounds: int = 100) -> dict[str, float]:
             groups.append(PerfGroup(specs, pid=int(name)))
     fds = [g.leader_fd for g in groups]
     size = groups[0].read_size
-    flag = abi.PERF_IOC_FLAG_GROUP
+    flag = 0  # the leader alone, as PerfGroup.enable/disable do
     spent = dict.fromkeys(("disable", "read", "proc", "enable"), 0.0)
     clock = time.thread_time
     for fd in fds:
         fcntl.ioctl(fd, abi.PERF_EVENT_IOC_ENABLE, flag)
+    pidfd = os.pidfd_open(pid)
+    exit_poll = select.poll()
+    exit_poll.register(pidfd, select.POLLIN)
+    task_fd = os.open(f"/proc/{pid}/task", os.O_RDONLY | os.O_DIRECTORY)
     try:
-        for _ in range(rounds):
+        for round_no in range(rounds):
             time.sleep(0.02)
             t0 = clock()
             for fd in fds:
@@ -141,11 +147,10 @@ def syscall_floor(pid: int, rounds: int = 100) -> dict[str, float]:
             for fd in fds:
                 os.read(fd, size)
             t2 = clock()
-            for path in (f"/proc/{pid}/stat", f"/proc/{pid}/stat"):
-                fd = os.open(path, os.O_RDONLY)
-                os.read(fd, 4096)
-                os.close(fd)
-            os.listdir(f"/proc/{pid}/task")
+            exit_poll.poll(0)
+            os.fstat(task_fd)
+            if round_no % 5 == 0:  # sources/perf.py FULL_SCAN_POLLS
+                os.listdir(f"/proc/{pid}/task")
             t3 = clock()
             for fd in fds:
                 fcntl.ioctl(fd, abi.PERF_EVENT_IOC_ENABLE, flag)
@@ -155,6 +160,8 @@ def syscall_floor(pid: int, rounds: int = 100) -> dict[str, float]:
     finally:
         for group in groups:
             group.close()
+        os.close(pidfd)
+        os.close(task_fd)
     return {key: value / rounds for key, value in spent.items()}
 
 
@@ -163,80 +170,108 @@ def cpu_seconds(proc: psutil.Process) -> float:
     return times.user + times.system
 
 
+def measure(
+    profile: Path, threads: int, seconds: float, pin: str | None, *, with_floor: bool
+) -> tuple[dict[str, float], float, dict[str, float]]:
+    """Start the target, sectormon and perf stat (all under ``taskset -c pin`` when given) and
+    return each tool's CPU seconds over ``seconds`` of steady state, the wall time, and the
+    syscall floor measured on the same target afterwards (when ``with_floor``)."""
+    sectormon = shutil.which("sectormon") or str(Path(sys.executable).with_name("sectormon"))
+    perf = shutil.which("perf")
+    prefix = ["taskset", "-c", pin] if pin is not None else []
+    target = subprocess.Popen(
+        [*prefix, sys.executable, "-c", TARGET, str(threads)], stdout=subprocess.PIPE, text=True
+    )
+    assert target.stdout is not None
+    pid = int(target.stdout.readline())
+    time.sleep(0.5)
+    tools: dict[str, subprocess.Popen[bytes]] = {}
+    floor: dict[str, float] = {}
+    try:
+        tools["sectormon"] = subprocess.Popen(
+            [
+                *prefix,
+                sectormon,
+                "--json",
+                "--pid",
+                str(pid),
+                "--profile",
+                str(profile),
+                "--timeslice",
+                "0.02",
+                "--interval",
+                "1",
+                "--duration",
+                str(seconds + 5),
+            ],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        if perf:
+            tools["perf stat"] = subprocess.Popen(
+                [*prefix, perf, "stat", "-I", "100", "-e", PERF_EVENTS, "-p", str(pid)],
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+            )
+        time.sleep(2.0)  # start-up (imports, probe, opening 48 x 5 groups) is not steady state
+        procs = {name: psutil.Process(p.pid) for name, p in tools.items()}
+        start = {name: cpu_seconds(p) for name, p in procs.items()}
+        wall0 = time.monotonic()
+        time.sleep(seconds)
+        wall = time.monotonic() - wall0
+        used = {name: cpu_seconds(p) - start[name] for name, p in procs.items()}
+    finally:
+        for proc in tools.values():
+            proc.terminate()
+        for proc in tools.values():
+            proc.wait(timeout=10)
+        try:
+            if with_floor:
+                floor = syscall_floor(pid)
+        finally:
+            target.kill()
+            target.wait()
+    return used, wall, floor
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seconds", type=float, default=20.0)
     parser.add_argument("--threads", type=int, default=48)
+    parser.add_argument(
+        "--no-same-cpu", action="store_true", help="skip the second run with everything on one CPU"
+    )
     args = parser.parse_args()
-    sectormon = shutil.which("sectormon") or str(Path(sys.executable).with_name("sectormon"))
-    perf = shutil.which("perf")
     with tempfile.TemporaryDirectory() as tmp:
         profile = Path(tmp, "bench.yaml")
         profile.write_text(PROFILE)
-        target = subprocess.Popen(
-            [sys.executable, "-c", TARGET, str(args.threads)], stdout=subprocess.PIPE, text=True
+        used, wall, floor = measure(profile, args.threads, args.seconds, None, with_floor=True)
+        shape = f"{args.threads} busy threads, 5 groups of software events, 20 ms timeslices"
+        print(f"target: {shape}, {wall:.1f} s")
+        for name, seconds in used.items():
+            print(f"{name:>10}: {100 * seconds / wall:6.2f} % of one core ({seconds:.3f} s CPU)")
+        if "perf stat" in used and used["perf stat"] > 0:
+            ratio = used["sectormon"] / used["perf stat"]
+            targets = "target <= 3x; sectormon target <= 2 %"
+            print(f"     ratio: sectormon / perf stat = {ratio:.2f}x  ({targets})")
+        else:
+            print("     ratio: perf not installed here (apt-get install linux-perf)")
+        floor_pct = 100 * sum(floor.values()) * 50  # 50 slices per second
+        print(
+            "syscalls alone on this target, per 20 ms slice: "
+            + ", ".join(f"{key} {1e6 * value:.0f} us" for key, value in floor.items())
+            + f" -> {floor_pct:.2f} % of a core; sectormon's own Python and the rest: "
+            f"{100 * used['sectormon'] / wall - floor_pct:.2f} % of a core"
         )
-        assert target.stdout is not None
-        pid = int(target.stdout.readline())
-        time.sleep(0.5)
-        tools: dict[str, subprocess.Popen[bytes]] = {}
-        try:
-            tools["sectormon"] = subprocess.Popen(
-                [
-                    sectormon,
-                    "--json",
-                    "--pid",
-                    str(pid),
-                    "--profile",
-                    str(profile),
-                    "--timeslice",
-                    "0.02",
-                    "--interval",
-                    "1",
-                    "--duration",
-                    str(args.seconds + 5),
-                ],
-                stdout=subprocess.DEVNULL,
-                stderr=subprocess.DEVNULL,
+        if not args.no_same_cpu:
+            # The kernel makes every enable/disable of another CPU's thread a synchronous
+            # cross-CPU call; with target and tools on one CPU there are none. The difference
+            # between the two runs is what those interrupts cost on this machine.
+            same, same_wall, _ = measure(profile, args.threads, args.seconds, "0", with_floor=False)
+            print(
+                "same run with target and tools all on CPU 0 (no cross-CPU calls): "
+                + ", ".join(f"{name} {100 * sec / same_wall:.2f} %" for name, sec in same.items())
             )
-            if perf:
-                tools["perf stat"] = subprocess.Popen(
-                    [perf, "stat", "-I", "100", "-e", PERF_EVENTS, "-p", str(pid)],
-                    stdout=subprocess.DEVNULL,
-                    stderr=subprocess.DEVNULL,
-                )
-            time.sleep(2.0)  # start-up (imports, probe, opening 48 x 5 groups) is not steady state
-            procs = {name: psutil.Process(p.pid) for name, p in tools.items()}
-            start = {name: cpu_seconds(p) for name, p in procs.items()}
-            wall0 = time.monotonic()
-            time.sleep(args.seconds)
-            wall = time.monotonic() - wall0
-            used = {name: cpu_seconds(p) - start[name] for name, p in procs.items()}
-        finally:
-            for proc in tools.values():
-                proc.terminate()
-            for proc in tools.values():
-                proc.wait(timeout=10)
-        try:
-            floor = syscall_floor(pid)
-        finally:
-            target.kill()
-            target.wait()
-    print(f"target: {args.threads} busy threads, 5 groups of software events, 20 ms timeslices, {wall:.1f} s")
-    for name, seconds in used.items():
-        print(f"{name:>10}: {100 * seconds / wall:6.2f} % of one core ({seconds:.3f} s CPU)")
-    if "perf stat" in used and used["perf stat"] > 0:
-        ratio = used["sectormon"] / used["perf stat"]
-        print(f"     ratio: sectormon / perf stat = {ratio:.2f}x  (target <= 3x; sectormon target <= 2 %)")
-    else:
-        print("     ratio: perf not installed here (apt-get install linux-perf)")
-    floor_pct = 100 * sum(floor.values()) * 50  # 50 slices per second
-    print(
-        "syscalls alone on this target, per 20 ms slice: "
-        + ", ".join(f"{key} {1e6 * value:.0f} us" for key, value in floor.items())
-        + f" -> {floor_pct:.2f} % of a core; sectormon's own Python and the rest: "
-        f"{100 * used['sectormon'] / wall - floor_pct:.2f} % of a core"
-    )
     costs = ioctl_costs()
     per_second = 2 * args.threads * 50  # two ioctls per unit per 20 ms slice
     low, high = (per_second * min(costs.values()) / 1e4, per_second * max(costs.values()) / 1e4)

@@ -53,6 +53,21 @@ class _UnitState:
     counters: dict[str, _Counter] = field(default_factory=dict)
 
 
+@dataclass(slots=True)
+class _Members:
+    """One group's part of every unit, in unit order: what a timeslice boundary walks.
+
+    Built once per change of the unit set (rare) instead of looking each unit's counter up
+    three times per timeslice. ``states[i]`` owns ``counters[i]``, or has no counter of the
+    group when ``counters[i]`` is None (it still gets an empty reading).
+    """
+
+    keys: tuple[str, ...]
+    states: tuple[_UnitState, ...]
+    counters: tuple[_Counter | None, ...]
+    active: tuple[_Counter, ...]  # the counters that exist, for enable/disable
+
+
 class Sampler:
     """Runs the rotation on a source until stopped, the target finishes, or a limit is reached."""
 
@@ -75,6 +90,7 @@ class Sampler:
         self._on_warning = on_warning or (lambda _msg: None)
         self._cmg_enabled = cmg_enabled and any(g.cmg_events for g in plan.groups)
         self._units: dict[str, _UnitState] = {}
+        self._members: dict[str, _Members] = {}  # per group, built from _units when they change
         self._last_alive: tuple[Unit, ...] | None = None  # the alive units of the last poll
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
@@ -116,6 +132,10 @@ class Sampler:
         self._cpu_start = time.thread_time()
         self._wall_start = time.monotonic()
         self._waiting_cpu = 0.0
+        # A simulated source runs its model inside wait_until: that CPU is not sectormon's. perf
+        # sleeps there, and a CPU clock read costs ~9 us right after a sleep (measured), so its
+        # wait is not bracketed.
+        bracket_wait = self._source.kind != "perf"
         deadlines = Deadlines(self._timeslice)
         rotation = 0
         self._refresh_units()
@@ -125,9 +145,12 @@ class Sampler:
         try:
             while True:
                 deadline = deadlines.next_deadline(self._source.now())
-                before_wait = time.thread_time()
-                self._source.wait_until(deadline)
-                self._waiting_cpu += time.thread_time() - before_wait
+                if bracket_wait:
+                    before_wait = time.thread_time()
+                    self._source.wait_until(deadline)
+                    self._waiting_cpu += time.thread_time() - before_wait
+                else:
+                    self._source.wait_until(deadline)
                 finished = self._source.finished()
                 stopping = self._stop.is_set() or finished
                 self._disable(current)
@@ -191,6 +214,7 @@ class Sampler:
                     self._open_unit(unit)
                 elif state.unit is not unit and state.unit != unit:  # `is`: the tracker reuses Units
                     state.unit = unit  # binding changed: same counters, new core/CMG attribution
+                    # (the member lists hold the state, not the unit: they stay valid)
         if self._cmg_enabled:
             for unit in self._source.cmg_units():
                 if unit.key not in self._units:
@@ -213,11 +237,13 @@ class Sampler:
                 raise
             state.counters[group.name] = _Counter(handle, tuple(e.name for e in events))
         self._units[unit.key] = state
+        self._units_changed()
 
     def _close_ended(self, ended: tuple[str, ...]) -> None:
         for key in ended:
             state = self._units.pop(key, None)
             if state is not None:
+                self._units_changed()
                 for counter in state.counters.values():
                     counter.group.close()
 
@@ -226,40 +252,50 @@ class Sampler:
             for counter in state.counters.values():
                 counter.group.close()
         self._units.clear()
+        self._units_changed()
 
     # -- counting ------------------------------------------------------------------------------
 
+    def _members_of(self, name: str) -> _Members:
+        members = self._members.get(name)
+        if members is None:
+            keys = tuple(self._units)
+            states = tuple(self._units.values())
+            counters = tuple(state.counters.get(name) for state in states)
+            active = tuple(c for c in counters if c is not None)
+            members = self._members[name] = _Members(keys, states, counters, active)
+        return members
+
+    def _units_changed(self) -> None:
+        self._members.clear()
+
     def _enable(self, group: PlannedGroup) -> None:
-        for state in list(self._units.values()):
-            counter = state.counters.get(group.name)
-            if counter is not None:
-                try:
-                    counter.group.enable()
-                except SectormonError as exc:
-                    if not _is_gone(exc):
-                        raise
+        for counter in self._members_of(group.name).active:
+            try:
+                counter.group.enable()
+            except SectormonError as exc:
+                if not _is_gone(exc):
+                    raise
 
     def _disable(self, group: PlannedGroup) -> None:
-        for state in list(self._units.values()):
-            counter = state.counters.get(group.name)
-            if counter is not None:
-                try:
-                    counter.group.disable()
-                except SectormonError as exc:
-                    if not _is_gone(exc):
-                        raise
+        for counter in self._members_of(group.name).active:
+            try:
+                counter.group.disable()
+            except SectormonError as exc:
+                if not _is_gone(exc):
+                    raise
 
     def _read(self, group: PlannedGroup) -> tuple[Reading, ...]:
         readings: list[Reading] = []
         append = readings.append
         name = group.name
-        for key, state in self._units.items():
-            counter = state.counters.get(name)
+        members = self._members_of(name)
+        for key, state, counter in zip(members.keys, members.states, members.counters, strict=True):
+            unit = state.unit
             if counter is None:
                 # Nothing of this group counts on this unit (a CMG unit while a group without
                 # CMG-wide events runs): an empty reading still says the unit was there, so its
                 # present time starts with the session and scaling stays right whatever the order.
-                unit = state.unit
                 append(Reading(key, unit.core, unit.cmg, name, 0, 0, {}))
                 continue
             try:
@@ -269,7 +305,6 @@ class Sampler:
                     continue
                 raise
             counts, enabled, running = counter.delta(values)
-            unit = state.unit
             # Positional: Reading(unit, core, cmg, group, time_enabled, time_running, counts),
             # a third cheaper than keywords for the frozen dataclass, once per unit per slice.
             append(Reading(key, unit.core, unit.cmg, name, enabled, running, counts))

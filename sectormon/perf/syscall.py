@@ -113,7 +113,7 @@ def _check(result: int, attempt: Attempt) -> int:
 
 
 def ioctl(fd: int, request: int, arg: int, *, attempt: Attempt) -> int:
-    """A perf ioctl with an integer argument (ENABLE/DISABLE/RESET with PERF_IOC_FLAG_GROUP)."""
+    """A perf ioctl with an integer argument (enable, disable, reset; see PerfGroup)."""
     return _check(_ioctl(fd, request, arg), attempt)
 
 

@@ -83,6 +83,10 @@ class _ExecGatedGroup:
 
 
 AFFINITY_REFRESH_POLLS = 25  # re-read known threads' binding every 25 polls (0.5 s at 20 ms slices)
+FULL_SCAN_POLLS = 5
+"""List /proc/PID/task at least every 5 polls (100 ms at 20 ms slices) even when the thread count
+stands still: the count cannot see one thread ending while another starts within one timeslice,
+and a new thread found this way has missed at most those polls of counting."""
 
 
 class PerfSource:
@@ -112,6 +116,9 @@ class PerfSource:
                     f"(CPUs: {format_cpu_list(topology.cpus)})"
                 )
         self._tracker = ThreadTracker(topology.cmg_of, refresh_every=AFFINITY_REFRESH_POLLS)
+        self._cpu_units: tuple[Unit, ...] | None = None
+        self._thread_count: int | None = None
+        self._polls = 0
         self._t0: float | None = None
         self._groups: list[PerfGroup | _ExecGatedGroup] = []
         self._specs: dict[str, EventSpec] = {}
@@ -148,9 +155,29 @@ class PerfSource:
         return Unit("cpu", cpu, core=cpu, cmg=self.topology.cmg_of.get(cpu))
 
     def poll_units(self) -> UnitsUpdate:
-        if isinstance(self.target, CpuTarget):
-            return UnitsUpdate(alive=tuple(self._cpu_unit(c) for c in self.target.cpus))
-        return self._tracker.update(self.target.tids())
+        """The units now. The same ``alive`` tuple as last time means nothing changed.
+
+        Listing /proc/PID/task is the costliest part of a timeslice after the counters themselves,
+        so it is skipped while the thread count is unchanged, except every FULL_SCAN_POLLS polls
+        and whenever the tracker is due to refresh affinities.
+        """
+        target = self.target
+        if isinstance(target, CpuTarget):
+            if self._cpu_units is None:
+                self._cpu_units = tuple(self._cpu_unit(c) for c in target.cpus)
+            return UnitsUpdate(alive=self._cpu_units)
+        self._polls += 1
+        count = target.thread_count()
+        if (
+            count is not None
+            and count == self._thread_count
+            and self._polls % FULL_SCAN_POLLS
+            and not self._tracker.refresh_due
+            and not target.finished()
+        ):
+            return self._tracker.unchanged()
+        self._thread_count = count
+        return self._tracker.update(target.tids())
 
     def _needed_cmgs(self) -> list[int]:
         all_cmgs = sorted(c for c, cpus in self.topology.cmgs.items() if cpus)

@@ -260,3 +260,60 @@ def test_with_the_real_topology(child: Child) -> None:
         cmgs = source.cmg_units()
         assert cmgs and all(u.core in topology.cmgs[u.ident] for u in cmgs)
     source.close()
+
+
+def test_poll_lists_threads_only_when_the_count_moves_or_a_full_scan_is_due(
+    child: Child, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    target = PidTarget(child.pid)
+    listings: list[int] = []
+    real_tids = target.tids
+
+    def counted_tids() -> tuple[int, ...]:
+        listings.append(1)
+        return real_tids()
+
+    monkeypatch.setattr(target, "tids", counted_tids)
+    source = PerfSource(target, TWO_CMGS)
+    source.start()
+    first = source.poll_units()
+    assert len(listings) == 1
+    quiet = [source.poll_units() for _ in range(3)]
+    assert len(listings) == 1  # the count stood still: no listing
+    assert all(update.alive is first.alive for update in quiet)  # "nothing changed" for the sampler
+    spawned = int(child.ask("spawn"))
+    grown = source.poll_units()
+    assert len(listings) == 2
+    assert spawned in {u.ident for u in grown.alive}
+    for _ in range(perf_source.FULL_SCAN_POLLS):
+        source.poll_units()
+    assert len(listings) == 3  # the periodic full scan
+    source.close()
+
+
+def test_a_thread_replaced_within_one_poll_is_found_by_the_full_scan(
+    child: Child, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """One thread ends and another starts between two polls: the count cannot see it, the scan does."""
+    target = PidTarget(child.pid)
+    source = PerfSource(target, TWO_CMGS)
+    source.start()
+    old = int(child.ask("spawn"))
+    source.poll_units()
+    monkeypatch.setattr(target, "thread_count", lambda: 1000)  # frozen from now on
+    source.poll_units()
+    child.ask("end")
+    new = int(child.ask("spawn"))
+    found_at: int | None = None
+    ended: list[str] = []
+    for poll in range(1, 20 * perf_source.FULL_SCAN_POLLS):
+        update = source.poll_units()
+        ended += update.ended
+        if found_at is None and new in {u.ident for u in update.alive}:
+            found_at = poll
+        if found_at is not None and ended:
+            break
+        time.sleep(0.005)  # the ended OS thread may linger a moment after join
+    assert found_at is not None and found_at <= perf_source.FULL_SCAN_POLLS
+    assert ended == [f"thread:{old}"]
+    source.close()

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import os
 import stat
+import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -200,3 +202,43 @@ def test_command_gets_default_sigpipe(tmp_path: Path) -> None:
     assert target.finished() and target.exit_code == 0
     ignored = int(next(ln for ln in out.read_text().splitlines() if ln.startswith("SigIgn:")).split()[1], 16)
     assert not ignored & (1 << (13 - 1))  # SIGPIPE is signal 13
+
+
+def test_thread_count_follows_threads_without_listing(child: Child) -> None:
+    """The change detector the sampler polls every timeslice: 2 + threads, from one fstat."""
+    target = PidTarget(child.pid)
+    first = target.thread_count()
+    assert first == 2 + len(target.tids())
+    child.ask("spawn")
+    assert target.thread_count() == first + 1
+    child.ask("end")
+    deadline = time.monotonic() + 5
+    while target.thread_count() != first and time.monotonic() < deadline:
+        time.sleep(0.005)
+    assert target.thread_count() == first
+    target.close()
+    assert target.thread_count() is None  # descriptors released
+
+
+def test_pid_target_sees_an_unreaped_exit() -> None:
+    """A process that exited but was not reaped yet (a zombie) is finished: the pidfd says so."""
+    proc = subprocess.Popen([sys.executable, "-c", "import sys; sys.stdin.read()"], stdin=subprocess.PIPE)
+    try:
+        target = PidTarget(proc.pid)
+        assert not target.finished()
+        assert proc.stdin is not None
+        proc.stdin.close()
+        os.waitid(os.P_PID, proc.pid, os.WEXITED | os.WNOWAIT)  # exited, still a zombie
+        assert target.finished()
+        assert target.tids() == ()
+    finally:
+        proc.wait()
+
+
+def test_fake_procfs_has_no_thread_count(tmp_path: Path) -> None:
+    """Off the real /proc nothing is opened (a pidfd of a fake pid could name a real process)."""
+    (tmp_path / "4242").mkdir()
+    (tmp_path / "4242/stat").write_text("4242 (a) S 1 4242 4242 0 -1\n")
+    target = PidTarget(4242, procfs_root=tmp_path)
+    assert target.thread_count() is None
+    assert not target.finished()
