@@ -42,6 +42,10 @@ _ioctl = _libc["ioctl"]
 _ioctl.argtypes = [ctypes.c_int, ctypes.c_ulong, ctypes.c_void_p]
 _ioctl.restype = ctypes.c_int
 
+raw_ioctl = _ioctl
+"""libc ``ioctl(fd, request, arg)`` with errno kept: returns -1 and leaves the error in
+``ctypes.get_errno()``. For hot paths that check the result themselves (PerfGroup enable/disable)."""
+
 _nofile_raised = False
 
 

@@ -298,3 +298,22 @@ def test_exited_thread_stays_readable(child: Child) -> None:
         assert values.time_enabled >= values.time_running > 0
         group.enable()  # enabling a dead thread's group is harmless and counts nothing more
         assert group.read().values == values.values
+
+
+def test_failed_toggle_is_a_typed_error() -> None:
+    """enable/disable call libc directly; a failure must still become a PerfError naming the group."""
+    from sectormon.perf.errors import PerfError
+
+    group = PerfGroup(specs(["page-faults", "task-clock"]), pid=0)
+    leader = group._fds[0]
+    stand_in = os.open(os.devnull, os.O_RDONLY)  # a valid fd that is not a perf event: ENOTTY
+    os.dup2(stand_in, leader)
+    os.close(stand_in)
+    try:
+        with pytest.raises(PerfError) as info:
+            group.enable()
+        assert "page-faults" in str(info.value)
+        with pytest.raises(PerfError):
+            group.disable()
+    finally:
+        group.close()
