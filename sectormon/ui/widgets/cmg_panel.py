@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from textual.app import ComposeResult
 from textual.containers import Vertical
 from textual.widgets import Label
@@ -10,6 +12,7 @@ from sectormon.frames import Frame
 from sectormon.ui.cells import Cell, label_cell, scope_cells
 from sectormon.ui.context import RenderContext, deltas_for
 from sectormon.ui.header_info import cmg_sort_key
+from sectormon.ui.layout import Column
 from sectormon.ui.messages import OpenDetail
 from sectormon.ui.widgets.metric_table import MetricTable
 
@@ -23,11 +26,16 @@ def cmg_label(cmg: str, ctx: RenderContext) -> str:
     return f"CMG{cmg}" if ctx.panels.profile == "a64fx" else f"dom{cmg}"
 
 
-def cmg_rows(frame: Frame, ctx: RenderContext) -> list[tuple[str, list[Cell]]]:
-    """One row per CMG (numeric order) and a total row; deltas when a baseline is set."""
+def cmg_rows(
+    frame: Frame, ctx: RenderContext, columns: Sequence[Column] | None = None
+) -> list[tuple[str, list[Cell]]]:
+    """One row per CMG (numeric order) and a total row; deltas when a baseline is set.
+
+    ``columns`` defaults to the CMG panel's; the energy panel passes its own.
+    """
     scopes = ctx.scopes(frame)
     baseline = ctx.baseline(frame)
-    columns = ctx.panels.cmg
+    columns = ctx.panels.cmg if columns is None else columns
     rows: list[tuple[str, list[Cell]]] = []
     for cmg in sorted(scopes.cmgs, key=cmg_sort_key):
         cells = scope_cells(

@@ -7,28 +7,9 @@ from textual.containers import Vertical
 from textual.widgets import Label
 
 from sectormon.frames import Frame
-from sectormon.ui.cells import Cell, label_cell, scope_cells
-from sectormon.ui.context import RenderContext, deltas_for
-from sectormon.ui.header_info import cmg_sort_key
-from sectormon.ui.widgets.cmg_panel import cmg_label
+from sectormon.ui.context import RenderContext
+from sectormon.ui.widgets.cmg_panel import cmg_rows
 from sectormon.ui.widgets.metric_table import MetricTable
-
-
-def energy_rows(frame: Frame, ctx: RenderContext) -> list[tuple[str, list[Cell]]]:
-    scopes = ctx.scopes(frame)
-    baseline = ctx.baseline(frame)
-    columns = ctx.panels.energy
-    rows: list[tuple[str, list[Cell]]] = []
-    for cmg in sorted(scopes.cmgs, key=cmg_sort_key):
-        cells = scope_cells(
-            scopes.cmgs[cmg], columns, ctx.units, deltas_for(baseline, "cmg", cmg), ctx.low_coverage
-        )
-        rows.append((cmg, [label_cell(cmg_label(cmg, ctx)), *cells]))
-    total = scope_cells(
-        scopes.total, columns, ctx.units, deltas_for(baseline, "total", "total"), ctx.low_coverage
-    )
-    rows.append(("total", [label_cell("total"), *total]))
-    return rows
 
 
 class EnergyPanel(Vertical):
@@ -64,4 +45,4 @@ class EnergyPanel(Vertical):
             self.set_context(ctx)
         self._ctx = ctx
         if ctx.panels.energy:
-            self.table.set_rows(energy_rows(frame, ctx))
+            self.table.set_rows(cmg_rows(frame, ctx, ctx.panels.energy))
