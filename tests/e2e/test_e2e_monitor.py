@@ -62,28 +62,27 @@ def test_command_mode_page_faults_are_accurate_through_rotation(tmp_path: Path) 
         assert _rel(measured, perf_count) < 0.05, (measured, perf_count)
 
 
+def _attach(
+    out: Path, interval: float, *workload_args: object, env: dict[str, str] | None = None
+) -> tuple[subprocess.Popen[str], subprocess.Popen[str]]:
+    """Start threads.py (which prints its pid first), then ``sectormon --json -o OUT --pid`` on it."""
+    target = subprocess.Popen(
+        workload("threads.py", *workload_args), stdout=subprocess.PIPE, text=True, env=env
+    )
+    assert target.stdout is not None
+    pid = int(target.stdout.readline())
+    command = [sectormon_command(), "--json", "-o", str(out), "--profile", "generic"]
+    monitor = subprocess.Popen(
+        [*command, "--interval", str(interval), "--pid", str(pid)], stderr=subprocess.PIPE, text=True
+    )
+    return target, monitor
+
+
 def test_pid_mode_keeps_counts_of_threads_that_exit(tmp_path: Path) -> None:
     out = tmp_path / "stream.jsonl"
     env = dict(os.environ, WORKLOAD_START_DELAY="1.5")
-    target = subprocess.Popen(workload("threads.py", 3, 3, 0.6), stdout=subprocess.PIPE, text=True, env=env)
+    target, monitor = _attach(out, 0.25, 3, 3, 0.6, env=env)
     assert target.stdout is not None
-    pid = int(target.stdout.readline())
-    monitor = subprocess.Popen(
-        [
-            sectormon_command(),
-            "--json",
-            "-o",
-            str(out),
-            "--profile",
-            "generic",
-            "--interval",
-            "0.25",
-            "--pid",
-            str(pid),
-        ],
-        stderr=subprocess.PIPE,
-        text=True,
-    )
     summary = json.loads(target.stdout.readline())
     target.wait(timeout=30)
     _, stderr = monitor.communicate(timeout=30)
@@ -102,25 +101,7 @@ def test_pid_mode_keeps_counts_of_threads_that_exit(tmp_path: Path) -> None:
 
 def test_target_killed_mid_run_ends_with_a_final_frame(tmp_path: Path) -> None:
     out = tmp_path / "stream.jsonl"
-    target = subprocess.Popen(workload("threads.py", 1, 2, 30), stdout=subprocess.PIPE, text=True)
-    assert target.stdout is not None
-    pid = int(target.stdout.readline())
-    monitor = subprocess.Popen(
-        [
-            sectormon_command(),
-            "--json",
-            "-o",
-            str(out),
-            "--profile",
-            "generic",
-            "--interval",
-            "0.2",
-            "--pid",
-            str(pid),
-        ],
-        stderr=subprocess.PIPE,
-        text=True,
-    )
+    target, monitor = _attach(out, 0.2, 1, 2, 30)
     time.sleep(2.0)
     target.kill()
     target.wait()
