@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 U64 = 1 << 64
 
@@ -95,6 +96,62 @@ class Slice:
     readings: tuple[Reading, ...]
     overhead_s: float = 0.0
     ended: tuple[str, ...] = ()
+
+
+_NEW = object.__new__
+
+
+def _setter(cls: type, name: str) -> Any:
+    """The slot descriptor's ``__set__`` of a slots dataclass field (bypasses frozen-ness)."""
+    return vars(cls)[name].__set__
+
+
+_GV_VALUES = _setter(GroupValues, "values")
+_GV_TE = _setter(GroupValues, "time_enabled")
+_GV_TR = _setter(GroupValues, "time_running")
+_R_UNIT = _setter(Reading, "unit")
+_R_CORE = _setter(Reading, "core")
+_R_CMG = _setter(Reading, "cmg")
+_R_GROUP = _setter(Reading, "group")
+_R_TE = _setter(Reading, "time_enabled")
+_R_TR = _setter(Reading, "time_running")
+_R_COUNTS = _setter(Reading, "counts")
+
+
+def make_group_values(values: tuple[int, ...], time_enabled: int, time_running: int) -> GroupValues:
+    """``GroupValues(values, time_enabled, time_running)`` for hot paths, equal to it.
+
+    A frozen dataclass ``__init__`` pays one ``object.__setattr__`` per field; writing the slots
+    directly is 2-3x faster, which counts once per unit per timeslice. No checks: the caller's
+    values are already of the right types.
+    """
+    gv: GroupValues = _NEW(GroupValues)
+    _GV_VALUES(gv, values)
+    _GV_TE(gv, time_enabled)
+    _GV_TR(gv, time_running)
+    return gv
+
+
+def make_reading(
+    unit: str,
+    core: int | None,
+    cmg: int | None,
+    group: str,
+    time_enabled: int,
+    time_running: int,
+    counts: Mapping[str, int],
+) -> Reading:
+    """``Reading(...)`` for hot paths (the sampler, the recording reader), equal to it; see
+    :func:`make_group_values`."""
+    r: Reading = _NEW(Reading)
+    _R_UNIT(r, unit)
+    _R_CORE(r, core)
+    _R_CMG(r, cmg)
+    _R_GROUP(r, group)
+    _R_TE(r, time_enabled)
+    _R_TR(r, time_running)
+    _R_COUNTS(r, counts)
+    return r
 
 
 Row = tuple[str, "int | None", "int | None", str, int, int, tuple[str, ...], "list[int]"]

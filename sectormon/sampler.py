@@ -17,7 +17,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from sectormon.errors import SectormonError
-from sectormon.readings import U64, GroupValues, Reading, Slice, Unit
+from sectormon.readings import U64, GroupValues, Reading, Slice, Unit, make_reading
 from sectormon.schedule import Deadlines, PlannedGroup, RotationPlan
 from sectormon.sources.base import CounterGroup, Source
 
@@ -296,7 +296,7 @@ class Sampler:
                 # Nothing of this group counts on this unit (a CMG unit while a group without
                 # CMG-wide events runs): an empty reading still says the unit was there, so its
                 # present time starts with the session and scaling stays right whatever the order.
-                append(Reading(key, unit.core, unit.cmg, name, 0, 0, {}))
+                append(make_reading(key, unit.core, unit.cmg, name, 0, 0, {}))
                 continue
             try:
                 values = counter.group.read()
@@ -305,9 +305,7 @@ class Sampler:
                     continue
                 raise
             counts, enabled, running = counter.delta(values)
-            # Positional: Reading(unit, core, cmg, group, time_enabled, time_running, counts),
-            # a third cheaper than keywords for the frozen dataclass, once per unit per slice.
-            append(Reading(key, unit.core, unit.cmg, name, enabled, running, counts))
+            append(make_reading(key, unit.core, unit.cmg, name, enabled, running, counts))
         return tuple(readings)
 
 
