@@ -6,8 +6,11 @@ per-PE events (6-8 each). It is written with :class:`RecordingWriter` into a tem
 (never the repo) and then measured in the same run:
 
 - write: RecordingWriter lines/s (the recorder's cost on the sampler thread);
-- parse: :func:`open_recording` iterated to Slice/Mark objects (JSON + validation + dataclasses),
-  next to ``jq -c . FILE > /dev/null`` on the same file: the ratio is the target (>= 1x jq);
+- parse (slices): :func:`open_recording` iterated to Slice/Mark objects (JSON + validation +
+  dataclasses), what ``compare``'s callers and the tests see;
+- parse (rows): ``open_recording(path, rows=True)``, slices as :class:`SliceRows` (JSON + validation,
+  no Reading objects): what replay reads. Both next to ``jq -c . FILE > /dev/null`` on the same
+  file (the ratio is the target, >= 1x jq) and to bare ``json.loads`` per line (the floor);
 - replay: the full replay to frames through today's engine (target <= 30 s for the hour).
 
 Usage: ``python benchmarks/bench_replay.py [--minutes N] [--gzip] [--skip-jq] [--skip-replay]``
@@ -28,7 +31,7 @@ from typing import Any
 
 from sectormon.io import RecordingWriter, open_recording
 from sectormon.profiles.loader import load_profile, profile_to_dict
-from sectormon.readings import Mark, Reading, Slice
+from sectormon.readings import Mark, Reading, Slice, SliceRows
 
 CORES = 48
 RATE = 50  # slices per second
@@ -117,6 +120,17 @@ def parse_only(path: Path) -> tuple[int, int, float]:
     return slices, readings, time.perf_counter() - start
 
 
+def parse_rows(path: Path) -> tuple[int, int, float]:
+    start = time.perf_counter()
+    slices = readings = 0
+    with open_recording(path, rows=True) as stream:
+        for item in stream:
+            if isinstance(item, SliceRows):
+                slices += 1
+                readings += len(item.rows)
+    return slices, readings, time.perf_counter() - start
+
+
 def json_only(path: Path) -> float:
     """Plain json.loads per line (the floor under parse_only), plain files only."""
     start = time.perf_counter()
@@ -169,8 +183,14 @@ def main() -> int:
         print(f"write  : {t_write:7.2f} s  {lines / t_write:9.0f} lines/s  (hour: {t_write * scale:.1f} s)")
         _slices, readings, t_parse = parse_only(path)
         print(
-            f"parse  : {t_parse:7.2f} s  {lines / t_parse:9.0f} lines/s  "
+            f"parse (slices): {t_parse:7.2f} s  {lines / t_parse:9.0f} lines/s  "
             f"{readings / t_parse / 1e6:.2f} M readings/s  (hour: {t_parse * scale:.1f} s)"
+        )
+        _slices, row_count, t_rows = parse_rows(path)
+        assert row_count == readings
+        print(
+            f"parse (rows)  : {t_rows:7.2f} s  {lines / t_rows:9.0f} lines/s  "
+            f"{readings / t_rows / 1e6:.2f} M readings/s  (hour: {t_rows * scale:.1f} s)"
         )
         if not args.gzip:
             t_json = json_only(path)
@@ -181,7 +201,10 @@ def main() -> int:
                 print("jq     : not installed")
             else:
                 print(f"jq -c .: {t_jq:7.2f} s  {lines / t_jq:9.0f} lines/s")
-                print(f"ratio  : parse is {t_jq / t_parse:.2f}x jq's speed (target >= 1x)")
+                print(
+                    f"ratio  : parse (slices) is {t_jq / t_parse:.2f}x jq's speed, "
+                    f"parse (rows) {t_jq / t_rows:.2f}x (target >= 1x)"
+                )
         if not args.skip_replay:
             frames, t_replay = replay(path)
             print(

@@ -24,6 +24,7 @@ from typing import Any
 
 from sectormon import __version__
 from sectormon.frames import HEADER_SCHEMA, Frame
+from sectormon.io.jsonl import RECORDING_SCHEMA
 from sectormon.metrics.engine import MetricsEngine
 from sectormon.profiles.model import Profile
 from sectormon.readings import Mark, Slice, SliceRows
@@ -31,8 +32,6 @@ from sectormon.sampler import Sampler
 from sectormon.schedule import RotationPlan
 from sectormon.session import FrameCallback
 from sectormon.sources.base import Source
-
-RECORDING_SCHEMA = "sectormon/recording/1"
 
 
 def build_engine(profile: Profile, header: Mapping[str, Any]) -> MetricsEngine:

@@ -28,6 +28,7 @@ from sectormon.fapp.counts import CPU_CYCLES_CODE, cmg_counts, row_counts
 from sectormon.fapp.csvread import EventSet, Measurement
 from sectormon.fapp.names import CYCLES_NAME, event_def
 from sectormon.fapp.report import report_profile
+from sectormon.io.jsonl import RECORDING_SCHEMA
 from sectormon.profiles.model import EventDef, GroupDef, MetricDef, Profile
 from sectormon.readings import Mark, Reading, Slice
 
@@ -169,7 +170,7 @@ def convert(m: Measurement) -> Conversion:
     }
     info = {k: v for k, v in m.info.items() if k != "kind"}
     header: dict[str, Any] = {
-        "schema": "sectormon/recording/1",
+        "schema": RECORDING_SCHEMA,
         "sectormon": __version__,
         "cpu": "A64FX",
         "source": {

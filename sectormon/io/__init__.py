@@ -1,6 +1,8 @@
 """sectormon.io: the on-disk and on-the-wire formats (recording writer and reader, JSON Lines).
 
-The recording format is documented in ``docs/recording.md``. The JSON stream writer of the live
+The recording format (version 2: readings as rows) is documented in the README ("Recordings") and
+:mod:`sectormon.io.jsonl`; ``open_recording(path, rows=True)`` reads slices as
+:class:`sectormon.readings.SliceRows`, the replay hot path. The JSON stream writer of the live
 monitor lives in :mod:`sectormon.io.stream`.
 """
 
@@ -12,8 +14,10 @@ from sectormon.io.reader import (
     Recording,
     RecordingError,
     RecordingStream,
+    ScanResult,
     open_recording,
     read_recording,
+    scan_recording,
 )
 from sectormon.io.recording import RecordingWriter
 
@@ -27,6 +31,8 @@ __all__ = [
     "RecordingError",
     "RecordingStream",
     "RecordingWriter",
+    "ScanResult",
     "open_recording",
     "read_recording",
+    "scan_recording",
 ]

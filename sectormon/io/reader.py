@@ -7,10 +7,18 @@ naming the file and line, unless ``skip_bad`` is set (then the line is counted i
 A record from a newer sectormon is refused with the version this one supports; an older record is
 brought up to date through :data:`MIGRATIONS`, one version step at a time.
 
+Iterating a stream yields :class:`Slice` and :class:`Mark`; a stream opened with ``rows=True``
+(or iterated with :meth:`RecordingStream.iter_rows`) yields :class:`SliceRows` instead of
+:class:`Slice`: the replay hot path, which never builds a :class:`Reading` per reading. Version-1
+slices (every recording made before format 2) are decoded directly by :mod:`sectormon.io.v1`
+rather than through ``MIGRATIONS[1]``, which gives the same result one record copy slower.
+
 Migrations: ``MIGRATIONS[v]`` turns a record of format version ``v`` (any kind: the function
 dispatches on its ``schema``) into version ``v + 1``. Version 0 never shipped: it is a synthetic
 shape kept to exercise this path (see ``docs/recording.md``): readings stored
 ``time_enabled``/``time_running`` instead of ``te``/``tr``, and marks stored their label as ``note``.
+Version 1 -> 2 turns a slice's reading objects into rows against an ``events`` table (see
+:mod:`sectormon.io.jsonl`); headers and marks only change their ``schema``.
 """
 
 from __future__ import annotations
@@ -22,7 +30,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
-from typing import IO, Any
+from typing import IO, Any, Generic, Literal, TypeVar, overload
 
 from sectormon.errors import DataError
 from sectormon.io.jsonl import (
@@ -35,15 +43,19 @@ from sectormon.io.jsonl import (
     known_mark_kind,
     mark_from_record,
     parse_schema,
-    slice_from_record,
+    slice_from_rows,
+    slice_rows_from_record,
 )
-from sectormon.readings import Mark, Slice
+from sectormon.io.v1 import SLICE_SCHEMA_V1, rows_from_v1, slice_from_v1
+from sectormon.readings import Mark, Slice, SliceRows
 
 CHUNK = 1 << 20
 GZIP_PIECE = 1 << 16
 GZIP_MAGIC = b"\x1f\x8b"
 
 Item = Slice | Mark
+S = TypeVar("S", Slice, SliceRows)
+"""What a stream yields for a slice: :class:`Slice` (the default) or :class:`SliceRows` (``rows=True``)."""
 
 
 class RecordingError(DataError):
@@ -74,7 +86,33 @@ def _v0_to_v1(rec: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-MIGRATIONS: dict[int, Callable[[dict[str, Any]], dict[str, Any]]] = {0: _v0_to_v1}
+def _v1_to_v2(rec: dict[str, Any]) -> dict[str, Any]:
+    """v1 -> v2: a slice's reading objects become rows against an ``events`` table.
+
+    The v1 record is checked on the way (a bad one raises :class:`BadRecord` with the v1 message);
+    fields this version does not know are kept.
+    """
+    kind, _ = parse_schema(rec.get("schema"))
+    out = dict(rec)
+    out["schema"] = f"sectormon/{kind}/2"
+    if kind != "slice":
+        return out
+    layouts: dict[tuple[str, ...], int] = {}
+    events: list[list[str]] = []
+    rows: list[list[Any]] = []
+    for unit, core, cmg, group, te, tr, names, values in rows_from_v1(rec).rows:
+        index = layouts.get(names)
+        if index is None:
+            index = layouts[names] = len(events)
+            events.append(list(names))
+        rows.append([unit, core, cmg, group, te, tr, index, values])
+    del out["readings"]
+    out["events"] = events
+    out["readings"] = rows
+    return out
+
+
+MIGRATIONS: dict[int, Callable[[dict[str, Any]], dict[str, Any]]] = {0: _v0_to_v1, 1: _v1_to_v2}
 """``MIGRATIONS[v]`` upgrades one record from format version ``v`` to ``v + 1``."""
 
 
@@ -197,16 +235,34 @@ class _State:
     warned_kinds: set[str] = field(default_factory=set)
 
 
-class RecordingStream:
+class RecordingStream(Generic[S]):
     """An open recording: ``header`` is read at once, iteration yields slices and marks in file order.
 
-    Iterate once. ``skipped`` counts lines not used (bad lines under ``skip_bad`` and a truncated
-    last line); ``warnings`` holds one line per problem that did not stop the read.
+    Slices come as :class:`Slice` by default, as :class:`SliceRows` when opened with ``rows=True``
+    (:meth:`iter_rows` gives rows whatever the stream was opened with). Iterate once. ``skipped``
+    counts lines not used (bad lines under ``skip_bad`` and a truncated last line); ``warnings``
+    holds one line per problem that did not stop the read.
     """
 
-    def __init__(self, path: str | Path, *, skip_bad: bool = False) -> None:
+    @overload
+    def __init__(
+        self: RecordingStream[Slice], path: str | Path, *, skip_bad: bool = ..., rows: Literal[False] = ...
+    ) -> None: ...
+
+    @overload
+    def __init__(
+        self: RecordingStream[SliceRows], path: str | Path, *, skip_bad: bool = ..., rows: Literal[True]
+    ) -> None: ...
+
+    @overload
+    def __init__(
+        self: RecordingStream[Any], path: str | Path, *, skip_bad: bool = ..., rows: bool
+    ) -> None: ...
+
+    def __init__(self, path: str | Path, *, skip_bad: bool = False, rows: bool = False) -> None:
         self.path = str(path)
         self.skip_bad = skip_bad
+        self.rows = rows
         self.skipped = 0
         self.warnings: list[str] = []
         self.version = FORMAT_VERSION
@@ -234,27 +290,28 @@ class RecordingStream:
 
     # ------------------------------------------------------------------------------------- public
 
-    def __iter__(self) -> Iterator[Item]:
-        if self._iterated:
-            raise RuntimeError("a RecordingStream can be iterated once; open the recording again")
-        self._iterated = True
-        return self._items()
+    def __iter__(self) -> Iterator[S | Mark]:
+        self._start()
+        return self._items(self.rows)  # type: ignore[return-value]  # S follows self.rows
 
-    def resume_after(self, line: int, last_slice_t: float) -> Iterator[Item]:
+    def iter_rows(self) -> Iterator[SliceRows | Mark]:
+        """Iterate with slices as :class:`SliceRows`, however the stream was opened (replay uses it)."""
+        self._start()
+        return self._items(True)  # type: ignore[return-value]
+
+    def resume_after(self, line: int, last_slice_t: float) -> Iterator[S | Mark]:
         """Iterate from the record after ``line`` (lines up to it are skipped unparsed).
 
         For a replay restarting from an engine snapshot taken after the slice at ``line``.
         """
-        if self._iterated:
-            raise RuntimeError("a RecordingStream can be iterated once; open the recording again")
-        self._iterated = True
+        self._start()
         self._state.last_slice_t = last_slice_t
-        return self._items(after=line)
+        return self._items(self.rows, after=line)  # type: ignore[return-value]
 
     def close(self) -> None:
         self._file.close()
 
-    def __enter__(self) -> RecordingStream:
+    def __enter__(self) -> RecordingStream[S]:
         return self
 
     def __exit__(
@@ -264,6 +321,11 @@ class RecordingStream:
         tb: TracebackType | None,
     ) -> None:
         self.close()
+
+    def _start(self) -> None:
+        if self._iterated:
+            raise RuntimeError("a RecordingStream can be iterated once; open the recording again")
+        self._iterated = True
 
     # ------------------------------------------------------------------------------------- lines
 
@@ -393,44 +455,56 @@ class RecordingStream:
             )
         return kind, version
 
-    def _items(self, after: int = 0) -> Iterator[Item]:
+    def _items(self, rows: bool, after: int = 0) -> Iterator[Slice | SliceRows | Mark]:
         decode = self._decode
         for lineno, line, is_last in self._lines:
             if lineno <= after:
                 continue
-            item = decode(lineno, line, is_last)
+            item = decode(lineno, line, is_last, rows)
             if item is not None:
                 yield item
 
-    def _decode(self, lineno: int, line: bytes, is_last: bool) -> Item | None:
-        """One line as a slice or mark; ``None`` when skipped (bad under skip_bad, cut, unknown mark)."""
+    def _decode(self, lineno: int, line: bytes, is_last: bool, rows: bool) -> Slice | SliceRows | Mark | None:
+        """One line as a slice (rows or not) or mark; ``None`` when skipped (bad under skip_bad, cut,
+        unknown mark kind)."""
         state = self._state
         state.lineno = lineno
         rec = self._parse(lineno, line, is_last)
         if rec is None:
             return None
         schema = rec.get("schema")
+        item: Slice | SliceRows | Mark
         try:
             if schema == SLICE_SCHEMA:
-                item: Item = slice_from_record(rec)
+                # No '-' anywhere in the line: no negative number, the decoder can skip that search.
+                item = slice_rows_from_record(rec, check_negative=b"-" in line)
+                if not rows:
+                    item = slice_from_rows(item)
             elif schema == MARK_SCHEMA:
                 item = mark_from_record(rec)
+            elif schema == SLICE_SCHEMA_V1:
+                item = rows_from_v1(rec) if rows else slice_from_v1(rec)
             else:
                 kind, version = self._schema(lineno, rec)
                 if kind == "recording":
                     raise BadRecord("a second header in the middle of the recording")
                 rec = migrate(rec, version)
-                item = slice_from_record(rec) if kind == "slice" else mark_from_record(rec)
+                if kind == "mark":
+                    item = mark_from_record(rec)
+                else:
+                    item = slice_rows_from_record(rec)
+                    if not rows:
+                        item = slice_from_rows(item)
         except BadRecord as exc:
             self._bad(lineno, str(exc))
             return None
-        if isinstance(item, Slice):
-            if not self._slice_in_order(lineno, item.t):
+        if type(item) is Mark:
+            if not known_mark_kind(item.kind):
+                if item.kind not in state.warned_kinds:
+                    state.warned_kinds.add(item.kind)
+                    self.warnings.append(f"{self.path}:{lineno}: unknown mark kind {item.kind!r} ignored")
                 return None
-        elif not known_mark_kind(item.kind):
-            if item.kind not in state.warned_kinds:
-                state.warned_kinds.add(item.kind)
-                self.warnings.append(f"{self.path}:{lineno}: unknown mark kind {item.kind!r} ignored")
+        elif not self._slice_in_order(lineno, item.t):
             return None
         return item
 
@@ -454,12 +528,10 @@ class RecordingStream:
     def scan(self) -> ScanResult:
         """Go through the whole file for its timeline (marks, first and last slice time), quickly.
 
-        Slice lines in the writer's own layout are not decoded beyond their ``t``; playback checks
-        them fully. Everything else goes through the full decoder.
+        Slice lines in a writer's own layout (version 2 or 1) are not decoded beyond their ``t``;
+        playback checks them fully. Everything else goes through the full decoder.
         """
-        if self._iterated:
-            raise RuntimeError("a RecordingStream can be iterated once; open the recording again")
-        self._iterated = True
+        self._start()
         marks: list[Mark] = []
         first_t: float | None = None
         end_t = 0.0
@@ -471,7 +543,7 @@ class RecordingStream:
                 if not self._slice_in_order(lineno, t):
                     continue
             else:
-                item = self._decode(lineno, line, is_last)
+                item = self._decode(lineno, line, is_last, True)
                 if item is None:
                     continue
                 t = item.t
@@ -506,16 +578,22 @@ class ScanResult:
     warnings: tuple[str, ...]
 
 
-_SLICE_PREFIX = b'{"schema":"' + SLICE_SCHEMA.encode() + b'","t":'
+_SLICE_PREFIXES = tuple(
+    b'{"schema":"' + schema.encode() + b'","t":' for schema in (SLICE_SCHEMA, SLICE_SCHEMA_V1)
+)
 
 
 def _fast_slice_t(line: bytes) -> float | None:
-    """``t`` of a slice line in the writer's layout, without parsing the readings; else ``None``."""
-    if not line.startswith(_SLICE_PREFIX):
+    """``t`` of a slice line in a writer's layout, without parsing the readings; else ``None``."""
+    for prefix in _SLICE_PREFIXES:
+        if line.startswith(prefix):
+            start = len(prefix)
+            break
+    else:
         return None
-    end = line.find(b",", len(_SLICE_PREFIX))
+    end = line.find(b",", start)
     try:
-        t = float(line[len(_SLICE_PREFIX) : end])
+        t = float(line[start:end])
     except ValueError:
         return None
     return t if math.isfinite(t) else None
@@ -526,14 +604,34 @@ def _short(exc: BaseException) -> str:
     return text[:120]
 
 
-def open_recording(path: str | Path, *, skip_bad: bool = False) -> RecordingStream:
-    """Open a recording for streaming (header read and checked now)."""
-    return RecordingStream(path, skip_bad=skip_bad)
+@overload
+def open_recording(
+    path: str | Path, *, skip_bad: bool = ..., rows: Literal[False] = ...
+) -> RecordingStream[Slice]: ...
+
+
+@overload
+def open_recording(
+    path: str | Path, *, skip_bad: bool = ..., rows: Literal[True]
+) -> RecordingStream[SliceRows]: ...
+
+
+@overload
+def open_recording(path: str | Path, *, skip_bad: bool = ..., rows: bool) -> RecordingStream[Any]: ...
+
+
+def open_recording(path: str | Path, *, skip_bad: bool = False, rows: bool = False) -> RecordingStream[Any]:
+    """Open a recording for streaming (header read and checked now).
+
+    Iterating yields :class:`Slice` and :class:`Mark`; with ``rows=True``, :class:`SliceRows`
+    instead of :class:`Slice` (no :class:`Reading` objects: the fast path for replay).
+    """
+    return RecordingStream(path, skip_bad=skip_bad, rows=rows)
 
 
 def scan_recording(path: str | Path, *, skip_bad: bool = False) -> ScanResult:
     """The timeline of a recording (see :meth:`RecordingStream.scan`)."""
-    with open_recording(path, skip_bad=skip_bad) as stream:
+    with open_recording(path, skip_bad=skip_bad, rows=True) as stream:
         return stream.scan()
 
 

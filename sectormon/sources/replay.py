@@ -3,6 +3,8 @@
 A recording stores raw slices and marks, never metrics, so a replay builds the engine the header
 describes (profile, options, unavailable events) and feeds it the same stream through the same
 :class:`sectormon.pipeline.FrameBuilder` the live session used: same frames, current formulas.
+Slices are read as :class:`SliceRows` (no :class:`Reading` per reading): the engine takes them as
+they are, the replay hot path.
 
 :func:`replay_frames` is the headless path (``sectormon replay --json``, ``compare``);
 :class:`ReplaySession` is the TUI's timeline (play, pause, speed, seek, marks) on its own thread.
@@ -104,15 +106,16 @@ def replay_frames(
     Only frames with ``t_from <= t <= t_to`` are yielded, but every record before ``t_from`` is fed
     so rolling and whole-run windows are what the live run showed. ``speed`` paces frames in real
     time (2.0 = twice as fast); ``None`` = as fast as possible. Reading stops after ``t_to``.
+    The stream is read as rows (:meth:`RecordingStream.iter_rows`), however it was opened.
     """
     builder = builder_factory(stream.header, stream.path)
     lo = -math.inf if t_from is None else t_from
     hi = math.inf if t_to is None else t_to
     pacer = _Pacer(speed, sleep, clock) if speed is not None and math.isfinite(speed) else None
-    for item in stream:
+    for item in stream.iter_rows():
         if item.t > hi:
             break
-        if pacer is not None and isinstance(item, Slice) and item.t >= lo:
+        if pacer is not None and type(item) is not Mark and item.t >= lo:
             pacer.wait(item.t)
         for frame in builder.feed(item):
             if lo <= frame.t <= hi:
@@ -126,12 +129,13 @@ def final_frame(
     path: str | Path, *, skip_bad: bool = False, builder_factory: BuilderFactory = frame_builder
 ) -> tuple[dict[str, Any], Frame, RecordingStream]:
     """Replay a whole recording to its final frame (what ``compare`` uses)."""
-    with open_recording(path, skip_bad=skip_bad) as stream:
+    with open_recording(path, skip_bad=skip_bad, rows=True) as stream:
         builder = builder_factory(stream.header, stream.path)
         slices = 0
+        feed = builder.feed
         for item in stream:
-            slices += isinstance(item, Slice)
-            builder.feed(item)
+            slices += type(item) is not Mark
+            feed(item)
         if slices == 0:
             raise RecordingError(
                 stream.path, stream.last_line, "the recording has no slices: nothing to replay"
@@ -344,10 +348,10 @@ class ReplaySession:
 
     def _open(
         self, target: float | None = None
-    ) -> tuple[RecordingStream, Iterator[Slice | Mark], Builder, list[Mark]]:
+    ) -> tuple[RecordingStream[SliceRows], Iterator[SliceRows | Mark], Builder, list[Mark]]:
         """The stream and builder to play from: the nearest snapshot before ``target``, else the start."""
         checkpoint = None if target is None else self._checkpoint_for(target)
-        stream = open_recording(self.path, skip_bad=self.skip_bad)
+        stream = open_recording(self.path, skip_bad=self.skip_bad, rows=True)
         with self._cond:
             # A snapshot holds the user's marks before its time; later ones are fed again on the way.
             user = [m for m in self._user_marks if checkpoint is None or m.t >= checkpoint.t]
@@ -362,18 +366,18 @@ class ReplaySession:
         return stream, items, copy.deepcopy(checkpoint.builder), user
 
     def _feed(
-        self, stream: RecordingStream, builder: Builder, user: list[Mark], item: Slice | Mark
+        self, stream: RecordingStream[SliceRows], builder: Builder, user: list[Mark], item: SliceRows | Mark
     ) -> list[Frame]:
         self._feed_user_marks(builder, user, item.t)
         frames = builder.feed(item)
         self._position = max(self._position, item.t)
         if frames:
             self._last_built = frames[-1]
-        if isinstance(item, Slice):
+        if type(item) is not Mark:
             self._maybe_checkpoint(stream, builder, item.t)
         return frames
 
-    def _maybe_checkpoint(self, stream: RecordingStream, builder: Builder, t: float) -> None:
+    def _maybe_checkpoint(self, stream: RecordingStream[SliceRows], builder: Builder, t: float) -> None:
         if not self._checkpointing:
             return
         with self._cond:
@@ -395,7 +399,7 @@ class ReplaySession:
         ended = False
         anchor: tuple[float, float] | None = None
         seen_version = -1
-        pending: Slice | Mark | None = None
+        pending: SliceRows | Mark | None = None
         try:
             while True:
                 with self._cond:
@@ -443,7 +447,7 @@ class ReplaySession:
                     self._position = self._duration
                     self.finished.set()
                     continue
-                if isinstance(item, Slice) and math.isfinite(speed):
+                if type(item) is not Mark and math.isfinite(speed):
                     now = self._clock()
                     if anchor is None:
                         anchor = (self._position, now)
@@ -466,19 +470,19 @@ class ReplaySession:
         while user and user[0].t < before_t:
             builder.feed(user.pop(0))
 
-    def _feed_emit(self, builder: Builder, item: Slice | Mark) -> None:
+    def _feed_emit(self, builder: Builder, item: Mark) -> None:
         for frame in builder.feed(item):
             self._emit(frame)
 
     def _fast_forward(
         self,
-        stream: RecordingStream,
-        items: Iterator[Slice | Mark],
+        stream: RecordingStream[SliceRows],
+        items: Iterator[SliceRows | Mark],
         builder: Builder,
         user: list[Mark],
         target: float,
-        pending: Slice | Mark | None,
-    ) -> tuple[bool, Slice | Mark | None, Frame | None]:
+        pending: SliceRows | Mark | None,
+    ) -> tuple[bool, SliceRows | Mark | None, Frame | None]:
         """Feed records up to ``target`` without pacing; return (ended, next record, frame to show).
 
         The frame to show is the newest the builder made up to ``target`` (possibly before this call,

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from sectormon.io import MARK_SCHEMA, RECORDING_SCHEMA, SLICE_SCHEMA
 from tests.e2e.helpers import read_jsonl, run_sectormon, sectormon_command, workload
 
 pytestmark = [pytest.mark.e2e, pytest.mark.syscall]
@@ -48,8 +49,8 @@ def test_live_json_record_replays_to_identical_frames(tmp_path: Path, name: str)
     assert replay_frames == live_frames
     assert any(f["baseline"] for f in live_frames)  # the baseline mark replays at the same place
     kinds = [r["schema"] for r in _lines(recording)]
-    assert kinds[0] == "sectormon/recording/1"
-    assert "sectormon/slice/1" in kinds and kinds[-1] == "sectormon/mark/1"
+    assert kinds[0] == RECORDING_SCHEMA
+    assert SLICE_SCHEMA in kinds and kinds[-1] == MARK_SCHEMA
 
 
 def _start_recording(tmp_path: Path, name: str) -> tuple[subprocess.Popen[str], subprocess.Popen[str], Path]:
@@ -110,7 +111,7 @@ def test_sigterm_and_ctrl_c_leave_a_complete_recording(tmp_path: Path, signum: i
         target.wait()
     assert monitor.returncode == 0, stderr
     records = _lines(recording)
-    assert records[-1]["schema"] == "sectormon/mark/1" and records[-1]["kind"] == "end"
+    assert records[-1]["schema"] == MARK_SCHEMA and records[-1]["kind"] == "end"
 
 
 def test_unwritable_recording_path_warns_once_and_monitoring_goes_on(tmp_path: Path) -> None:

@@ -13,6 +13,7 @@ from sectormon.fapp.counts import measurement_counts
 from sectormon.fapp.csvread import read_measurement
 from sectormon.fapp.names import event_def
 from sectormon.fapp.section3 import metric_inputs
+from sectormon.io import MARK_SCHEMA, RECORDING_SCHEMA, SLICE_SCHEMA
 from sectormon.io.reader import read_recording
 from sectormon.profiles.loader import load_profile, profile_from_dict
 from sectormon.sources.replay import final_frame
@@ -30,7 +31,7 @@ def recording(fapp_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
 def test_header(recording: Path) -> None:
     rec = read_recording(recording)
     h = rec.header
-    assert h["schema"] == "sectormon/recording/1"
+    assert h["schema"] == RECORDING_SCHEMA
     assert h["source"]["kind"] == "fapp"
     assert h["source"]["node_name"] == "h34-5001c"
     assert h["sector_config"] == {}
@@ -79,17 +80,15 @@ def test_plain_jsonl_lines(fapp_dir: Path, tmp_path: Path) -> None:
     out = tmp_path / "ax.jsonl"
     assert main(["import", "fapp", str(fapp_dir / "axhelm2.29503716.0"), "-o", str(out)]) == 0
     lines = [json.loads(line) for line in out.read_text().splitlines()]
-    assert [rec["schema"] for rec in lines] == [
-        "sectormon/recording/1",
-        "sectormon/slice/1",
-        "sectormon/mark/1",
-    ]
+    assert [rec["schema"] for rec in lines] == [RECORDING_SCHEMA, SLICE_SCHEMA, MARK_SCHEMA]
     m = read_measurement(fapp_dir / "axhelm2.29503716.0")
-    cmg = [r for r in lines[1]["readings"] if r["unit"] == "cmg:0"]
+    # a v2 row: [unit, core, cmg, group, te, tr, layout, values], values in events[layout] order
+    events = lines[1]["events"]
+    cmg = [row for row in lines[1]["readings"] if row[0] == "cmg:0"]
     with_cmg_events = {s.name for s in m.sets.values() if any(event_def(c).scope == "cmg" for c in s.codes)}
-    assert [r["group"] for r in cmg] == [name for name in m.sets if name in with_cmg_events]
-    pa8 = next(r for r in cmg if r["group"] == "pa8")
-    assert set(pa8["counts"]) == {"EA_L2", "EA_MEMORY"}
+    assert [row[3] for row in cmg] == [name for name in m.sets if name in with_cmg_events]
+    pa8 = next(row for row in cmg if row[3] == "pa8")
+    assert set(events[pa8[6]]) == {"EA_L2", "EA_MEMORY"}
 
 
 def test_import_errors_are_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

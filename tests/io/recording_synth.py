@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import random
 from collections.abc import Iterator, Sequence
 from typing import Any
@@ -81,3 +82,47 @@ def stream(n: int, *, marks: dict[int, Mark] | None = None, end: bool = True) ->
     if end:
         items.append(Mark(t=last, kind="end"))
     return items
+
+
+def v1_slice_record(s: Slice) -> dict[str, Any]:
+    """A slice in the version-1 layout (one object per reading), as sectormon <= 0.1 wrote it.
+
+    Written here, not by the package's writer (which writes the current version), so v1 coverage
+    does not depend on code that no longer writes it.
+    """
+    return {
+        "schema": "sectormon/slice/1",
+        "t": s.t,
+        "index": s.index,
+        "duration": s.duration,
+        "group": s.group,
+        "overhead_s": s.overhead_s,
+        "ended": list(s.ended),
+        "readings": [
+            {
+                "unit": r.unit,
+                "core": r.core,
+                "cmg": r.cmg,
+                "group": r.group,
+                "te": r.time_enabled,
+                "tr": r.time_running,
+                "counts": dict(r.counts),
+            }
+            for r in s.readings
+        ],
+    }
+
+
+def v1_lines(items: Sequence[Slice | Mark], hdr: dict[str, Any] | None = None) -> list[str]:
+    """A whole version-1 recording (header, slices, marks) as compact JSON lines."""
+    def compact(value: object) -> str:
+        return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+
+    out = [compact({"schema": "sectormon/recording/1", **(hdr if hdr is not None else header())})]
+    for item in items:
+        if isinstance(item, Slice):
+            out.append(compact(v1_slice_record(item)))
+        else:
+            rec = {"schema": "sectormon/mark/1", "t": item.t, "kind": item.kind, "label": item.label}
+            out.append(compact({**rec, "data": dict(item.data)}))
+    return out

@@ -9,7 +9,7 @@ import zlib
 from pathlib import Path
 
 import pytest
-from recording_synth import header, slices, stream
+from recording_synth import header, slices, stream, v1_slice_record
 
 from sectormon.io import (
     MIGRATIONS,
@@ -48,7 +48,7 @@ def test_round_trip_is_exact(tmp_path: Path, name: str) -> None:
     rec = read_recording(path)
     assert rec.items == tuple(items)
     assert rec.skipped == 0 and rec.warnings == ()
-    assert rec.header["schema"] == "sectormon/recording/1"
+    assert rec.header["schema"] == "sectormon/recording/2"
     assert rec.header["options"]["interval"] == 1.0
     assert (path.read_bytes()[:2] == b"\x1f\x8b") == name.endswith(".gz")
 
@@ -69,17 +69,27 @@ def test_format_is_plain_json_lines(tmp_path: Path) -> None:
     text = lines(path)
     assert len(text) == 5  # header, 3 slices, end mark
     first, second, last = json.loads(text[0]), json.loads(text[1]), json.loads(text[-1])
-    assert first["schema"] == "sectormon/recording/1" and next(iter(first)) == "schema"
-    assert second["schema"] == "sectormon/slice/1"
-    assert set(second["readings"][0]) == {"unit", "core", "cmg", "group", "te", "tr", "counts"}
-    assert last == {"schema": "sectormon/mark/1", "t": 0.06, "kind": "end", "label": "", "data": {}}
+    assert first["schema"] == "sectormon/recording/2" and next(iter(first)) == "schema"
+    assert list(second) == [
+        "schema", "t", "index", "duration", "group", "overhead_s", "ended", "events", "readings",
+    ]  # fmt: skip
+    assert second["schema"] == "sectormon/slice/2"
+    assert second["events"] == [["TASK_CLOCK", "PAGE_FAULTS"]]
+    s = next(slices(1))
+    r = s.readings[0]
+    assert second["readings"][0] == [
+        r.unit, r.core, r.cmg, r.group, r.time_enabled, r.time_running, 0, list(r.counts.values()),
+    ]  # fmt: skip
+    assert last == {"schema": "sectormon/mark/2", "t": 0.06, "kind": "end", "label": "", "data": {}}
     assert " " not in text[1]  # compact separators
 
 
-def test_header_schema_kept_when_given(tmp_path: Path) -> None:
+def test_writer_stamps_its_own_schema_on_the_header(tmp_path: Path) -> None:
+    # Callers may still name an older header schema: the file is this version, so is its header.
     hdr = {"schema": "sectormon/recording/1", **header()}
     path = write(tmp_path / "r.jsonl", [], hdr)
-    assert read_recording(path).header == {**hdr}
+    assert read_recording(path).header == {**hdr, "schema": "sectormon/recording/2"}
+    assert json.loads(lines(path)[0])["schema"] == "sectormon/recording/2"
 
 
 def test_scan_gives_timeline_without_decoding(tmp_path: Path) -> None:
@@ -141,10 +151,21 @@ def test_bad_record_fields_name_line(tmp_path: Path) -> None:
     path = write(tmp_path / "r.jsonl", stream(3))
     text = lines(path)
     rec = json.loads(text[2])
-    rec["readings"][1]["counts"]["TASK_CLOCK"] = -5
+    rec["readings"][1][7][0] = -5
     text[2] = json.dumps(rec)
     path.write_text("\n".join(text) + "\n")
-    with pytest.raises(RecordingError, match=r":3: reading 1: counts must be non-negative integers"):
+    with pytest.raises(RecordingError, match=r":3: reading 1: counts must be non-negative integers, got -5"):
+        read_recording(path)
+
+
+def test_bad_v1_record_fields_name_line(tmp_path: Path) -> None:
+    path = write(tmp_path / "r.jsonl", stream(3))
+    text = lines(path)
+    rec = v1_slice_record(next(slices(2, seed=1)))
+    rec["readings"][1]["counts"]["TASK_CLOCK"] = -5
+    text.insert(1, json.dumps(rec))
+    path.write_text("\n".join(text) + "\n")
+    with pytest.raises(RecordingError, match=r":2: reading 1: counts must be non-negative integers"):
         read_recording(path)
 
 
@@ -223,7 +244,7 @@ def _v0_file(path: Path) -> list[Slice | Mark]:
     out = [json.dumps({"schema": "sectormon/recording/0", **header()})]
     for item in items:
         if isinstance(item, Slice):
-            rec = json.loads(encode_slice(item))
+            rec = v1_slice_record(item)
             rec["schema"] = "sectormon/slice/0"
             for r in rec["readings"]:
                 r["time_enabled"] = r.pop("te")
@@ -246,17 +267,19 @@ def test_version_0_is_migrated(tmp_path: Path) -> None:
     items = _v0_file(tmp_path / "old.jsonl")
     with open_recording(tmp_path / "old.jsonl") as s:
         assert s.version == 0
-        assert s.header["schema"] == "sectormon/recording/1"
+        assert s.header["schema"] == "sectormon/recording/2"
         assert tuple(s) == tuple(items)
+    with open_recording(tmp_path / "old.jsonl", rows=True) as s:
+        assert tuple(i if isinstance(i, Mark) else i.to_slice() for i in s) == tuple(items)
 
 
 def test_newer_version_is_refused_with_supported_version(tmp_path: Path) -> None:
     path = tmp_path / "new.jsonl"
-    path.write_text(json.dumps({"schema": "sectormon/recording/2"}) + "\n")
+    path.write_text(json.dumps({"schema": "sectormon/recording/3"}) + "\n")
     with pytest.raises(RecordingError) as err:
         open_recording(path)
     msg = str(err.value)
-    assert f"{path}:1:" in msg and "sectormon/recording/2" in msg and "(sectormon/recording/1)" in msg
+    assert f"{path}:1:" in msg and "sectormon/recording/3" in msg and "(sectormon/recording/2)" in msg
     assert "upgrade sectormon" in msg
 
 
@@ -272,7 +295,7 @@ def test_newer_record_in_middle_is_refused_even_with_skip_bad(tmp_path: Path) ->
 def test_unknown_record_kind(tmp_path: Path) -> None:
     path = write(tmp_path / "r.jsonl", stream(1, end=False))
     with path.open("a") as f:
-        f.write(json.dumps({"schema": "sectormon/annotation/1"}) + "\n{}\n")
+        f.write(json.dumps({"schema": "sectormon/annotation/2"}) + "\n{}\n")
     with pytest.raises(RecordingError, match=r":3: unknown record kind 'annotation'"):
         read_recording(path)
 

@@ -14,7 +14,8 @@ from recording_synth import header, stream
 from sectormon import cli
 from sectormon.frames import EMPTY_SCOPE, Frame, ScopeStats, WindowStats
 from sectormon.io import RecordingError, RecordingWriter, open_recording
-from sectormon.readings import Mark, Slice
+from sectormon.io.jsonl import encode
+from sectormon.readings import Mark, Slice, SliceRows
 from sectormon.session import ReplayControl
 from sectormon.sources import replay as replay_module
 from sectormon.sources.replay import ReplaySession, replay_frames, stream_header
@@ -59,7 +60,7 @@ class FakeBuilder:
         self.t = 0.0
         self.marks: list[str] = []
 
-    def feed(self, item: Slice | Mark) -> list[Frame]:
+    def feed(self, item: Slice | SliceRows | Mark) -> list[Frame]:
         if isinstance(item, Mark):
             self.marks.append(f"{item.kind}@{item.t:g}")
             return []
@@ -176,7 +177,9 @@ def test_replay_session_plays_seeks_and_keeps_user_marks(
 def test_replay_session_reports_bad_line(tmp_path: Path) -> None:
     path = write(tmp_path / "r.jsonl", stream(5), header())
     text = path.read_text().splitlines()
-    text[3] = text[3].replace('"te":', '"te":-', 1)
+    rec = json.loads(text[3])
+    rec["readings"][0][4] = -rec["readings"][0][4]  # te < 0
+    text[3] = encode(rec)  # the writer's compact layout: the timeline scan does not decode it
     path.write_text("\n".join(text) + "\n")
     errors: list[str] = []
     session = ReplaySession(path, speed=1e6, builder_factory=FakeBuilder, on_error=errors.append)
@@ -216,7 +219,7 @@ def test_round_trip_replay_json_equals_direct_frames(
     path = write(tmp_path / name, items, hdr)
     assert cli.main(["replay", str(path), "--json"]) == 0
     out = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
-    assert out[0] == json.loads(json.dumps(stream_header({"schema": "sectormon/recording/1", **hdr})))
+    assert out[0] == json.loads(json.dumps(stream_header({"schema": "sectormon/recording/2", **hdr})))
     assert out[1:] == expected
     assert len(expected) > 5 and expected[-1]["final"] and any(f["baseline"] for f in expected)
 

@@ -1,0 +1,164 @@
+"""Format version 1 slices (one JSON object per reading), decoded directly: old recordings replay fast.
+
+A version-1 slice stored its readings as objects::
+
+    {"unit":"cpu:0","core":0,"cmg":0,"group":"SC1","te":20000000,"tr":19998000,
+     "counts":{"CPU_CYCLES":43987000,"INST_RETIRED":39400000}}
+
+(``group``, ``core`` and ``cmg`` optional). The reader's generic path would migrate each record to
+version 2 (``MIGRATIONS[1]``) and decode that; these decoders skip the intermediate record, with
+the same checks and the same error messages as the version-1 reader had.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from itertools import chain
+from typing import Any
+
+from sectormon.io.jsonl import (
+    BadRecord,
+    intern_layout,
+    new_reading,
+    slice_fields,
+)
+from sectormon.readings import Reading, Row, Slice, SliceRows
+
+SLICE_SCHEMA_V1 = "sectormon/slice/1"
+
+_INT = {int}
+
+_Fields = tuple[str, "int | None", "int | None", str, int, int, dict[str, int]]
+
+
+def slice_from_v1(rec: Mapping[str, Any]) -> Slice:
+    """A version-1 slice record as a :class:`Slice`; :class:`BadRecord` when malformed."""
+    t, index, duration, group, overhead_s, ended = slice_fields(rec)
+    return Slice(t, index, duration, group, _readings(rec.get("readings"), group), overhead_s, ended)
+
+
+def rows_from_v1(rec: Mapping[str, Any]) -> SliceRows:
+    """A version-1 slice record as :class:`SliceRows` (no :class:`Reading` objects); same checks."""
+    t, index, duration, group, overhead_s, ended = slice_fields(rec)
+    raw = rec.get("readings")
+    if type(raw) is not list:
+        raise BadRecord("slice 'readings' must be a list")
+    rows: list[Row] = []
+    append = rows.append
+    values: list[list[int]] = []
+    layouts: dict[tuple[str, ...], tuple[str, ...]] = {}
+    for i, r in enumerate(raw):
+        try:
+            unit = r["unit"]
+            te = r["te"]
+            tr = r["tr"]
+            counts = r["counts"]
+            core = r["core"]
+            cmg = r["cmg"]
+            g = r["group"]
+            fast = (
+                type(unit) is str
+                and type(g) is str
+                and type(te) is int
+                and type(tr) is int
+                and te >= 0
+                and tr >= 0
+                and type(counts) is dict
+                and (core is None or type(core) is int)
+                and (cmg is None or type(cmg) is int)
+            )
+        except (KeyError, TypeError, IndexError):
+            fast = False
+        if not fast:
+            try:
+                unit, core, cmg, g, te, tr, counts = _fields_checked(i, r, group)
+            except BadRecord:
+                _check_counts(values)  # an earlier reading's bad count is reported first, as in v1
+                raise
+        names = tuple(counts)
+        shared = layouts.get(names)
+        if shared is None:
+            shared = layouts[names] = intern_layout(names)
+        counted = list(counts.values())
+        values.append(counted)
+        append((unit, core, cmg, g, te, tr, shared, counted))
+    if values and not (
+        set(map(type, chain.from_iterable(values))) <= _INT
+        and min(chain.from_iterable(values), default=0) >= 0
+    ):
+        _check_counts(values)
+    return SliceRows(t, index, duration, group, tuple(rows), overhead_s, ended)
+
+
+def _check_counts(values: list[list[int]]) -> None:
+    for i, counted in enumerate(values):
+        for v in counted:
+            if type(v) is not int or v < 0:
+                raise BadRecord(f"reading {i}: counts must be non-negative integers, got {v!r}")
+
+
+def _readings(raw: object, slice_group: str) -> tuple[Reading, ...]:
+    """The readings of a slice; the fast path takes the writer's full layout, the rest goes to
+    :func:`_fields_checked` (optional keys, and the precise error)."""
+    if type(raw) is not list:
+        raise BadRecord("slice 'readings' must be a list")
+    out: list[Reading] = []
+    append = out.append
+    for i, r in enumerate(raw):
+        try:
+            unit = r["unit"]
+            te = r["te"]
+            tr = r["tr"]
+            counts = r["counts"]
+            core = r["core"]
+            cmg = r["cmg"]
+            group = r["group"]
+        except (KeyError, TypeError, IndexError):
+            append(new_reading(*_fields_checked(i, r, slice_group)))
+            continue
+        if not (
+            type(unit) is str
+            and type(group) is str
+            and type(te) is int
+            and type(tr) is int
+            and te >= 0
+            and tr >= 0
+            and type(counts) is dict
+            and (core is None or type(core) is int)
+            and (cmg is None or type(cmg) is int)
+        ):
+            append(new_reading(*_fields_checked(i, r, slice_group)))
+            continue
+        for v in counts.values():
+            if type(v) is not int or v < 0:
+                raise BadRecord(f"reading {i}: counts must be non-negative integers, got {v!r}")
+        append(new_reading(unit, core, cmg, group, te, tr, counts))
+    return tuple(out)
+
+
+def _fields_checked(i: int, r: object, slice_group: str) -> _Fields:
+    """One reading with every check spelled out: optional ``group``/``core``/``cmg``, precise errors."""
+    if type(r) is not dict:
+        raise BadRecord(f"reading {i} must be an object")
+    try:
+        unit = r["unit"]
+        te = r["te"]
+        tr = r["tr"]
+        counts = r["counts"]
+    except KeyError as exc:
+        raise BadRecord(f"reading {i} has no {exc.args[0]!r}") from None
+    group = r.get("group", slice_group)
+    if type(unit) is not str or type(group) is not str:
+        raise BadRecord(f"reading {i}: 'unit' and 'group' must be strings")
+    if type(te) is not int or type(tr) is not int or te < 0 or tr < 0:
+        raise BadRecord(f"reading {i}: 'te'/'tr' must be non-negative integers (ns)")
+    if type(counts) is not dict:
+        raise BadRecord(f"reading {i}: 'counts' must be an object of event -> count")
+    for v in counts.values():
+        if type(v) is not int or v < 0:
+            raise BadRecord(f"reading {i}: counts must be non-negative integers, got {v!r}")
+    core = r.get("core")
+    cmg = r.get("cmg")
+    if (core is not None and type(core) is not int) or (cmg is not None and type(cmg) is not int):
+        raise BadRecord(f"reading {i}: 'core'/'cmg' must be integers or null")
+    return unit, core, cmg, group, te, tr, counts
