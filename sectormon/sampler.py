@@ -1,9 +1,12 @@
 """The sampling thread: rotates event groups over every unit in lock-step timeslices.
 
-At the end of each slice it disables the running group on every unit, reads it, starts the next
-group everywhere, and only then hands the slice's readings on, so the work done downstream never
-eats into what the next group counts. It follows units as they come and go (new threads get their
-groups opened; an ended thread is read one last time so its counts are kept, then closed).
+At the end of each slice it switches every unit, one after the other, from the running group to
+the next one (stop, then start at once), then reads the group that just stopped and hands the
+slice's readings on. A unit's groups thus follow each other with no gap: what the reads, the
+polling and the downstream work cost is time the next group counts, not time nobody counts.
+
+It follows units as they come and go (new threads get their groups opened and the running group
+started; an ended thread is read one last time so its counts are kept, then closed).
 
 It knows nothing about Textual, metrics or files: it publishes immutable :class:`Slice` records
 through a callback.
@@ -153,16 +156,22 @@ class Sampler:
                     self._source.wait_until(deadline)
                 finished = self._source.finished()
                 stopping = self._stop.is_set() or finished
-                self._disable(current)
                 now = self._source.now()
-                readings = self._read(current)
-                # Poll only after reading: units opened now were not counting in this slice.
-                ended = self._refresh_units() if not stopping else ()
                 done = current
-                if not stopping:
+                if stopping:
+                    self._disable(done)
+                else:
+                    # Unit by unit, stop this slice's group and start the next one at once, before
+                    # the reads: a unit's groups then follow each other with no gap, and the time
+                    # spent reading and polling is counted by the next group instead of by none
+                    # (that gap, counted as if the next group had run, biased every count low).
                     rotation += 1
                     current = self._plan.group_at(rotation)
-                    self._enable(current)
+                    self._switch(done, current)
+                readings = self._read(done)
+                # Poll only after reading: units opened now were not counting in this slice; they
+                # start with the group that is running now.
+                ended = self._refresh_units(start=None if stopping else current)
                 self._close_ended(ended)
                 if stopping:
                     ended = tuple(self._units)
@@ -199,8 +208,12 @@ class Sampler:
 
     # -- units ---------------------------------------------------------------------------------
 
-    def _refresh_units(self) -> tuple[str, ...]:
-        """Poll the source; open groups on new units, note ended ones (already read, closed later)."""
+    def _refresh_units(self, start: PlannedGroup | None = None) -> tuple[str, ...]:
+        """Poll the source; open groups on new units, note ended ones (already read, closed later).
+
+        ``start``: the group running now, enabled on the units opened by this poll.
+        """
+        opened: list[_UnitState] = []
         update = self._source.poll_units()
         for message in update.warnings:
             self._on_warning(message)
@@ -211,17 +224,22 @@ class Sampler:
             for unit in update.alive:
                 state = self._units.get(unit.key)
                 if state is None:
-                    self._open_unit(unit)
+                    self._open_unit(unit, opened)
                 elif state.unit is not unit and state.unit != unit:  # `is`: the tracker reuses Units
                     state.unit = unit  # binding changed: same counters, new core/CMG attribution
                     # (the member lists hold the state, not the unit: they stay valid)
         if self._cmg_enabled:
             for unit in self._source.cmg_units():
                 if unit.key not in self._units:
-                    self._open_unit(unit)
+                    self._open_unit(unit, opened)
+        if start is not None:
+            for state in opened:
+                counter = state.counters.get(start.name)
+                if counter is not None:
+                    self._toggle(counter, enable=True)
         return tuple(key for key in update.ended if key in self._units)
 
-    def _open_unit(self, unit: Unit) -> None:
+    def _open_unit(self, unit: Unit, opened: list[_UnitState] | None = None) -> None:
         state = _UnitState(unit)
         for group in self._plan.groups:
             events = group.cmg_events if unit.kind == "cmg" else group.pe_events
@@ -238,6 +256,8 @@ class Sampler:
             state.counters[group.name] = _Counter(handle, tuple(e.name for e in events))
         self._units[unit.key] = state
         self._units_changed()
+        if opened is not None:
+            opened.append(state)
 
     def _close_ended(self, ended: tuple[str, ...]) -> None:
         for key in ended:
@@ -269,21 +289,34 @@ class Sampler:
     def _units_changed(self) -> None:
         self._members.clear()
 
+    @staticmethod
+    def _toggle(counter: _Counter, *, enable: bool) -> None:
+        try:
+            if enable:
+                counter.group.enable()
+            else:
+                counter.group.disable()
+        except SectormonError as exc:
+            if not _is_gone(exc):  # a thread that just exited: its last counts are still read
+                raise
+
     def _enable(self, group: PlannedGroup) -> None:
         for counter in self._members_of(group.name).active:
-            try:
-                counter.group.enable()
-            except SectormonError as exc:
-                if not _is_gone(exc):
-                    raise
+            self._toggle(counter, enable=True)
 
     def _disable(self, group: PlannedGroup) -> None:
         for counter in self._members_of(group.name).active:
-            try:
-                counter.group.disable()
-            except SectormonError as exc:
-                if not _is_gone(exc):
-                    raise
+            self._toggle(counter, enable=False)
+
+    def _switch(self, old: PlannedGroup, new: PlannedGroup) -> None:
+        """On every unit in turn: stop ``old``, start ``new`` (either may be absent on a unit)."""
+        stopping = self._members_of(old.name).counters
+        starting = self._members_of(new.name).counters
+        for before, after in zip(stopping, starting, strict=True):
+            if before is not None:
+                self._toggle(before, enable=False)
+            if after is not None:
+                self._toggle(after, enable=True)
 
     def _read(self, group: PlannedGroup) -> tuple[Reading, ...]:
         readings: list[Reading] = []

@@ -2,16 +2,18 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
 from sectormon.errors import UsageError
 from sectormon.profiles.model import EventDef, GroupDef, Profile
-from sectormon.readings import Slice, Unit
+from sectormon.readings import GroupValues, Slice, Unit
 from sectormon.sampler import Sampler
 from sectormon.schedule import Deadlines, plan_rotation, select_groups
-from tests.sampler.fake_source import FakeSource
+from tests.sampler.fake_source import FakeGroup, FakeSource
 
 
 def _profile() -> Profile:
@@ -141,3 +143,50 @@ def test_cmg_counts_scale_right_when_their_group_is_not_first() -> None:
     # W counted 600/s for 0.3 s, in one slice of three: scaled back to the whole run
     assert final.total.counts["W"] == pytest.approx(180.0, rel=1e-6)
     assert final.total.coverage["W"] == pytest.approx(1 / 3, rel=1e-6)
+
+
+class _SlowReads(FakeSource):
+    """Reading a group takes ``cost`` seconds of the fake clock, as real reads and polls take time."""
+
+    def __init__(self, *args: object, cost: float, **kwargs: object) -> None:
+        super().__init__(*args, **kwargs)  # type: ignore[arg-type]
+        self.cost = cost
+
+    def open_group(self, unit: Unit, events: Sequence[EventDef]) -> FakeGroup:
+        group = super().open_group(unit, events)
+        plain_read = group.read
+
+        def slow_read() -> GroupValues:
+            self.t += self.cost
+            return plain_read()
+
+        group.read = slow_read  # type: ignore[method-assign]
+        return group
+
+
+def test_time_spent_reading_is_counted_by_the_next_group_not_lost() -> None:
+    """Four units whose reads take 1 ms each: 4 ms of every 10 ms slice go by after the switch.
+
+    The next group must be running during that time (it is, with the switch before the reads), and
+    the scaled counts equal rate x time exactly; with the reads before the switch they would miss
+    those 4 ms of every slice and come out 40 % low.
+    """
+    from sectormon.metrics.engine import MetricsEngine
+
+    profile = _profile()
+    plan = plan_rotation(profile, select_groups(profile, None), {})
+    units = [Unit("thread", tid, core=tid, cmg=0) for tid in range(1, 5)]
+    source = _SlowReads(
+        {u.key: (u, 0, 10) for u in units}, {"A": 1000.0, "B": 2000.0, "C": 3000.0}, stop_at=0.6, cost=0.001
+    )
+    engine = MetricsEngine(profile)
+    sampler = Sampler(source, plan, timeslice=0.01, on_slice=engine.add_slice)
+    source.start()
+    sampler.run()
+    final = engine.final_frame(engine_t := source.t)
+    assert engine_t > 0.6
+    for tid in range(1, 5):
+        counts = final.threads[str(tid)].counts
+        seconds = final.threads[str(tid)].seconds
+        for name, rate in (("A", 1000.0), ("B", 2000.0), ("C", 3000.0)):
+            assert counts[name] == pytest.approx(rate * seconds, rel=0.02), (tid, name)
