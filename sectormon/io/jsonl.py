@@ -27,7 +27,7 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
-from sectormon.readings import MARK_KINDS, Mark, Reading, Row, Slice, SliceRows
+from sectormon.readings import MARK_KINDS, Mark, Reading, Row, Slice, SliceRows, make_reading
 
 FORMAT_VERSION = 2
 """The version of every record kind this sectormon writes (``sectormon/<kind>/2``)."""
@@ -291,32 +291,8 @@ def _row_error(i: int, r: object, layouts: list[tuple[str, ...]]) -> str | None:
     return None
 
 
-# Writing the slots directly skips the frozen-dataclass __init__, 2.5x faster per reading; the
-# values are checked before, and test_io_records asserts the result equals Reading(...).
-_NEW = object.__new__
-_SLOTS: dict[str, Any] = dict(vars(Reading))
-_SET_UNIT = _SLOTS["unit"].__set__
-_SET_CORE = _SLOTS["core"].__set__
-_SET_CMG = _SLOTS["cmg"].__set__
-_SET_GROUP = _SLOTS["group"].__set__
-_SET_TE = _SLOTS["time_enabled"].__set__
-_SET_TR = _SLOTS["time_running"].__set__
-_SET_COUNTS = _SLOTS["counts"].__set__
-
-
-def new_reading(
-    unit: str, core: int | None, cmg: int | None, group: str, te: int, tr: int, counts: dict[str, int]
-) -> Reading:
-    """``Reading(...)`` for checked values, without the frozen-dataclass ``__init__``."""
-    reading: Reading = _NEW(Reading)
-    _SET_UNIT(reading, unit)
-    _SET_CORE(reading, core)
-    _SET_CMG(reading, cmg)
-    _SET_GROUP(reading, group)
-    _SET_TE(reading, te)
-    _SET_TR(reading, tr)
-    _SET_COUNTS(reading, counts)
-    return reading
+new_reading = make_reading
+"""``Reading(...)`` for values already checked by the decoder (see :func:`make_reading`)."""
 
 
 def slice_from_rows(s: SliceRows) -> Slice:
@@ -324,14 +300,7 @@ def slice_from_rows(s: SliceRows) -> Slice:
     readings: list[Reading] = []
     append = readings.append
     for unit, core, cmg, group, te, tr, names, values in s.rows:
-        reading = _NEW(Reading)  # inlined new_reading: this loop runs once per reading
-        _SET_UNIT(reading, unit)
-        _SET_CORE(reading, core)
-        _SET_CMG(reading, cmg)
-        _SET_GROUP(reading, group)
-        _SET_TE(reading, te)
-        _SET_TR(reading, tr)
-        _SET_COUNTS(reading, dict(zip(names, values, strict=True)))
+        reading = make_reading(unit, core, cmg, group, te, tr, dict(zip(names, values, strict=True)))
         append(reading)
     return Slice(s.t, s.index, s.duration, s.group, tuple(readings), s.overhead_s, s.ended)
 
