@@ -291,10 +291,6 @@ def _row_error(i: int, r: object, layouts: list[tuple[str, ...]]) -> str | None:
     return None
 
 
-new_reading = make_reading
-"""``Reading(...)`` for values already checked by the decoder (see :func:`make_reading`)."""
-
-
 def slice_from_rows(s: SliceRows) -> Slice:
     """:meth:`SliceRows.to_slice` for rows already checked by the decoder (the faster constructor)."""
     readings: list[Reading] = []

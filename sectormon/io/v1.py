@@ -19,10 +19,10 @@ from typing import Any
 from sectormon.io.jsonl import (
     BadRecord,
     intern_layout,
-    new_reading,
     slice_fields,
+    slice_from_rows,
 )
-from sectormon.readings import Reading, Row, Slice, SliceRows
+from sectormon.readings import Row, Slice, SliceRows
 
 SLICE_SCHEMA_V1 = "sectormon/slice/1"
 
@@ -32,9 +32,9 @@ _Fields = tuple[str, "int | None", "int | None", str, int, int, dict[str, int]]
 
 
 def slice_from_v1(rec: Mapping[str, Any]) -> Slice:
-    """A version-1 slice record as a :class:`Slice`; :class:`BadRecord` when malformed."""
-    t, index, duration, group, overhead_s, ended = slice_fields(rec)
-    return Slice(t, index, duration, group, _readings(rec.get("readings"), group), overhead_s, ended)
+    """A version-1 slice record as a :class:`Slice`; :class:`BadRecord` when malformed (one
+    decoder for both forms: the rows', then readings built from them)."""
+    return slice_from_rows(rows_from_v1(rec))
 
 
 def rows_from_v1(rec: Mapping[str, Any]) -> SliceRows:
@@ -95,45 +95,6 @@ def _check_counts(values: list[list[int]]) -> None:
         for v in counted:
             if type(v) is not int or v < 0:
                 raise BadRecord(f"reading {i}: counts must be non-negative integers, got {v!r}")
-
-
-def _readings(raw: object, slice_group: str) -> tuple[Reading, ...]:
-    """The readings of a slice; the fast path takes the writer's full layout, the rest goes to
-    :func:`_fields_checked` (optional keys, and the precise error)."""
-    if type(raw) is not list:
-        raise BadRecord("slice 'readings' must be a list")
-    out: list[Reading] = []
-    append = out.append
-    for i, r in enumerate(raw):
-        try:
-            unit = r["unit"]
-            te = r["te"]
-            tr = r["tr"]
-            counts = r["counts"]
-            core = r["core"]
-            cmg = r["cmg"]
-            group = r["group"]
-        except (KeyError, TypeError, IndexError):
-            append(new_reading(*_fields_checked(i, r, slice_group)))
-            continue
-        if not (
-            type(unit) is str
-            and type(group) is str
-            and type(te) is int
-            and type(tr) is int
-            and te >= 0
-            and tr >= 0
-            and type(counts) is dict
-            and (core is None or type(core) is int)
-            and (cmg is None or type(cmg) is int)
-        ):
-            append(new_reading(*_fields_checked(i, r, slice_group)))
-            continue
-        for v in counts.values():
-            if type(v) is not int or v < 0:
-                raise BadRecord(f"reading {i}: counts must be non-negative integers, got {v!r}")
-        append(new_reading(unit, core, cmg, group, te, tr, counts))
-    return tuple(out)
 
 
 def _fields_checked(i: int, r: object, slice_group: str) -> _Fields:
