@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import json
 import random
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
+from pathlib import Path
 from typing import Any
 
-from sectormon.readings import Mark, Reading, Slice
+from sectormon.io import RecordingWriter
+from sectormon.readings import Mark, Reading, Slice, SliceRows
 
 GROUPS: dict[str, tuple[str, ...]] = {
     "SW1": ("TASK_CLOCK", "PAGE_FAULTS"),
@@ -115,6 +117,7 @@ def v1_slice_record(s: Slice) -> dict[str, Any]:
 
 def v1_lines(items: Sequence[Slice | Mark], hdr: dict[str, Any] | None = None) -> list[str]:
     """A whole version-1 recording (header, slices, marks) as compact JSON lines."""
+
     def compact(value: object) -> str:
         return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
 
@@ -126,3 +129,15 @@ def v1_lines(items: Sequence[Slice | Mark], hdr: dict[str, Any] | None = None) -
             rec = {"schema": "sectormon/mark/1", "t": item.t, "kind": item.kind, "label": item.label}
             out.append(compact({**rec, "data": dict(item.data)}))
     return out
+
+
+def write(path: Path, items: Iterable[Slice | SliceRows | Mark], hdr: dict[str, Any] | None = None) -> Path:
+    """A recording of ``items`` written by today's :class:`RecordingWriter` (format version 2)."""
+    with RecordingWriter(path, hdr if hdr is not None else header()) as w:
+        for item in items:
+            if isinstance(item, Mark):
+                w.write_mark(item)
+            else:
+                w.write_slice(item)
+        assert w.failed is None
+    return path

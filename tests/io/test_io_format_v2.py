@@ -12,9 +12,9 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
-from recording_synth import header, slices, stream, v1_lines, v1_slice_record
+from recording_synth import header, slices, stream, v1_lines, v1_slice_record, write
 
-from sectormon.io import MIGRATIONS, RecordingError, RecordingWriter, open_recording, read_recording
+from sectormon.io import MIGRATIONS, RecordingError, open_recording, read_recording
 from sectormon.io import reader as reader_module
 from sectormon.io.jsonl import (
     BadRecord,
@@ -36,17 +36,6 @@ SETTINGS = settings(
 )
 
 U64 = 1 << 64
-
-
-def write(path: Path, items: list[Any], hdr: dict[str, Any] | None = None) -> Path:
-    with RecordingWriter(path, hdr if hdr is not None else header()) as w:
-        for item in items:
-            if isinstance(item, Mark):
-                w.write_mark(item)
-            else:
-                w.write_slice(item)
-        assert w.failed is None
-    return path
 
 
 def as_slices(items: Any) -> tuple[Slice | Mark, ...]:

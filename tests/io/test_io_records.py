@@ -9,7 +9,7 @@ import zlib
 from pathlib import Path
 
 import pytest
-from recording_synth import header, slices, stream, v1_slice_record
+from recording_synth import header, slices, stream, v1_slice_record, write
 
 from sectormon.io import (
     MIGRATIONS,
@@ -21,17 +21,6 @@ from sectormon.io import (
 from sectormon.io.jsonl import encode_slice, slice_from_record
 from sectormon.io.reader import scan_recording
 from sectormon.readings import Mark, Reading, Slice
-
-
-def write(path: Path, items: list[Slice | Mark], hdr: dict | None = None) -> Path:
-    with RecordingWriter(path, hdr if hdr is not None else header()) as w:
-        for item in items:
-            if isinstance(item, Slice):
-                w.write_slice(item)
-            else:
-                w.write_mark(item)
-        assert w.failed is None
-    return path
 
 
 def lines(path: Path) -> list[str]:
