@@ -49,30 +49,32 @@ The engine is single-threaded: the pipeline thread feeds slices and marks and as
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+import gc
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from itertools import repeat
-from operator import add, itemgetter, mul
+from operator import add
 
 from sectormon.frames import EMPTY_SCOPE, Baseline, Frame, ScopeStats, WindowStats
 from sectormon.metrics.baseline import keyed_deltas, scope_deltas
 from sectormon.metrics.formulas import MetricSet, evaluate_metrics
+from sectormon.metrics.scopes import CLASS_OF_KIND, Block, EventClasses, Layout, joined_blocks, layout
+from sectormon.metrics.scopes import blocks as scope_blocks
+from sectormon.metrics.stats import StatsBuilder
 from sectormon.metrics.windows import (
     Contribution,
     Entity,
     GroupAcc,
     Interval,
+    Plan,
     RecentWindow,
-    ScopeAcc,
     ScopeKey,
+    Terms,
     add_to_archive,
     merge_contributions,
-    scope_accs,
 )
 from sectormon.profiles.model import Profile
 from sectormon.readings import (
     Mark,
-    Reading,
     Slice,
     SliceRows,
     split_unit_key,
@@ -82,9 +84,12 @@ __all__ = ["MetricsEngine", "evaluate_metrics"]
 
 _TOTAL: ScopeKey = ("total", "")
 
-# Column-wise evaluation has a fixed cost per metric and event; for fewer scopes than this (the
-# total, the CMGs) evaluating each scope with the compiled closures is cheaper (measured).
-_COLUMNS_FROM = 8
+# Slices between folds of the groups' pending readings (they are folded at every frame anyway).
+_FOLD_EVERY = 256
+
+# (contributions, window seconds, with thread scopes?, archive of ended entities or None, the
+# name under which its scope layout is kept from frame to frame)
+_WindowSpec = tuple[Sequence[Contribution], float, bool, "Mapping[ScopeKey, Terms] | None", str]
 
 
 @dataclass(frozen=True, slots=True)
@@ -124,11 +129,9 @@ class MetricsEngine:
         self.recent_seconds = float(recent_seconds)
         self.unavailable: dict[str, str] = dict(unavailable or {})
         self._mset = MetricSet(profile)
-        self._pickers: dict[
-            tuple[int, ...], tuple[tuple[str, ...], Callable[[Sequence[float]], tuple[float, ...]]]
-        ] = {}
         self._names: tuple[str, ...] = tuple(profile.events)
         self._n = len(self._names)
+        self._builder = StatsBuilder(self._mset, self._names)
         pe: dict[str, int] = {}
         cmg: dict[str, int] = {}
         for i, name in enumerate(self._names):
@@ -136,6 +139,27 @@ class MetricsEngine:
                 continue
             (cmg if profile.events[name].scope == "cmg" else pe)[name] = i
         self._index_of_kind: dict[str, Mapping[str, int]] = {"thread": pe, "cpu": pe, "cmg": cmg}
+        # Per event, the class of the entities that may count it (scopes.CLASS_OF_KIND), -1: none.
+        self._classes = EventClasses(
+            [
+                CLASS_OF_KIND["cpu"] if name in pe else CLASS_OF_KIND["cmg"] if name in cmg else -1
+                for name in self._names
+            ]
+        )
+        pe_plans: dict[tuple[tuple[str, ...], ...], Plan] = {}
+        self._plans_of_kind: dict[str, dict[tuple[tuple[str, ...], ...], Plan]] = {
+            "thread": pe_plans,
+            "cpu": pe_plans,
+            "cmg": {},
+        }
+        # Levels whose metric lists are equal compute the same things, so their scopes share one
+        # batch: ("thread", "core") always, ("cmg", "total") unless a metric is total-only.
+        self._batch_of_level: dict[str, str] = {}
+        for level in ("core", "thread", "cmg", "total"):
+            names = self._mset.names_at(level)
+            self._batch_of_level[level] = next(
+                (b for b in self._batch_of_level.values() if self._mset.names_at(b) == names), level
+            )
 
         self._cum = 0.0  # sum of all slice durations so far: the time axis of presence
         self._frame_cum = 0.0
@@ -144,7 +168,9 @@ class MetricsEngine:
         self._serial = 0
         self._current: dict[str, Entity] = {}  # unit key -> its entity now
         self._open: dict[int, Entity] = {}  # entities not yet folded into the archive
-        self._archive: dict[ScopeKey, ScopeAcc] = {}
+        self._archive: dict[ScopeKey, Terms] = {}
+        self._archive_version = 0  # bumped when the archive changes (scope layouts depend on it)
+        self._layouts: dict[str, Layout] = {}
         self._recent = RecentWindow(self.recent_seconds)
         self._units: dict[str, tuple[str, int] | None] = {}
 
@@ -162,10 +188,11 @@ class MetricsEngine:
         self._baseline_pending = False
 
     # -- input ----------------------------------------------------------------------------------
-
-    def add_rows(self, s: SliceRows) -> None:
-        """:meth:`add_slice` for a slice in compact form (the replay hot path); same results."""
-        self.add_slice(s.to_slice())
+    #
+    # add_slice and add_rows are the same loop over two shapes of a reading (a Reading with a
+    # counts dict, a row with a shared names tuple and a values list). They are written out twice
+    # because this is the hottest code of a replay; tests/metrics/test_metrics_rows.py checks that
+    # both give the same frames bit for bit.
 
     def add_slice(self, s: Slice) -> None:
         """Accumulate one timeslice's readings (the hot path: see GroupAcc for how counts add up)."""
@@ -173,9 +200,10 @@ class MetricsEngine:
         cum0 = self._cum
         current = self._current
         for r in s.readings:
-            ent = current.get(r.unit)
+            unit = r.unit
+            ent = current.get(unit)
             if ent is None or ent.core != r.core or ent.cmg != r.cmg:
-                ent = self._enter(r, cum0)
+                ent = self._enter(unit, r.core, r.cmg, cum0)
                 if ent is None:
                     continue
             groups = ent.groups
@@ -192,49 +220,98 @@ class MetricsEngine:
             else:
                 acc.counted += dur
             counts = r.counts
-            mixed = acc.mixed
-            if mixed is not None:  # per-name sums (see GroupAcc)
-                for name, value in counts.items():
-                    mixed[name] += value
-            elif tuple(counts) == acc.names:  # the same events as before: add them C-level
-                acc.values = list(map(add, acc.values, counts.values()))
-            else:
+            if tuple(counts) == acc.names:  # the same events as before: added at the next fold
+                acc.pending.append(counts.values())
+            else:  # the first reading, or another layout (see GroupAcc)
                 acc.add_other(counts)
-        cum1 = cum0 + dur
-        for key in s.ended:
-            ent = current.pop(key, None)
-            if ent is not None:
-                ent.end = cum1
+        self._end_slice(s.t, s.group, dur, s.ended, s.overhead_s)
+
+    def add_rows(self, s: SliceRows) -> None:
+        """:meth:`add_slice` for a slice in compact form (the replay hot path); same results.
+
+        A row whose ``names`` is the very tuple of the group's first row is appended to the
+        group's pending readings; anything else goes through :meth:`GroupAcc.add_row`.
+        """
+        dur = s.duration if s.duration > 0 else 0.0
+        cum0 = self._cum
+        current = self._current
+        for unit, core, cmg, group, te, tr, names, values in s.rows:
+            ent = current.get(unit)
+            if ent is None or ent.core != core or ent.cmg != cmg:
+                ent = self._enter(unit, core, cmg, cum0)
+                if ent is None:
+                    continue
+            groups = ent.groups
+            acc = groups.get(group)
+            if acc is None:
+                acc = groups[group] = GroupAcc()
+            if te > 0 and tr != te:  # as in add_slice
+                fraction = tr / te
+                acc.counted += dur * ((fraction if fraction < 1.0 else 1.0) if fraction > 0.0 else 0.0)
+            else:
+                acc.counted += dur
+            if names is acc.names:
+                acc.pending.append(values)
+            else:
+                acc.add_row(names, values)
+        self._end_slice(s.t, s.group, dur, s.ended, s.overhead_s)
+
+    def _end_slice(self, t: float, group: str, dur: float, ended: Sequence[str], overhead_s: float) -> None:
+        cum1 = self._cum + dur
+        if ended:
+            current = self._current
+            for key in ended:
+                ent = current.pop(key, None)
+                if ent is not None:
+                    ent.end = cum1
         self._cum = cum1
         self._slices += 1
         self._slices_since_frame += 1
-        self._last_t = s.t
-        self._active_group = s.group
-        self._group_time[s.group] = self._group_time.get(s.group, 0.0) + dur
-        self._group_time_run[s.group] = self._group_time_run.get(s.group, 0.0) + dur
-        self._overhead_s = s.overhead_s
+        if not self._slices_since_frame % _FOLD_EVERY:
+            self._fold()
+        self._last_t = t
+        self._active_group = group
+        self._group_time[group] = self._group_time.get(group, 0.0) + dur
+        self._group_time_run[group] = self._group_time_run.get(group, 0.0) + dur
+        self._overhead_s = overhead_s
 
-    def _enter(self, r: Reading, cum0: float) -> Entity | None:
+    def _fold(self) -> None:
+        """Add up the pending readings of every group (bounds memory when frames are rare)."""
+        for ent in self._open.values():
+            for acc in ent.groups.values():
+                if acc.mixed is None:
+                    acc.fold()
+
+    def _enter(self, unit: str, core: int | None, cmg: int | None, cum0: float) -> Entity | None:
         """A new entity for a unit seen for the first time, after it ended, or on a new binding."""
-        parsed = self._units.get(r.unit, False)
+        parsed = self._units.get(unit, False)
         if parsed is False:
             try:
-                parsed = split_unit_key(r.unit)
+                parsed = split_unit_key(unit)
             except ValueError:
                 parsed = None
-                self._warnings.append(f"ignored readings of unknown unit {r.unit!r}")
-            self._units[r.unit] = parsed
+                self._warnings.append(f"ignored readings of unknown unit {unit!r}")
+            self._units[unit] = parsed
         if parsed is None:
             return None
         kind, ident = parsed  # type: ignore[misc]
-        old = self._current.get(r.unit)
+        old = self._current.get(unit)
         if old is not None:
             old.end = cum0
         self._serial += 1
         ent = Entity(
-            self._serial, r.unit, kind, ident, r.core, r.cmg, cum0, self._index_of_kind[kind], self._n
+            self._serial,
+            unit,
+            kind,
+            ident,
+            core,
+            cmg,
+            cum0,
+            self._index_of_kind[kind],
+            self._n,
+            self._plans_of_kind[kind],
         )
-        self._current[r.unit] = ent
+        self._current[unit] = ent
         self._open[ent.serial] = ent
         return ent
 
@@ -313,6 +390,18 @@ class MetricsEngine:
         return self._close(t, final=True)
 
     def _close(self, t: float, *, final: bool) -> Frame:
+        # A frame allocates some ten thousand containers and frees most of them at the next one;
+        # the cyclic collector's passes over them (none of them can form a cycle) cost about 5 %
+        # of a frame, measured, so it waits until the frame is built.
+        was_enabled = gc.isenabled()
+        gc.disable()
+        try:
+            return self._build(t, final)
+        finally:
+            if was_enabled:
+                gc.enable()
+
+    def _build(self, t: float, final: bool) -> Frame:
         t = max(t, self._frame_t)
         seconds = t - self._frame_t
         previous_cum = self._frame_cum
@@ -321,23 +410,35 @@ class MetricsEngine:
         self._recent.prune(t)
         recent_from, recent_contribs = self._recent.window()
         recent_seconds = max(0.0, t - recent_from)
-        recent = self._as_window(self._scopes(recent_contribs, recent_seconds, threads=False), recent_seconds)
-        run_contribs = [(e, e.present(0.0, self._cum), e.run) for e in self._open.values()]
+        cum = self._cum
+        run_contribs = [(e, e.present(0.0, cum), e.run) for e in self._open.values()]
         run_s = t - self._start  # the whole run: from the start of the data, not of the session
 
+        # All windows of the frame are computed in one batch per metric list (see _windows).
         if final:
-            top = self._scopes(run_contribs, run_s, threads=True, archive=self._archive)
+            top, recent_scopes = self._windows(
+                [
+                    (run_contribs, run_s, True, self._archive, "final"),
+                    (recent_contribs, recent_seconds, False, None, "recent"),
+                ]
+            )
             run = self._as_window(top, run_s)
             interval_s = run_s
             groups = self._fractions(self._group_time_run, run_s)
             overhead = self._overhead_s / run_s if run_s > 0 else 0.0
         else:
-            top = self._scopes(interval, seconds, threads=True)
-            run_scopes = self._scopes(run_contribs, run_s, threads=False, archive=self._archive)
+            top, recent_scopes, run_scopes = self._windows(
+                [
+                    (interval, seconds, True, None, "interval"),
+                    (recent_contribs, recent_seconds, False, None, "recent"),
+                    (run_contribs, run_s, False, self._archive, "run"),
+                ]
+            )
             run = self._as_window(run_scopes, run_s)
             interval_s = seconds
             groups = self._fractions(self._group_time, seconds)
             overhead = (self._overhead_s - self._overhead_at_frame) / seconds if seconds > 0 else 0.0
+        recent = self._as_window(recent_scopes, recent_seconds)
 
         if self._baseline_pending:
             self._baseline = self._snapshot(recent, t)
@@ -395,6 +496,8 @@ class MetricsEngine:
             for ent in ended:
                 add_to_archive(self._archive, ent, ent.present(0.0, hi), n)
                 del self._open[ent.serial]
+            if ended:
+                self._archive_version += 1
             self._frame_cum = hi
         return out
 
@@ -408,143 +511,61 @@ class MetricsEngine:
                 start = start if groups else self._frame_t
                 groups = [*groups, extra]
         seconds = max(0.0, t - start)
-        scopes = self._scopes(merge_contributions(groups), seconds, threads=False)
+        (scopes,) = self._windows([(merge_contributions(groups), seconds, False, None, "baseline")])
         return self._as_window(scopes, seconds)
 
-    def _scopes(
-        self,
-        contributions: list[Contribution],
-        seconds: float,
-        *,
-        threads: bool,
-        archive: Mapping[ScopeKey, ScopeAcc] | None = None,
-    ) -> dict[ScopeKey, ScopeStats]:
-        accs = scope_accs(contributions, self._n, threads=threads, archive=archive)
-        # Scopes are computed in one batch per level (metrics are evaluated column-wise over the
-        # batch, see MetricSet.evaluate_columns). A thread alone on its core has the same stats as
-        # that core: such duplicates are computed once, at the level of the first one seen.
-        slots: dict[tuple[str, tuple[object, ...]], tuple[str, int]] = {}
-        batches: dict[str, list[ScopeAcc]] = {}
-        refs: list[tuple[ScopeKey, tuple[str, int]]] = []
-        for key, acc in accs.items():
-            level = key[0]
-            family = "pe" if level in ("thread", "core") else level
-            ident = (family, tuple(acc.members))
-            slot = slots.get(ident)
-            if slot is None:
-                batch = batches.setdefault(level, [])
-                slot = slots[ident] = (level, len(batch))
-                batch.append(acc)
-            refs.append((key, slot))
-        stats = {level: self._stats(batch, seconds, level) for level, batch in batches.items()}
-        return {key: stats[level][i] for key, (level, i) in refs}
+    def _windows(self, specs: Sequence[_WindowSpec]) -> list[dict[ScopeKey, ScopeStats]]:
+        """The scope stats of several windows, computed in one batch per metric list.
 
-    def _stats(self, accs: list[ScopeAcc], seconds: float, level: str) -> list[ScopeStats]:
-        """The stats of several scopes of one level and window, computed column-wise.
-
-        Per scope: counts and coverage of the events it counted (in profile order), rates, and
-        the metrics of ``level`` with their coverage. The work runs per event or metric over all
-        scopes at once (C-level zip/map) rather than per scope and event: a frame of a 48-core
-        run computes about 160 scopes of 39 events and 36 metrics.
+        Scope sums are built column-wise per window (:mod:`sectormon.metrics.scopes`); metrics
+        are evaluated column-wise over a batch (:meth:`MetricSet.evaluate_columns`), which has a
+        fixed cost per metric: one batch for the cores and threads of all windows of a frame and
+        one for their CMGs and totals cost less than nine. A thread alone on its core has the
+        same stats as that core: it is computed once.
         """
-        if len(accs) < _COLUMNS_FROM:
-            return [self._stats_one(acc, seconds, level) for acc in accs]
-        names = self._names
-        mset = self._mset
-        n = len(accs)
-        totals = [acc.totals(self._n) for acc in accs]
-        # Rows per scope -> columns per event (C-level zip).
-        scaled_cols = list(zip(*(t[0] for t in totals), strict=True))
-        counted_cols = list(zip(*(t[1] for t in totals), strict=True))
-        present_cols = list(zip(*(t[2] for t in totals), strict=True))
-        # coverage(counted, present) of readings.py (0.0 where nothing counted). Events of one
-        # group share their counted and present seconds, so columns repeat: each distinct one is
-        # computed once, and metric coverages over shared columns need no min(). (Found by tuple
-        # equality, which stops at the first difference: hashing the columns costs more.)
-        distinct: list[tuple[tuple[float, ...], tuple[float, ...], list[float]]] = []
-        coverage_cols: list[list[float]] = []
-        for cs, ps in zip(counted_cols, present_cols, strict=True):
-            column = next((col for c0, p0, col in distinct if cs == c0 and ps == p0), None)
-            if column is None:
-                column = [
-                    (c / p if c < p else 1.0) if c > 0.0 and p > 0.0 else 0.0
-                    for c, p in zip(cs, ps, strict=True)
-                ]
-                distinct.append((cs, ps, column))
-            coverage_cols.append(column)
-        coverage_rows = list(zip(*coverage_cols, strict=True))
-        # Event columns for the formulas: the scaled count per scope, None where not counted.
-        known: dict[str, Sequence[float | None]] = {}
-        everywhere = True  # is every event counted by all scopes or by none?
-        for name, scaled_col, counted_col in zip(names, scaled_cols, counted_cols, strict=True):
-            if min(counted_col) > 0.0:
-                known[name] = scaled_col
-            elif max(counted_col) > 0.0:
-                everywhere = False
-                known[name] = [v if c > 0.0 else None for v, c in zip(scaled_col, counted_col, strict=True)]
-        metric_names = mset.names_at(level)
-        values = mset.evaluate_columns(known, seconds, n, level)
-        coverages = mset.coverage_columns(coverage_cols, n, level)
-        value_rows = list(zip(*values, strict=True)) if values else [()] * n
-        coverage_of_metrics = list(zip(*coverages, strict=True)) if coverages else [()] * n
-        split = mset.split_at(level)
-        inverse = 1.0 / seconds if seconds > 0 else 0.0
-        shared = (
-            self._picker(tuple(i for i, name in enumerate(names) if name in known)) if everywhere else None
-        )
-        out: list[ScopeStats] = []
-        for (scaled, counted, _), vector, metric_values, metric_coverage in zip(
-            totals, coverage_rows, value_rows, coverage_of_metrics, strict=True
-        ):
-            keys, pick = shared or self._picker(tuple(i for i, c in enumerate(counted) if c > 0.0))
-            picked = pick(scaled)
-            counts = dict(zip(keys, picked, strict=True))
-            # Events first, then metrics: a later duplicate key overwrites in place, as update() did.
-            cov = dict(zip(keys + metric_names, pick(vector) + metric_coverage, strict=True))
-            rates = dict(zip(keys, map(mul, picked, repeat(inverse)), strict=True)) if seconds > 0 else {}
-            metrics = dict(zip(metric_names, metric_values, strict=True))
-            out.append(ScopeStats(counts, rates, metrics, cov, split, seconds))
-        return out
-
-    def _stats_one(self, acc: ScopeAcc, seconds: float, level: str) -> ScopeStats:
-        """:meth:`_stats` of one scope with the per-scope closures (cheaper for a few scopes)."""
-        scaled, counted, present = acc.totals(self._n)
-        # coverage(counted, present) of readings.py, over the vector (0.0 where nothing counted).
-        vector = [
-            (c / p if c < p else 1.0) if c > 0.0 and p > 0.0 else 0.0
-            for c, p in zip(counted, present, strict=True)
-        ]
-        keys, pick = self._picker(tuple(i for i, c in enumerate(counted) if c > 0.0))
-        picked = pick(scaled)
-        counts = dict(zip(keys, picked, strict=True))
-        cov = dict(zip(keys, pick(vector), strict=True))
-        metrics = self._mset.evaluate(counts, seconds, level)
-        cov.update(self._mset.coverage_vector(vector, level))
-        rates = dict(zip(keys, map(mul, picked, repeat(1.0 / seconds)), strict=True)) if seconds > 0 else {}
-        return ScopeStats(counts, rates, metrics, cov, self._mset.split_at(level), seconds)
-
-    def _picker(
-        self, where: tuple[int, ...]
-    ) -> tuple[tuple[str, ...], Callable[[Sequence[float]], tuple[float, ...]]]:
-        """Names of the event positions ``where`` and a C-level getter of their values (cached:
-        scopes of a run count few distinct sets of events)."""
-        found = self._pickers.get(where)
-        if found is None:
-            if len(self._pickers) >= 256:
-                self._pickers.clear()
-            keys = tuple(self._names[i] for i in where)
-            if len(where) == 1:
-                (only,) = where
-                found = (keys, lambda values: (values[only],))
-            elif where:
-                found = (keys, itemgetter(*where))
-            else:
-                found = (keys, lambda values: ())
-            self._pickers[where] = found
-        return found
+        n = self._n
+        found: dict[str, list[tuple[int, Block]]] = {}
+        aliases: list[list[tuple[ScopeKey, ScopeKey]]] = []
+        for w, (contributions, seconds, threads, archive, slot) in enumerate(specs):
+            entities = [entity for entity, _, _ in contributions]
+            version = self._archive_version if archive is not None else -1
+            plan = self._layouts.get(slot)
+            if (
+                plan is None
+                or plan.threads != threads
+                or plan.archive_version != version
+                or plan.entities != entities
+            ):
+                plan = self._layouts[slot] = layout(
+                    entities,
+                    threads=threads,
+                    archive=archive,
+                    archive_version=version,
+                    batch_of_level=self._batch_of_level,
+                )
+            for name, block in scope_blocks(contributions, seconds, n, self._classes, plan).items():
+                found.setdefault(name, []).append((w, block))
+            aliases.append(plan.aliases)
+        results: list[dict[ScopeKey, ScopeStats]] = [{} for _ in specs]
+        for name, window_blocks in found.items():
+            scaled, counted, present = joined_blocks([block for _, block in window_blocks])
+            seconds_col = [block.seconds for _, block in window_blocks for _ in block.keys]
+            stats = self._builder.batch(scaled, counted, present, seconds_col, name)
+            at = 0
+            for w, block in window_blocks:
+                results[w].update(zip(block.keys, stats[at : at + len(block.keys)], strict=True))
+                at += len(block.keys)
+        for out, pairs in zip(results, aliases, strict=True):
+            for thread, core in pairs:
+                out[thread] = out[core]
+        return results
 
     def _empty(self, seconds: float, level: str) -> ScopeStats:
-        return self._stats([ScopeAcc()], seconds, level)[0] if self._n else EMPTY_SCOPE
+        """The stats of a scope nothing contributed to (all metrics n/a)."""
+        if not self._n:
+            return EMPTY_SCOPE
+        zero = [(0.0,)] * self._n
+        return self._builder.batch(zero, zero, zero, [seconds], self._batch_of_level[level])[0]
 
     def _as_window(self, scopes: Mapping[ScopeKey, ScopeStats], seconds: float) -> WindowStats:
         return WindowStats(

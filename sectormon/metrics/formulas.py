@@ -139,14 +139,15 @@ class MetricSet:
         return tuple(name for name, _ in self._columns_at[level])
 
     def evaluate_columns(
-        self, counts: Mapping[str, Column], seconds: float, n: int, level: str | None = None
+        self, counts: Mapping[str, Column], seconds: float | Sequence[float], n: int, level: str | None = None
     ) -> list[Column]:
-        """:meth:`evaluate` for ``n`` scopes of one window at once, column by column.
+        """:meth:`evaluate` for ``n`` scopes at once, column by column.
 
         ``counts`` maps each event to its scaled count per scope (``None`` where the scope did not
-        count it). Returns one column per metric of :meth:`names_at`. Evaluating a formula once
-        over all scopes runs its operators as C-level ``map`` calls instead of one closure call
-        per operator and scope; the values are the very same float operations, bit for bit.
+        count it); ``seconds`` is the window length of all scopes or one per scope. Returns one
+        column per metric of :meth:`names_at`. Evaluating a formula once over all scopes runs its
+        operators as C-level ``map`` calls instead of one closure call per operator and scope; the
+        values are the very same float operations, bit for bit.
         """
         # None for a name = unknown in every scope (see _column_fn).
         env: dict[str, Column | None] = {name: [value] * n for name, value in self.constants.items()}
@@ -156,7 +157,7 @@ class MetricSet:
             const = self.constants.get(name)
             # An event shadows a constant of the same name only where it was counted (as in evaluate).
             env[name] = column if const is None else [const if v is None else v for v in column]
-        env[SECONDS] = [seconds] * n
+        env[SECONDS] = list(seconds) if isinstance(seconds, Sequence) else [seconds] * n
         out: list[Column] = []
         inf = _INF
         for name, fn in self._columns_at[level]:
@@ -166,7 +167,10 @@ class MetricSet:
                 out.append([None] * n)
                 continue
             try:
-                finite = all(map(isfinite, raw))  # C-level check of the common case
+                # C-level check of the common case: a sum of floats is finite only if every one of
+                # them is (an inf or nan makes it inf or nan); a false alarm (finite values whose
+                # sum overflows) only takes the per-value path below.
+                finite = isfinite(sum(raw))
             except (TypeError, OverflowError):  # None (unknown) in some scope, or a huge int
                 finite = False
             column = raw if finite else [v if v is not None and -inf < v < inf else None for v in raw]
@@ -179,17 +183,27 @@ class MetricSet:
         coverage per scope (profile event order); one column per metric of :meth:`names_at`."""
         sets, spread = self._cov_sets[level]
         minimums: list[Column] = []
+        # Minimums already folded, by the ids of their columns (sorted: coverages are never NaN
+        # nor -0.0, so the minimum of a set of columns does not depend on the order folded).
+        folded: dict[tuple[int, ...], Column] = {}
         for idx in sets:
             if not idx:
                 minimums.append([1.0] * n)
                 continue
             # Inputs often share one column object (events of a group): the same values, no min.
-            columns = list({id(coverage[i]): coverage[i] for i in idx}.values())
-            column = columns[0]
-            for other in columns[1:]:
-                # min() as a left fold (the first of equal values wins, as in min()); spelled out
-                # because a builtin min() call per scope and set costs five times this.
-                column = [y if y < x else x for x, y in zip(column, other, strict=True)]
+            by_id = {id(coverage[i]): coverage[i] for i in idx}
+            ids = sorted(by_id)
+            column = by_id[ids[0]]
+            for k in range(1, len(ids)):
+                done = folded.get(tuple(ids[: k + 1]))
+                if done is None:
+                    other = by_id[ids[k]]
+                    # min() as a left fold; spelled out because a builtin min() call per scope
+                    # and set costs five times this.
+                    done = folded[tuple(ids[: k + 1])] = [
+                        y if y < x else x for x, y in zip(column, other, strict=True)
+                    ]
+                column = done
             minimums.append(column)
         return [minimums[slot] for slot in spread]
 

@@ -12,62 +12,149 @@ interval of a ten-second window is extrapolated over the whole ten seconds.
 
 A group's counted seconds apply to every event of that group's readings, so a source must read
 the same events of a group on a unit every time (the sampler does).
+
+Float order. Frames must not depend on how the engine was fed (``add_slice`` or ``add_rows``) nor
+on internal shortcuts, bit for bit, so every sum here is spelled out in one fixed order: a count
+sum is its counts added in reading order from 0.0; an entity's interval vector adds its groups in
+the order they were first read in the interval; a scope sum is ``sum()`` over its parts in
+contribution order (``0.0 + a + b`` for two parts, which is what ``sum`` computes).
 """
 
 from __future__ import annotations
 
 from collections import defaultdict, deque
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from itertools import repeat
-from operator import add, sub
+from functools import reduce
+from itertools import compress, repeat
+from operator import add, itemgetter, lt, sub
+from typing import Any
 
 Vector = list[float]
 # (entity, present seconds, vector [raw count sums | counted seconds])
 Contribution = tuple["Entity", float, Vector]
 ScopeKey = tuple[str, str]  # (level, key): ("total", ""), ("cmg", "0"), ("core", "12"), ("thread", "4242")
+Terms = tuple[Vector, Vector, Vector]  # scaled counts, counted seconds, present seconds per event
+Getter = Callable[[Sequence[float]], Any]  # a C-level itemgetter
+
+
+@dataclass(frozen=True, slots=True)
+class Plan:
+    """How an entity's interval vector is gathered from its groups' sums (see Entity.drain).
+
+    For one sequence of group layouts (the groups in the order first read in the interval): the
+    group sums are laid end to end, then each group's counted seconds, then a 0.0. ``gather``
+    picks every vector position from there (the 0.0 where no group has the event, and where
+    several do, fixed afterwards); ``shared`` lists those positions with a getter of their
+    contributions in group order, added up as ``vec[i] += value`` group by group would.
+    """
+
+    gather: Getter
+    shared: tuple[tuple[int, Getter], ...]
 
 
 class GroupAcc:
     """What one entity read of one group during the open interval (the hot path writes here).
 
-    A source reads the same events of a group every time. For a group of many events the sums
-    are kept as a list in the order of the first reading's events, and a reading with that same
-    layout is added with one C-level ``map(add)`` (half the cost of a dict update per count at
-    8 events, measured); a group of few events, or a reading with another layout, uses per-name
-    sums (``mixed``) for the rest of the interval. Either way every sum is its counts added in
-    reading order from 0.0, exactly as ``sums[name] += value``.
+    A source reads the same events of a group every time. A reading with the layout of the
+    group's first reading (``names``) is only appended to ``pending`` (its values in ``names``
+    order: a list, or a dict's values view); :meth:`fold` adds the pending readings into the list
+    of sums ``values`` column by column, C-level, as ``sum(column, start)``, which is
+    ``start + v1 + v2 + ...`` in reading order. A reading with another layout folds what is
+    pending and switches the group to per-name sums (``mixed``) for the rest of the interval.
+    Either way every sum is its counts added in reading order from 0.0, exactly as
+    ``sums[name] += value`` reading by reading, so the path taken never shows in the results.
     """
 
-    __slots__ = ("counted", "mixed", "names", "values")
+    __slots__ = ("counted", "mixed", "names", "pending", "values")
 
     def __init__(self) -> None:
         self.counted = 0.0
         self.names: tuple[str, ...] | None = None  # events of the first reading, in its order
-        self.values: list[float] = []  # their sums
+        self.values: list[float] | None = None  # sums of the folded readings (None: none yet)
+        self.pending: list[Iterable[int]] = []  # readings not yet added, values in names order
         self.mixed: defaultdict[str, float] | None = None  # per-name sums
 
-    def add_other(self, counts: Mapping[str, float]) -> None:
-        """Add a reading the engine's fast paths do not take (see MetricsEngine.add_slice)."""
-        if self.names is None and len(counts) >= VECTOR_FROM:
-            self.names = tuple(counts)
-            self.values = list(map(add, repeat(0.0), counts.values()))
-            return
-        if self.mixed is None:
-            self.mixed = defaultdict(float, zip(self.names or (), self.values, strict=True))
+    def fold(self) -> list[float]:
+        """The sums of every reading so far (``names`` order), pending readings added in.
+
+        ``sum(column, start)`` adds in order from ``start`` (CPython 3.10/3.11; from 3.12 it
+        compensates rounding, which changes nothing for counts: whole numbers, exact in a float
+        up to 2**53).
+        """
+        pending = self.pending
+        if pending:
+            start = repeat(0.0) if self.values is None else self.values
+            self.values = list(map(sum, zip(*pending, strict=True), start))
+            self.pending = []
+        elif self.values is None:
+            self.values = []
+        return self.values
+
+    def add_other(self, counts: Mapping[str, int]) -> None:
+        """Add a reading the engine's fast path does not take (see MetricsEngine.add_slice)."""
+        mixed = self.mixed
+        if mixed is None:
+            if self.names is None:
+                self.names = tuple(counts)
+                self.pending.append(counts.values())
+                return
+            mixed = self.mixed = defaultdict(float, zip(self.names, self.fold(), strict=True))
             self.names = _MIXED
         for name, value in counts.items():
-            self.mixed[name] += value
+            mixed[name] += value
+
+    def add_row(self, names: tuple[str, ...], values: Sequence[int]) -> None:
+        """Add a row whose layout is not ``names`` by identity (see MetricsEngine.add_rows)."""
+        mixed = self.mixed
+        if mixed is None:
+            if self.names is None:
+                self.names = names
+                self.pending.append(values)
+                return
+            if names == self.names:  # the same layout in another tuple object
+                self.pending.append(values)
+                return
+            mixed = self.mixed = defaultdict(float, zip(self.names, self.fold(), strict=True))
+            self.names = _MIXED
+        # A repeated name counts once, with its last value, as in dict(zip(names, values)).
+        for name, value in dict(zip(names, values, strict=True)).items():
+            mixed[name] += value
 
     def sums(self) -> Mapping[str, float]:
         """Per event, the sum of its counts."""
         if self.mixed is not None:
             return self.mixed
-        return dict(zip(self.names or (), self.values, strict=True))
+        return dict(zip(self.names or (), self.fold(), strict=True))
 
 
-VECTOR_FROM = 6  # events per reading from which list sums beat per-name sums (measured)
 _MIXED: tuple[str, ...] = ("\0mixed layouts",)  # never the events of a reading: no list sums
+
+
+def drain_plan(layouts: Sequence[tuple[str, ...]], index: Mapping[str, int], n_events: int) -> Plan:
+    """The :class:`Plan` of one sequence of group layouts (events the entity's kind may not count
+    are left out; a name repeated within a layout counts once, with its last position, as in a
+    dict)."""
+    contributions: list[list[int]] = [[] for _ in range(2 * n_events)]
+    at = 0
+    counted_at = sum(map(len, layouts))
+    for g, names in enumerate(layouts):
+        last = {name: j for j, name in enumerate(names)}
+        for name, j in last.items():
+            i = index.get(name)
+            if i is not None:
+                contributions[i].append(at + j)
+                contributions[n_events + i].append(counted_at + g)
+        at += len(names)
+    zero = counted_at + len(layouts)
+    gather = [found[0] if len(found) == 1 else zero for found in contributions]
+    shared = tuple(
+        (position, itemgetter(*found)) for position, found in enumerate(contributions) if len(found) > 1
+    )
+    if len(gather) == 1:
+        (only,) = gather
+        return Plan(lambda ext: (ext[only],), shared)
+    return Plan(itemgetter(*gather), shared)
 
 
 class Entity:
@@ -81,7 +168,10 @@ class Entity:
         "end",
         "groups",
         "index",
+        "keys",
+        "keys_threads",
         "kind",
+        "plans",
         "run",
         "serial",
         "start",
@@ -100,6 +190,7 @@ class Entity:
         start: float,
         index: Mapping[str, int],
         n_events: int,
+        plans: dict[tuple[tuple[str, ...], ...], Plan] | None = None,
     ) -> None:
         self.serial = serial
         self.unit = unit
@@ -110,6 +201,7 @@ class Entity:
         self.end: float | None = None
         self.groups: dict[str, GroupAcc] = {}
         self.index = index  # event name -> vector position, only the events this kind may count
+        self.plans: dict[tuple[tuple[str, ...], ...], Plan] = {} if plans is None else plans  # per kind
         self.run: Vector = [0.0] * (2 * n_events)
         self.thread_key = str(ident) if kind == "thread" else None
         if kind == "thread":
@@ -122,6 +214,15 @@ class Entity:
             self.cmg_key: str | None = str(ident if cmg is None else cmg)
         else:
             self.cmg_key = None if cmg is None else str(cmg)
+        keys: list[ScopeKey] = [("total", "")]
+        if self.cmg_key is not None:
+            keys.append(("cmg", self.cmg_key))
+        if self.core_key is not None:
+            keys.append(("core", self.core_key))
+        self.keys: tuple[ScopeKey, ...] = tuple(keys)
+        if self.thread_key is not None:
+            keys.append(("thread", self.thread_key))
+        self.keys_threads: tuple[ScopeKey, ...] = tuple(keys)
 
     def present(self, lo: float, hi: float) -> float:
         """Seconds of cumulative slice time in ``[lo, hi]`` this entity existed."""
@@ -130,120 +231,86 @@ class Entity:
         return end - start if end > start else 0.0
 
     def drain(self, n_events: int, reset: bool) -> Vector:
-        """The open interval's vector; with ``reset`` the group accumulators start over."""
+        """The open interval's vector; with ``reset`` the group accumulators start over.
+
+        Per event, its sums and counted seconds added over the groups in the order they were
+        first read, from 0.0 (``vec[i] += value`` group by group). Most events are in one group,
+        where that is the value itself: the vector is gathered C-level by a plan cached per
+        sequence of group layouts, and only events of several groups are summed.
+        """
+        accs = list(self.groups.values())
+        if reset:
+            self.groups = {}
+        if not n_events:
+            return []
+        if any(acc.mixed is not None for acc in accs):
+            return self._drain_by_name(accs, n_events)
+        layouts = tuple([acc.names or () for acc in accs])
+        plans = self.plans
+        plan = plans.get(layouts)
+        if plan is None:
+            if len(plans) >= 256:
+                plans.clear()
+            plan = plans[layouts] = drain_plan(layouts, self.index, n_events)
+        ext: list[float] = []
+        for acc in accs:
+            ext += acc.fold()
+        ext += [acc.counted for acc in accs]
+        ext.append(0.0)
+        vec = list(plan.gather(ext))
+        for position, contributions in plan.shared:
+            # reduce(add, ...) is 0.0 + v1 + v2 + ... in order on every Python (sum() compensates
+            # rounding since 3.12, and counted seconds are not whole numbers).
+            vec[position] = reduce(add, contributions(ext), 0.0)
+        return vec
+
+    def _drain_by_name(self, accs: list[GroupAcc], n_events: int) -> Vector:
+        """:meth:`drain` when some group changed layouts within the interval: name by name."""
         vec = [0.0] * (2 * n_events)
         index = self.index
-        for acc in self.groups.values():
+        for acc in accs:
             counted = acc.counted
             for name, value in acc.sums().items():
                 i = index.get(name)
                 if i is not None:
                     vec[i] += value
                     vec[n_events + i] += counted
-        if reset:
-            self.groups = {}
         return vec
 
-    def scope_keys(self, threads: bool) -> list[ScopeKey]:
-        keys: list[ScopeKey] = [("total", "")]
-        if self.cmg_key is not None:
-            keys.append(("cmg", self.cmg_key))
-        if self.core_key is not None:
-            keys.append(("core", self.core_key))
-        if threads and self.thread_key is not None:
-            keys.append(("thread", self.thread_key))
-        return keys
-
-
-Terms = tuple[Vector, Vector, Vector]  # scaled counts, counted seconds, present seconds per event
-
-
-class ScopeAcc:
-    """A scope's contributors: per entity, extrapolated counts, counted and present seconds per event.
-
-    :meth:`totals` sums them; an event whose counted sum is 0 had no contributing entity and is
-    absent from the scope. ``members`` identifies the contributors so identical scopes (a thread
-    alone on its core) are computed once.
-    """
-
-    __slots__ = ("members", "parts")
-
-    def __init__(self) -> None:
-        self.parts: list[Terms] = []
-        self.members: list[object] = []
-
-    def copy(self) -> ScopeAcc:
-        other = ScopeAcc()
-        other.parts = list(self.parts)
-        other.members = list(self.members)
-        return other
-
-    def add(self, terms: Terms, member: object | None) -> None:
-        self.parts.append(terms)
-        if member is not None:
-            self.members.append(member)
-
-    def totals(self, n_events: int) -> Terms:
-        parts = self.parts
-        if len(parts) == 1:
-            return parts[0]
-        if not parts:
-            zero = [0.0] * n_events
-            return zero, zero, zero
-        scaled, counted, present = zip(*parts, strict=True)
-        return (
-            list(map(sum, zip(*scaled, strict=True))),
-            list(map(sum, zip(*counted, strict=True))),
-            list(map(sum, zip(*present, strict=True))),
-        )
+    def scope_keys(self, threads: bool) -> tuple[ScopeKey, ...]:
+        return self.keys_threads if threads else self.keys
 
 
 def entity_terms(present: float, vec: Vector, n_events: int) -> Terms:
     """One entity's scaled counts, counted seconds and present seconds (0 where it never counted).
 
     The scaled count is :func:`sectormon.readings.extrapolate` (``raw * (present / counted)``),
-    written out over the vector because this runs for every entity of every window.
+    written out over the vector because this runs for every entity of every window. (List
+    comprehensions: CPython 3.11 specialises their float arithmetic, which makes them cheaper than
+    ``map`` with ``operator`` functions here, measured.)
     """
-    raw_sums = vec[:n_events]
     counted = vec[n_events:]
-    scaled = [raw * (present / c) if c > 0.0 else 0.0 for raw, c in zip(raw_sums, counted, strict=True)]
+    scaled = [raw * (present / c) if c > 0.0 else 0.0 for raw, c in zip(vec, counted, strict=False)]
     pres = [present if c > 0.0 else 0.0 for c in counted]
     return scaled, counted, pres
 
 
-def scope_accs(
-    contributions: Iterable[Contribution],
-    n_events: int,
-    *,
-    threads: bool,
-    archive: Mapping[ScopeKey, ScopeAcc] | None = None,
-) -> dict[ScopeKey, ScopeAcc]:
-    """Collect contributions (and archived entities, for run windows) into every scope they belong to."""
-    accs: dict[ScopeKey, ScopeAcc] = {}
-    if archive:
-        for key, archived in archive.items():
-            if threads or key[0] != "thread":
-                accs[key] = archived.copy()
-    for entity, present, vec in contributions:
-        terms = entity_terms(present, vec, n_events)
-        for key in entity.scope_keys(threads):
-            acc = accs.get(key)
-            if acc is None:
-                acc = accs[key] = ScopeAcc()
-            acc.add(terms, entity.serial)
-    return accs
+def add_to_archive(archive: dict[ScopeKey, Terms], entity: Entity, present: float, n_events: int) -> None:
+    """Fold an ended entity's whole-run contribution into fixed per-scope sums (its counts are final).
 
-
-def add_to_archive(archive: dict[ScopeKey, ScopeAcc], entity: Entity, present: float, n_events: int) -> None:
-    """Fold an ended entity's whole-run contribution into fixed per-scope sums (its counts are final)."""
+    An archived scope is one pre-summed part: ``sum((archived, new))``, i.e. ``0.0 + a + b``.
+    """
     terms = entity_terms(present, entity.run, n_events)
-    for key in entity.scope_keys(threads=True):
-        acc = archive.get(key)
-        if acc is None:
-            acc = archive[key] = ScopeAcc()
-            acc.members.append(("archive", key))  # never equal to another scope's members
-        acc.add(terms, None)
-        acc.parts = [acc.totals(n_events)]  # keep one pre-summed part
+    for key in entity.keys_threads:
+        old = archive.get(key)
+        if old is None:
+            archive[key] = terms
+        else:
+            archive[key] = (
+                [0.0 + a + b for a, b in zip(old[0], terms[0], strict=True)],
+                [0.0 + a + b for a, b in zip(old[1], terms[1], strict=True)],
+                [0.0 + a + b for a, b in zip(old[2], terms[2], strict=True)],
+            )
 
 
 def merge_contributions(groups: Iterable[Sequence[Contribution]]) -> list[Contribution]:
@@ -260,7 +327,7 @@ def merge_contributions(groups: Iterable[Sequence[Contribution]]) -> list[Contri
                 vectors[entity] = [vec]
     out: list[Contribution] = []
     for entity, vecs in vectors.items():
-        vec = vecs[0] if len(vecs) == 1 else list(map(sum, zip(*vecs, strict=True)))
+        vec = vecs[0] if len(vecs) == 1 else list(map(sum, zip(*vecs, strict=False)))
         out.append((entity, sum(presents[entity]), vec))
     return out
 
@@ -344,22 +411,22 @@ class RecentWindow:
             self._rebuild()
 
     def _drop(self, interval: Interval) -> None:
-        n = None
+        refs = self._refs
+        sums = self._sums
         for entity, _, vec in interval.contributions:
-            left = self._refs[entity] - 1
+            left = refs[entity] - 1
             if left == 0:
-                del self._refs[entity]
-                del self._sums[entity]
+                del refs[entity]
+                del sums[entity]
                 continue
-            self._refs[entity] = left
-            rest = list(map(sub, self._sums[entity], vec))
-            if n is None:
-                n = len(rest) // 2
-            for i in range(n, 2 * n):
-                if rest[i] < _RESIDUE_S:
-                    rest[i] = 0.0
-                    rest[i - n] = 0.0
-            self._sums[entity] = rest
+            refs[entity] = left
+            rest = list(map(sub, sums[entity], vec))
+            n = len(rest) // 2
+            # Only the few positions below the residue (C-level search) need looking at.
+            for i in compress(range(n), map(lt, rest[n:], repeat(_RESIDUE_S))):
+                rest[n + i] = 0.0
+                rest[i] = 0.0
+            sums[entity] = rest
 
     def _rebuild(self) -> None:
         self._since_rebuild = 0
@@ -371,8 +438,9 @@ class RecentWindow:
         if not self.intervals:
             return 0.0, []
         first = self.intervals[0]
+        c0 = first.c0
         c1 = self.intervals[-1].c1
-        return first.t0, [(e, e.present(first.c0, c1), vec) for e, vec in self._sums.items()]
+        return first.t0, [(e, e.present(c0, c1), vec) for e, vec in self._sums.items()]
 
     def select(self, t: float) -> tuple[float, list[list[Contribution]]]:
         """The start time and the intervals of the window ending at ``t`` (without pruning)."""
