@@ -101,23 +101,7 @@ def make_slices(profile: Profile, n: int, seed: int = 1) -> list[Slice]:
 def as_rows(slices: list[Slice]) -> list[SliceRows]:
     """The slices as rows, one names tuple per layout for the whole feed (as the reader does)."""
     layouts: dict[tuple[str, ...], tuple[str, ...]] = {}
-    out = []
-    for s in slices:
-        rows = tuple(
-            (
-                r.unit,
-                r.core,
-                r.cmg,
-                r.group,
-                r.time_enabled,
-                r.time_running,
-                layouts.setdefault(tuple(r.counts), tuple(r.counts)),
-                list(r.counts.values()),
-            )
-            for r in s.readings
-        )
-        out.append(SliceRows(s.t, s.index, s.duration, s.group, rows, s.overhead_s, s.ended))
-    return out
+    return [SliceRows.from_slice(s, layouts) for s in slices]
 
 
 def run_engine(profile: Profile, slices: Sequence[Slice | SliceRows]) -> tuple[float, float, list[float]]:

@@ -194,9 +194,13 @@ class SliceRows:
         )
 
     @classmethod
-    def from_slice(cls, s: Slice) -> SliceRows:
-        """The rows of a slice (tests and fakes; the sampler produces :class:`Slice` directly)."""
-        layouts: dict[tuple[str, ...], tuple[str, ...]] = {}
+    def from_slice(cls, s: Slice, layouts: dict[tuple[str, ...], tuple[str, ...]] | None = None) -> SliceRows:
+        """The rows of a slice (tests, fakes, benchmarks; the sampler produces :class:`Slice`).
+
+        Pass the same ``layouts`` dict for a whole feed to share one names tuple per layout
+        across slices, as the recording reader does.
+        """
+        layouts = {} if layouts is None else layouts
         rows: list[Row] = []
         for r in s.readings:
             names = tuple(r.counts)
