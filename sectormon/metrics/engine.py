@@ -45,6 +45,12 @@ covers everything since 0. Units that ended keep their counts in ``run`` and in 
 it still covers them. ``frame(t)`` should be called with the end time of the last slice added.
 
 The engine is single-threaded: the pipeline thread feeds slices and marks and asks for frames.
+
+Where the work happens: readings accumulate per entity and group (:mod:`windows`: ``GroupAcc``,
+``Entity.drain``, the recent window's running sums); a frame sums each window's entities into
+scopes column by column (:mod:`scopes`) and builds the stats of all windows' scopes in one batch
+per metric list (:mod:`stats`). Every float is computed in the order this docstring implies, so
+frames do not depend on the path taken (``add_slice`` or ``add_rows``, cached layouts or not).
 """
 
 from __future__ import annotations

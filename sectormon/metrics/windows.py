@@ -1,4 +1,4 @@
-"""Accumulators behind the engine's windows: entities, per-interval contributions, scope sums.
+"""Accumulators behind the engine's windows: entities, per-interval contributions, recent sums.
 
 The unit of extrapolation is an *entity*: one unit (thread, CPU or CMG stand-in) at one binding.
 A thread that moves to another core becomes a new entity from that slice on, so its counts land
@@ -16,8 +16,10 @@ the same events of a group on a unit every time (the sampler does).
 Float order. Frames must not depend on how the engine was fed (``add_slice`` or ``add_rows``) nor
 on internal shortcuts, bit for bit, so every sum here is spelled out in one fixed order: a count
 sum is its counts added in reading order from 0.0; an entity's interval vector adds its groups in
-the order they were first read in the interval; a scope sum is ``sum()`` over its parts in
-contribution order (``0.0 + a + b`` for two parts, which is what ``sum`` computes).
+the order they were first read in the interval; a scope sum (:mod:`sectormon.metrics.scopes`, and
+the archive here) is ``sum()`` over its parts in contribution order (``0.0 + a + b`` for two
+parts, which is what ``sum`` computes). Readings are frozen (see :mod:`sectormon.readings`): a
+group keeps its pending readings' values until the next frame, so they must not change.
 """
 
 from __future__ import annotations
@@ -74,6 +76,19 @@ class GroupAcc:
         self.values: list[float] | None = None  # sums of the folded readings (None: none yet)
         self.pending: list[Iterable[int]] = []  # readings not yet added, values in names order
         self.mixed: defaultdict[str, float] | None = None  # per-name sums
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> GroupAcc:
+        """A copy for engine checkpoints (replay seeking): pending readings are folded first (a
+        dict's values view cannot be copied; folding early changes no sum, see :meth:`fold`)."""
+        if self.mixed is None:
+            self.fold()
+        other = GroupAcc()
+        other.counted = self.counted
+        other.names = self.names
+        other.values = None if self.values is None else list(self.values)
+        other.mixed = None if self.mixed is None else defaultdict(float, self.mixed)
+        memo[id(self)] = other
+        return other
 
     def fold(self) -> list[float]:
         """The sums of every reading so far (``names`` order), pending readings added in.

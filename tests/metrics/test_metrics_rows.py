@@ -9,6 +9,7 @@ readings, CMG units, events listed as unavailable, unknown unit keys, and baseli
 
 from __future__ import annotations
 
+import copy
 import json
 from typing import Any
 
@@ -170,3 +171,27 @@ def test_folding_pending_readings_early_or_late_changes_nothing(
             else:
                 engine.add_slice(s)
         assert json.dumps(engine.frame(feed[-1].t).to_json()) == want
+
+
+def test_engine_copied_mid_interval_carries_on_identically() -> None:
+    """Replay checkpoints deep-copy the engine between frames, with readings still pending."""
+    feed = [
+        Slice(
+            0.1 * (i + 1),
+            i,
+            0.1,
+            group,
+            (Reading("thread:1", 0, 0, group, NS, NS - i, {e: 1000 + i for e in GROUPS[group]}),),
+        )
+        for i, group in enumerate(["G1", "G2", "G3", "G1", "G2", "G3"])
+    ]
+    engine = MetricsEngine(PROFILE)
+    engine.add_slice(feed[0])
+    engine.add_rows(SliceRows.from_slice(feed[1]))
+    copied = copy.deepcopy(engine)
+    frames = []
+    for e in (engine, copied):
+        for s in feed[2:]:
+            e.add_slice(s)
+        frames.append(json.dumps(e.frame(feed[-1].t).to_json()))
+    assert frames[0] == frames[1]
