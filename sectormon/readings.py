@@ -180,13 +180,14 @@ class SliceRows:
     ended: tuple[str, ...] = ()
 
     def to_slice(self) -> Slice:
+        """The same slice with :class:`Reading` objects (built by :func:`make_reading`)."""
         return Slice(
             t=self.t,
             index=self.index,
             duration=self.duration,
             group=self.group,
             readings=tuple(
-                Reading(unit, core, cmg, group, te, tr, dict(zip(names, values, strict=True)))
+                make_reading(unit, core, cmg, group, te, tr, dict(zip(names, values, strict=True)))
                 for unit, core, cmg, group, te, tr, names, values in self.rows
             ),
             overhead_s=self.overhead_s,

@@ -68,7 +68,6 @@ class _Members:
     keys: tuple[str, ...]
     states: tuple[_UnitState, ...]
     counters: tuple[_Counter | None, ...]
-    active: tuple[_Counter, ...]  # the counters that exist, for enable/disable
 
 
 class Sampler:
@@ -170,8 +169,8 @@ class Sampler:
                     self._switch(done, current)
                 readings = self._read(done)
                 # Poll only after reading: units opened now were not counting in this slice; they
-                # start with the group that is running now.
-                ended = self._refresh_units(start=None if stopping else current)
+                # start with the group that is running now. When stopping, every unit ends here.
+                ended = () if stopping else self._refresh_units(start=current)
                 self._close_ended(ended)
                 if stopping:
                     ended = tuple(self._units)
@@ -282,8 +281,7 @@ class Sampler:
             keys = tuple(self._units)
             states = tuple(self._units.values())
             counters = tuple(state.counters.get(name) for state in states)
-            active = tuple(c for c in counters if c is not None)
-            members = self._members[name] = _Members(keys, states, counters, active)
+            members = self._members[name] = _Members(keys, states, counters)
         return members
 
     def _units_changed(self) -> None:
@@ -301,18 +299,20 @@ class Sampler:
                 raise
 
     def _enable(self, group: PlannedGroup) -> None:
-        for counter in self._members_of(group.name).active:
-            self._toggle(counter, enable=True)
+        for counter in self._members_of(group.name).counters:
+            if counter is not None:
+                self._toggle(counter, enable=True)
 
     def _disable(self, group: PlannedGroup) -> None:
-        for counter in self._members_of(group.name).active:
-            self._toggle(counter, enable=False)
+        for counter in self._members_of(group.name).counters:
+            if counter is not None:
+                self._toggle(counter, enable=False)
 
     def _switch(self, old: PlannedGroup, new: PlannedGroup) -> None:
         """On every unit in turn: stop ``old``, start ``new`` (either may be absent on a unit)."""
-        stopping = self._members_of(old.name).counters
-        starting = self._members_of(new.name).counters
-        for before, after in zip(stopping, starting, strict=True):
+        old_counters = self._members_of(old.name).counters
+        new_counters = self._members_of(new.name).counters
+        for before, after in zip(old_counters, new_counters, strict=True):
             if before is not None:
                 self._toggle(before, enable=False)
             if after is not None:

@@ -220,13 +220,14 @@ class _ProcessTarget:
     def start(self) -> None:
         """Nothing to do for an existing process."""
 
-    def _watch(self) -> None:
-        """Open the pidfd and the task directory of ``pid`` (real /proc only; best effort)."""
+    def _watch(self, *, exit_fd: bool) -> None:
+        """Open the task directory of ``pid`` and, with ``exit_fd``, its pidfd (real /proc only;
+        best effort). A launched command needs no pidfd: :meth:`CommandTarget.finished` reaps it."""
         if self.pid is None or self._watch_fds or str(self.procfs_root) != "/proc":
             return
         pidfd_open = getattr(os, "pidfd_open", None)  # Python 3.9+ on Linux 5.3+
         with contextlib.suppress(OSError):
-            if pidfd_open is not None:
+            if exit_fd and pidfd_open is not None:
                 pidfd = pidfd_open(self.pid)
                 os.set_inheritable(pidfd, False)
                 self._watch_fds.append(pidfd)
@@ -313,7 +314,7 @@ class PidTarget(_ProcessTarget):
         if state in ("Z", "X", "x"):
             raise BadTarget(f"--pid {pid}: the process has already exited (zombie); give a running pid")
         self.pid = pid
-        self._watch()
+        self._watch(exit_fd=True)
 
 
 class CommandTarget(_ProcessTarget):
@@ -374,7 +375,7 @@ class CommandTarget(_ProcessTarget):
         self.pid = pid
         self._gate_w = gate_w
         self._err_r = err_r
-        self._watch()
+        self._watch(exit_fd=False)
         return pid
 
     def _child(self, gate_r: int, gate_w: int, err_r: int, err_w: int) -> None:  # pragma: no cover

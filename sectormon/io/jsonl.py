@@ -27,7 +27,7 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
-from sectormon.readings import MARK_KINDS, Mark, Reading, Row, Slice, SliceRows, make_reading
+from sectormon.readings import MARK_KINDS, Mark, Row, Slice, SliceRows
 
 FORMAT_VERSION = 2
 """The version of every record kind this sectormon writes (``sectormon/<kind>/2``)."""
@@ -291,19 +291,9 @@ def _row_error(i: int, r: object, layouts: list[tuple[str, ...]]) -> str | None:
     return None
 
 
-def slice_from_rows(s: SliceRows) -> Slice:
-    """:meth:`SliceRows.to_slice` for rows already checked by the decoder (the faster constructor)."""
-    readings: list[Reading] = []
-    append = readings.append
-    for unit, core, cmg, group, te, tr, names, values in s.rows:
-        reading = make_reading(unit, core, cmg, group, te, tr, dict(zip(names, values, strict=True)))
-        append(reading)
-    return Slice(s.t, s.index, s.duration, s.group, tuple(readings), s.overhead_s, s.ended)
-
-
 def slice_from_record(rec: Mapping[str, Any]) -> Slice:
     """A current-version slice record as a :class:`Slice`; :class:`BadRecord` when malformed."""
-    return slice_from_rows(slice_rows_from_record(rec))
+    return slice_rows_from_record(rec).to_slice()
 
 
 def mark_from_record(rec: Mapping[str, Any]) -> Mark:

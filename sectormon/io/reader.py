@@ -43,7 +43,6 @@ from sectormon.io.jsonl import (
     known_mark_kind,
     mark_from_record,
     parse_schema,
-    slice_from_rows,
     slice_rows_from_record,
 )
 from sectormon.io.v1 import SLICE_SCHEMA_V1, rows_from_v1, slice_from_v1
@@ -479,7 +478,7 @@ class RecordingStream(Generic[S]):
                 # No '-' anywhere in the line: no negative number, the decoder can skip that search.
                 item = slice_rows_from_record(rec, check_negative=b"-" in line)
                 if not rows:
-                    item = slice_from_rows(item)
+                    item = item.to_slice()
             elif schema == MARK_SCHEMA:
                 item = mark_from_record(rec)
             elif schema == SLICE_SCHEMA_V1:
@@ -494,7 +493,7 @@ class RecordingStream(Generic[S]):
                 else:
                     item = slice_rows_from_record(rec)
                     if not rows:
-                        item = slice_from_rows(item)
+                        item = item.to_slice()
         except BadRecord as exc:
             self._bad(lineno, str(exc))
             return None

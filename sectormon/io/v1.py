@@ -20,7 +20,6 @@ from sectormon.io.jsonl import (
     BadRecord,
     intern_layout,
     slice_fields,
-    slice_from_rows,
 )
 from sectormon.readings import Row, Slice, SliceRows
 
@@ -34,7 +33,7 @@ _Fields = tuple[str, "int | None", "int | None", str, int, int, dict[str, int]]
 def slice_from_v1(rec: Mapping[str, Any]) -> Slice:
     """A version-1 slice record as a :class:`Slice`; :class:`BadRecord` when malformed (one
     decoder for both forms: the rows', then readings built from them)."""
-    return slice_from_rows(rows_from_v1(rec))
+    return rows_from_v1(rec).to_slice()
 
 
 def rows_from_v1(rec: Mapping[str, Any]) -> SliceRows:

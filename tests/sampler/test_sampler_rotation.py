@@ -190,3 +190,18 @@ def test_time_spent_reading_is_counted_by_the_next_group_not_lost() -> None:
         seconds = final.threads[str(tid)].seconds
         for name, rate in (("A", 1000.0), ("B", 2000.0), ("C", 3000.0)):
             assert counts[name] == pytest.approx(rate * seconds, rel=0.02), (tid, name)
+
+
+def test_the_last_slice_names_every_unit_ended_even_when_they_end_with_the_target() -> None:
+    """Threads that exit together with the process are all in the final slice's ``ended``."""
+    t1 = Unit("thread", 1, core=0, cmg=0)
+    t2 = Unit("thread", 2, core=1, cmg=0)
+    source = FakeSource(
+        {t1.key: (t1, 0, 0.05), t2.key: (t2, 0, 0.05)},
+        {"A": 1000.0, "B": 1000.0, "C": 1000.0},
+        stop_at=0.05,
+    )
+    slices = _run(source)
+    assert sorted(slices[-1].ended) == ["thread:1", "thread:2"]
+    assert {r.unit for r in slices[-1].readings} == {"thread:1", "thread:2"}
+    assert all(g.closed for g in source.groups)
