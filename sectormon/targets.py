@@ -121,6 +121,11 @@ class ThreadTracker:
         return tuple(self._units.values())
 
     @property
+    def polls(self) -> int:
+        """Polls so far (:meth:`update` and :meth:`unchanged`)."""
+        return self._polls
+
+    @property
     def refresh_due(self) -> bool:
         """Whether the next poll re-reads every thread's affinity (it needs the thread list)."""
         return (self._polls + 1) % self._refresh_every == 0

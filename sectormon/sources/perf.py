@@ -118,7 +118,6 @@ class PerfSource:
         self._tracker = ThreadTracker(topology.cmg_of, refresh_every=AFFINITY_REFRESH_POLLS)
         self._cpu_units: tuple[Unit, ...] | None = None
         self._thread_count: int | None = None
-        self._polls = 0
         self._t0: float | None = None
         self._groups: list[PerfGroup | _ExecGatedGroup] = []
         self._specs: dict[str, EventSpec] = {}
@@ -166,12 +165,11 @@ class PerfSource:
             if self._cpu_units is None:
                 self._cpu_units = tuple(self._cpu_unit(c) for c in target.cpus)
             return UnitsUpdate(alive=self._cpu_units)
-        self._polls += 1
         count = target.thread_count()
         if (
             count is not None
             and count == self._thread_count
-            and self._polls % FULL_SCAN_POLLS
+            and (self._tracker.polls + 1) % FULL_SCAN_POLLS
             and not self._tracker.refresh_due
             and not target.finished()
         ):
