@@ -37,3 +37,4 @@ class DataError(SectormonError):
         self.path = path
         self.line = line
         self.problem = problem
+        self.fix = fix

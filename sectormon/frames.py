@@ -177,3 +177,27 @@ class Frame:
         if self.warnings:
             data["warnings"] = list(self.warnings)
         return data
+
+
+class FrameClock:
+    """When a frame is due, from slice end times alone (live, replay and a replay's reader process
+    must agree to the slice, so this is the one place that decides).
+
+    A frame is due at the first slice whose end time reaches the next multiple of ``interval``
+    after ``start``; missed multiples are skipped (one frame covers the gap).
+    """
+
+    def __init__(self, interval: float, start: float = 0.0) -> None:
+        if interval <= 0:
+            raise ValueError("interval must be > 0")
+        self.interval = interval
+        self._next = (int(start / interval) + 1) * interval
+
+    def due(self, t: float) -> bool:
+        """Whether a slice ending at ``t`` closes a frame (and if so, move to the next one)."""
+        slack = 1e-9 * self.interval
+        if t + slack < self._next:
+            return False
+        while self._next <= t + slack:
+            self._next += self.interval
+        return True

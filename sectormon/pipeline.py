@@ -23,8 +23,9 @@ from types import FrameType
 from typing import Any
 
 from sectormon import __version__
-from sectormon.frames import HEADER_SCHEMA, Frame
+from sectormon.frames import HEADER_SCHEMA, Frame, FrameClock
 from sectormon.io.jsonl import RECORDING_SCHEMA
+from sectormon.metrics.batch import RowBatch
 from sectormon.metrics.engine import MetricsEngine
 from sectormon.profiles.model import Profile
 from sectormon.readings import Mark, Slice, SliceRows
@@ -46,18 +47,13 @@ def build_engine(profile: Profile, header: Mapping[str, Any]) -> MetricsEngine:
 
 
 class FrameBuilder:
-    """Turns an ordered stream of slices and marks into frames, one per interval of stream time.
-
-    A frame is due at the first slice whose end time reaches the next multiple of ``interval``;
-    missed multiples are skipped (one frame covers the gap, it says how long it was).
-    """
+    """Turns an ordered stream of slices and marks into frames, one per interval of stream time
+    (:class:`FrameClock` says when)."""
 
     def __init__(self, engine: MetricsEngine, interval: float, *, start: float = 0.0) -> None:
-        if interval <= 0:
-            raise ValueError("interval must be > 0")
         self.engine = engine
         self.interval = interval
-        self._next = (int(start / interval) + 1) * interval
+        self.clock = FrameClock(interval, start)
         self.last_t = start
         self.frames = 0
 
@@ -70,12 +66,26 @@ class FrameBuilder:
         else:
             self.engine.add_slice(item)
         self.last_t = item.t
-        if item.t + 1e-9 * self.interval < self._next:
+        if not self.clock.due(item.t):
             return []
-        while self._next <= item.t + 1e-9 * self.interval:
-            self._next += self.interval
         self.frames += 1
         return [self.engine.frame(item.t)]
+
+    def feed_batch(self, batch: RowBatch) -> list[Frame]:
+        """:meth:`feed` for the slices of a :class:`RowBatch` (what a replay's reader process
+        sends): only its last slice may close a frame, as the reader's own clock decided."""
+        if not batch.slices:
+            return []
+        self.engine.add_batch(batch)
+        t = batch.slices[-1][0]
+        self.last_t = t
+        due = self.clock.due(t)
+        if due != batch.frame_due:
+            raise ValueError(f"a reader batch ending at t={t:g} is out of step with the frame clock")
+        if not due:
+            return []
+        self.frames += 1
+        return [self.engine.frame(t)]
 
     def feed_all(self, items: Iterable[Slice | SliceRows | Mark]) -> list[Frame]:
         frames: list[Frame] = []

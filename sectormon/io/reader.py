@@ -519,6 +519,14 @@ class RecordingStream(Generic[S]):
         state.last_slice_t = t
         return True
 
+    def absorb(self, *, last_line: int, skipped: int, warnings: list[str]) -> None:
+        """Take over what another reader of this file found (a replay's reader process read it
+        for us): where it stopped, what it skipped, what it warned about."""
+        self._iterated = True
+        self._state.lineno = last_line
+        self.skipped += skipped
+        self.warnings.extend(warnings)
+
     @property
     def last_line(self) -> int:
         """The number of the last line read so far."""

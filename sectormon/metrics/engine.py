@@ -62,6 +62,7 @@ from operator import add
 
 from sectormon.frames import EMPTY_SCOPE, Baseline, Frame, ScopeStats, WindowStats
 from sectormon.metrics.baseline import keyed_deltas, scope_deltas
+from sectormon.metrics.batch import FOLD_EVERY, RowBatch
 from sectormon.metrics.formulas import MetricSet, evaluate_metrics
 from sectormon.metrics.scopes import CLASS_OF_KIND, Block, EventClasses, Layout, joined_blocks, layout
 from sectormon.metrics.scopes import blocks as scope_blocks
@@ -91,7 +92,7 @@ __all__ = ["MetricsEngine", "evaluate_metrics"]
 _TOTAL: ScopeKey = ("total", "")
 
 # Slices between folds of the groups' pending readings (they are folded at every frame anyway).
-_FOLD_EVERY = 256
+_FOLD_EVERY = FOLD_EVERY
 
 # (contributions, window seconds, with thread scopes?, archive of ended entities or None, the
 # name under which its scope layout is kept from frame to frame)
@@ -261,6 +262,30 @@ class MetricsEngine:
             else:
                 acc.add_row(names, values)
         self._end_slice(s.t, s.group, dur, s.ended, s.overhead_s)
+
+    def add_batch(self, batch: RowBatch) -> None:
+        """The slices of a :class:`RowBatch`, summed by a :class:`RowAggregator` elsewhere: the
+        same entities enter in the same order, then the group accumulators take the states the
+        aggregator reached with ``add_rows``'s own arithmetic (the same frames, see
+        :mod:`sectormon.metrics.batch`)."""
+        enter = self._enter
+        end_slice = self._end_slice
+        for t, _index, duration, group, ended, overhead_s, entries in batch.slices:
+            dur = duration if duration > 0 else 0.0
+            if entries:
+                cum0 = self._cum
+                for serial, unit, core, cmg in entries:
+                    ent = enter(unit, core, cmg, cum0)
+                    if (0 if ent is None else ent.serial) != serial:
+                        raise ValueError(f"a batch entity of {unit!r} is out of step with the engine")
+            end_slice(t, group, dur, ended, overhead_s)
+        entities = self._open
+        for serial, name, names, counted, values, mixed in batch.groups:
+            groups = entities[serial].groups
+            acc = groups.get(name)
+            if acc is None:
+                acc = groups[name] = GroupAcc()
+            acc.restore(names, counted, values, mixed)
 
     def _end_slice(self, t: float, group: str, dur: float, ended: Sequence[str], overhead_s: float) -> None:
         cum1 = self._cum + dur

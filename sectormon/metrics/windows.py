@@ -90,6 +90,26 @@ class GroupAcc:
         memo[id(self)] = other
         return other
 
+    def restore(
+        self,
+        names: tuple[str, ...] | None,
+        counted: float,
+        values: list[float] | None,
+        mixed: dict[str, float] | None,
+    ) -> None:
+        """Become the accumulator another process built from the same rows (a replay's reader,
+        :mod:`sectormon.metrics.batch`): its layout and sums, or its per-name sums when mixed."""
+        self.counted = counted
+        self.pending = []
+        if mixed is None:
+            self.names = names
+            self.values = values
+            self.mixed = None
+        else:
+            self.names = _MIXED
+            self.values = None
+            self.mixed = defaultdict(float, mixed)
+
     def fold(self) -> list[float]:
         """The sums of every reading so far (``names`` order), pending readings added in.
 

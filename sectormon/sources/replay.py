@@ -26,6 +26,7 @@ from sectormon.frames import HEADER_SCHEMA, Frame
 from sectormon.io.reader import RecordingError, RecordingStream, open_recording, scan_recording
 from sectormon.readings import Mark, Slice, SliceRows
 from sectormon.session import FrameCallback
+from sectormon.sources import replay_worker
 
 CHECKPOINT_EVERY = 30.0
 """Stream seconds between engine snapshots of a :class:`ReplaySession` (about 1 MB each at 48 cores):
@@ -53,6 +54,18 @@ def stream_header(header: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
+def frame_timing(header: Mapping[str, Any], path: str) -> tuple[float, float]:
+    """The frame interval and the stream start a recording's header gives (checked)."""
+    options = header.get("options")
+    options = options if isinstance(options, dict) else {}
+    interval = options.get("interval", 1.0)
+    if not isinstance(interval, (int, float)) or not math.isfinite(interval) or interval <= 0:
+        raise RecordingError(path, 1, f"header options.interval must be a positive number, got {interval!r}")
+    start = header.get("recording_started", 0.0)
+    start = float(start) if isinstance(start, (int, float)) and math.isfinite(start) else 0.0
+    return float(interval), start
+
+
 def frame_builder(header: Mapping[str, Any], path: str) -> Builder:
     """The engine and frame builder a recording's header describes (the live run's own)."""
     from sectormon.pipeline import FrameBuilder, build_engine
@@ -61,15 +74,9 @@ def frame_builder(header: Mapping[str, Any], path: str) -> Builder:
     profile_data = header.get("profile")
     if not isinstance(profile_data, dict) or not profile_data:
         raise RecordingError(path, 1, "the header has no profile", "record with sectormon >= 0.1")
-    options = header.get("options")
-    options = options if isinstance(options, dict) else {}
-    interval = options.get("interval", 1.0)
-    if not isinstance(interval, (int, float)) or not math.isfinite(interval) or interval <= 0:
-        raise RecordingError(path, 1, f"header options.interval must be a positive number, got {interval!r}")
-    start = header.get("recording_started", 0.0)
-    start = float(start) if isinstance(start, (int, float)) and math.isfinite(start) else 0.0
+    interval, start = frame_timing(header, path)
     profile = profile_from_dict(profile_data, source=path)
-    return FrameBuilder(build_engine(profile, header), float(interval), start=start)
+    return FrameBuilder(build_engine(profile, header), interval, start=start)
 
 
 class _Pacer:
@@ -106,20 +113,30 @@ def replay_frames(
     Only frames with ``t_from <= t <= t_to`` are yielded, but every record before ``t_from`` is fed
     so rolling and whole-run windows are what the live run showed. ``speed`` paces frames in real
     time (2.0 = twice as fast); ``None`` = as fast as possible. Reading stops after ``t_to``.
-    The stream is read as rows (:meth:`RecordingStream.iter_rows`), however it was opened.
+    The stream is read as rows (:meth:`RecordingStream.iter_rows`), however it was opened; a large
+    recording replayed as fast as possible is read by a second process (:mod:`.replay_worker`).
     """
     builder = builder_factory(stream.header, stream.path)
     lo = -math.inf if t_from is None else t_from
     hi = math.inf if t_to is None else t_to
     pacer = _Pacer(speed, sleep, clock) if speed is not None and math.isfinite(speed) else None
-    for item in stream.iter_rows():
-        if item.t > hi:
-            break
-        if pacer is not None and type(item) is not Mark and item.t >= lo:
-            pacer.wait(item.t)
-        for frame in builder.feed(item):
-            if lo <= frame.t <= hi:
-                yield frame
+    feed_batch = getattr(builder, "feed_batch", None)
+    if pacer is None and feed_batch is not None and replay_worker.usable(stream):
+        interval, start = frame_timing(stream.header, stream.path)
+        for piece in replay_worker.read_batches(stream, interval, start, hi):
+            frames = builder.feed(piece) if isinstance(piece, Mark) else feed_batch(piece)
+            for frame in frames:
+                if lo <= frame.t <= hi:
+                    yield frame
+    else:
+        for item in stream.iter_rows():
+            if item.t > hi:
+                break
+            if pacer is not None and type(item) is not Mark and item.t >= lo:
+                pacer.wait(item.t)
+            for frame in builder.feed(item):
+                if lo <= frame.t <= hi:
+                    yield frame
     final = builder.finish()
     if lo <= final.t <= hi:
         yield final
@@ -133,9 +150,19 @@ def final_frame(
         builder = builder_factory(stream.header, stream.path)
         slices = 0
         feed = builder.feed
-        for item in stream:
-            slices += type(item) is not Mark
-            feed(item)
+        feed_batch = getattr(builder, "feed_batch", None)
+        if feed_batch is not None and replay_worker.usable(stream):
+            interval, start = frame_timing(stream.header, stream.path)
+            for piece in replay_worker.read_batches(stream, interval, start):
+                if isinstance(piece, Mark):
+                    feed(piece)
+                else:
+                    slices += len(piece.slices)
+                    feed_batch(piece)
+        else:
+            for item in stream:
+                slices += type(item) is not Mark
+                feed(item)
         if slices == 0:
             raise RecordingError(
                 stream.path, stream.last_line, "the recording has no slices: nothing to replay"

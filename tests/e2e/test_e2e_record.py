@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import os
 import signal
 import subprocess
 import time
@@ -40,13 +41,14 @@ def test_live_json_record_replays_to_identical_frames(tmp_path: Path, name: str)
     )
     assert live.returncode == 0, live.stderr
     live_records = [r for r in read_jsonl(live.stdout) if r.get("schema", "").startswith("sectormon/")]
-    replay = run_sectormon("replay", str(recording), "--json")
-    assert replay.returncode == 0, replay.stderr
-    replay_records = read_jsonl(replay.stdout)
     live_frames = [r for r in live_records if r["schema"] == "sectormon/frame/1"]
-    replay_frames = [r for r in replay_records if r["schema"] == "sectormon/frame/1"]
     assert len(live_frames) >= 5
-    assert replay_frames == live_frames
+    for worker in ("0", "1"):  # read in this process, then by the reader process
+        env = {**os.environ, "SECTORMON_REPLAY_WORKER": worker}
+        replay = run_sectormon("replay", str(recording), "--json", env=env)
+        assert replay.returncode == 0, replay.stderr
+        replay_frames = [r for r in read_jsonl(replay.stdout) if r["schema"] == "sectormon/frame/1"]
+        assert replay_frames == live_frames, f"SECTORMON_REPLAY_WORKER={worker}"
     assert any(f["baseline"] for f in live_frames)  # the baseline mark replays at the same place
     kinds = [r["schema"] for r in _lines(recording)]
     assert kinds[0] == RECORDING_SCHEMA

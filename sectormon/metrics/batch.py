@@ -1,0 +1,159 @@
+"""Slices summed ahead of the engine: how a replay's reader process takes the per-row work.
+
+A replay of a long 48-core recording spends about half its time reading (JSON, checks) and
+adding rows, the other half building frames. :class:`RowAggregator` does the row half wherever
+the rows are read (a second process, see :mod:`sectormon.sources.replay_worker`):
+it runs the very accumulation of :meth:`MetricsEngine.add_rows` (which unit starts a new entity,
+the same :class:`GroupAcc` per entity and group, the same counted-time expression) and hands the
+engine a :class:`RowBatch` per frame interval: the slices' own facts (time, duration, group,
+ended units, which units entered) and the state each group accumulator reached.
+:meth:`MetricsEngine.add_batch` enters the same entities in the same order and takes those
+states as they are, so the frames are the frames of ``add_rows``, bit for bit
+(tests/metrics/test_metrics_batch.py).
+
+A batch holds plain tuples, lists, dicts, strings and numbers only, so it crosses a pipe with
+:mod:`marshal` (exact floats, a fraction of a JSON parse). Entities are named by the serial
+number the engine gives them: both sides count entries the same way from a fresh engine.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple, cast
+
+from sectormon.metrics.windows import GroupAcc
+from sectormon.readings import SliceRows, split_unit_key
+
+# (serial or 0 for a unit the engine ignores, unit, core, cmg): a unit entering in a slice.
+Entry = tuple[int, str, "int | None", "int | None"]
+# (t, index, duration, group, ended, overhead_s, entries in row order)
+SliceFacts = tuple[float, int, float, str, tuple[str, ...], float, tuple[Entry, ...]]
+# (serial, group, names or None when mixed, counted seconds, sums in names order, per-name sums)
+GroupState = tuple[int, str, "tuple[str, ...] | None", float, "list[float] | None", "dict[str, float] | None"]
+
+FOLD_EVERY = 256
+"""Slices between folds of pending rows (the engine's own cadence: bounds memory, changes no sum)."""
+
+
+class RowBatch(NamedTuple):
+    """Consecutive slices of one frame interval, summed (see the module docstring).
+
+    ``groups`` is the state of every group accumulator the interval has touched so far, entity
+    by entity in entry order and group by group in first-read order; ``frame_due`` says the last
+    slice closes a frame (the reader's :class:`sectormon.frames.FrameClock` decided).
+    """
+
+    slices: list[SliceFacts]
+    groups: list[GroupState]
+    frame_due: bool
+
+
+class RowAggregator:
+    """The row half of :meth:`MetricsEngine.add_rows`, batch by batch (a reader process runs it)."""
+
+    def __init__(self) -> None:
+        # unit -> (serial, core, cmg, its group accumulators this interval): one lookup per row
+        self._current: dict[str, tuple[int, int | None, int | None, dict[str, GroupAcc]]] = {}
+        self._known: dict[str, bool] = {}  # unit key -> does the engine take it (split_unit_key)
+        self._serial = 0
+        self._accs: dict[int, dict[str, GroupAcc]] = {}  # serial -> its accumulators, this interval
+        self._slices: list[SliceFacts] = []
+        self._since_fold = 0
+
+    @property
+    def pending(self) -> bool:
+        """Whether slices were added since the last :meth:`take`."""
+        return bool(self._slices)
+
+    def add(self, s: SliceRows) -> None:
+        """One slice, exactly as ``add_rows`` accumulates it."""
+        dur = s.duration if s.duration > 0 else 0.0
+        current = self._current
+        entries: list[Entry] = []
+        for unit, core, cmg, group, te, tr, names, values in s.rows:
+            found = current.get(unit)
+            if found is None or found[1] != core or found[2] != cmg:
+                found = self._enter(unit, core, cmg, entries)
+                if found is None:
+                    continue
+            groups = found[3]
+            acc = groups.get(group)
+            if acc is None:
+                acc = groups[group] = GroupAcc()
+            if te > 0 and tr != te:  # as in MetricsEngine.add_rows
+                fraction = tr / te
+                acc.counted += dur * ((fraction if fraction < 1.0 else 1.0) if fraction > 0.0 else 0.0)
+            else:
+                acc.counted += dur
+            if names is acc.names:
+                acc.pending.append(values)
+            else:
+                acc.add_row(names, values)
+        for key in s.ended:
+            current.pop(key, None)
+        self._slices.append((s.t, s.index, s.duration, s.group, s.ended, s.overhead_s, tuple(entries)))
+        self._since_fold += 1
+        if not self._since_fold % FOLD_EVERY:
+            for groups in self._accs.values():
+                for acc in groups.values():
+                    if acc.mixed is None:
+                        acc.fold()
+
+    def _enter(
+        self, unit: str, core: int | None, cmg: int | None, entries: list[Entry]
+    ) -> tuple[int, int | None, int | None, dict[str, GroupAcc]] | None:
+        """The engine's ``_enter``: a new serial for a unit it takes (``None``, and an entry
+        once, for one it ignores: the engine warns about it then)."""
+        known = self._known.get(unit)
+        if known is None:
+            try:
+                split_unit_key(unit)
+                known = True
+            except ValueError:
+                known = False
+                entries.append((0, unit, core, cmg))
+            self._known[unit] = known
+        if not known:
+            return None
+        self._serial += 1
+        groups: dict[str, GroupAcc] = {}
+        found = self._current[unit] = (self._serial, core, cmg, groups)
+        self._accs[self._serial] = groups
+        entries.append((self._serial, unit, core, cmg))
+        return found
+
+    def take(self, *, frame_due: bool) -> RowBatch:
+        """The slices since the last take and the interval's accumulator states; a frame closes
+        the interval (the engine's drain), so with ``frame_due`` the accumulators start over."""
+        groups: list[GroupState] = [
+            group_state(serial, name, acc)
+            for serial, accs in self._accs.items()
+            for name, acc in accs.items()
+        ]
+        batch = RowBatch(self._slices, groups, frame_due)
+        self._slices = []
+        if frame_due:
+            live: dict[int, dict[str, GroupAcc]] = {}
+            for serial, _core, _cmg, accs in self._current.values():
+                accs.clear()
+                live[serial] = accs
+            self._accs = live
+            self._since_fold = 0
+        return batch
+
+
+def group_state(serial: int, group: str, acc: GroupAcc) -> GroupState:
+    """What :meth:`GroupAcc.restore` needs to become ``acc`` (pending rows folded: no sum changes)."""
+    if acc.mixed is not None:
+        return (serial, group, None, acc.counted, None, dict(acc.mixed))
+    return (serial, group, acc.names, acc.counted, acc.fold(), None)
+
+
+def wire(batch: RowBatch) -> tuple[list[SliceFacts], list[GroupState], bool]:
+    """``batch`` as a plain tuple for :mod:`marshal`."""
+    return (batch.slices, batch.groups, batch.frame_due)
+
+
+def unwire(data: object) -> RowBatch:
+    """The :class:`RowBatch` of :func:`wire` (after ``marshal.loads``)."""
+    slices, groups, frame_due = cast(tuple[list[SliceFacts], list[GroupState], bool], data)
+    return RowBatch(slices, groups, bool(frame_due))

@@ -1,0 +1,177 @@
+"""The replay's reader process: the same frames, errors, warnings and counts as one process.
+
+Each test replays a recording with the reader process forced on (``SECTORMON_REPLAY_WORKER=1``)
+and checks it against the one-process replay (or the frames built directly): the child is a real
+second interpreter running :func:`sectormon.sources.replay_worker.main`.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import subprocess
+import sys
+from collections.abc import Generator
+from pathlib import Path
+from typing import Any, cast
+
+import pytest
+from recording_synth import stream
+from test_io_replay import direct_frames, real_header, write
+
+from sectormon import cli
+from sectormon.errors import SectormonError
+from sectormon.io import RecordingError, open_recording
+from sectormon.readings import Mark
+from sectormon.sources import replay_worker
+from sectormon.sources.replay import final_frame, frame_builder, replay_frames
+
+ITEMS = stream(400, marks={120: Mark(t=2.4, kind="baseline"), 300: Mark(t=6.0, kind="bookmark", label="x")})
+
+
+@pytest.fixture
+def worker(monkeypatch: pytest.MonkeyPatch) -> list[subprocess.Popen[bytes]]:
+    """Forces the reader process on and records every child started."""
+    monkeypatch.setenv(replay_worker.ENV_SWITCH, "1")
+    started: list[subprocess.Popen[bytes]] = []
+    real_popen = subprocess.Popen
+
+    def popen(*args: Any, **kwargs: Any) -> subprocess.Popen[bytes]:
+        proc: subprocess.Popen[bytes] = real_popen(*args, **kwargs)
+        started.append(proc)
+        return proc
+
+    monkeypatch.setattr(replay_worker.subprocess, "Popen", popen)
+    return started
+
+
+def frames_json(path: Path, **kwargs: Any) -> list[dict[str, Any]]:
+    with open_recording(path) as s:
+        return [json.loads(json.dumps(f.to_json())) for f in replay_frames(s, **kwargs)]
+
+
+@pytest.mark.parametrize("name", ["r.jsonl", "r.jsonl.gz"])
+def test_worker_replay_equals_direct_frames(
+    tmp_path: Path, name: str, worker: list[subprocess.Popen[bytes]], capsys: pytest.CaptureFixture[str]
+) -> None:
+    hdr = real_header()
+    path = write(tmp_path / name, ITEMS, hdr)
+    expected = direct_frames(hdr, ITEMS)
+    assert cli.main(["replay", str(path), "--json"]) == 0
+    out = [json.loads(line) for line in capsys.readouterr().out.splitlines()][1:]
+    assert out == expected
+    assert len(worker) == 1 and worker[0].returncode == 0  # the child read it, and ended well
+    assert any(f["baseline"] for f in expected)
+
+
+def test_worker_from_to_equals_one_process(
+    tmp_path: Path, worker: list[subprocess.Popen[bytes]], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = write(tmp_path / "r.jsonl", ITEMS, real_header())
+    got = frames_json(path, t_from=3.0, t_to=6.5)
+    monkeypatch.setenv(replay_worker.ENV_SWITCH, "0")
+    assert got == frames_json(path, t_from=3.0, t_to=6.5)
+    assert len(worker) == 1 and got[-1]["final"] and got[-1]["t"] <= 6.5
+
+
+def test_worker_reports_bad_lines_warnings_and_counts_as_one_process(
+    tmp_path: Path, worker: list[subprocess.Popen[bytes]], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = write(tmp_path / "r.jsonl", ITEMS, real_header())
+    lines = path.read_text().splitlines()
+    lines[10] = "not json"
+    lines[40] = '{"schema":"sectormon/mark/2","t":1.0,"kind":"odd"}'
+    cut = "\n".join(lines) + "\n" + lines[50][:30]  # and a truncated last line
+
+    path.write_text(cut)
+    results = {}
+    for switch in ("1", "0"):
+        monkeypatch.setenv(replay_worker.ENV_SWITCH, switch)
+        with pytest.raises(RecordingError) as failed:
+            frames_json(path)
+        with open_recording(path, skip_bad=True) as s:
+            frames = [json.dumps(f.to_json()) for f in replay_frames(s)]
+            results[switch] = (str(failed.value), frames, s.skipped, s.warnings, s.last_line)
+    assert results["1"] == results["0"]
+    message, _frames, skipped, warnings, last_line = results["1"]
+    assert message.startswith(f"{path}:11: not valid JSON") and "--skip-bad" in message
+    assert skipped == 2 and last_line == len(lines) + 1
+    assert any("unknown mark kind 'odd'" in w for w in warnings)
+    assert any("last line is incomplete" in w for w in warnings)
+    assert len(worker) == 2
+
+
+def test_compare_side_through_the_worker_is_the_same(
+    tmp_path: Path, worker: list[subprocess.Popen[bytes]], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = write(tmp_path / "r.jsonl.gz", ITEMS, real_header())
+    _, by_worker, stream_a = final_frame(path)
+    monkeypatch.setenv(replay_worker.ENV_SWITCH, "0")
+    _, alone, stream_b = final_frame(path)
+    assert by_worker.to_json() == alone.to_json()
+    assert stream_a.last_line == stream_b.last_line and len(worker) == 1
+
+
+def test_an_empty_recording_is_still_an_error(tmp_path: Path, worker: list[subprocess.Popen[bytes]]) -> None:
+    path = write(tmp_path / "r.jsonl", [Mark(t=0.0, kind="end")], real_header())
+    with pytest.raises(RecordingError, match="no slices"):
+        final_frame(path)
+
+
+def test_stopping_early_kills_the_child(tmp_path: Path, worker: list[subprocess.Popen[bytes]]) -> None:
+    items = stream(3000)
+    path = write(tmp_path / "r.jsonl", items, real_header())
+    with open_recording(path) as s:
+        frames = cast(Generator[Any, None, None], replay_frames(s))
+        next(frames)
+        frames.close()  # as a closed pipe (| head) or an exception in the caller does
+    (child,) = worker
+    assert child.returncode is not None  # reaped, not left running
+
+
+def test_a_child_that_dies_is_a_clear_error(
+    tmp_path: Path, worker: list[subprocess.Popen[bytes]], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = write(tmp_path / "r.jsonl", ITEMS, real_header())
+    # An "interpreter" that exits at once with status 3, as a child killed by the OOM killer would.
+    fake = tmp_path / "python"
+    fake.write_text("#!/bin/sh\nexit 3\n")
+    fake.chmod(0o755)
+    monkeypatch.setattr(sys, "executable", str(fake))
+    with pytest.raises(SectormonError, match=r"reader process ended early \(exit status 3\).*WORKER=0"):
+        frames_json(path)
+
+
+def test_a_child_error_is_raised_here(tmp_path: Path, worker: list[subprocess.Popen[bytes]]) -> None:
+    path = write(tmp_path / "r.jsonl", ITEMS, real_header())
+    with open_recording(path) as s:
+        frame_builder(s.header, s.path)
+        path.unlink()  # the child opens the file by name: it is gone
+        with pytest.raises(RecordingError, match="cannot open recording"):
+            list(replay_frames(s))
+
+
+def test_usable_follows_the_switch_cpus_and_size(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    plain = write(tmp_path / "r.jsonl", stream(50), real_header())
+    packed = tmp_path / "r.jsonl.gz"
+    packed.write_bytes(gzip.compress(plain.read_bytes()))
+    monkeypatch.setattr(replay_worker.os, "sched_getaffinity", lambda pid: {0, 1})
+    monkeypatch.delenv(replay_worker.ENV_SWITCH, raising=False)
+    with open_recording(plain) as s_plain, open_recording(packed) as s_packed:
+        monkeypatch.setattr(replay_worker, "MIN_BYTES", plain.stat().st_size)
+        assert replay_worker.usable(s_plain)
+        monkeypatch.setattr(replay_worker, "MIN_BYTES", plain.stat().st_size + 1)
+        assert not replay_worker.usable(s_plain)
+        # A gzip file counts as about GZIP_RATIO times its size.
+        monkeypatch.setattr(replay_worker, "MIN_BYTES", packed.stat().st_size * replay_worker.GZIP_RATIO)
+        assert replay_worker.usable(s_packed)
+        monkeypatch.setattr(replay_worker, "MIN_BYTES", 10**12)
+        assert not replay_worker.usable(s_plain)
+        monkeypatch.setenv(replay_worker.ENV_SWITCH, "1")
+        assert replay_worker.usable(s_plain)
+        monkeypatch.setattr(replay_worker, "MIN_BYTES", 0)
+        monkeypatch.setenv(replay_worker.ENV_SWITCH, "0")
+        assert not replay_worker.usable(s_plain)
+        monkeypatch.setenv(replay_worker.ENV_SWITCH, "1")
+        monkeypatch.setattr(replay_worker.os, "sched_getaffinity", lambda pid: {0})
+        assert not replay_worker.usable(s_plain)  # one CPU: two processes would only take turns

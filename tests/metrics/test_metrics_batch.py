@@ -1,0 +1,125 @@
+"""Batches summed elsewhere give the frames of add_rows, bit for bit (the parallel replay's premise).
+
+A replay's reader process sums rows with RowAggregator and sends a RowBatch per frame interval
+(split at marks) through marshal; the engine takes it with add_batch. These tests feed the same
+random streams (every off-fast-path case of test_metrics_rows) both ways through FrameBuilder and
+compare every frame.
+"""
+
+from __future__ import annotations
+
+import json
+import marshal
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from metrics_support import NS
+from test_metrics_rows import GROUPS, PROFILE, feeds
+
+from sectormon.frames import FrameClock
+from sectormon.metrics import MetricsEngine
+from sectormon.metrics.batch import RowAggregator, RowBatch, unwire, wire
+from sectormon.pipeline import FrameBuilder
+from sectormon.readings import Mark, Reading, Slice, SliceRows
+
+
+def _rows(s: Slice, layouts: dict[tuple[str, ...], tuple[str, ...]]) -> SliceRows:
+    compact = SliceRows.from_slice(s)
+    shared = tuple((*row[:6], layouts.setdefault(row[6], row[6]), row[7]) for row in compact.rows)
+    return SliceRows(s.t, s.index, s.duration, s.group, shared, s.overhead_s, s.ended)
+
+
+def frames_by_rows(items: list[Slice | Mark], interval: float, unavailable: dict[str, str]) -> list[str]:
+    builder = FrameBuilder(MetricsEngine(PROFILE, recent_seconds=0.6, unavailable=unavailable), interval)
+    layouts: dict[tuple[str, ...], tuple[str, ...]] = {}
+    frames = []
+    for item in items:
+        frames += builder.feed(item if isinstance(item, Mark) else _rows(item, layouts))
+    frames.append(builder.finish())
+    return [json.dumps(f.to_json(), sort_keys=True) for f in frames]
+
+
+def batches_of(items: list[Slice | Mark], interval: float) -> list[RowBatch | Mark]:
+    """What the reader process sends, through marshal as it travels."""
+    layouts: dict[tuple[str, ...], tuple[str, ...]] = {}
+    clock = FrameClock(interval)
+    rows = RowAggregator()
+    out: list[RowBatch | Mark] = []
+
+    def send(batch: RowBatch) -> None:
+        out.append(unwire(marshal.loads(marshal.dumps(wire(batch)))))
+
+    for item in items:
+        if isinstance(item, Mark):
+            if rows.pending:
+                send(rows.take(frame_due=False))
+            out.append(item)
+            continue
+        rows.add(_rows(item, layouts))
+        if clock.due(item.t):
+            send(rows.take(frame_due=True))
+    if rows.pending:
+        send(rows.take(frame_due=False))
+    return out
+
+
+def frames_by_batches(items: list[Slice | Mark], interval: float, unavailable: dict[str, str]) -> list[str]:
+    builder = FrameBuilder(MetricsEngine(PROFILE, recent_seconds=0.6, unavailable=unavailable), interval)
+    frames = []
+    for piece in batches_of(items, interval):
+        frames += builder.feed(piece) if isinstance(piece, Mark) else builder.feed_batch(piece)
+    frames.append(builder.finish())
+    return [json.dumps(f.to_json(), sort_keys=True) for f in frames]
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    feeds(),
+    st.sampled_from([0.25, 0.5, 0.3, 2.0]),
+    st.sampled_from([{}, {"L2": "not here"}, {"CW": "no uncore"}]),
+)
+def test_batches_and_rows_give_identical_frames(
+    feed: list[Slice | Mark | str], interval: float, unavailable: dict[str, str]
+) -> None:
+    items = [item for item in feed if not isinstance(item, str)]  # frames follow the clock here
+    want = frames_by_rows(items, interval, unavailable)
+    assert frames_by_batches(items, interval, unavailable) == want
+    assert len(want) >= 1
+
+
+def test_a_long_interval_folds_on_the_way_and_still_matches() -> None:
+    """More slices in one interval than the fold cadence (pending rows folded early)."""
+    items: list[Slice | Mark] = []
+    for i in range(700):
+        group = ("G1", "G2", "G3")[i % 3]
+        counts = {e: (i * 7919 + k * 104729) % 10**9 + 1 for k, e in enumerate(GROUPS[group])}
+        readings = tuple(
+            Reading(f"thread:{tid}", tid % 2, 0, group, NS, NS if i % 4 else NS // 3, counts)
+            for tid in (1, 2, 3)
+        )
+        items.append(Slice(0.01 * (i + 1), i, 0.01, group, readings))
+        if i == 400:
+            items.append(Mark(0.01 * (i + 1), "baseline"))
+    assert frames_by_batches(items, 5.0, {}) == frames_by_rows(items, 5.0, {})
+
+
+def test_a_batch_out_of_step_with_the_clock_is_refused() -> None:
+    s = Slice(0.1, 0, 0.1, "G1", (Reading("thread:1", 0, 0, "G1", NS, NS, dict.fromkeys(GROUPS["G1"], 1)),))
+    rows = RowAggregator()
+    rows.add(SliceRows.from_slice(s))
+    builder = FrameBuilder(MetricsEngine(PROFILE), 1.0)
+    with pytest.raises(ValueError, match="out of step"):
+        builder.feed_batch(rows.take(frame_due=True))  # t=0.1 closes no 1 s frame
+
+
+def test_a_batch_for_another_engine_is_refused() -> None:
+    """Entities are named by serial: a batch that does not start from a fresh engine is caught."""
+    s = Slice(0.1, 0, 0.1, "G1", (Reading("thread:1", 0, 0, "G1", NS, NS, dict.fromkeys(GROUPS["G1"], 1)),))
+    engine = MetricsEngine(PROFILE)
+    engine.add_rows(SliceRows.from_slice(s))  # thread:1 is entity 1 already
+    rows = RowAggregator()
+    other = Reading("thread:2", 0, 0, "G1", NS, NS, dict.fromkeys(GROUPS["G1"], 1))
+    rows.add(SliceRows.from_slice(Slice(0.2, 1, 0.1, "G1", (other,))))
+    with pytest.raises(ValueError, match="out of step"):
+        engine.add_batch(rows.take(frame_due=False))
