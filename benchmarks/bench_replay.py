@@ -15,7 +15,7 @@ per-PE events (6-8 each). It is written with :class:`RecordingWriter` into a tem
   process and with the reader process (:mod:`sectormon.sources.replay_worker`: JSON, checks and
   row sums in a second process beside the frames), which a large replay uses on 2+ CPUs.
 
-Usage: ``python benchmarks/bench_replay.py [--minutes N] [--gzip] [--skip-jq] [--skip-replay]``
+Usage: ``python benchmarks/bench_replay.py [--minutes N] [--gzip] [--skip-jq] [--skip-parse] [--skip-replay]``
 """
 
 from __future__ import annotations
@@ -178,6 +178,7 @@ def main() -> int:
     parser.add_argument("--gzip", action="store_true", help="write .jsonl.gz instead of plain .jsonl")
     parser.add_argument("--skip-jq", action="store_true")
     parser.add_argument("--skip-replay", action="store_true")
+    parser.add_argument("--skip-parse", action="store_true", help="only write and replay (repeat runs)")
     args = parser.parse_args()
     scale = 60.0 / args.minutes
     with tempfile.TemporaryDirectory(prefix="sectormon-bench-") as tmp:
@@ -187,40 +188,47 @@ def main() -> int:
         shape = f"{args.minutes:g} min, {CORES} cores, {RATE} slices/s"
         print(f"recording: {shape}: {lines} lines, {size / 1e6:.1f} MB")
         print(f"write  : {t_write:7.2f} s  {lines / t_write:9.0f} lines/s  (hour: {t_write * scale:.1f} s)")
-        _slices, readings, t_parse = parse_only(path)
-        print(
-            f"parse (slices): {t_parse:7.2f} s  {lines / t_parse:9.0f} lines/s  "
-            f"{readings / t_parse / 1e6:.2f} M readings/s  (hour: {t_parse * scale:.1f} s)"
-        )
-        _slices, row_count, t_rows = parse_rows(path)
-        assert row_count == readings
-        print(
-            f"parse (rows)  : {t_rows:7.2f} s  {lines / t_rows:9.0f} lines/s  "
-            f"{readings / t_rows / 1e6:.2f} M readings/s  (hour: {t_rows * scale:.1f} s)"
-        )
-        if not args.gzip:
-            t_json = json_only(path)
-            print(f"json   : {t_json:7.2f} s  {lines / t_json:9.0f} lines/s  (json.loads alone, the floor)")
-        if not args.skip_jq:
-            t_jq = jq(path)
-            if t_jq is None:
-                print("jq     : not installed")
-            else:
-                print(f"jq -c .: {t_jq:7.2f} s  {lines / t_jq:9.0f} lines/s")
-                print(
-                    f"ratio  : parse (slices) is {t_jq / t_parse:.2f}x jq's speed, "
-                    f"parse (rows) {t_jq / t_rows:.2f}x (target >= 1x)"
-                )
+        readings = (lines - 2) * CORES
+        if not args.skip_parse:
+            _slices, readings, t_parse = parse_only(path)
+            print(
+                f"parse (slices): {t_parse:7.2f} s  {lines / t_parse:9.0f} lines/s  "
+                f"{readings / t_parse / 1e6:.2f} M readings/s  (hour: {t_parse * scale:.1f} s)"
+            )
+            _slices, row_count, t_rows = parse_rows(path)
+            assert row_count == readings
+            print(
+                f"parse (rows)  : {t_rows:7.2f} s  {lines / t_rows:9.0f} lines/s  "
+                f"{readings / t_rows / 1e6:.2f} M readings/s  (hour: {t_rows * scale:.1f} s)"
+            )
+            if not args.gzip:
+                t_json = json_only(path)
+                floor = f"{t_json:7.2f} s  {lines / t_json:9.0f} lines/s"
+                print(f"json   : {floor}  (json.loads alone, the floor)")
+            if not args.skip_jq:
+                t_jq = jq(path)
+                if t_jq is None:
+                    print("jq     : not installed")
+                else:
+                    print(f"jq -c .: {t_jq:7.2f} s  {lines / t_jq:9.0f} lines/s")
+                    print(
+                        f"ratio  : parse (slices) is {t_jq / t_parse:.2f}x jq's speed, "
+                        f"parse (rows) {t_jq / t_rows:.2f}x (target >= 1x)"
+                    )
         if not args.skip_replay:
             cpus = len(os.sched_getaffinity(0))
             modes = [("one process", "0")] + ([("reader process", "1")] if cpus > 1 else [])
+            times = []
             for label, worker in modes:
                 frames, t_replay = replay(path, worker)
+                times.append(t_replay)
                 print(
                     f"replay ({label}): {t_replay:7.2f} s  {frames} frames  "
                     f"{readings / t_replay / 1e6:.2f} M readings/s  (hour: {t_replay * scale:.1f} s, "
                     "target <= 30 s)"
                 )
+            if len(times) == 2:
+                print(f"ratio  : the reader process replays {times[0] / times[1]:.2f}x one process's speed")
             if cpus == 1:
                 print("replay (reader process): not run, this machine has one CPU")
     return 0

@@ -16,6 +16,8 @@ anything else. The parent rebuilds the same errors, and kills the child when it 
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import marshal
 import math
 import os
@@ -94,6 +96,7 @@ def read_batches(
     proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE)
     assert proc.stdout is not None
     pipe = proc.stdout
+    _widen(pipe)
     finished = False
     try:
         while True:
@@ -125,6 +128,17 @@ def read_batches(
             proc.kill()
         pipe.close()
         proc.wait()
+
+
+PIPE_BYTES = 1 << 20
+"""Pipe buffer asked for (Linux's default is 64 KB, two batches of a 48-core run): the reader can
+run some frames ahead when a frame takes longer than usual, instead of waiting."""
+
+
+def _widen(pipe: IO[bytes]) -> None:
+    # Above /proc/sys/fs/pipe-max-size for this user it fails: the default will do.
+    with contextlib.suppress(OSError):
+        fcntl.fcntl(pipe.fileno(), getattr(fcntl, "F_SETPIPE_SZ", 1031), PIPE_BYTES)
 
 
 def _receive(pipe: IO[bytes]) -> Any:
