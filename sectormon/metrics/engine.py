@@ -199,7 +199,8 @@ class MetricsEngine:
     # add_slice and add_rows are the same loop over two shapes of a reading (a Reading with a
     # counts dict, a row with a shared names tuple and a values list). They are written out twice
     # because this is the hottest code of a replay; tests/metrics/test_metrics_rows.py checks that
-    # both give the same frames bit for bit.
+    # both give the same frames bit for bit. RowAggregator.add (metrics/batch.py) is the third
+    # copy, run by a replay's reader process; tests/metrics/test_metrics_batch.py checks it.
 
     def add_slice(self, s: Slice) -> None:
         """Accumulate one timeslice's readings (the hot path: see GroupAcc for how counts add up)."""
