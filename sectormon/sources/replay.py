@@ -120,23 +120,10 @@ def replay_frames(
     lo = -math.inf if t_from is None else t_from
     hi = math.inf if t_to is None else t_to
     pacer = _Pacer(speed, sleep, clock) if speed is not None and math.isfinite(speed) else None
-    feed_batch = getattr(builder, "feed_batch", None)
-    if pacer is None and feed_batch is not None and replay_worker.usable(stream):
-        interval, start = frame_timing(stream.header, stream.path)
-        for piece in replay_worker.read_batches(stream, interval, start, hi):
-            frames = builder.feed(piece) if isinstance(piece, Mark) else feed_batch(piece)
-            for frame in frames:
-                if lo <= frame.t <= hi:
-                    yield frame
-    else:
-        for item in stream.iter_rows():
-            if item.t > hi:
-                break
-            if pacer is not None and type(item) is not Mark and item.t >= lo:
-                pacer.wait(item.t)
-            for frame in builder.feed(item):
-                if lo <= frame.t <= hi:
-                    yield frame
+    for _, frames in _feed(stream, builder, t_from=lo, t_to=hi, pacer=pacer):
+        for frame in frames:
+            if lo <= frame.t <= hi:
+                yield frame
     final = builder.finish()
     if lo <= final.t <= hi:
         yield final
@@ -148,26 +135,41 @@ def final_frame(
     """Replay a whole recording to its final frame (what ``compare`` uses)."""
     with open_recording(path, skip_bad=skip_bad, rows=True) as stream:
         builder = builder_factory(stream.header, stream.path)
-        slices = 0
-        feed = builder.feed
-        feed_batch = getattr(builder, "feed_batch", None)
-        if feed_batch is not None and replay_worker.usable(stream):
-            interval, start = frame_timing(stream.header, stream.path)
-            for piece in replay_worker.read_batches(stream, interval, start):
-                if isinstance(piece, Mark):
-                    feed(piece)
-                else:
-                    slices += len(piece.slices)
-                    feed_batch(piece)
-        else:
-            for item in stream:
-                slices += type(item) is not Mark
-                feed(item)
+        slices = sum(fed for fed, _ in _feed(stream, builder))
         if slices == 0:
             raise RecordingError(
                 stream.path, stream.last_line, "the recording has no slices: nothing to replay"
             )
         return stream.header, builder.finish(), stream
+
+
+def _feed(
+    stream: RecordingStream,
+    builder: Builder,
+    *,
+    t_from: float = -math.inf,
+    t_to: float = math.inf,
+    pacer: _Pacer | None = None,
+) -> Iterator[tuple[int, list[Frame]]]:
+    """Feed ``stream`` (as rows) to ``builder`` up to ``t_to``: per record or batch, how many
+    slices went in and the frames that came out. Unpaced replays of large recordings are read by a
+    second process (:mod:`.replay_worker`), slices arriving summed per frame interval."""
+    feed_batch = getattr(builder, "feed_batch", None)
+    if pacer is None and feed_batch is not None and replay_worker.usable(stream):
+        interval, start = frame_timing(stream.header, stream.path)
+        for piece in replay_worker.read_batches(stream, interval, start, t_to):
+            if isinstance(piece, Mark):
+                yield 0, builder.feed(piece)
+            else:
+                yield len(piece.slices), feed_batch(piece)
+        return
+    for item in stream.iter_rows():
+        if item.t > t_to:
+            break
+        is_slice = type(item) is not Mark
+        if pacer is not None and is_slice and item.t >= t_from:
+            pacer.wait(item.t)
+        yield int(is_slice), builder.feed(item)
 
 
 # ------------------------------------------------------------------------------------------ session

@@ -201,7 +201,6 @@ def main(argv: list[str]) -> int:
     except (BrokenPipeError, ConnectionResetError):
         # The parent stopped reading (it stopped early or died): nothing left to do.
         os.dup2(os.open(os.devnull, os.O_WRONLY), out.fileno())
-        return 0
     return 0
 
 
