@@ -13,7 +13,9 @@ per-PE events (6-8 each). It is written with :class:`RecordingWriter` into a tem
   file (the ratio is the target, >= 1x jq) and to bare ``json.loads`` per line (the floor);
 - replay: the full replay to frames through today's engine (target <= 30 s for the hour), in one
   process and with the reader process (:mod:`sectormon.sources.replay_worker`: JSON, checks and
-  row sums in a second process beside the frames), which a large replay uses on 2+ CPUs.
+  row sums in a second process beside the frames), which a large replay uses on 2+ CPUs;
+- final frame only: what ``compare`` does per side (the frames before the last are not built),
+  next to the full replay of the same mode.
 
 Usage: ``python benchmarks/bench_replay.py [--minutes N] [--gzip] [--skip-jq] [--skip-parse] [--skip-replay]``
 """
@@ -172,6 +174,17 @@ def replay(path: Path, worker: str) -> tuple[int, float]:
     return frames, time.perf_counter() - start
 
 
+def final_only(path: Path, worker: str) -> float:
+    """What ``compare`` does per side: replay to the final frame, the frames before it unbuilt."""
+    from sectormon.sources import replay_worker
+    from sectormon.sources.replay import final_frame
+
+    os.environ[replay_worker.ENV_SWITCH] = worker
+    start = time.perf_counter()
+    final_frame(path)
+    return time.perf_counter() - start
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--minutes", type=float, default=60.0, help="recording length (default 60)")
@@ -229,6 +242,12 @@ def main() -> int:
                 )
             if len(times) == 2:
                 print(f"ratio  : the reader process replays {times[0] / times[1]:.2f}x one process's speed")
+            for (label, worker), t_replay in zip(modes, times, strict=True):
+                t_final = final_only(path, worker)
+                print(
+                    f"final frame only ({label}): {t_final:7.2f} s  (hour: {t_final * scale:.1f} s), "
+                    f"{t_replay / t_final:.2f}x the speed of replaying every frame (what compare does)"
+                )
             if cpus == 1:
                 print("replay (reader process): not run, this machine has one CPU")
     return 0

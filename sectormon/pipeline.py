@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import collections
 import datetime as _dt
+import math
 import os
 import platform
 import signal
@@ -56,6 +57,13 @@ class FrameBuilder:
         self.clock = FrameClock(interval, start)
         self.last_t = start
         self.frames = 0
+        self.quiet_until = -math.inf
+
+    def quiet(self, until: float) -> None:
+        """Frames due before stream time ``until`` are not built, only their intervals closed
+        (:meth:`MetricsEngine.skip_frame`): what a replay from ``--from``, or compare's run to the
+        final frame, would drop unseen. The frames from ``until`` on are the same."""
+        self.quiet_until = until
 
     def feed(self, item: Slice | SliceRows | Mark) -> list[Frame]:
         if isinstance(item, Mark):
@@ -68,8 +76,14 @@ class FrameBuilder:
         self.last_t = item.t
         if not self.clock.due(item.t):
             return []
+        return self._frame(item.t)
+
+    def _frame(self, t: float) -> list[Frame]:
+        if t < self.quiet_until:
+            self.engine.skip_frame(t)
+            return []
         self.frames += 1
-        return [self.engine.frame(item.t)]
+        return [self.engine.frame(t)]
 
     def feed_batch(self, batch: RowBatch) -> list[Frame]:
         """:meth:`feed` for the slices of a :class:`RowBatch` (what a replay's reader process
@@ -84,8 +98,7 @@ class FrameBuilder:
             raise ValueError(f"a reader batch ending at t={t:g} is out of step with the frame clock")
         if not due:
             return []
-        self.frames += 1
-        return [self.engine.frame(t)]
+        return self._frame(t)
 
     def feed_all(self, items: Iterable[Slice | SliceRows | Mark]) -> list[Frame]:
         frames: list[Frame] = []

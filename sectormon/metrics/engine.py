@@ -417,6 +417,22 @@ class MetricsEngine:
         """Close the interval ending at ``t`` and return its frame."""
         return self._close(t, final=False)
 
+    def skip_frame(self, t: float) -> None:
+        """Close the interval ending at ``t`` as :meth:`frame` does, without computing its stats.
+
+        For frames nobody sees (a replay's frames before ``--from``, compare's run up to the final
+        frame): the stats are most of a frame's cost and change nothing the engine keeps, so every
+        later frame is the same (tests/metrics/test_metrics_skip.py). A pending baseline is the
+        recent window of this very frame: then the frame is built after all.
+        """
+        if self._baseline_pending:
+            self.frame(t)
+            return
+        t = max(t, self._frame_t)
+        self._close_interval(t)
+        self._warnings.clear()  # they belonged to the frame nobody sees, as when it is dropped
+        self._open_interval(t)
+
     def final_frame(self, t: float) -> Frame:
         """Close the last interval; the top-level scopes (and ``groups``, ``overhead``) cover the run."""
         return self._close(t, final=True)
@@ -436,10 +452,7 @@ class MetricsEngine:
     def _build(self, t: float, final: bool) -> Frame:
         t = max(t, self._frame_t)
         seconds = t - self._frame_t
-        previous_cum = self._frame_cum
-        interval = self._collect(reset=True)
-        self._recent.add(Interval(self._frame_t, t, previous_cum, self._cum, interval))
-        self._recent.prune(t)
+        interval = self._close_interval(t)
         recent_from, recent_contribs = self._recent.window()
         recent_seconds = max(0.0, t - recent_from)
         cum = self._cum
@@ -477,10 +490,7 @@ class MetricsEngine:
             self._baseline_pending = False
         warnings = tuple(self._warnings)
         self._warnings.clear()
-        self._frame_t = t
-        self._group_time = {}
-        self._overhead_at_frame = self._overhead_s
-        self._slices_since_frame = 0
+        self._open_interval(t)
 
         return Frame(
             t=t,
@@ -498,6 +508,21 @@ class MetricsEngine:
             final=final,
             warnings=warnings,
         )
+
+    def _close_interval(self, t: float) -> list[Contribution]:
+        """End the open interval at ``t``: its contributions, now also in the recent window."""
+        previous_cum = self._frame_cum
+        interval = self._collect(reset=True)
+        self._recent.add(Interval(self._frame_t, t, previous_cum, self._cum, interval))
+        self._recent.prune(t)
+        return interval
+
+    def _open_interval(self, t: float) -> None:
+        """Start the next interval at ``t`` (after a frame, built or skipped)."""
+        self._frame_t = t
+        self._group_time = {}
+        self._overhead_at_frame = self._overhead_s
+        self._slices_since_frame = 0
 
     def _collect(self, *, reset: bool) -> list[Contribution]:
         """Contributions of the open interval; with ``reset`` also close it for good.

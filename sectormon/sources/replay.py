@@ -111,7 +111,8 @@ def replay_frames(
     """Frames of a recording, ending with the final frame.
 
     Only frames with ``t_from <= t <= t_to`` are yielded, but every record before ``t_from`` is fed
-    so rolling and whole-run windows are what the live run showed. ``speed`` paces frames in real
+    so rolling and whole-run windows are what the live run showed (the frames before it are not
+    built, only their intervals closed: :meth:`FrameBuilder.quiet`). ``speed`` paces frames in real
     time (2.0 = twice as fast); ``None`` = as fast as possible. Reading stops after ``t_to``.
     The stream is read as rows (:meth:`RecordingStream.iter_rows`), however it was opened; a large
     recording replayed as fast as possible is read by a second process (:mod:`.replay_worker`).
@@ -119,6 +120,7 @@ def replay_frames(
     builder = builder_factory(stream.header, stream.path)
     lo = -math.inf if t_from is None else t_from
     hi = math.inf if t_to is None else t_to
+    _quiet(builder, lo)
     pacer = _Pacer(speed, sleep, clock) if speed is not None and math.isfinite(speed) else None
     for _, frames in _feed(stream, builder, t_from=lo, t_to=hi, pacer=pacer):
         for frame in frames:
@@ -135,12 +137,20 @@ def final_frame(
     """Replay a whole recording to its final frame (what ``compare`` uses)."""
     with open_recording(path, skip_bad=skip_bad, rows=True) as stream:
         builder = builder_factory(stream.header, stream.path)
+        _quiet(builder, math.inf)  # only the final frame is wanted
         slices = sum(fed for fed, _ in _feed(stream, builder))
         if slices == 0:
             raise RecordingError(
                 stream.path, stream.last_line, "the recording has no slices: nothing to replay"
             )
         return stream.header, builder.finish(), stream
+
+
+def _quiet(builder: Builder, until: float) -> None:
+    """Have ``builder`` skip the frames before ``until`` if it can (:meth:`FrameBuilder.quiet`)."""
+    quiet = getattr(builder, "quiet", None)
+    if quiet is not None and until > -math.inf:
+        quiet(until)
 
 
 def _feed(

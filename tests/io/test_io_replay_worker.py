@@ -67,11 +67,15 @@ def test_worker_replay_equals_direct_frames(
 def test_worker_from_to_equals_one_process(
     tmp_path: Path, worker: list[subprocess.Popen[bytes]], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    path = write(tmp_path / "r.jsonl", ITEMS, real_header())
+    hdr = real_header()
+    path = write(tmp_path / "r.jsonl", ITEMS, hdr)
     got = frames_json(path, t_from=3.0, t_to=6.5)
     monkeypatch.setenv(replay_worker.ENV_SWITCH, "0")
     assert got == frames_json(path, t_from=3.0, t_to=6.5)
     assert len(worker) == 1 and got[-1]["final"] and got[-1]["t"] <= 6.5
+    # Both skip the frames before --from unbuilt; the frames after are those of a run building all.
+    every = direct_frames(hdr, [item for item in ITEMS if item.t <= 6.5])
+    assert got == [f for f in every if 3.0 <= f["t"] <= 6.5] and len(got) < len(every)
 
 
 def test_worker_reports_bad_lines_warnings_and_counts_as_one_process(
@@ -104,11 +108,14 @@ def test_worker_reports_bad_lines_warnings_and_counts_as_one_process(
 def test_compare_side_through_the_worker_is_the_same(
     tmp_path: Path, worker: list[subprocess.Popen[bytes]], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    path = write(tmp_path / "r.jsonl.gz", ITEMS, real_header())
+    hdr = real_header()
+    path = write(tmp_path / "r.jsonl.gz", ITEMS, hdr)
     _, by_worker, stream_a = final_frame(path)
     monkeypatch.setenv(replay_worker.ENV_SWITCH, "0")
     _, alone, stream_b = final_frame(path)
     assert by_worker.to_json() == alone.to_json()
+    # final_frame builds no frame before the last; it is the last frame of a run building all.
+    assert json.loads(json.dumps(alone.to_json())) == direct_frames(hdr, ITEMS)[-1]
     assert stream_a.last_line == stream_b.last_line and len(worker) == 1
 
 
