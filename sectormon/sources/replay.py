@@ -149,7 +149,7 @@ def final_frame(
 def _quiet(builder: Builder, until: float) -> None:
     """Have ``builder`` skip the frames before ``until`` if it can (:meth:`FrameBuilder.quiet`)."""
     quiet = getattr(builder, "quiet", None)
-    if quiet is not None and until > -math.inf:
+    if quiet is not None:
         quiet(until)
 
 
