@@ -12,7 +12,7 @@ different groups are listed in ``split``.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -22,25 +22,127 @@ HEADER_SCHEMA = "sectormon/header/1"
 WINDOWS = ("interval", "recent", "run")
 
 
-@dataclass(frozen=True, slots=True)
 class ScopeStats:
-    """Counts, rates, metrics and confidence of one scope (a core, a CMG, a thread or the total)."""
+    """Counts, rates, metrics and confidence of one scope (a core, a CMG, a thread or the total).
 
-    counts: Mapping[str, float]
-    rates: Mapping[str, float]
-    metrics: Mapping[str, float | None]
-    coverage: Mapping[str, float]
-    split: frozenset[str] = frozenset()
-    seconds: float = 0.0
+    Immutable: the fields are read-only. ``ScopeStats(counts, rates, metrics, coverage, split,
+    seconds)`` takes mappings; the engine uses :func:`scope_stats_of_rows` instead, which keeps a
+    scope's values as rows against key tuples shared by all scopes of a frame and builds the four
+    dicts the first time one of them is read. A 48-core frame has ~160 scopes of ~40 events and
+    ~36 metrics, and most sinks read few of them (the TUI its visible rows, compare the last
+    frame), while building every dict was a third of the frame's cost.
+    """
+
+    __slots__ = ("_counts", "_coverage", "_metrics", "_rates", "_rows", "_seconds", "_split")
+
+    def __init__(
+        self,
+        counts: Mapping[str, float],
+        rates: Mapping[str, float],
+        metrics: Mapping[str, float | None],
+        coverage: Mapping[str, float],
+        split: frozenset[str] = frozenset(),
+        seconds: float = 0.0,
+    ) -> None:
+        self._counts = counts
+        self._rates = rates
+        self._metrics = metrics
+        self._coverage = coverage
+        self._split = split
+        self._seconds = seconds
+        self._rows: _Rows | None = None
+
+    def _build(self) -> None:
+        """The four dicts from the rows (two threads may both build them: the same dicts)."""
+        rows = self._rows
+        if rows is None:
+            return
+        count_keys, counts, rates, metric_keys, metrics, coverage_keys, coverage = rows
+        self._counts = dict(zip(count_keys, counts, strict=True))
+        self._rates = dict(zip(count_keys, rates, strict=True)) if rates is not None else {}
+        self._metrics = dict(zip(metric_keys, metrics, strict=True))
+        # Events first, then metrics: a metric named like an event overwrites it, in place.
+        self._coverage = dict(zip(coverage_keys, coverage, strict=True))
+        self._rows = None
+
+    @property
+    def counts(self) -> Mapping[str, float]:
+        """Scaled count per event the scope counted."""
+        if self._rows is not None:
+            self._build()
+        return self._counts
+
+    @property
+    def rates(self) -> Mapping[str, float]:
+        """Count per second of the window, per event (empty for a window of no time)."""
+        if self._rows is not None:
+            self._build()
+        return self._rates
+
+    @property
+    def metrics(self) -> Mapping[str, float | None]:
+        """Metric values; ``None`` (n/a) where an input is missing or a denominator is zero."""
+        if self._rows is not None:
+            self._build()
+        return self._metrics
+
+    @property
+    def coverage(self) -> Mapping[str, float]:
+        """Per event and metric, the fraction of the window it was counted (0..1)."""
+        if self._rows is not None:
+            self._build()
+        return self._coverage
+
+    @property
+    def split(self) -> frozenset[str]:
+        """Metrics whose inputs were counted in different groups."""
+        return self._split
+
+    @property
+    def seconds(self) -> float:
+        """The window's length for this scope."""
+        return self._seconds
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, ScopeStats):
+            return NotImplemented
+        return (self.counts, self.rates, self.metrics, self.coverage, self._split, self._seconds) == (
+            other.counts,
+            other.rates,
+            other.metrics,
+            other.coverage,
+            other._split,
+            other._seconds,
+        )
+
+    __hash__ = None  # type: ignore[assignment]  # equal by content, like the dicts it holds
+
+    def __repr__(self) -> str:
+        return (
+            f"ScopeStats(counts={self.counts!r}, rates={self.rates!r}, metrics={self.metrics!r}, "
+            f"coverage={self.coverage!r}, split={self._split!r}, seconds={self._seconds!r})"
+        )
 
     def to_json(self) -> dict[str, Any]:
+        rows = self._rows
+        if rows is not None:
+            # Dicts made for the JSON alone (a stream builds each scope's once): not kept here.
+            count_keys, counts, rates, metric_keys, metrics, coverage_keys, coverage = rows
+            return {
+                "counts": dict(zip(count_keys, counts, strict=True)),
+                "rates": dict(zip(count_keys, rates, strict=True)) if rates is not None else {},
+                "metrics": dict(zip(metric_keys, metrics, strict=True)),
+                "coverage": dict(zip(coverage_keys, coverage, strict=True)),
+                "split": sorted(self._split),
+                "seconds": self._seconds,
+            }
         return {
-            "counts": dict(self.counts),
-            "rates": dict(self.rates),
-            "metrics": dict(self.metrics),
-            "coverage": dict(self.coverage),
-            "split": sorted(self.split),
-            "seconds": self.seconds,
+            "counts": dict(self._counts),
+            "rates": dict(self._rates),
+            "metrics": dict(self._metrics),
+            "coverage": dict(self._coverage),
+            "split": sorted(self._split),
+            "seconds": self._seconds,
         }
 
     @classmethod
@@ -53,6 +155,46 @@ class ScopeStats:
             split=frozenset(data.get("split", ())),
             seconds=float(data.get("seconds", 0.0)),
         )
+
+
+# (event keys, counts, rates or None for none, metric keys, metric values, coverage keys, coverage)
+_Rows = tuple[
+    Sequence[str],
+    Sequence[float],
+    "Sequence[float] | None",
+    Sequence[str],
+    Sequence["float | None"],
+    Sequence[str],
+    Sequence[float],
+]
+
+_new_scope = object.__new__
+_SET_SLOTS = tuple(getattr(ScopeStats, name).__set__ for name in ("_rows", "_split", "_seconds"))
+
+
+def scope_stats_of_rows(
+    count_keys: Sequence[str],
+    counts: Sequence[float],
+    rates: Sequence[float] | None,
+    metric_keys: Sequence[str],
+    metrics: Sequence[float | None],
+    coverage_keys: Sequence[str],
+    coverage: Sequence[float],
+    split: frozenset[str],
+    seconds: float,
+) -> ScopeStats:
+    """A :class:`ScopeStats` whose dicts are ``dict(zip(keys, values))``, built when first read.
+
+    ``rates`` share ``count_keys`` (``None``: no rates). ``coverage_keys`` are the event keys
+    followed by the metric keys. The sequences must not change afterwards.
+    """
+    # The four dict slots stay unset until ScopeStats._build: only the properties read them.
+    stats: ScopeStats = _new_scope(ScopeStats)
+    set_rows, set_split, set_seconds = _SET_SLOTS
+    set_rows(stats, (count_keys, counts, rates, metric_keys, metrics, coverage_keys, coverage))
+    set_split(stats, split)
+    set_seconds(stats, seconds)
+    return stats
 
 
 EMPTY_SCOPE = ScopeStats(counts={}, rates={}, metrics={}, coverage={})

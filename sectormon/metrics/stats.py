@@ -3,7 +3,8 @@
 The work runs per event or metric over all scopes of a batch (C-level zip/map, and
 :meth:`MetricSet.evaluate_columns` for the formulas) rather than per scope and event: a frame of
 a 48-core run computes about 160 scopes of 39 events and 36 metrics. What is left per scope is
-building its four dicts, which is most of the cost of a frame.
+a :class:`ScopeStats` holding its rows; its four dicts are built when first read
+(:func:`sectormon.frames.scope_stats_of_rows`).
 """
 
 from __future__ import annotations
@@ -12,39 +13,13 @@ from collections.abc import Callable, Sequence
 from itertools import compress, repeat
 from operator import gt, itemgetter, mul
 
-from sectormon.frames import ScopeStats
+from sectormon.frames import ScopeStats, scope_stats_of_rows
 from sectormon.metrics.formulas import MetricSet
 
 Column = Sequence[float]
 # Event names at some positions, the same names followed by metric names, and a getter of the
 # values at those positions.
 Picker = tuple[tuple[str, ...], tuple[str, ...], Callable[[Sequence[float]], tuple[float, ...]]]
-
-_new = object.__new__
-_SET_FIELDS = tuple(
-    getattr(ScopeStats, name).__set__
-    for name in ("counts", "rates", "metrics", "coverage", "split", "seconds")
-)
-
-
-def scope_stats(
-    counts: dict[str, float],
-    rates: dict[str, float],
-    metrics: dict[str, float | None],
-    coverage: dict[str, float],
-    split: frozenset[str],
-    seconds: float,
-) -> ScopeStats:
-    """``ScopeStats(...)`` without the frozen dataclass's six ``object.__setattr__`` calls."""
-    stats: ScopeStats = _new(ScopeStats)
-    set_counts, set_rates, set_metrics, set_coverage, set_split, set_seconds = _SET_FIELDS
-    set_counts(stats, counts)
-    set_rates(stats, rates)
-    set_metrics(stats, metrics)
-    set_coverage(stats, coverage)
-    set_split(stats, split)
-    set_seconds(stats, seconds)
-    return stats
 
 
 class StatsBuilder:
@@ -132,8 +107,7 @@ class StatsBuilder:
         coverages = mset.coverage_columns(coverage_cols, n, level)
         value_rows = list(zip(*values, strict=True)) if values else [()] * n
         split = mset.split_at(level)
-        make = scope_stats
-        out: list[ScopeStats] = []
+        make = scope_stats_of_rows
         if everywhere:
             # Every scope counted the events at ``where``: rows of just those (and the metrics'
             # coverage after them) come straight from the columns, with no picking per scope.
@@ -142,32 +116,30 @@ class StatsBuilder:
             counts_rows = list(zip(*picked_cols, strict=True)) if picked_cols else [()] * n
             coverage_rows = [coverage_cols[i] for i in where] + coverages
             cov_rows = list(zip(*coverage_rows, strict=True)) if coverage_rows else [()] * n
-            # The dicts of all scopes are built C-level (map over rows): no Python work per entry.
-            count_dicts = list(map(dict, map(zip, repeat(keys), counts_rows)))
-            metric_dicts = list(map(dict, map(zip, repeat(metric_names), value_rows)))
+            rate_rows: list[Sequence[float] | None]
             if picked_cols and min(seconds_col) > 0:
                 # rate = count * (1.0 / seconds), per event column over all scopes.
                 inverses = [1.0 / seconds for seconds in seconds_col]
                 rate_rows = list(zip(*[tuple(map(mul, col, inverses)) for col in picked_cols], strict=True))
-                rate_dicts = list(map(dict, map(zip, repeat(keys), rate_rows)))
             else:
-                rate_dicts = [
-                    dict(zip(keys, [v * (1.0 / seconds) for v in row], strict=True)) if seconds > 0 else {}
+                rate_rows = [
+                    [v * (1.0 / seconds) for v in row] if seconds > 0 else None
                     for row, seconds in zip(counts_rows, seconds_col, strict=True)
                 ]
-            # Scopes measured alike (threads read in the same slices, with no multiplexing by
-            # the kernel) have equal coverage: the previous scope's dict is reused.
-            coverage: list[dict[str, float]] = []
-            last_row: Sequence[float] = ()
-            shared: dict[str, float] = {}
-            for cov_values in cov_rows:
-                if cov_values != last_row or not shared:
-                    # Events first, then metrics: a later duplicate key overwrites in place.
-                    shared = dict(zip(keys_and_metrics, cov_values, strict=True))
-                    last_row = cov_values
-                coverage.append(shared)
+            # No dict is built here: each scope's are built when first read (frames.ScopeStats).
             return list(
-                map(make, count_dicts, rate_dicts, metric_dicts, coverage, repeat(split), seconds_col)
+                map(
+                    make,
+                    repeat(keys),
+                    counts_rows,
+                    rate_rows,
+                    repeat(metric_names),
+                    value_rows,
+                    repeat(keys_and_metrics),
+                    cov_rows,
+                    repeat(split),
+                    seconds_col,
+                )
             )
         if scaled_cols:
             scaled_rows: Sequence[Sequence[float]] = list(zip(*scaled_cols, strict=True))
@@ -177,6 +149,7 @@ class StatsBuilder:
             scaled_rows = counted_rows = vectors = [()] * n
         coverage_of_metrics = list(zip(*coverages, strict=True)) if coverages else [()] * n
         positions = self.positions
+        out: list[ScopeStats] = []
         for scaled, counted, vector, metric_values, metric_coverage, seconds in zip(
             scaled_rows, counted_rows, vectors, value_rows, coverage_of_metrics, seconds_col, strict=True
         ):
@@ -184,17 +157,19 @@ class StatsBuilder:
                 tuple(compress(positions, map(gt, counted, repeat(0.0)))), level
             )
             picked = pick(scaled)
+            rates = None
             if seconds > 0:
                 inverse = 1.0 / seconds
-                rates = dict(zip(keys, [v * inverse for v in picked], strict=True))
-            else:
-                rates = {}
+                rates = [v * inverse for v in picked]
             out.append(
                 make(
-                    dict(zip(keys, picked, strict=True)),
+                    keys,
+                    picked,
                     rates,
-                    dict(zip(metric_names, metric_values, strict=True)),
-                    dict(zip(keys_and_metrics, pick(vector) + metric_coverage, strict=True)),
+                    metric_names,
+                    metric_values,
+                    keys_and_metrics,
+                    pick(vector) + metric_coverage,
                     split,
                     seconds,
                 )

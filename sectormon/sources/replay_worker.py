@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
+import gc
 import marshal
 import math
 import os
@@ -194,6 +195,10 @@ def serve(path: str, skip_bad: bool, interval: float, start: float, t_to: float,
 def main(argv: list[str]) -> int:
     # The parent handles Ctrl-C (and kills this process): no second traceback from here.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    # What this process makes (JSON values, rows, tuples, batches) holds no reference cycle, so
+    # reference counting frees all of it; the cycle collector would only walk the rows pending
+    # a frame, again and again (3 % of the reading's instructions, measured with cachegrind).
+    gc.disable()
     path, skip_bad, interval, start, t_to = argv
     out = sys.stdout.buffer
     try:
