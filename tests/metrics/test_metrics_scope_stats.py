@@ -8,6 +8,8 @@ values))`` would give, in the same order.
 
 from __future__ import annotations
 
+import copy
+import pickle
 import threading
 
 import pytest
@@ -123,3 +125,15 @@ def test_windows_of_lazy_scopes_round_trip_through_json() -> None:
     window = WindowStats(seconds=2.0, total=scope, cmgs={"0": scope}, cores={"1": scope})
     assert WindowStats.from_json(window.to_json()) == window
     assert repr(scope) == repr(eager(r))
+
+
+@pytest.mark.parametrize("read_first", [False, True])
+def test_copies_and_pickles_keep_the_content(read_first: bool) -> None:
+    """Unbuilt scopes leave their dict slots unset: copy and pickle must still give equal stats."""
+    r = (("A",), (1.0,), None, ("M",), (2.0,), ("A", "M"), (1.0, 0.5), frozenset({"M"}), 1.0)
+    stats = scope_stats_of_rows(*r)
+    if read_first:
+        assert stats.counts == {"A": 1.0}
+    for other in (copy.copy(stats), copy.deepcopy(stats), pickle.loads(pickle.dumps(stats))):
+        assert other == eager(r)
+        assert items(other) == items(eager(r))
