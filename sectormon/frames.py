@@ -57,12 +57,7 @@ class ScopeStats:
         rows = self._rows
         if rows is None:
             return
-        count_keys, counts, rates, metric_keys, metrics, coverage_keys, coverage = rows
-        self._counts = dict(zip(count_keys, counts, strict=True))
-        self._rates = dict(zip(count_keys, rates, strict=True)) if rates is not None else {}
-        self._metrics = dict(zip(metric_keys, metrics, strict=True))
-        # Events first, then metrics: a metric named like an event overwrites it, in place.
-        self._coverage = dict(zip(coverage_keys, coverage, strict=True))
+        self._counts, self._rates, self._metrics, self._coverage = _dicts(rows)
         self._rows = None
 
     @property
@@ -125,22 +120,17 @@ class ScopeStats:
 
     def to_json(self) -> dict[str, Any]:
         rows = self._rows
-        if rows is not None:
-            # Dicts made for the JSON alone (a stream builds each scope's once): not kept here.
-            count_keys, counts, rates, metric_keys, metrics, coverage_keys, coverage = rows
-            return {
-                "counts": dict(zip(count_keys, counts, strict=True)),
-                "rates": dict(zip(count_keys, rates, strict=True)) if rates is not None else {},
-                "metrics": dict(zip(metric_keys, metrics, strict=True)),
-                "coverage": dict(zip(coverage_keys, coverage, strict=True)),
-                "split": sorted(self._split),
-                "seconds": self._seconds,
-            }
+        # Unbuilt, the JSON gets dicts of its own that are not kept (a stream builds each once).
+        counts, rates, metrics, coverage = (
+            _dicts(rows)
+            if rows is not None
+            else (dict(self._counts), dict(self._rates), dict(self._metrics), dict(self._coverage))
+        )
         return {
-            "counts": dict(self._counts),
-            "rates": dict(self._rates),
-            "metrics": dict(self._metrics),
-            "coverage": dict(self._coverage),
+            "counts": counts,
+            "rates": rates,
+            "metrics": metrics,
+            "coverage": coverage,
             "split": sorted(self._split),
             "seconds": self._seconds,
         }
@@ -167,6 +157,21 @@ _Rows = tuple[
     Sequence[str],
     Sequence[float],
 ]
+
+
+def _dicts(
+    rows: _Rows,
+) -> tuple[dict[str, float], dict[str, float], dict[str, float | None], dict[str, float]]:
+    """Counts, rates, metrics and coverage of a scope kept as rows (see :func:`scope_stats_of_rows`)."""
+    count_keys, counts, rates, metric_keys, metrics, coverage_keys, coverage = rows
+    return (
+        dict(zip(count_keys, counts, strict=True)),
+        dict(zip(count_keys, rates, strict=True)) if rates is not None else {},
+        dict(zip(metric_keys, metrics, strict=True)),
+        # Events first, then metrics: a metric named like an event overwrites it, in place.
+        dict(zip(coverage_keys, coverage, strict=True)),
+    )
+
 
 _new_scope = object.__new__
 _SET_SLOTS = tuple(getattr(ScopeStats, name).__set__ for name in ("_rows", "_split", "_seconds"))
