@@ -1,8 +1,8 @@
-"""Slices summed ahead of the engine: how a replay's reader process takes the per-row work.
+"""Slices summed ahead of the engine: how a replay's reader processes take the per-row work.
 
 A replay of a long 48-core recording spends about half its time reading (JSON, checks) and
 adding rows, the other half building frames. :class:`RowAggregator` does the row half wherever
-the rows are read (a second process, see :mod:`sectormon.sources.replay_worker`):
+the rows are read (other processes, see :mod:`sectormon.sources.replay_worker`):
 it runs the very accumulation of :meth:`MetricsEngine.add_rows` (which unit starts a new entity,
 the same :class:`GroupAcc` per entity and group, the same counted-time expression) and hands the
 engine a :class:`RowBatch` per frame interval: the slices' own facts (time, duration, group,
@@ -11,9 +11,14 @@ ended units, which units entered) and the state each group accumulator reached.
 states as they are, so the frames are the frames of ``add_rows``, bit for bit
 (tests/metrics/test_metrics_batch.py).
 
+An aggregator numbers the units it sees itself (serials, counted from 1). The engine maps each
+serial to its own entity when the unit appears: a new entity where ``add_rows`` would start one,
+else the entity the unit already has. So an aggregator may start anywhere a frame interval
+starts, knowing nothing of the slices before: several readers can each sum a part of a file
+(the first batch of an aggregator is ``fresh``: the engine forgets the previous one's serials).
+
 A batch holds plain tuples, lists, dicts, strings and numbers only, so it crosses a pipe with
-:mod:`marshal` (exact floats, a fraction of a JSON parse). Entities are named by the serial
-number the engine gives them: both sides count entries the same way from a fresh engine.
+:mod:`marshal` (exact floats, a fraction of a JSON parse).
 """
 
 from __future__ import annotations
@@ -39,12 +44,14 @@ class RowBatch(NamedTuple):
 
     ``groups`` is the state of every group accumulator the interval has touched so far, entity
     by entity in entry order and group by group in first-read order; ``frame_due`` says the last
-    slice closes a frame (the reader's :class:`sectormon.frames.FrameClock` decided).
+    slice closes a frame (the reader's :class:`sectormon.frames.FrameClock` decided); ``fresh``
+    marks an aggregator's first batch (its serials start over).
     """
 
     slices: list[SliceFacts]
     groups: list[GroupState]
     frame_due: bool
+    fresh: bool = False
 
 
 class RowAggregator:
@@ -58,6 +65,7 @@ class RowAggregator:
         self._accs: dict[int, dict[str, GroupAcc]] = {}  # serial -> its accumulators, this interval
         self._slices: list[SliceFacts] = []
         self._since_fold = 0
+        self._fresh = True
 
     @property
     def pending(self) -> bool:
@@ -129,7 +137,8 @@ class RowAggregator:
             for serial, accs in self._accs.items()
             for name, acc in accs.items()
         ]
-        batch = RowBatch(self._slices, groups, frame_due)
+        batch = RowBatch(self._slices, groups, frame_due, self._fresh)
+        self._fresh = False
         self._slices = []
         if frame_due:
             live: dict[int, dict[str, GroupAcc]] = {}
@@ -148,12 +157,12 @@ def group_state(serial: int, group: str, acc: GroupAcc) -> GroupState:
     return (serial, group, acc.names, acc.counted, acc.fold(), None)
 
 
-def wire(batch: RowBatch) -> tuple[list[SliceFacts], list[GroupState], bool]:
+def wire(batch: RowBatch) -> tuple[list[SliceFacts], list[GroupState], bool, bool]:
     """``batch`` as a plain tuple for :mod:`marshal`."""
-    return (batch.slices, batch.groups, batch.frame_due)
+    return (batch.slices, batch.groups, batch.frame_due, batch.fresh)
 
 
 def unwire(data: object) -> RowBatch:
     """The :class:`RowBatch` of :func:`wire` (after ``marshal.loads``)."""
-    slices, groups, frame_due = cast(tuple[list[SliceFacts], list[GroupState], bool], data)
-    return RowBatch(slices, groups, bool(frame_due))
+    slices, groups, frame_due, fresh = cast(tuple[list[SliceFacts], list[GroupState], bool, bool], data)
+    return RowBatch(slices, groups, bool(frame_due), bool(fresh))

@@ -175,6 +175,7 @@ class MetricsEngine:
         self._serial = 0
         self._current: dict[str, Entity] = {}  # unit key -> its entity now
         self._open: dict[int, Entity] = {}  # entities not yet folded into the archive
+        self._batch_entities: dict[int, Entity] = {}  # a RowAggregator's serials -> entities (add_batch)
         self._archive: dict[ScopeKey, Terms] = {}
         self._archive_version = 0  # bumped when the archive changes (scope layouts depend on it)
         self._layouts: dict[str, Layout] = {}
@@ -268,21 +269,35 @@ class MetricsEngine:
         """The slices of a :class:`RowBatch`, summed by a :class:`RowAggregator` elsewhere: the
         same entities enter in the same order, then the group accumulators take the states the
         aggregator reached with ``add_rows``'s own arithmetic (the same frames, see
-        :mod:`sectormon.metrics.batch`)."""
+        :mod:`sectormon.metrics.batch`).
+
+        The aggregator's serials are its own: each is mapped to an entity when its unit appears,
+        a new one where ``add_rows`` would start one (the unit is new, ended, or on another core),
+        else the unit's current entity (an aggregator that started mid-run, see ``fresh``)."""
+        if batch.fresh:
+            self._batch_entities = {}
+        mapped = self._batch_entities
         enter = self._enter
         end_slice = self._end_slice
+        current = self._current
         for t, _index, duration, group, ended, overhead_s, entries in batch.slices:
             dur = duration if duration > 0 else 0.0
             if entries:
                 cum0 = self._cum
                 for serial, unit, core, cmg in entries:
-                    ent = enter(unit, core, cmg, cum0)
-                    if (0 if ent is None else ent.serial) != serial:
-                        raise ValueError(f"a batch entity of {unit!r} is out of step with the engine")
+                    ent = current.get(unit)
+                    if ent is None or ent.core != core or ent.cmg != cmg:
+                        ent = enter(unit, core, cmg, cum0)
+                    if serial:
+                        if ent is None:
+                            raise ValueError(f"a batch takes readings of {unit!r}, which the engine ignores")
+                        mapped[serial] = ent
             end_slice(t, group, dur, ended, overhead_s)
-        entities = self._open
         for serial, name, names, counted, values, mixed in batch.groups:
-            groups = entities[serial].groups
+            ent = mapped.get(serial)
+            if ent is None:
+                raise ValueError(f"a batch sums entity {serial}, which it never entered")
+            groups = ent.groups
             acc = groups.get(name)
             if acc is None:
                 acc = groups[name] = GroupAcc()
@@ -555,6 +570,11 @@ class MetricsEngine:
                 del self._open[ent.serial]
             if ended:
                 self._archive_version += 1
+                mapped = self._batch_entities
+                if len(mapped) > 2 * len(self._open) + 64:
+                    # Archived entities ended: no later batch of their aggregator names them.
+                    open_ = self._open
+                    self._batch_entities = {s: e for s, e in mapped.items() if open_.get(e.serial) is e}
             self._frame_cum = hi
         return out
 
