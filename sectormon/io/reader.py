@@ -42,6 +42,7 @@ from sectormon.io.jsonl import (
     BadRecord,
     known_mark_kind,
     mark_from_record,
+    number,
     parse_schema,
     slice_rows_from_record,
 )
@@ -147,6 +148,14 @@ def _plain_chunks(f: IO[bytes], first: bytes) -> Iterator[bytes]:
         yield chunk
 
 
+def _span_chunks(f: IO[bytes], end: int) -> Iterator[bytes]:
+    """The bytes of ``f`` from where it is up to offset ``end``."""
+    left = end - f.tell()
+    while left > 0 and (chunk := f.read(min(CHUNK, left))):
+        left -= len(chunk)
+        yield chunk
+
+
 def _gzip_chunks(f: IO[bytes], first: bytes, flags: dict[str, bool]) -> Iterator[bytes]:
     """Decompress (possibly concatenated) gzip members; sets ``flags['truncated']`` on a cut stream.
 
@@ -231,7 +240,7 @@ class Recording:
 class _State:
     lineno: int = 0
     last_slice_t: float = float("-inf")
-    warned_kinds: set[str] = field(default_factory=set)
+    warned_kinds: dict[str, int] = field(default_factory=dict)  # unknown mark kind -> its warning's index
 
 
 class RecordingStream(Generic[S]):
@@ -264,6 +273,8 @@ class RecordingStream(Generic[S]):
         self.rows = rows
         self.skipped = 0
         self.warnings: list[str] = []
+        self.warning_lines: list[tuple[int, str]] = []  # the warnings as (line, text)
+        self.lines_read = 0  # lines (blank or not) the line source went through, so far
         self.version = FORMAT_VERSION
         self.compressed = False
         self._state = _State()
@@ -307,6 +318,36 @@ class RecordingStream(Generic[S]):
         self._state.last_slice_t = last_slice_t
         return self._items(self.rows, after=line)  # type: ignore[return-value]
 
+    def iter_span(self, start: int, end: int | None, *, last_slice_t: float) -> Iterator[SliceRows | Mark]:
+        """Iterate, as rows, the lines of bytes ``start`` to ``end`` of a plain file (``None``: to
+        its end): what one of several readers of a recording reads (a replay's reader processes).
+
+        ``start`` and ``end`` are line starts; ``last_slice_t`` is the time of the slice before
+        ``start`` (the order check goes on from there). Lines are checked and warned about as a
+        whole-file iteration would, but numbered from 1 at ``start`` (the caller knows where the
+        span is in the file); ``lines_read`` ends as the span's number of lines. ``skipped``,
+        ``warnings`` and :attr:`kind_warnings` start over with each span: a stream may read one
+        span after another (never the whole file as well).
+        """
+        if self.compressed:
+            raise ValueError("a span of a gzip recording cannot be read on its own")
+        self._iterated = True
+        self._state = _State(last_slice_t=last_slice_t)
+        self.skipped = 0
+        self.warnings = []
+        self.warning_lines = []
+        self.lines_read = 0
+        self._file.seek(start)
+        chunks = _plain_chunks(self._file, b"") if end is None else _span_chunks(self._file, end)
+        self._lines = self._numbered_lines(chunks, 0, at_end=end is None)
+        return self._items(True)  # type: ignore[return-value]
+
+    @property
+    def kind_warnings(self) -> dict[str, int]:
+        """For each unknown mark kind met, the index of its warning in ``warnings`` (a reader warns
+        once per kind)."""
+        return dict(self._state.warned_kinds)
+
     def close(self) -> None:
         self._file.close()
 
@@ -328,10 +369,14 @@ class RecordingStream(Generic[S]):
 
     # ------------------------------------------------------------------------------------- lines
 
-    def _numbered_lines(self, chunks: Iterator[bytes]) -> Iterator[tuple[int, bytes, bool]]:
-        """Non-blank lines as ``(line number, bytes, is_last)``; gzip trouble becomes an error/warning."""
+    def _numbered_lines(
+        self, chunks: Iterator[bytes], lineno: int = 0, at_end: bool = True
+    ) -> Iterator[tuple[int, bytes, bool]]:
+        """Non-blank lines as ``(line number, bytes, is_last)``; gzip trouble becomes an error/warning.
+
+        ``lineno`` is the number of the line before the first; ``at_end=False`` for a span that
+        stops before the end of the file (its last line is not the file's last)."""
         pending: tuple[int, bytes] | None = None
-        lineno = 0
         buf = b""
         try:
             for chunk in chunks:
@@ -352,7 +397,7 @@ class RecordingStream(Generic[S]):
                 raise RecordingError(
                     self.path, lineno + 1, problem, "use --skip-bad to keep what precedes"
                 ) from None
-            self.warnings.append(f"{self.path}:{lineno + 1}: {problem}; the rest of the file was skipped")
+            self._warn(lineno + 1, f"{problem}; the rest of the file was skipped")
             self.skipped += 1
             buf = b""
         if buf and not buf.isspace():
@@ -361,11 +406,14 @@ class RecordingStream(Generic[S]):
                 yield pending[0], pending[1], False
             pending = (lineno, buf)
         if self._gzip_flags.get("truncated"):
-            self.warnings.append(
-                f"{self.path}:{lineno}: gzip stream ends early (the recording was cut); read up to here"
-            )
+            self._warn(lineno, "gzip stream ends early (the recording was cut); read up to here")
+        self.lines_read = lineno
         if pending is not None:
-            yield pending[0], pending[1], True
+            yield pending[0], pending[1], at_end
+
+    def _warn(self, lineno: int, text: str) -> None:
+        self.warnings.append(f"{self.path}:{lineno}: {text}")
+        self.warning_lines.append((lineno, text))
 
     def _parse(self, lineno: int, line: bytes, is_last: bool) -> dict[str, Any] | None:
         """One line as a JSON object; ``None`` when it is skipped (truncated last line or skip_bad)."""
@@ -374,9 +422,7 @@ class RecordingStream(Generic[S]):
         except (ValueError, RecursionError) as exc:
             if is_last:
                 self.skipped += 1
-                self.warnings.append(
-                    f"{self.path}:{lineno}: last line is incomplete (the recording was cut); skipped it"
-                )
+                self._warn(lineno, "last line is incomplete (the recording was cut); skipped it")
                 return None
             self._bad(lineno, f"not valid JSON ({_short(exc)})")
             return None
@@ -500,8 +546,8 @@ class RecordingStream(Generic[S]):
         if type(item) is Mark:
             if not known_mark_kind(item.kind):
                 if item.kind not in state.warned_kinds:
-                    state.warned_kinds.add(item.kind)
-                    self.warnings.append(f"{self.path}:{lineno}: unknown mark kind {item.kind!r} ignored")
+                    state.warned_kinds[item.kind] = len(self.warnings)
+                    self._warn(lineno, f"unknown mark kind {item.kind!r} ignored")
                 return None
         elif not self._slice_in_order(lineno, item.t):
             return None
@@ -604,6 +650,33 @@ def _fast_slice_t(line: bytes) -> float | None:
     except ValueError:
         return None
     return t if math.isfinite(t) else None
+
+
+def slice_time(line: bytes) -> float | None:
+    """``t`` of a line that a reader yields as a slice (if the line is valid at all), else ``None``.
+
+    The writer's layout is read without a JSON parse, when nothing else in the line could be a
+    second ``schema`` or ``t`` key (with duplicate keys JSON takes the last); anything else is
+    parsed. A bad line gives ``None``: the reader that reads it fully stops there with an error.
+    """
+    t = _fast_slice_t(line)
+    if (
+        t is not None
+        and line.rstrip().endswith(b"}")
+        and line.count(b'"schema"') == 1
+        and line.count(b'"t"') == 1
+    ):
+        return t
+    try:
+        rec = json.loads(line)
+        if type(rec) is not dict:
+            return None
+        kind, version = parse_schema(rec.get("schema"))
+        if kind != "slice" or version > FORMAT_VERSION:
+            return None
+        return number(rec, "t")  # migrations keep "t"; the decoders read it with number()
+    except (ValueError, RecursionError):  # not JSON, BadRecord (a ValueError)
+        return None
 
 
 def _short(exc: BaseException) -> str:

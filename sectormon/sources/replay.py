@@ -138,7 +138,7 @@ def final_frame(
     with open_recording(path, skip_bad=skip_bad, rows=True) as stream:
         builder = builder_factory(stream.header, stream.path)
         _quiet(builder, math.inf)  # only the final frame is wanted
-        slices = sum(fed for fed, _ in _feed(stream, builder))
+        slices = sum(fed for fed, _ in _feed(stream, builder, frames=False))
         if slices == 0:
             raise RecordingError(
                 stream.path, stream.last_line, "the recording has no slices: nothing to replay"
@@ -160,14 +160,17 @@ def _feed(
     t_from: float = -math.inf,
     t_to: float = math.inf,
     pacer: _Pacer | None = None,
+    frames: bool = True,
 ) -> Iterator[tuple[int, list[Frame]]]:
     """Feed ``stream`` (as rows) to ``builder`` up to ``t_to``: per record or batch, how many
-    slices went in and the frames that came out. Unpaced replays of large recordings are read by a
-    second process (:mod:`.replay_worker`), slices arriving summed per frame interval."""
+    slices went in and the frames that came out. Unpaced replays of large recordings are read by
+    other processes (:mod:`.replay_worker`), slices arriving summed per frame interval; with
+    ``frames=False`` (only the final frame is built) by as many as there are CPUs."""
     feed_batch = getattr(builder, "feed_batch", None)
-    if pacer is None and feed_batch is not None and replay_worker.usable(stream):
+    readers = replay_worker.readers(stream, frames=frames) if pacer is None else 0
+    if readers and feed_batch is not None:
         interval, start = frame_timing(stream.header, stream.path)
-        for piece in replay_worker.read_batches(stream, interval, start, t_to):
+        for piece in replay_worker.read_batches(stream, interval, start, t_to, readers):
             if isinstance(piece, Mark):
                 yield 0, builder.feed(piece)
             else:
