@@ -12,10 +12,11 @@ per-PE events (6-8 each). It is written with :class:`RecordingWriter` into a tem
   no Reading objects): what replay reads. Both next to ``jq -c . FILE > /dev/null`` on the same
   file (the ratio is the target, >= 1x jq) and to bare ``json.loads`` per line (the floor);
 - replay: the full replay to frames through today's engine (target <= 30 s for the hour), in one
-  process and with the reader process (:mod:`sectormon.sources.replay_worker`: JSON, checks and
-  row sums in a second process beside the frames), which a large replay uses on 2+ CPUs;
-- final frame only: what ``compare`` does per side (the frames before the last are not built),
-  next to the full replay of the same mode.
+  process, with one reader process (:mod:`sectormon.sources.replay_worker`: JSON, checks and
+  row sums in a second process beside the frames), which a large replay uses on 2 CPUs, and with
+  the reader processes sectormon picks on 3+ CPUs (they share the file, span by span);
+- final frame only: what ``compare`` does per side (the frames before the last are not built), in
+  one process, with one reader process, and with as many as sectormon picks (every CPU reads).
 
 Usage: ``python benchmarks/bench_replay.py [--minutes N] [--gzip] [--skip-jq] [--skip-parse] [--skip-replay]``
 """
@@ -160,12 +161,21 @@ def jq(path: Path) -> float | None:
     return time.perf_counter() - start
 
 
-def replay(path: Path, worker: str) -> tuple[int, float]:
-    """Full replay to frames, with the reader process off (``"0"``) or on (``"1"``)."""
+def _switch(worker: str) -> None:
+    """``"0"``: one process; ``"N"``: N reader processes; ``""``: what sectormon picks here."""
     from sectormon.sources import replay_worker
+
+    if worker:
+        os.environ[replay_worker.ENV_SWITCH] = worker
+    else:
+        os.environ.pop(replay_worker.ENV_SWITCH, None)
+
+
+def replay(path: Path, worker: str) -> tuple[int, float]:
+    """Full replay to frames (``worker`` as in :func:`_switch`)."""
     from sectormon.sources.replay import replay_frames
 
-    os.environ[replay_worker.ENV_SWITCH] = worker
+    _switch(worker)
     start = time.perf_counter()
     frames = 0
     with open_recording(path) as stream:
@@ -176,13 +186,21 @@ def replay(path: Path, worker: str) -> tuple[int, float]:
 
 def final_only(path: Path, worker: str) -> float:
     """What ``compare`` does per side: replay to the final frame, the frames before it unbuilt."""
-    from sectormon.sources import replay_worker
     from sectormon.sources.replay import final_frame
 
-    os.environ[replay_worker.ENV_SWITCH] = worker
+    _switch(worker)
     start = time.perf_counter()
     final_frame(path)
     return time.perf_counter() - start
+
+
+def picked(path: Path, *, frames: bool) -> int:
+    """How many reader processes sectormon picks for this file on this machine."""
+    from sectormon.sources import replay_worker
+
+    _switch("")
+    with open_recording(path) as stream:
+        return replay_worker.readers(stream, frames=frames)
 
 
 def main() -> int:
@@ -230,7 +248,12 @@ def main() -> int:
                     )
         if not args.skip_replay:
             cpus = len(os.sched_getaffinity(0))
+            if cpus == 1:
+                print("reader processes: not run, this machine has one CPU")
             modes = [("one process", "0")] + ([("reader process", "1")] if cpus > 1 else [])
+            auto = picked(path, frames=True)
+            if auto > 1:
+                modes.append((f"{auto} reader processes", str(auto)))
             times = []
             for label, worker in modes:
                 frames, t_replay = replay(path, worker)
@@ -240,16 +263,21 @@ def main() -> int:
                     f"{readings / t_replay / 1e6:.2f} M readings/s  (hour: {t_replay * scale:.1f} s, "
                     "target <= 30 s)"
                 )
-            if len(times) == 2:
-                print(f"ratio  : the reader process replays {times[0] / times[1]:.2f}x one process's speed")
-            for (label, worker), t_replay in zip(modes, times, strict=True):
+            for (label, _), t_replay in zip(modes[1:], times[1:], strict=True):
+                print(f"ratio  : replay with {label} is {times[0] / t_replay:.2f}x one process's speed")
+            # compare builds only the final frame: this process is then idle, and every CPU can read.
+            finals = [("one process", "0")] + ([("reader process", "1")] if cpus > 1 else [])
+            auto_final = picked(path, frames=False)
+            if auto_final > 1:
+                finals.append((f"{auto_final} reader processes", str(auto_final)))
+            final_times = []
+            for label, worker in finals:
                 t_final = final_only(path, worker)
-                print(
-                    f"final frame only ({label}): {t_final:7.2f} s  (hour: {t_final * scale:.1f} s), "
-                    f"{t_replay / t_final:.2f}x the speed of replaying every frame (what compare does)"
-                )
-            if cpus == 1:
-                print("replay (reader process): not run, this machine has one CPU")
+                final_times.append(t_final)
+                print(f"final frame only ({label}): {t_final:7.2f} s  (hour: {t_final * scale:.1f} s)")
+            for (label, _), t_final in zip(finals[1:], final_times[1:], strict=True):
+                speed = final_times[0] / t_final
+                print(f"ratio  : final frame with {label} is {speed:.2f}x one process's speed")
     return 0
 
 
