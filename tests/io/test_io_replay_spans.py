@@ -14,8 +14,9 @@ import itertools
 import json
 import math
 import random
+from collections.abc import Generator
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import pytest
 from hypothesis import given, settings
@@ -23,6 +24,7 @@ from hypothesis import strategies as st
 from recording_synth import GROUPS, header
 from test_io_replay import real_header, write
 
+from sectormon.errors import SectormonError
 from sectormon.frames import FrameClock
 from sectormon.io import RecordingError, open_recording
 from sectormon.io.reader import slice_time
@@ -316,3 +318,43 @@ def test_readers_follow_the_switch_cpus_size_and_kind(
         assert replay_worker.readers(s_plain) == 1
         cpus.intersection_update({0})
         assert replay_worker.readers(s_plain) == 0  # one CPU: two processes would only take turns
+
+
+def test_stopping_early_kills_every_reader(
+    tmp_path: Path, spans: list[list[str]], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = write(tmp_path / "r.jsonl", churn(1500), real_header())
+    monkeypatch.setenv(replay_worker.ENV_SWITCH, "3")
+    children: list[Any] = []
+    real_start = replay_worker._start
+
+    def start(args: list[str]) -> Any:
+        proc = real_start(args)
+        children.append(proc)
+        return proc
+
+    monkeypatch.setattr(replay_worker, "_start", start)
+    with open_recording(path) as s:
+        frames = cast(Generator[Any, None, None], replay_frames(s))
+        next(frames)
+        frames.close()  # as a closed pipe (| head) or an exception in the caller does
+    assert len(children) == 3 and all(proc.returncode is not None for proc in children)
+
+
+def test_a_reader_that_dies_is_a_clear_error(
+    tmp_path: Path, spans: list[list[str]], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = write(tmp_path / "r.jsonl", churn(600), real_header())
+    monkeypatch.setenv(replay_worker.ENV_SWITCH, "2")
+    real_start = replay_worker._start
+
+    def start(args: list[str]) -> Any:
+        if args[-2] == "1":  # the second reader: killed at once, as the OOM killer might
+            proc = real_start(args)
+            proc.kill()
+            return proc
+        return real_start(args)
+
+    monkeypatch.setattr(replay_worker, "_start", start)
+    with pytest.raises(SectormonError, match=r"reader process ended early.*WORKER=0"):
+        replay_all(path)
