@@ -229,17 +229,9 @@ def _receive(pipe: IO[bytes]) -> Any:
 def serve(path: str, skip_bad: bool, interval: float, start: float, t_to: float, out: IO[bytes]) -> None:
     """A lone child's work: read ``path`` and send its batches and marks to ``out``."""
     send = _sender(out)
-    try:
-        with open_recording(path, skip_bad=skip_bad, rows=True) as stream:
-            stopped = _sum(stream, FrameClock(interval, start), t_to, send)
-            send(_end(stream, stopped))
-    except RecordingError as exc:
-        send(("error", exc.path, exc.line, exc.problem, exc.fix))
-    except (BrokenPipeError, ConnectionResetError):
-        raise
-    except Exception:
-        send(("fail", traceback.format_exc(limit=8).strip().splitlines()[-1]))
-    out.flush()
+    with _reporting(send, out), open_recording(path, skip_bad=skip_bad, rows=True) as stream:
+        stopped = _sum(stream, FrameClock(interval, start), t_to, send)
+        send(_end(stream, stopped))
 
 
 def serve_spans(
@@ -250,23 +242,29 @@ def serve_spans(
     its ``end``. A span starts a frame interval, so each gets its own aggregator (``fresh``)."""
     span_bytes, size, index, count = spans
     send = _sender(out)
+    with _reporting(send, out), open(path, "rb") as f, open_recording(path, rows=True) as stream:
+        finder = SpanFinder(f, size, span_bytes, interval, start)
+        for k in range(index, finder.count, count):
+            found = finder.span(k)
+            if found is None:  # nothing starts here: the span before runs on
+                send(("end", 0, 0, (), {}, False, 0))
+                continue
+            begin, end = found
+            clock = FrameClock(interval, start)
+            if begin.t_before > -math.inf:
+                clock.due(begin.t_before)  # the clock as the slice before the span left it
+            items = stream.iter_span(begin.offset, end, last_slice_t=begin.t_before)
+            stopped = _sum(items, clock, t_to, send, span_end=end)
+            send(_end(stream, stopped))
+            if stopped:
+                break
+
+
+@contextlib.contextmanager
+def _reporting(send: Callable[[Message], None], out: IO[bytes]) -> Iterator[None]:
+    """A child's failures as messages to the parent (a broken pipe: the parent is gone)."""
     try:
-        with open(path, "rb") as f, open_recording(path, rows=True) as stream:
-            finder = SpanFinder(f, size, span_bytes, interval, start)
-            for k in range(index, finder.count, count):
-                found = finder.span(k)
-                if found is None:  # nothing starts here: the span before runs on
-                    send(("end", 0, 0, (), {}, False, 0))
-                    continue
-                begin, end = found
-                clock = FrameClock(interval, start)
-                if begin.t_before > -math.inf:
-                    clock.due(begin.t_before)  # the clock as the slice before the span left it
-                items = stream.iter_span(begin.offset, end, last_slice_t=begin.t_before)
-                stopped = _sum(items, clock, t_to, send, span_end=end)
-                send(_end(stream, stopped))
-                if stopped:
-                    break
+        yield
     except RecordingError as exc:
         send(("error", exc.path, exc.line, exc.problem, exc.fix))
     except (BrokenPipeError, ConnectionResetError):
