@@ -21,7 +21,7 @@ from typing import Any, cast
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from recording_synth import GROUPS, header
+from recording_synth import GROUPS, header, v1_lines
 from test_io_replay import real_header, write
 
 from sectormon.errors import SectormonError
@@ -358,3 +358,24 @@ def test_a_reader_that_dies_is_a_clear_error(
     monkeypatch.setattr(replay_worker, "_start", start)
     with pytest.raises(SectormonError, match=r"reader process ended early.*WORKER=0"):
         replay_all(path)
+
+
+@pytest.mark.parametrize("layout", ["version 1", "keys reordered"])
+def test_shared_readers_read_older_and_hand_written_layouts(
+    tmp_path: Path, spans: list[list[str]], monkeypatch: pytest.MonkeyPatch, layout: str
+) -> None:
+    """Lines not in today's writer layout are found by a JSON parse at the span boundaries."""
+    items = churn(400)
+    path = tmp_path / "r.jsonl"
+    if layout == "version 1":
+        path.write_text("\n".join(v1_lines(items, real_header())) + "\n")
+    else:
+        lines = write(path, items, real_header()).read_text().splitlines()
+        reordered = [lines[0]] + [json.dumps(dict(reversed(json.loads(line).items()))) for line in lines[1:]]
+        path.write_text("\n".join(reordered) + "\n")
+    monkeypatch.setenv(replay_worker.ENV_SWITCH, "2")
+    shared = replay_all(path)
+    assert len(spans) == 2
+    monkeypatch.setenv(replay_worker.ENV_SWITCH, "0")
+    assert shared == replay_all(path)
+    assert len(shared[0]) > 5
