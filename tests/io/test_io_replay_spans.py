@@ -379,3 +379,68 @@ def test_shared_readers_read_older_and_hand_written_layouts(
     monkeypatch.setenv(replay_worker.ENV_SWITCH, "0")
     assert shared == replay_all(path)
     assert len(shared[0]) > 5
+
+
+_BASE: list[str] = []
+
+
+def _base_lines(tmp: Path) -> list[str]:
+    if not _BASE:
+        _BASE.extend(write(tmp / "base.jsonl", churn(300), real_header()).read_text().splitlines())
+    return list(_BASE)
+
+
+@settings(max_examples=25, deadline=None)
+@given(
+    st.lists(
+        st.tuples(
+            st.sampled_from(["drop", "repeat", "swap", "cut", "garble", "blank", "back"]),
+            st.integers(1, 10**6),
+            st.integers(0, 10**6),
+        ),
+        min_size=1,
+        max_size=3,
+    ),
+    st.booleans(),
+)
+def test_damaged_recordings_give_span_readers_the_outcome_of_one_process(
+    tmp_path_factory: pytest.TempPathFactory, damage: list[tuple[str, int, int]], skip_cut_end: bool
+) -> None:
+    """Lines dropped, repeated, swapped, cut, garbled, blanked or sent back in time anywhere: two
+    span readers end as one process does, with the same frames, warnings and counts, or the same
+    one-line error."""
+    tmp = tmp_path_factory.mktemp("damaged")
+    lines = _base_lines(tmp_path_factory.getbasetemp())
+    for what, at, other in damage:
+        i = 1 + at % (len(lines) - 1)  # never the header
+        j = 1 + other % (len(lines) - 1)
+        if what == "drop":
+            del lines[i]
+        elif what == "repeat":
+            lines.insert(i, lines[i])
+        elif what == "swap":
+            lines[i], lines[j] = lines[j], lines[i]
+        elif what == "cut":
+            lines[i] = lines[i][: other % max(1, len(lines[i]))]
+        elif what == "garble":
+            k = other % max(1, len(lines[i]))
+            lines[i] = lines[i][:k] + "#" + lines[i][k + 1 :]
+        elif what == "blank":
+            lines.insert(i, "")
+        else:
+            record = json.loads(lines[i]) if lines[i].startswith("{") else None
+            if isinstance(record, dict) and isinstance(record.get("t"), float):
+                record["t"] = record["t"] / 2
+                lines[i] = json.dumps(record, separators=(",", ":"))
+    path = tmp / "r.jsonl"
+    path.write_text("\n".join(lines) + ("" if skip_cut_end else "\n"))
+    outcomes: list[Any] = []
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(replay_worker, "SPAN_BYTES", 5000)
+        for switch in ("2", "0"):
+            mp.setenv(replay_worker.ENV_SWITCH, switch)
+            try:
+                outcomes.append(replay_all(path))
+            except RecordingError as exc:
+                outcomes.append(str(exc))
+    assert outcomes[0] == outcomes[1]
