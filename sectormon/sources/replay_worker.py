@@ -18,9 +18,9 @@ A child writes length-prefixed :mod:`marshal` messages to its stdout (its stderr
 ``("b", batch)``, ``("m", mark)``, and ``("end", last line, skipped, warnings as (line, text),
 unknown mark kinds, stopped at --to, lines read)`` after the file or after each of its spans; or
 ``("error", path, line, problem, fix)`` for a :class:`RecordingError`, ``("fail", text)`` for
-anything else. Span readers number lines from each span's start: this process places them. The parent rebuilds
-the same errors, and kills the children when it stops early (``--to``, a closed pipe, Ctrl-C, an
-error); a child whose parent died stops at its next write.
+anything else. Span readers number lines from each span's start; this process places them. It
+rebuilds the same errors, and kills the children when it stops early (``--to``, a closed pipe,
+Ctrl-C, an error); a child whose parent died stops at its next write.
 """
 
 from __future__ import annotations
@@ -36,7 +36,7 @@ import struct
 import subprocess
 import sys
 import traceback
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Generator, Iterable, Iterator
 from pathlib import Path
 from typing import IO, Any
 
@@ -134,47 +134,21 @@ def read_batches(
         skipped = 0
         warnings: list[str] = []
         warned_kinds: set[str] = set()
-        stopped = False
         for k in range(parts):
-            proc = children[k % len(children)]
-            assert proc.stdout is not None
-            while True:
-                message = _receive(proc.stdout)
-                if message is None:
-                    code = proc.wait()
-                    raise SectormonError(
-                        f"{stream.path}: the replay's reader process ended early (exit status {code})"
-                        f" (set {ENV_SWITCH}=0 to replay in one process)"
-                    )
-                kind = message[0]
-                if kind == "b":
-                    yield unwire(message[1])
-                elif kind == "m":
-                    t, mark_kind, label, data = message[1]
-                    yield Mark(t=t, kind=mark_kind, label=label, data=data)
-                elif kind == "end":
-                    _, line, part_skipped, part_warnings, kind_warnings, stopped, lines = message
-                    # Each reader warns once per unknown mark kind it meets: the file, once.
-                    repeated = {i for name, i in kind_warnings.items() if name in warned_kinds}
-                    warned_kinds.update(kind_warnings)
-                    warnings.extend(
-                        f"{stream.path}:{base + at - 1}: {text}"
-                        for i, (at, text) in enumerate(part_warnings)
-                        if i not in repeated
-                    )
-                    skipped += part_skipped
-                    if line:
-                        last_line = max(last_line, base + line - 1)
-                    base += lines
-                    break
-                elif kind == "error":
-                    _, path, line, problem, fix = message
-                    raise RecordingError(path, None if line is None else base + line - 1, problem, fix)
-                else:
-                    raise SectormonError(
-                        f"{stream.path}: the replay's reader process failed: {message[1]}"
-                        f" (set {ENV_SWITCH}=0 to replay in one process)"
-                    )
+            end = yield from _part(children[k % len(children)], stream.path, base)
+            line, part_skipped, part_warnings, kind_warnings, stopped, lines = end
+            # Each reader warns once per unknown mark kind it meets: the file, once.
+            repeated = {i for name, i in kind_warnings.items() if name in warned_kinds}
+            warned_kinds.update(kind_warnings)
+            warnings.extend(
+                f"{stream.path}:{base + at - 1}: {text}"
+                for i, (at, text) in enumerate(part_warnings)
+                if i not in repeated
+            )
+            skipped += part_skipped
+            if line:
+                last_line = max(last_line, base + line - 1)
+            base += lines
             if stopped:
                 break
         stream.absorb(last_line=last_line, skipped=skipped, warnings=warnings)
@@ -186,6 +160,37 @@ def read_batches(
             if proc.stdout is not None:
                 proc.stdout.close()
             proc.wait()
+
+
+def _part(proc: subprocess.Popen[bytes], path: str, base: int) -> Generator[RowBatch | Mark, None, Message]:
+    """The batches and marks of one part (the file, or one span) from ``proc``; returns its
+    ``end`` message without the tag. Errors name lines as the file numbers them (``base``: the
+    number of the part's first line)."""
+    assert proc.stdout is not None
+    while True:
+        message = _receive(proc.stdout)
+        if message is None:
+            code = proc.wait()
+            raise SectormonError(
+                f"{path}: the replay's reader process ended early (exit status {code})"
+                f" (set {ENV_SWITCH}=0 to replay in one process)"
+            )
+        kind = message[0]
+        if kind == "b":
+            yield unwire(message[1])
+        elif kind == "m":
+            t, mark_kind, label, data = message[1]
+            yield Mark(t=t, kind=mark_kind, label=label, data=data)
+        elif kind == "end":
+            return message[1:]
+        elif kind == "error":
+            _, error_path, line, problem, fix = message
+            raise RecordingError(error_path, None if line is None else base + line - 1, problem, fix)
+        else:
+            raise SectormonError(
+                f"{path}: the replay's reader process failed: {message[1]}"
+                f" (set {ENV_SWITCH}=0 to replay in one process)"
+            )
 
 
 def _start(args: list[str]) -> subprocess.Popen[bytes]:
