@@ -203,6 +203,16 @@ def picked(path: Path, *, frames: bool) -> int:
         return replay_worker.readers(stream, frames=frames)
 
 
+def reader_modes(path: Path, cpus: int, *, frames: bool) -> list[tuple[str, str]]:
+    """(label, switch) of each mode to time: one process, one reader process, and the readers
+    sectormon picks here when that is more than one."""
+    modes = [("one process", "0")] + ([("reader process", "1")] if cpus > 1 else [])
+    auto = picked(path, frames=frames)
+    if auto > 1:
+        modes.append((f"{auto} reader processes", str(auto)))
+    return modes
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--minutes", type=float, default=60.0, help="recording length (default 60)")
@@ -250,10 +260,7 @@ def main() -> int:
             cpus = len(os.sched_getaffinity(0))
             if cpus == 1:
                 print("reader processes: not run, this machine has one CPU")
-            modes = [("one process", "0")] + ([("reader process", "1")] if cpus > 1 else [])
-            auto = picked(path, frames=True)
-            if auto > 1:
-                modes.append((f"{auto} reader processes", str(auto)))
+            modes = reader_modes(path, cpus, frames=True)
             times = []
             for label, worker in modes:
                 frames, t_replay = replay(path, worker)
@@ -266,10 +273,7 @@ def main() -> int:
             for (label, _), t_replay in zip(modes[1:], times[1:], strict=True):
                 print(f"ratio  : replay with {label} is {times[0] / t_replay:.2f}x one process's speed")
             # compare builds only the final frame: this process is then idle, and every CPU can read.
-            finals = [("one process", "0")] + ([("reader process", "1")] if cpus > 1 else [])
-            auto_final = picked(path, frames=False)
-            if auto_final > 1:
-                finals.append((f"{auto_final} reader processes", str(auto_final)))
+            finals = reader_modes(path, cpus, frames=False)
             final_times = []
             for label, worker in finals:
                 t_final = final_only(path, worker)

@@ -87,6 +87,16 @@ def replay_all(path: Path, **kwargs: Any) -> tuple[list[str], int, list[str], in
         return frames, s.skipped, list(s.warnings), s.last_line
 
 
+def outcome(path: Path, monkeypatch: pytest.MonkeyPatch, switch: str) -> Any:
+    """What a replay with ``SECTORMON_REPLAY_WORKER=switch`` ends with: :func:`replay_all`'s
+    results, or its one-line error."""
+    monkeypatch.setenv(replay_worker.ENV_SWITCH, switch)
+    try:
+        return replay_all(path)
+    except RecordingError as exc:
+        return str(exc)
+
+
 @pytest.fixture
 def spans(monkeypatch: pytest.MonkeyPatch) -> list[list[str]]:
     """Small spans (a dozen slices); records the argument list of every reader process started."""
@@ -155,13 +165,7 @@ def test_shared_readers_report_problems_as_one_process(
     else:
         lines[-1] = lines[-1][:20]
     path.write_text("\n".join(lines) + ("" if where == "cut last line" else "\n"))
-    outcomes: list[Any] = []
-    for switch in ("3", "0"):
-        monkeypatch.setenv(replay_worker.ENV_SWITCH, switch)
-        try:
-            outcomes.append(replay_all(path))
-        except RecordingError as exc:
-            outcomes.append(str(exc))
+    outcomes = [outcome(path, monkeypatch, switch) for switch in ("3", "0")]
     assert outcomes[0] == outcomes[1]
     if where == "cut last line":
         assert any("last line is incomplete" in w for w in outcomes[0][2])
@@ -437,13 +441,7 @@ def test_damaged_recordings_give_span_readers_the_outcome_of_one_process(
                 lines[i] = json.dumps(record, separators=(",", ":"))
     path = tmp / "r.jsonl"
     path.write_text("\n".join(lines) + ("" if skip_cut_end else "\n"))
-    outcomes: list[Any] = []
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(replay_worker, "SPAN_BYTES", 5000)
-        for switch in ("2", "0"):
-            mp.setenv(replay_worker.ENV_SWITCH, switch)
-            try:
-                outcomes.append(replay_all(path))
-            except RecordingError as exc:
-                outcomes.append(str(exc))
+        outcomes = [outcome(path, mp, switch) for switch in ("2", "0")]
     assert outcomes[0] == outcomes[1]
