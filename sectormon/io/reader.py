@@ -42,6 +42,7 @@ from sectormon.io.jsonl import (
     BadRecord,
     known_mark_kind,
     mark_from_record,
+    no_bools_in,
     number,
     parse_schema,
     slice_rows_from_record,
@@ -521,8 +522,7 @@ class RecordingStream(Generic[S]):
         item: Slice | SliceRows | Mark
         try:
             if schema == SLICE_SCHEMA:
-                # No '-' anywhere in the line: no negative number, the decoder can skip that search.
-                item = slice_rows_from_record(rec, check_negative=b"-" in line)
+                item = slice_rows_from_record(rec, no_bools=no_bools_in(line))
                 if not rows:
                     item = item.to_slice()
             elif schema == MARK_SCHEMA:
