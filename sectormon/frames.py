@@ -348,3 +348,8 @@ class FrameClock:
         while self._next <= t + slack:
             self._next += self.interval
         return True
+
+    def reaches_next(self, t: float) -> bool:
+        """Whether a slice ending at ``t`` would close the next frame (:meth:`due`'s test, without
+        moving): when not, no slice up to ``t`` closes another frame."""
+        return not t + 1e-9 * self.interval < self._next

@@ -58,12 +58,26 @@ class FrameBuilder:
         self.last_t = start
         self.frames = 0
         self.quiet_until = -math.inf
+        self.seek_target: float | None = None
+        self.build_next = False
+        self.skipped_last = False
 
     def quiet(self, until: float) -> None:
         """Frames due before stream time ``until`` are not built, only their intervals closed
         (:meth:`MetricsEngine.skip_frame`): what a replay from ``--from``, or compare's run to the
         final frame, would drop unseen. The frames from ``until`` on are the same."""
         self.quiet_until = until
+
+    def seek_quietly(self, target: float | None) -> None:
+        """Fast-forward to ``target`` (``None``: play normally again), building only the frames
+        a seek shows: the last one due up to ``target``, once the clock tells it is the last (no
+        slice up to ``target`` reaches the next one), and the next one due after
+        :attr:`build_next` is set (a replay snapshots the builder there). The others are skipped
+        as :meth:`quiet` skips them; :attr:`skipped_last` says whether the newest due frame was.
+        After a gap in the slices the frame skipped last can be the last one up to ``target``
+        after all: the caller replays from a snapshot to show it."""
+        self.seek_target = target
+        self.build_next = False
 
     def feed(self, item: Slice | SliceRows | Mark) -> list[Frame]:
         if isinstance(item, Mark):
@@ -79,9 +93,15 @@ class FrameBuilder:
         return self._frame(item.t)
 
     def _frame(self, t: float) -> list[Frame]:
-        if t < self.quiet_until:
+        target = self.seek_target
+        if t < self.quiet_until or (
+            target is not None and not self.build_next and self.clock.reaches_next(target)
+        ):
             self.engine.skip_frame(t)
+            self.skipped_last = True
             return []
+        self.skipped_last = False
+        self.build_next = False
         self.frames += 1
         return [self.engine.frame(t)]
 

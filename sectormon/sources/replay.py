@@ -244,6 +244,7 @@ class ReplaySession:
         self._pending_marks: list[Mark] = []
         self._checkpoints: list[_Checkpoint] = []
         self._checkpointing = True
+        self._quiet_pass = False  # fast-forwarding with FrameBuilder.seek_quietly
         self._last_built: Frame | None = None  # the newest frame of the current builder
         self._speed = _check_speed(speed)
         self._paused = paused
@@ -416,21 +417,30 @@ class ReplaySession:
         if frames:
             self._last_built = frames[-1]
         if type(item) is not Mark:
-            self._maybe_checkpoint(stream, builder, item.t)
+            self._maybe_checkpoint(stream, builder, item.t, built=bool(frames))
         return frames
 
-    def _maybe_checkpoint(self, stream: RecordingStream[SliceRows], builder: Builder, t: float) -> None:
+    def _maybe_checkpoint(
+        self, stream: RecordingStream[SliceRows], builder: Builder, t: float, *, built: bool
+    ) -> None:
         if not self._checkpointing:
             return
         with self._cond:
             last = self._checkpoints[-1].t if self._checkpoints else self._start_t
         if t - last < CHECKPOINT_EVERY:
             return
+        if self._quiet_pass and not built:
+            # The newest frame may have been skipped, and a snapshot must hold it: snapshot
+            # right after the next frame, built for that.
+            builder.build_next = True  # type: ignore[attr-defined]  # a quiet pass has a FrameBuilder
+            return
         try:
             snapshot = copy.deepcopy(builder)
         except Exception:  # an engine that cannot be copied: seek from the start, as before
             self._checkpointing = False
             return
+        if self._quiet_pass:
+            snapshot.seek_quietly(None)  # type: ignore[attr-defined]  # restored, it plays normally
         with self._cond:
             if not self._checkpoints or t > self._checkpoints[-1].t:
                 checkpoint = _Checkpoint(t=t, line=stream.last_line, builder=snapshot, frame=self._last_built)
@@ -468,7 +478,15 @@ class ReplaySession:
                         ended = False
                     elif ended:
                         continue
-                    ended, pending, frame = self._fast_forward(stream, items, builder, user, target, pending)
+                    result = self._fast_forward(stream, items, builder, user, target, pending)
+                    if result is None:
+                        # The frame to show was skipped (the slices stopped before the next
+                        # one): replay to it from the snapshot before it, building every frame.
+                        stream.close()
+                        stream, items, builder, user = self._open(target)
+                        result = self._fast_forward(stream, items, builder, user, target, None, quietly=False)
+                        assert result is not None  # only a quiet pass skips frames
+                    ended, pending, frame = result
                     if frame is not None:
                         self._emit(frame)
                     if ended:
@@ -524,22 +542,37 @@ class ReplaySession:
         user: list[Mark],
         target: float,
         pending: SliceRows | Mark | None,
-    ) -> tuple[bool, SliceRows | Mark | None, Frame | None]:
+        *,
+        quietly: bool = True,
+    ) -> tuple[bool, SliceRows | Mark | None, Frame | None] | None:
         """Feed records up to ``target`` without pacing; return (ended, next record, frame to show).
 
         The frame to show is the newest the builder made up to ``target`` (possibly before this call,
-        or restored with a snapshot).
+        or restored with a snapshot). ``quietly``, a :class:`FrameBuilder` skips the frames before
+        it (:meth:`FrameBuilder.seek_quietly`: about 40 % of a long seek's work); ``None`` when it
+        skipped the one to show.
         """
-        while True:
-            item = pending if pending is not None else next(items, None)
-            pending = None
-            if item is None:
-                self._position = self._duration
-                return True, None, builder.finish()
-            if item.t > target:
-                self._position = max(self._position, target)
-                return False, item, self._last_built
-            self._feed(stream, builder, user, item)
+        seek = getattr(builder, "seek_quietly", None) if quietly else None
+        if seek is not None:
+            seek(target)
+            self._quiet_pass = True
+        try:
+            while True:
+                item = pending if pending is not None else next(items, None)
+                pending = None
+                if item is None:
+                    self._position = self._duration
+                    return True, None, builder.finish()
+                if item.t > target:
+                    self._position = max(self._position, target)
+                    if seek is not None and getattr(builder, "skipped_last", False):
+                        return None
+                    return False, item, self._last_built
+                self._feed(stream, builder, user, item)
+        finally:
+            if seek is not None:
+                seek(None)
+                self._quiet_pass = False
 
 
 def _check_speed(speed: float) -> float:

@@ -314,3 +314,93 @@ def test_replay_skip_bad_reports_on_stderr(tmp_path: Path, capsys: pytest.Captur
 def _replay_session_is_a_replay_control(session: ReplaySession) -> ReplayControl:
     """Checked by mypy: ReplaySession implements the protocol the TUI drives."""
     return session
+
+
+def _with_gaps(items: list[Slice | Mark]) -> list[Slice | Mark]:
+    """``stream(400)`` (8 s) without the slices of (3.0, 4.5) and (6.04, 6.92): frames before a gap
+    are the last ones up to a seek into it, which a quiet fast-forward cannot tell in advance."""
+    return [i for i in items if isinstance(i, Mark) or not (3.0 < i.t < 4.5 or 6.04 < i.t < 6.92)]
+
+
+@pytest.mark.parametrize("checkpoint_every", [30.0, 1.5])
+def test_replay_session_quiet_seeks_show_the_frames_of_a_full_replay(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, checkpoint_every: float
+) -> None:
+    """Seeks skip the frames nobody sees, yet show exactly the newest frame up to the target that a
+    straight replay builds, across gaps in the slices, before the first frame and past the end."""
+    from sectormon.metrics.engine import MetricsEngine
+
+    monkeypatch.setattr(replay_module, "CHECKPOINT_EVERY", checkpoint_every)
+    built: list[float] = []
+    real_frame = MetricsEngine.frame
+
+    def counted_frame(self: MetricsEngine, t: float) -> Frame:
+        built.append(t)
+        return real_frame(self, t)
+
+    monkeypatch.setattr(MetricsEngine, "frame", counted_frame)
+    opened: list[float | None] = []
+    real_open = ReplaySession._open
+
+    def counted_open(self: ReplaySession, target: float | None = None) -> Any:
+        opened.append(target)
+        return real_open(self, target)
+
+    monkeypatch.setattr(ReplaySession, "_open", counted_open)
+    hdr = real_header()
+    items = _with_gaps(stream(400))
+    expected = direct_frames(hdr, items)
+    shown = {f["t"]: f for f in expected if not f["final"]}
+    assert sorted(shown) == [1.0, 2.0, 3.0, 4.5, 5.0, 6.0, 7.0, 8.0]  # none in the gaps, one where they end
+    built.clear()
+    path = write(tmp_path / "r.jsonl", items, hdr)
+    session = ReplaySession(path, speed=1e6, paused=True)
+    got = Collector()
+    session.subscribe(got)
+    session.start()
+    try:
+        for target, frame_t in [
+            (4.2, 3.0),  # into the first gap: the frame at 3.0 was skipped, replayed to it
+            (6.5, 6.0),  # forward, into the second gap
+            (0.5, None),  # back, before the first frame: nothing to show
+            (7.5, 7.0),  # forward from the start
+            (4.2, 3.0),  # back into the first gap
+            (2.0, 2.0),  # exactly on a frame
+            (3.9, 3.0),
+            (5.0, 5.0),
+            (99.0, "final"),  # past the end: the final frame
+            (1.99, 1.0),
+        ]:
+            before = len(got.frames)
+            built.clear()
+            session.seek_to(target)
+            if frame_t is None:
+                for _ in range(100):
+                    if session.position() == pytest.approx(target):
+                        break
+                    got.event.wait(0.02)
+                assert len(got.frames) == before
+                continue
+            for _ in range(400):
+                if len(got.frames) > before:
+                    break
+                got.event.wait(0.05)
+                got.event.clear()
+            frame = json.loads(json.dumps(got.frames[-1].to_json()))
+            want = expected[-1] if frame_t == "final" else shown[frame_t]
+            assert frame == want, f"seek to {target}"
+            assert len(got.frames) == before + 1
+            if target == 7.5:  # from the start: a full fast-forward builds seven frames
+                assert built == [7.0]
+            elif target == 6.5:  # from 4.2: 4.5, 5.0 and 6.0 are due; 5.0 is built for a snapshot
+                assert built == ([5.0, 6.0] if checkpoint_every < 30 else [6.0])
+        # Playing on from there (from a snapshot taken during a quiet pass) builds every frame.
+        before = len(got.frames)
+        session.set_paused(False)
+        assert session.wait(30)
+        played = [json.loads(json.dumps(f.to_json())) for f in got.frames[before:]]
+        assert played == [f for f in expected if f["t"] > 1.99]
+    finally:
+        session.stop()
+    assert session.error() is None
+    assert opened[:2] == [None, 4.2]  # the first seek (forward) replayed to its frame

@@ -141,3 +141,47 @@ def test_warnings_of_a_skipped_frame_go_with_it() -> None:
     quiet.quiet(0.6)
     got = [f for item in items for f in quiet.feed(item)]
     assert not got[0].warnings and _text(got[0]) == _text(want[1])
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    drop=st.sets(st.integers(0, 39), max_size=25),
+    target=st.floats(0.0, 4.5),
+    build_at=st.sets(st.integers(0, 39), max_size=4),
+)
+def test_a_seeking_builder_builds_only_the_frame_to_show(
+    drop: set[int], target: float, build_at: set[int]
+) -> None:
+    """FrameBuilder.seek_quietly fed every slice up to ``target`` (some dropped: gaps, multiplexed
+    reads, a baseline) builds, exactly as a full replay does, the next frame due after
+    ``build_next`` is set and the newest frame up to ``target``, unless the slices stop before the
+    next frame would be due (``skipped_last``: the caller replays to it); no other frame."""
+    items = [item for k, item in enumerate(_stream()) if k not in drop]
+    upto = [item for item in items if item.t <= target]
+    full = _builder()
+    seeking = _builder()
+    seeking.seek_quietly(target)
+    built: list[Frame] = []
+    due: list[Frame] = []
+    asked = False
+    for k, item in enumerate(upto):
+        if k in build_at:
+            seeking.build_next = asked = True
+        now_due = full.feed(item)
+        frames = seeking.feed(item)
+        assert [_text(f) for f in frames] == [_text(f) for f in now_due][: len(frames)]
+        if now_due and asked:
+            assert frames
+            asked = False
+        built += frames
+        due += now_due
+    if due and not seeking.skipped_last:
+        assert built[-1].t == due[-1].t
+    if seeking.skipped_last:  # only when no slice up to the target reached the next frame
+        assert seeking.clock.reaches_next(target) and (not built or built[-1].t < due[-1].t)
+    assert len(built) <= len([k for k in build_at if k < len(upto)]) + 1
+    seeking.seek_quietly(None)  # plays normally again: the rest are the full replay's frames
+    rest = [item for item in items if item.t > target]
+    assert [_text(f) for item in rest for f in seeking.feed(item)] == [
+        _text(f) for item in rest for f in full.feed(item)
+    ]
