@@ -320,11 +320,21 @@ def load_recording_side(path: str, *, skip_bad: bool = False) -> Side:
     return Side(run=run, info=metric_info_from_profile(profile), warnings=tuple(stream.warnings))
 
 
+def fapp_metric_info() -> dict[str, MetricInfo]:
+    """Conventions for a fapp side: the a64fx profile's for the section-3 metrics, and Fujitsu's
+    report metrics' own (:data:`sectormon.fapp.report.BETTER` and ``UNITS``)."""
+    from sectormon.fapp.report import BETTER, UNITS
+
+    info = builtin_metric_info("a64fx")
+    info.update((name, MetricInfo(better=better, unit=UNITS[name])) for name, better in BETTER.items())
+    return info
+
+
 def load_fapp_side(path: str) -> Side:
     from sectormon.fapp import run_metrics
 
     run = run_metrics(path)
-    return Side(run=run, info=builtin_metric_info("a64fx"))
+    return Side(run=run, info=fapp_metric_info())
 
 
 def load_side(path: str, *, skip_bad: bool = False) -> Side:
@@ -372,13 +382,14 @@ def fmt_cov(v: float | None) -> str:
     return "n/a" if v is None else f"{v * 100:.0f}%"
 
 
-COLUMNS = ("Metric", "Baseline", "Sector", "Delta", "Improvement", "Rel", "Cov B", "Cov O")
+COLUMNS = ("Metric", "Unit", "Baseline", "Sector", "Delta", "Improvement", "Rel", "Cov B", "Cov O")
 
 
 def _table_rows(sc: ScopeComparison) -> list[tuple[str, ...]]:
     return [
         (
             r.metric,
+            r.unit,
             fmt_value(r.base),
             fmt_value(r.other),
             fmt_signed(r.delta),
@@ -407,7 +418,8 @@ def render_text(cmp: Comparison) -> str:
         "metric has no better direction). n/a = not computable.",
     ]
     name_width = max([32, *(len(r.metric) for sc in cmp.scopes for r in sc.rows)])
-    widths = [name_width, 14, 14, 14, 14, 9, 6, 6]
+    unit_width = max([4, *(len(r.unit) for sc in cmp.scopes for r in sc.rows)])
+    widths = [name_width, unit_width, 14, 14, 14, 14, 9, 6, 6]
     rule = sum(widths) + len(widths) - 1
     for sc in cmp.scopes:
         out += ["", "=" * rule, f"  {sc.scope}", "=" * rule]
@@ -423,7 +435,7 @@ def render_text(cmp: Comparison) -> str:
 def _line(cells: Iterable[str], widths: list[int]) -> str:
     parts = []
     for i, (cell, width) in enumerate(zip(cells, widths, strict=False)):
-        parts.append(cell.ljust(width) if i == 0 else cell.rjust(width))
+        parts.append(cell.ljust(width) if i < 2 else cell.rjust(width))  # name and unit to the left
     return " ".join(parts).rstrip()
 
 
@@ -434,7 +446,7 @@ def render_markdown(cmp: Comparison) -> str:
     for sc in cmp.scopes:
         out += ["", f"### {sc.scope}", ""]
         out.append("| " + " | ".join(COLUMNS) + " |")
-        out.append("|" + "---|" + "---:|" * (len(COLUMNS) - 1))
+        out.append("|" + "---|" * 2 + "---:|" * (len(COLUMNS) - 2))
         out += ["| " + " | ".join(_md(c) for c in cells) + " |" for cells in _table_rows(sc)]
         out += ["", _summary(sc)]
     return "\n".join(out) + "\n"

@@ -145,6 +145,20 @@ def _better(name: str) -> str:
 BETTER: dict[str, str] = {name: _better(name) for name in CMG_METRICS}
 """``lower``/``higher``/``none`` per report metric, for ``sectormon compare``'s improvement sign."""
 
+_NAMED_UNITS = {"GFLOPS": "GFLOP/s", "GIPS": "G instructions/s", "IPC": "instructions/cycle"}
+
+
+def _unit(name: str) -> str:
+    """The unit a report metric's name gives: its parentheses, ``(s)``, ``(W)``, ``(GB/s)``, or a
+    rate's own name; "" where the report states none."""
+    if name.endswith(")") and "(" in name:
+        return name[name.rindex("(") + 1 : -1]
+    return _NAMED_UNITS.get(name, "")
+
+
+UNITS: dict[str, str] = {name: _unit(name) for name in CMG_METRICS}
+"""The unit of each report metric (for ``sectormon compare``'s tables)."""
+
 # Cycle-accounting items: per thread X / pa2.PMCCNTR * T; CMG total = mean of the thread values.
 CA_ITEMS: tuple[str, ...] = tuple(
     n for n in THREAD_METRICS if n.startswith(CA_PREFIX) and n != "CA: Total (s)"

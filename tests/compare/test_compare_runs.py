@@ -135,7 +135,7 @@ def test_renderers() -> None:
     ipc_line = next(line for line in text.splitlines() if line.startswith("IPC "))
     assert "0.800000" in ipc_line and "+0.200000" in ipc_line and "+25.00%" in ipc_line
     miss_line = next(line for line in text.splitlines() if line.startswith("L1D_miss_rate"))
-    assert miss_line.split()[1] == "n/a" and miss_line.split()[3] == "n/a"
+    assert miss_line.split()[1:5] == ["ratio", "n/a", "0.040000", "n/a"]  # unit, base, other, delta
     assert "IPC_improvement: +25.00 %" in text
     rows = list(csv.DictReader(io.StringIO(render_csv(cmp))))
     ipc = next(r for r in rows if r["metric"] == "IPC")
@@ -143,7 +143,7 @@ def test_renderers() -> None:
     assert next(r for r in rows if r["metric"] == "L1D_miss_rate")["baseline"] == ""
     assert float(next(r for r in rows if r["metric"] == "IPC_improvement")["value"]) == pytest.approx(25.0)
     md = render_markdown(cmp)
-    assert "### total" in md and "| IPC | 0.800000 | 1.000000 | +0.200000 |" in md
+    assert "### total" in md and "| IPC | inst/cycle | 0.800000 | 1.000000 | +0.200000 |" in md
     data = json.loads(json.dumps(cmp.to_json(), allow_nan=False))
     assert data["schema"] == "sectormon/compare/1"
     assert data["scopes"]["total"]["metrics"]["L1D_miss_rate"]["base"] is None
@@ -212,6 +212,24 @@ def test_compare_two_fapp_directories(fapp_dir: Path, capsys: pytest.CaptureFixt
                 assert row["delta"] == pytest.approx(row["other"] - row["base"])
     mem = total["metrics"]["mem_stall_rate"]
     assert mem["better"] == "lower" and mem["improvement"] == pytest.approx(mem["base"] - mem["other"])
+
+    # Fujitsu's report metrics compare by their own direction, with the unit their name gives: the
+    # baseline is the expected report's CMG total, the other run was 2.0 s faster.
+    expected = json.loads((fapp_dir / "expected" / "axhelm2.29503716.0.json").read_text())["cmg_total"]
+    for name, better, unit in [
+        ("Execution time (s)", "lower", "s"),
+        ("Power total (W)", "lower", "W"),
+        ("L2 miss rate", "lower", ""),
+        ("GFLOPS", "higher", "GFLOP/s"),
+        ("IPC", "higher", "instructions/cycle"),
+        ("Memory throughput (GB/s)", "none", "GB/s"),
+    ]:
+        row = total["metrics"][name]
+        base = expected[name]
+        assert (row["better"], row["unit"]) == (better, unit) and row["base"] == pytest.approx(base, rel=1e-9)
+        want = {"lower": base - row["other"], "higher": row["other"] - base, "none": None}[better]
+        assert row["improvement"] == (None if want is None else pytest.approx(want)), name
+    assert total["metrics"]["Execution time (s)"]["improvement"] == pytest.approx(2.018801, abs=1e-6)
 
     assert cli.main(["compare", str(base_dir), str(other_dir), "--scope", "total"]) == 0
     text = capsys.readouterr().out
