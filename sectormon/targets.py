@@ -18,7 +18,7 @@ import select
 import shutil
 import signal
 import time
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Protocol
 
@@ -174,6 +174,17 @@ class ThreadTracker:
         return UnitsUpdate(alive=self._last_alive, ended=ended, warnings=warnings)
 
 
+def children_warning(pid: int, children: Sequence[tuple[int, str]]) -> str:
+    """What to tell a user whose target started processes sectormon does not count."""
+    shown = ", ".join(f"{name} (pid {child})" for child, name in children[:3])
+    more = f" and {len(children) - 3} more" if len(children) > 3 else ""
+    return (
+        f"pid {pid} started child processes ({shown}{more}): sectormon counts only the threads of "
+        f"pid {pid}, not its children (perf stat counts both); to count a child use --pid CHILD, "
+        "for everything on the CPUs --cpus"
+    )
+
+
 def _read_proc_file(path: str) -> bytes | None:
     """The content of a small /proc file, or None when it cannot be read.
 
@@ -280,6 +291,24 @@ class _ProcessTarget:
         except OSError:
             return ()
         return tuple(sorted(int(n) for n in names if n.isdigit()))
+
+    def child_pids(self, tids: Iterable[int]) -> tuple[int, ...]:
+        """Live processes that threads ``tids`` of this one started (``/proc/PID/task/TID/children``;
+        () where the kernel lacks that file). sectormon counts threads, not their child processes."""
+        if self.pid is None:
+            return ()
+        task = os.path.join(self.procfs_root, str(self.pid), "task")
+        found: list[int] = []
+        for tid in tids:
+            data = _read_proc_file(os.path.join(task, str(tid), "children"))
+            if data:
+                found += [int(p) for p in data.split() if p.isdigit()]
+        return tuple(found)
+
+    def process_name(self, pid: int) -> str:
+        """A process's command name (``/proc/PID/comm``), or its pid when it is gone."""
+        data = _read_proc_file(os.path.join(self.procfs_root, str(pid), "comm"))
+        return data.decode(errors="replace").strip() if data else str(pid)
 
     def cmdline(self) -> list[str]:
         if self.pid is None:

@@ -9,6 +9,7 @@ unavailable and runs everything else.
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
@@ -30,6 +31,7 @@ from sectormon.targets import (
     Target,
     ThreadTracker,
     TopologyLike,
+    children_warning,
     format_cpu_list,
 )
 
@@ -84,6 +86,10 @@ class _ExecGatedGroup:
 
 AFFINITY_REFRESH_POLLS = 25  # re-read known threads' binding every 25 polls (0.5 s at 20 ms slices)
 FULL_SCAN_POLLS = 5
+
+CHILD_CHECK_SCANS = 10
+"""Thread list reads between looks for child processes started by any thread of the target (one
+/proc read per thread; the main thread's is read every time), until one is found."""
 """List /proc/PID/task at least every 5 polls (100 ms at 20 ms slices) even when the thread count
 stands still: the count cannot see one thread ending while another starts within one timeslice,
 and a new thread found this way has missed at most those polls of counting."""
@@ -118,6 +124,8 @@ class PerfSource:
         self._tracker = ThreadTracker(topology.cmg_of, refresh_every=AFFINITY_REFRESH_POLLS)
         self._cpu_units: tuple[Unit, ...] | None = None
         self._thread_count: int | None = None
+        self._children_warned = False
+        self._scans = 0  # thread list reads (poll_units)
         self._t0: float | None = None
         self._groups: list[PerfGroup | _ExecGatedGroup] = []
         self._specs: dict[str, EventSpec] = {}
@@ -175,7 +183,19 @@ class PerfSource:
         ):
             return self._tracker.unchanged()
         self._thread_count = count
-        return self._tracker.update(target.tids())
+        tids = target.tids()
+        update = self._tracker.update(tids)
+        self._scans += 1
+        if not self._children_warned and target.pid is not None:
+            # The main thread at every read (scripts and launchers fork from it), all threads now and then.
+            children = target.child_pids(tids if self._scans % CHILD_CHECK_SCANS == 1 else (target.pid,))
+            if children:
+                self._children_warned = False
+                named = [(child, target.process_name(child)) for child in children]
+                update = dataclasses.replace(
+                    update, warnings=(*update.warnings, children_warning(target.pid, named))
+                )
+        return update
 
     def _needed_cmgs(self) -> list[int]:
         all_cmgs = sorted(c for c, cpus in self.topology.cmgs.items() if cpus)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import signal
 import subprocess
 import sys
@@ -172,3 +173,21 @@ def test_bad_target_options_are_one_line_errors() -> None:
         assert proc.returncode == 2, (args, proc.stderr)
         lines = proc.stderr.strip().splitlines()
         assert len(lines) == 1 and lines[0].startswith("sectormon: ") and needle in lines[0], (args, lines)
+
+
+def test_a_command_that_starts_processes_is_warned_about(tmp_path: Path) -> None:
+    """sectormon counts the launched process's own threads: a shell that runs the work in a child
+    process gets one warning naming the child and what to do; a command that starts none, none."""
+    child = f"{shlex.quote(sys.executable)} -c 'import time; time.sleep(1.0)'"
+    forks = run_sectormon(
+        "--json", "-o", str(tmp_path / "a.jsonl"), "--profile", "generic", "--interval", "0.3",
+        "--", "sh", "-c", f"{child}; true",
+    )  # fmt: skip
+    assert forks.returncode == 0, forks.stderr
+    warned = [line for line in forks.stderr.splitlines() if "started child processes" in line]
+    assert len(warned) == 1 and "--pid CHILD" in warned[0] and "(pid " in warned[0], forks.stderr
+    plain = run_sectormon(
+        "--json", "-o", str(tmp_path / "b.jsonl"), "--profile", "generic", "--interval", "0.3",
+        "--", sys.executable, "-c", "import time; time.sleep(0.6)",
+    )  # fmt: skip
+    assert plain.returncode == 0 and "child processes" not in plain.stderr, plain.stderr
