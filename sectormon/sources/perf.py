@@ -190,7 +190,7 @@ class PerfSource:
             # The main thread at every read (scripts and launchers fork from it), all threads now and then.
             children = target.child_pids(tids if self._scans % CHILD_CHECK_SCANS == 1 else (target.pid,))
             if children:
-                self._children_warned = False
+                self._children_warned = True
                 named = [(child, target.process_name(child)) for child in children]
                 update = dataclasses.replace(
                     update, warnings=(*update.warnings, children_warning(target.pid, named))
