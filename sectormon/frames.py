@@ -338,13 +338,14 @@ class FrameClock:
         if interval <= 0:
             raise ValueError("interval must be > 0")
         self.interval = interval
+        self._slack = 1e-9 * interval
         self._next = (int(start / interval) + 1) * interval
 
     def due(self, t: float) -> bool:
         """Whether a slice ending at ``t`` closes a frame (and if so, move to the next one)."""
-        slack = 1e-9 * self.interval
-        if t + slack < self._next:
+        if not self.reaches_next(t):
             return False
+        slack = self._slack
         while self._next <= t + slack:
             self._next += self.interval
         return True
@@ -352,4 +353,4 @@ class FrameClock:
     def reaches_next(self, t: float) -> bool:
         """Whether a slice ending at ``t`` would close the next frame (:meth:`due`'s test, without
         moving): when not, no slice up to ``t`` closes another frame."""
-        return not t + 1e-9 * self.interval < self._next
+        return not t + self._slack < self._next

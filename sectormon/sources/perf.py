@@ -86,13 +86,13 @@ class _ExecGatedGroup:
 
 AFFINITY_REFRESH_POLLS = 25  # re-read known threads' binding every 25 polls (0.5 s at 20 ms slices)
 FULL_SCAN_POLLS = 5
+"""List /proc/PID/task at least every 5 polls (100 ms at 20 ms slices) even when the thread count
+stands still: the count cannot see one thread ending while another starts within one timeslice,
+and a new thread found this way has missed at most those polls of counting."""
 
 CHILD_CHECK_SCANS = 10
 """Thread list reads between looks for child processes started by any thread of the target (one
 /proc read per thread; the main thread's is read every time), until one is found."""
-"""List /proc/PID/task at least every 5 polls (100 ms at 20 ms slices) even when the thread count
-stands still: the count cannot see one thread ending while another starts within one timeslice,
-and a new thread found this way has missed at most those polls of counting."""
 
 
 class PerfSource:
