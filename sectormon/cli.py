@@ -10,6 +10,7 @@ Textual).
 from __future__ import annotations
 
 import argparse
+import errno
 import importlib
 import sys
 from collections.abc import Sequence
@@ -78,6 +79,18 @@ def main(argv: Sequence[str] | None = None) -> int:
         # `sectormon --json | head`: the reader is gone; exit quietly like other Unix filters.
         _silence_stdout()
         return 0
+    except OSError as exc:
+        if exc.errno not in (errno.EMFILE, errno.ENFILE):
+            raise
+        # Out of fds outside a perf_event_open (a pipe, a /proc file): one line, as for the opens.
+        from sectormon.perf.errors import fd_numbers
+
+        print(
+            f"sectormon: out of file descriptors ({exc.strerror}), {fd_numbers()} "
+            "(fix: raise the limit with `ulimit -n`, or count fewer threads or events)",
+            file=sys.stderr,
+        )
+        return 2
 
 
 def _silence_stdout() -> None:

@@ -12,6 +12,7 @@ class SectormonError(Exception):
 
     exit_code = 2
     unit_gone = False  # True: the thread/CPU counted on no longer exists (not an error while sampling)
+    out_of_fds = False  # True: the file-descriptor limit is reached (a new thread mid-run is skipped)
 
     def __init__(self, message: str) -> None:
         super().__init__(message)

@@ -94,6 +94,9 @@ class Sampler:
         self._units: dict[str, _UnitState] = {}
         self._members: dict[str, _Members] = {}  # per group, built from _units when they change
         self._last_alive: tuple[Unit, ...] | None = None  # the alive units of the last poll
+        self._skipped_for_fds: set[str] = set()  # new units left uncounted: no fd left (see _skip_for_fds)
+        self._fds_warned = False
+        self._counting = False  # past the first poll: a unit that cannot be opened no longer stops the run
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._cpu_start = 0.0
@@ -141,6 +144,7 @@ class Sampler:
         deadlines = Deadlines(self._timeslice)
         rotation = 0
         self._refresh_units()
+        self._counting = True
         current = self._plan.group_at(rotation)
         slice_start = self._source.now()
         self._enable(current)
@@ -223,13 +227,14 @@ class Sampler:
             for unit in update.alive:
                 state = self._units.get(unit.key)
                 if state is None:
-                    self._open_unit(unit, opened)
+                    if unit.key not in self._skipped_for_fds:
+                        self._open_unit(unit, opened)
                 elif state.unit is not unit and state.unit != unit:  # `is`: the tracker reuses Units
                     state.unit = unit  # binding changed: same counters, new core/CMG attribution
                     # (the member lists hold the state, not the unit: they stay valid)
         if self._cmg_enabled:
             for unit in self._source.cmg_units():
-                if unit.key not in self._units:
+                if unit.key not in self._units and unit.key not in self._skipped_for_fds:
                     self._open_unit(unit, opened)
         if start is not None:
             for state in opened:
@@ -247,9 +252,12 @@ class Sampler:
             try:
                 handle = self._source.open_group(unit, events)
             except SectormonError as exc:
+                for counter in state.counters.values():
+                    counter.group.close()
                 if _is_gone(exc):
-                    for counter in state.counters.values():
-                        counter.group.close()
+                    return
+                if exc.out_of_fds and self._counting:
+                    self._skip_for_fds(unit, exc)
                     return
                 raise
             state.counters[group.name] = _Counter(handle, tuple(e.name for e in events))
@@ -258,7 +266,27 @@ class Sampler:
         if opened is not None:
             opened.append(state)
 
+    def _skip_for_fds(self, unit: Unit, exc: SectormonError) -> None:
+        """Leave a unit that appeared mid-run uncounted when no fd is left for its groups.
+
+        Stopping the run (and the launched command with it) would lose everything counted so far
+        for one more thread; the warning says whose work the figures leave out. The unit is tried
+        again only after some unit has ended and closed its fds.
+        """
+        self._skipped_for_fds.add(unit.key)
+        if not self._fds_warned:
+            self._fds_warned = True
+            problem, fix_sep, fix = exc.message.rpartition(" (fix: ")
+            if not fix_sep:
+                problem, fix = exc.message, ""
+            self._on_warning(
+                f"{problem}: {unit.kind} {unit.ident}, and any unit that starts while the limit "
+                "holds, is not counted; the totals leave its work out" + (f" (fix: {fix}" if fix_sep else "")
+            )
+
     def _close_ended(self, ended: tuple[str, ...]) -> None:
+        if ended and self._skipped_for_fds:
+            self._skipped_for_fds.clear()  # fds were freed: new units get another try
         for key in ended:
             state = self._units.pop(key, None)
             if state is not None:

@@ -232,6 +232,7 @@ class _ProcessTarget:
         self._watch_fds: list[int] = []
         self._task_fd: int | None = None
         self._exited = False
+        self._tids: tuple[int, ...] = ()  # the last list read (kept when the fd limit blocks a read)
 
     def start(self) -> None:
         """Nothing to do for an existing process."""
@@ -288,9 +289,12 @@ class _ProcessTarget:
             return ()
         try:
             names = os.listdir(os.path.join(self.procfs_root, str(self.pid), "task"))
-        except OSError:
-            return ()
-        return tuple(sorted(int(n) for n in names if n.isdigit()))
+        except OSError as exc:
+            # Out of fds (sectormon's own limit, see Sampler._skip_for_fds) says nothing about the
+            # threads: ending them all would restart every thread's counts at the next read.
+            return self._tids if exc.errno in (errno.EMFILE, errno.ENFILE) else ()
+        self._tids = tuple(sorted(int(n) for n in names if n.isdigit()))
+        return self._tids
 
     def child_pids(self, tids: Iterable[int]) -> tuple[int, ...]:
         """Live processes that threads ``tids`` of this one started (``/proc/PID/task/TID/children``;

@@ -58,6 +58,8 @@ class TargetGone(PerfError):
 class TooManyOpenFiles(PerfError):
     """EMFILE/ENFILE: one fd per event per unit exhausted the file-descriptor limit."""
 
+    out_of_fds = True
+
 
 class CounterBusy(PerfError):
     """EBUSY: another user holds the counters exclusively."""
@@ -128,12 +130,16 @@ def required_paranoid(attempt: Attempt) -> int:
 
 
 def fd_numbers() -> str:
-    """``N fds open, RLIMIT_NOFILE soft S / hard H`` for the EMFILE message."""
-    try:
-        used: int | str = len(os.listdir("/proc/self/fd"))
-    except OSError:
-        used = "?"
+    """``N fds open, RLIMIT_NOFILE soft S / hard H`` for the EMFILE message.
+
+    Listing /proc/self/fd takes an fd itself, which EMFILE has just said there is none of; the
+    kernel gives EMFILE only when every number below the soft limit is taken, so that many are open.
+    """
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    try:
+        used: int | str = len(os.listdir("/proc/self/fd")) - 1  # not the listing's own fd
+    except OSError as exc:
+        used = f"all {soft}" if exc.errno == _errno.EMFILE and soft != resource.RLIM_INFINITY else "unknown"
 
     def fmt(v: int) -> str:
         return "unlimited" if v == resource.RLIM_INFINITY else str(v)

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import resource
 import shlex
 import signal
 import subprocess
@@ -191,3 +193,74 @@ def test_a_command_that_starts_processes_is_warned_about(tmp_path: Path) -> None
         "--", sys.executable, "-c", "import time; time.sleep(0.6)",
     )  # fmt: skip
     assert plain.returncode == 0 and "child processes" not in plain.stderr, plain.stderr
+
+
+def _perf_fds(pid: int) -> int:
+    fd_dir = Path(f"/proc/{pid}/fd")
+    count = 0
+    for fd in fd_dir.iterdir():
+        with contextlib.suppress(OSError):
+            count += "perf_event" in os.readlink(fd)
+    return count
+
+
+def test_a_thread_that_finds_no_fd_left_is_skipped_and_the_run_goes_on(tmp_path: Path) -> None:
+    """sectormon opens counters per thread; a thread that starts after the fd limit is reached is
+    left out with one warning, and neither the run nor the launched command ends."""
+    go, done = tmp_path / "go", tmp_path / "done"
+    target = (
+        "import os, threading, time\n"
+        f"while not os.path.exists({str(go)!r}): time.sleep(0.02)\n"
+        "def burn():\n"
+        "    end = time.time() + 0.4\n"
+        "    while time.time() < end: pass\n"
+        "threads = [threading.Thread(target=burn) for _ in range(3)]\n"
+        "for t in threads: t.start()\n"
+        "for t in threads: t.join()\n"
+        f"open({str(done)!r}, 'w').close()\n"
+    )
+    out = tmp_path / "frames.jsonl"
+    proc = subprocess.Popen(
+        [sectormon_command(), "--json", "-o", str(out), "--profile", "generic", "--interval", "0.2",
+         "--", sys.executable, "-c", target],
+        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    try:
+        deadline = time.monotonic() + 30
+        # The header, then a first frame: the sampler runs, the main thread's counters are open
+        # (the probe before the header opens and closes counters too).
+        while (not out.exists() or out.read_text().count("\n") < 2) and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert _perf_fds(proc.pid) > 0, "sectormon opened no counter"
+        limit = len(os.listdir(f"/proc/{proc.pid}/fd")) + 1  # one fd to spare: no group fits
+        resource.prlimit(proc.pid, resource.RLIMIT_NOFILE, (limit, limit))
+        go.touch()
+        _, stderr = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == 0, stderr
+    assert done.exists()  # the command ran to its end
+    warned = [line for line in stderr.splitlines() if "EMFILE" in line]
+    assert len(warned) == 1 and "is not counted" in warned[0] and f"soft {limit} / hard {limit}" in warned[0]
+    final = read_jsonl(out.read_text())[-1]
+    assert final["final"] is True
+    assert len(final["threads"]) == 1  # the main thread; the three that came after the limit are not
+
+
+@pytest.mark.parametrize("limit", [5, 6, 7, 8, 9])
+def test_too_few_fds_at_the_start_is_one_line_not_a_traceback(limit: int) -> None:
+    """Wherever the start runs out (a pipe for the command's gate, a counter), one line says so."""
+
+    def low_limit() -> None:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (limit, limit))
+
+    run = subprocess.run(
+        [sectormon_command(), "--json", "--profile", "generic", "--", "true"],
+        capture_output=True, text=True, timeout=60, preexec_fn=low_limit, close_fds=True,
+    )  # fmt: skip
+    assert run.returncode == 2, run.stderr
+    assert "Traceback" not in run.stderr
+    last = run.stderr.strip().splitlines()[-1]
+    assert last.startswith("sectormon: ") and "out of file descriptors" in last and f"soft {limit}" in last

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import errno
+import os
 import resource
 from pathlib import Path
 
@@ -100,10 +101,18 @@ def test_read_paranoid_fake_procfs(tmp_path: Path) -> None:
     assert read_paranoid(tmp_path) == -1
 
 
-def test_emfile_message_has_numbers() -> None:
+def test_emfile_message_has_numbers(monkeypatch: pytest.MonkeyPatch) -> None:
     msg = str(error_for(errno.EMFILE, THREAD))
     soft, _hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     assert "fds open" in msg and f"soft {soft}" in msg
+
+    def no_fd_left(path: str) -> list[str]:
+        raise OSError(errno.EMFILE, "Too many open files", path)
+
+    # Listing /proc/self/fd needs an fd too: at EMFILE every one below the soft limit is taken.
+    monkeypatch.setattr(os, "listdir", no_fd_left)
+    used = f"all {soft}" if soft != resource.RLIM_INFINITY else "unknown"
+    assert f"{used} fds open" in str(error_for(errno.EMFILE, THREAD))
 
 
 class FakeKernel:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import os
 import stat
 import subprocess
@@ -242,3 +243,27 @@ def test_fake_procfs_has_no_thread_count(tmp_path: Path) -> None:
     target = PidTarget(4242, procfs_root=tmp_path)
     assert target.thread_count() is None
     assert not target.finished()
+
+
+def test_thread_list_outlives_a_read_blocked_by_the_fd_limit(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Out of fds, /proc/PID/task cannot be listed: that says nothing about the threads, so the
+    last list stands (an empty one would end every thread and restart its counts)."""
+    (tmp_path / "4242/task/4242").mkdir(parents=True)
+    (tmp_path / "4242/task/4243").mkdir()
+    (tmp_path / "4242/stat").write_text("4242 (a) S 1 4242 4242 0 -1\n")
+    target = PidTarget(4242, procfs_root=tmp_path)
+    assert target.tids() == (4242, 4243)
+    real_listdir = os.listdir
+
+    def no_fd_left(path: str) -> list[str]:
+        raise OSError(errno.EMFILE, "Too many open files", path)
+
+    monkeypatch.setattr(os, "listdir", no_fd_left)
+    assert target.tids() == (4242, 4243)
+    monkeypatch.setattr(os, "listdir", real_listdir)
+    (tmp_path / "4242/task/4243").rmdir()
+    assert target.tids() == (4242,)
+    (tmp_path / "4242/task").rename(tmp_path / "4242/gone")  # a process that is gone: no threads
+    assert target.tids() == ()

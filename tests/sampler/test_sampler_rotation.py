@@ -9,6 +9,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from sectormon.errors import UsageError
+from sectormon.perf.errors import TooManyOpenFiles
 from sectormon.profiles.model import EventDef, GroupDef, Profile
 from sectormon.readings import GroupValues, Slice, Unit
 from sectormon.sampler import Sampler
@@ -205,3 +206,62 @@ def test_the_last_slice_names_every_unit_ended_even_when_they_end_with_the_targe
     assert sorted(slices[-1].ended) == ["thread:1", "thread:2"]
     assert {r.unit for r in slices[-1].readings} == {"thread:1", "thread:2"}
     assert all(g.closed for g in source.groups)
+
+
+class _FdLimitedSource(FakeSource):
+    """Refuses to open groups (EMFILE) while more than ``limit`` groups are open."""
+
+    def __init__(self, *args: object, limit: int, **kwargs: object) -> None:
+        super().__init__(*args, **kwargs)  # type: ignore[arg-type]
+        self.limit = limit
+        self.refused: list[str] = []
+
+    def open_group(self, unit: Unit, events: Sequence[EventDef]) -> FakeGroup:
+        if sum(not g.closed for g in self.groups) >= self.limit:
+            self.refused.append(unit.key)
+            raise TooManyOpenFiles(
+                f"cannot open {events[0].name} on {unit.key} (EMFILE): out of file descriptors"
+            )
+        return super().open_group(unit, events)
+
+
+def _run_warned(source: FakeSource) -> tuple[list[Slice], list[str]]:
+    profile = _profile()
+    plan = plan_rotation(profile, select_groups(profile, None), {})
+    slices: list[Slice] = []
+    warnings: list[str] = []
+    sampler = Sampler(source, plan, timeslice=0.01, on_slice=slices.append, on_warning=warnings.append)
+    source.start()
+    sampler.run()
+    return slices, warnings
+
+
+def test_a_thread_that_finds_no_fd_left_mid_run_is_skipped_with_one_warning() -> None:
+    """perf stat cannot lose a new thread's fds (it inherits); sectormon opens groups per thread,
+    so running out mid-run must not end the run (and the launched command) for one more thread."""
+    t1, t2, t3, t5 = (Unit("thread", n, core=0, cmg=0) for n in (1, 2, 3, 5))
+    source = _FdLimitedSource(
+        {t1.key: (t1, 0, 1), t5.key: (t5, 0, 0.045), t2.key: (t2, 0.015, 1), t3.key: (t3, 0.025, 1)},
+        {"A": 1000.0, "B": 1000.0, "C": 1000.0},
+        stop_at=0.1,
+        limit=6,  # threads 1 and 5, three groups each
+    )
+    slices, warnings = _run_warned(source)
+    first_read: dict[str, int] = {}
+    for s in slices:
+        for r in s.readings:
+            first_read.setdefault(r.unit, s.index)
+    # thread 2 is counted once thread 5 has ended and closed its fds (retried at the next poll);
+    # 2 and 3 are not retried in between, and 3 finds no fd at its retry either.
+    assert first_read == {"thread:1": 0, "thread:5": 0, "thread:2": 6}
+    assert source.refused == ["thread:2", "thread:3", "thread:3"]
+    assert len(warnings) == 1 and "EMFILE" in warnings[0] and "thread 2, and any unit" in warnings[0]
+    assert all(g.closed for g in source.groups)
+    assert abs(slices[-1].t - 0.1) < 1e-9  # the run went on to the end
+
+
+def test_running_out_of_fds_at_the_start_still_stops_with_the_error() -> None:
+    t1 = Unit("thread", 1, core=0, cmg=0)
+    source = _FdLimitedSource({t1.key: (t1, 0, 1)}, {"A": 1.0}, stop_at=0.05, limit=1)
+    with pytest.raises(TooManyOpenFiles):
+        _run_warned(source)
