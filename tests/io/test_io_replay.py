@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import gc
 import json
 import threading
-from collections.abc import Mapping
+from collections.abc import Generator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -111,6 +112,28 @@ def test_replay_frames_range_and_pacing(tmp_path: Path) -> None:
     assert ranged[0].total.counts["slices"] == 15
     assert ranged[-1].final and ranged[-1].t == pytest.approx(0.6)
     assert sum(slept) == pytest.approx((0.6 - 0.3) / 2.0)
+
+
+def test_replay_paces_the_cycle_collector_and_restores_it(tmp_path: Path) -> None:
+    """Frames are built with the collector waiting for COLLECT_AFTER containers; the caller's
+    thresholds come back when the replay ends, also when it is abandoned halfway."""
+    path = write(tmp_path / "r.jsonl", stream(20), header())
+    before = gc.get_threshold()
+    seen: set[int] = set()
+    with open_recording(path) as s:
+        for frame in replay_frames(s, builder_factory=FakeBuilder):
+            if not frame.final:  # the final frame is built inside too, and handed out after
+                seen.add(gc.get_threshold()[0])
+    assert seen == {max(replay_module.COLLECT_AFTER, before[0])} and gc.get_threshold() == before
+    with open_recording(path) as s:
+        frames = replay_frames(s, builder_factory=FakeBuilder)
+        assert isinstance(frames, Generator)
+        next(frames)
+        assert gc.get_threshold()[0] == max(replay_module.COLLECT_AFTER, before[0])
+        frames.close()
+    assert gc.get_threshold() == before
+    replay_module.final_frame(path, builder_factory=FakeBuilder)
+    assert gc.get_threshold() == before
 
 
 def test_header_without_profile_is_a_clear_error(tmp_path: Path) -> None:
