@@ -280,29 +280,46 @@ def _profile(name: str) -> Any:
 
 
 def summarize(source: SimSource, profile_name: str = "auto") -> dict[str, Any]:
-    """Run ``source`` to completion; final counts per scope and the metrics over the totals."""
+    """Run ``source`` to completion; final counts per scope and the metrics over the totals.
+
+    Like the frame stream, the summary counts from the end of the warm-up: the counts the warm-up
+    left are subtracted, and ``seconds`` and ``cycles`` start there too.
+    """
     from sectormon.metrics.engine import evaluate_metrics
     from sectormon.sim import events as sim_events
 
     profile = _profile(profile_name)
-    source.run_to_completion()
     energy = source.config.energy
     modelled = {name: e for name, e in profile.events.items() if sim_events.is_modelled(e.code)}
     machine = source.machine
 
-    def pe_counts(thread: Any) -> dict[str, int]:
+    def pe_now(thread: Any) -> dict[str, int]:
         return {
             n: sim_events.read_pe(e.code, thread, energy)
             for n, e in modelled.items()
             if e.code in sim_events.PE_EVENTS
         }
 
-    def cmg_counts(cmg: Any) -> dict[str, int]:
+    def cmg_now(cmg: Any) -> dict[str, int]:
         return {
             n: sim_events.read_cmg(e.code, cmg, energy)
             for n, e in modelled.items()
             if e.code in sim_events.CMG_EVENTS
         }
+
+    source.start()  # the warm-up, uncounted
+    warm_pe = {t.tid: pe_now(t) for t in machine.threads}
+    warm_cmg = {c.ident: cmg_now(c) for c in machine.cmgs.values()}
+    warm_cycles = machine.cycle
+    source.run_to_completion()
+
+    def pe_counts(thread: Any) -> dict[str, int]:
+        before = warm_pe[thread.tid]
+        return {n: v - before.get(n, 0) for n, v in pe_now(thread).items()}
+
+    def cmg_counts(cmg: Any) -> dict[str, int]:
+        before = warm_cmg[cmg.ident]
+        return {n: v - before.get(n, 0) for n, v in cmg_now(cmg).items()}
 
     threads = {
         str(t.tid): {"cpu": t.cpu, "cmg": t.cmg.ident, "counts": pe_counts(t)} for t in machine.threads
@@ -323,7 +340,8 @@ def summarize(source: SimSource, profile_name: str = "auto") -> dict[str, Any]:
         "kernel": described["kernel"],
         "sector_config": described["sector_config"],
         "seconds": seconds,
-        "cycles": machine.cycle,
+        "cycles": machine.cycle - warm_cycles,
+        "warmup_s": source.warmup,
         "counts": dict(sorted(total.items())),
         "metrics": evaluate_metrics(profile, total, seconds),
         "threads": threads,

@@ -124,6 +124,8 @@ class SimSource:
         self.config = config or ModelConfig()
         self.workload = workload
         self.loop = loop
+        if not warmup >= 0:
+            raise UsageError(f"--warmup {warmup:g}: give 0 or more simulated seconds")
         self.warmup = warmup
         self._origin = 0  # machine tick that is time 0 of the session (after the warm-up)
         self.machine = Machine(self.config, list(workload.specs), loop=loop)
@@ -156,6 +158,12 @@ class SimSource:
             with self._lock:
                 self.machine.run_until(self.warmup * FREQ_HZ)
                 self._origin = self.machine.tick
+            if self.machine.finished():
+                raise UsageError(
+                    f"the workload ended within the --warmup of {self.warmup:g} simulated seconds, "
+                    "before counting started: nothing would be measured (fix: --warmup 0, or a "
+                    "larger workload, e.g. --size passes=...)"
+                )
 
     def now(self) -> float:
         return (self.machine.tick - self._origin) / TICKS / FREQ_HZ

@@ -240,7 +240,8 @@ def test_trace_options(tmp_path: Path) -> None:
 
 
 def test_summary_command(capsys: pytest.CaptureFixture[str]) -> None:
-    assert cli.main(["sim", "--summary", "--threads", "2", "--size", "passes=20"]) == 0
+    # --warmup 0: the whole run is counted (20 passes take 16 us, less than the default warm-up)
+    assert cli.main(["sim", "--summary", "--threads", "2", "--size", "passes=20", "--warmup", "0"]) == 0
     out = capsys.readouterr().out
     assert out.count("\n") == 1
     data = json.loads(out)
@@ -260,6 +261,40 @@ def test_summary_command(capsys: pytest.CaptureFixture[str]) -> None:
     assert data["unsupported"] == []
 
 
+def test_summary_counts_from_the_end_of_the_warmup(capsys: pytest.CaptureFixture[str]) -> None:
+    """The summary leaves the warm-up out, as the frame stream does: what a run without warm-up
+    counts is the warm-up's part plus the summary's."""
+    runs = {}
+    for warmup in ("0", "10e-6"):
+        assert (
+            cli.main(["sim", "--summary", "--threads", "2", "--size", "passes=20", "--warmup", warmup]) == 0
+        )
+        runs[warmup] = json.loads(capsys.readouterr().out)
+    whole, after = runs["0"], runs["10e-6"]
+    assert after["warmup_s"] == 10e-6 and whole["warmup_s"] == 0
+    assert after["seconds"] == pytest.approx(whole["seconds"] - 10e-6, abs=1e-9)
+    assert 0 < after["cycles"] < whole["cycles"]
+    warm = {name: whole["counts"][name] - n for name, n in after["counts"].items()}
+    assert 0 < warm["L1D_CACHE"] < whole["counts"]["L1D_CACHE"]
+    assert all(v >= 0 for v in warm.values())
+    for tid, thread in after["threads"].items():
+        assert all(0 <= n <= whole["threads"][tid]["counts"][name] for name, n in thread["counts"].items())
+
+
+@pytest.mark.parametrize("mode", ["--summary", "--json"])
+def test_a_workload_that_ends_within_the_warmup_is_a_clear_error(
+    mode: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert cli.main(["sim", mode, "--size", "passes=1", "--warmup", "1e-3"]) == 2
+    err = capsys.readouterr().err
+    assert "ended within the --warmup of 0.001 simulated seconds" in err and "--warmup 0" in err
+
+
+def test_negative_warmup_is_refused(capsys: pytest.CaptureFixture[str]) -> None:
+    assert cli.main(["sim", "--json", "--warmup", "-1"]) == 2
+    assert "--warmup -1: give 0 or more" in capsys.readouterr().err
+
+
 def test_summary_rejects_loop() -> None:
     assert cli.main(["sim", "--summary", "--loop"]) == 2
 
@@ -268,7 +303,20 @@ def test_sector_cache_on_beats_off_in_summary(capsys: pytest.CaptureFixture[str]
     results = {}
     for mode in ("on", "off"):
         assert (
-            cli.main(["sim", "--summary", "--threads", "1", "--size", "passes=40", "--sector-cache", mode])
+            cli.main(
+                [
+                    "sim",
+                    "--summary",
+                    "--threads",
+                    "1",
+                    "--size",
+                    "passes=40",
+                    "--sector-cache",
+                    mode,
+                    "--warmup",
+                    "0",
+                ]
+            )
             == 0
         )
         results[mode] = json.loads(capsys.readouterr().out)
