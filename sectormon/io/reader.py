@@ -50,6 +50,9 @@ from sectormon.io.jsonl import (
 from sectormon.io.v1 import SLICE_SCHEMA_V1, rows_from_v1, slice_from_v1
 from sectormon.readings import Mark, Slice, SliceRows
 
+# The --json stream's records (sectormon.frames; io does not import it): a header, then frames.
+_FRAME_STREAM_SCHEMAS = ("sectormon/header/", "sectormon/frame/")
+
 CHUNK = 1 << 20
 GZIP_PIECE = 1 << 16
 GZIP_MAGIC = b"\x1f\x8b"
@@ -445,7 +448,7 @@ class RecordingStream(Generic[S]):
             try:
                 rec = json.loads(line)
             except (ValueError, RecursionError) as exc:
-                if is_last:
+                if is_last and line.lstrip()[:1] in (b"{", "{"):
                     raise RecordingError(
                         self.path,
                         lineno,
@@ -457,6 +460,15 @@ class RecordingStream(Generic[S]):
             if type(rec) is not dict:
                 raise RecordingError(
                     self.path, lineno, "not a sectormon recording: first record is not an object"
+                )
+            schema = rec.get("schema")
+            if type(schema) is str and schema.startswith(_FRAME_STREAM_SCHEMAS):
+                raise RecordingError(
+                    self.path,
+                    lineno,
+                    "this is a --json frame stream (computed frames), not a recording of raw readings",
+                    "record with --record FILE to replay or compare a run; a frame stream is read "
+                    "with jq or pandas",
                 )
             kind, version = self._schema(lineno, rec)
             if kind != "recording":

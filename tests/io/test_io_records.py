@@ -178,6 +178,15 @@ def test_slice_going_back_in_time_is_an_error(tmp_path: Path) -> None:
             ":1: not a sectormon recording: first record is a 'slice'",
         ),
         (b'{"schema":"sectormon/recor', ":1: the header line is incomplete"),
+        # One line that does not even start like JSON is not a cut recording.
+        (b"\x00\x01binary", ":1: not a sectormon recording: first line is not JSON"),
+        (b"hello", ":1: not a sectormon recording: first line is not JSON"),
+        (
+            b'{"schema":"sectormon/header/1","sectormon":"0.1.0"}\n{"schema":"sectormon/frame/1"}\n',
+            ":1: this is a --json frame stream (computed frames), not a recording of raw readings "
+            "(record with --record FILE",
+        ),
+        (b'{"schema":"sectormon/frame/1","t":1}\n', ":1: this is a --json frame stream"),
         (b'{"a": 1}\n', ":1: record has no 'schema' string"),
         (b"[1, 2]\n{}\n", ":1: not a sectormon recording: first record is not an object"),
     ],
