@@ -389,7 +389,9 @@ class Session:
             callback(final)
         with self._record_lock:
             if self._recorder is not None:
-                self._recorder.write_mark(Mark(t=self._builder.last_t, kind="end"))
+                code = getattr(self.source, "exit_code", None)  # a command that ended by itself
+                data = {"exit_status": code} if code is not None else {}
+                self._recorder.write_mark(Mark(t=self._builder.last_t, kind="end", data=data))
                 self._close_recorder()
         self.source.close()
         self._finished.set()

@@ -390,6 +390,7 @@ class CommandTarget(_ProcessTarget):
         self._gate_w: int | None = None
         self._err_r: int | None = None
         self.exit_code: int | None = None
+        self.stopped = False  # True: the session ended the command (its exit code is not its own)
         self._reaped = False
 
     @property
@@ -477,6 +478,7 @@ class CommandTarget(_ProcessTarget):
     def _terminate(self, grace: float = 2.0) -> None:
         if self._reap(block=False):
             return
+        self.stopped = True
         with contextlib.suppress(ProcessLookupError):
             os.kill(self.pid, signal.SIGTERM)  # type: ignore[arg-type]
         deadline = time.monotonic() + grace
@@ -507,6 +509,7 @@ class CommandTarget(_ProcessTarget):
         if not self.gated:
             self._terminate()
             return
+        self.stopped = True
         with contextlib.suppress(ProcessLookupError):
             os.kill(self.pid, signal.SIGKILL)  # before closing the gate, so it cannot run on
         for fd in (self._gate_w, self._err_r):

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import argparse
 import math
+import os
+import signal
 import sys
 from collections.abc import Sequence
 from typing import IO, Any
@@ -163,6 +165,12 @@ def run_with_source(
     if profile is None:
         profile = load_profile("a64fx" if getattr(args, "profile", "auto") == "auto" else args.profile)
     _validate_numbers(args)
+    output, record = getattr(args, "output", None), getattr(args, "record", None)
+    if output and record and _same_file(output, record):
+        raise UsageError(
+            f"-o {output} and --record {record} name the same file: the frame stream and the "
+            "recording would overwrite each other; give them different files"
+        )
     timeslice = _or_default(getattr(args, "timeslice", None), PERF_TIMESLICE)
     interval = _or_default(getattr(args, "interval", None), PERF_INTERVAL)
     if interval < timeslice:
@@ -230,10 +238,30 @@ def run_with_source(
         startup_warnings=notes,
     )
     if getattr(args, "json", False):
-        return _run_json(session, handle)
-    from sectormon.ui.app import run_tui
+        status = _run_json(session, handle)
+    else:
+        from sectormon.ui.app import run_tui
 
-    return run_tui(session, theme=getattr(args, "theme", None))
+        status = run_tui(session, theme=getattr(args, "theme", None))
+    return _command_status(source) if status == 0 else status
+
+
+def _command_status(source: Any) -> int:
+    """sectormon's exit status after a clean run: the launched command's own, as with ``perf stat``
+    and ``time`` (a job script sees a failed run fail), said on stderr when it is not 0. 0 when
+    there was no command, or it did not end by itself (stopped with sectormon)."""
+    code = getattr(source, "exit_code", None)
+    if not code:
+        return 0
+    if code < 0:
+        try:
+            name = signal.Signals(-code).name
+        except ValueError:
+            name = f"signal {-code}"
+        _print_warning(f"the command was killed by {name} (exit status {128 - code})")
+        return 128 - code
+    _print_warning(f"the command exited with status {code}")
+    return int(code)
 
 
 def _open_output(args: argparse.Namespace) -> IO[str]:
@@ -250,6 +278,14 @@ def _open_output(args: argparse.Namespace) -> IO[str]:
     except OSError as exc:
         reason = exc.strerror or str(exc)
         raise UsageError(f"-o {output}: cannot write there ({reason}); give a writable file path") from exc
+
+
+def _same_file(a: str, b: str) -> bool:
+    """Whether two paths name one file (an existing one through links, else by resolved path)."""
+    try:
+        return os.path.samefile(a, b)
+    except OSError:
+        return os.path.realpath(a) == os.path.realpath(b)
 
 
 def _run_json(session: Session, handle: IO[str]) -> int:

@@ -292,8 +292,12 @@ class PerfSource:
 
     @property
     def exit_code(self) -> int | None:
-        """The command's exit code once it has been reaped (command mode), else None."""
-        return self.target.exit_code if isinstance(self.target, CommandTarget) else None
+        """The command's exit code once it has ended by itself (command mode), else None (also
+        when the session ended it: Ctrl-C, --duration, --count)."""
+        target = self.target
+        if not isinstance(target, CommandTarget) or target.stopped:
+            return None
+        return target.exit_code
 
     def _sector_config(self) -> dict[str, str]:
         """FLIB_* variables (the Fujitsu runtime's sector cache settings) of the target's environment.

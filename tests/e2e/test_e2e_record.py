@@ -7,6 +7,7 @@ import json
 import os
 import signal
 import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -132,3 +133,62 @@ def test_unwritable_recording_path_warns_once_and_monitoring_goes_on(tmp_path: P
     frames = [r for r in read_jsonl(proc.stdout) if r.get("schema") == "sectormon/frame/1"]
     assert frames and frames[-1]["final"] is True
     assert proc.stderr.count("recording stopped") == 1
+
+
+@pytest.mark.parametrize("same", ["run.jsonl", "./sub/../run.jsonl", "link.jsonl"])
+def test_frame_stream_and_recording_into_one_file_are_refused(tmp_path: Path, same: str) -> None:
+    """They would truncate and interleave each other: one line says so before anything starts."""
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "run.jsonl").write_text("")
+    (tmp_path / "link.jsonl").symlink_to(tmp_path / "run.jsonl")
+    proc = run_sectormon(
+        "--json", "--profile", "generic", "-o", str(tmp_path / "run.jsonl"),
+        "--record", str(tmp_path / same), "--", "true",
+    )  # fmt: skip
+    assert proc.returncode == 2
+    assert "name the same file" in proc.stderr and proc.stderr.count("\n") == 1, proc.stderr
+    assert (tmp_path / "run.jsonl").read_text() == ""  # nothing was written
+
+
+@pytest.mark.parametrize(
+    ("code", "status", "said"),
+    [
+        ("import sys; sys.exit(3)", 3, "the command exited with status 3"),
+        (
+            "import os, signal; os.kill(os.getpid(), signal.SIGKILL)",
+            137,
+            "the command was killed by SIGKILL (exit status 137)",
+        ),
+        ("pass", 0, None),
+    ],
+)
+def test_the_command_exit_status_is_sectormons_and_is_recorded(
+    tmp_path: Path, code: str, status: int, said: str | None
+) -> None:
+    """As with perf stat and time: a job script running `sectormon -- ./app` sees a failed app fail."""
+    recording = tmp_path / "run.jsonl"
+    proc = run_sectormon(
+        "--json", "--profile", "generic", "--interval", "0.2", "--record", str(recording),
+        "--", sys.executable, "-c", f"import time; time.sleep(0.3); {code}",
+    )  # fmt: skip
+    assert proc.returncode == status, proc.stderr
+    frames = [r for r in read_jsonl(proc.stdout) if r.get("schema") == "sectormon/frame/1"]
+    assert frames and frames[-1]["final"] is True  # the run itself went to its end as usual
+    if said is None:
+        assert "the command" not in proc.stderr
+    else:
+        assert f"sectormon: warning: {said}" in proc.stderr
+    end = _lines(recording)[-1]
+    assert end["kind"] == "end" and end["data"] == {"exit_status": status if status < 128 else 128 - status}
+
+
+def test_a_command_the_session_stops_does_not_give_its_status(tmp_path: Path) -> None:
+    """--duration ends the command with SIGTERM: that status is sectormon's doing, not the command's."""
+    recording = tmp_path / "run.jsonl"
+    proc = run_sectormon(
+        "--json", "--profile", "generic", "--interval", "0.2", "--duration", "0.4",
+        "--record", str(recording), "--", "sleep", "30",
+    )  # fmt: skip
+    assert proc.returncode == 0 and "the command" not in proc.stderr, proc.stderr
+    end = _lines(recording)[-1]
+    assert end["kind"] == "end" and end["data"] == {}
