@@ -10,14 +10,16 @@ Textual).
 from __future__ import annotations
 
 import argparse
+import difflib
 import errno
 import importlib
+import shutil
 import sys
 from collections.abc import Sequence
-from typing import Protocol
+from typing import NoReturn, Protocol
 
 from sectormon import __version__
-from sectormon.errors import SectormonError
+from sectormon.errors import SectormonError, UsageError
 
 SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "check": (
@@ -44,10 +46,18 @@ def _load(module: str) -> Command:
     return module_obj
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse with its errors as one line, like every other sectormon error: the monitor's usage
+    runs to a screenful, which buried the message under it."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"{self.prog}: {message} (see '{self.prog} --help')\n")
+
+
 def build_parser(name: str | None) -> argparse.ArgumentParser:
     """The parser of one command (``None``: the live monitor)."""
     if name is None:
-        parser = argparse.ArgumentParser(
+        parser = _Parser(
             prog="sectormon",
             description="Live monitor of hardware performance counters, built for the A64FX sector cache.",
             epilog="Subcommands: " + ", ".join(SUBCOMMANDS) + ". Run 'sectormon SUBCOMMAND --help' for each.",
@@ -56,7 +66,7 @@ def build_parser(name: str | None) -> argparse.ArgumentParser:
         _load("monitor").configure(parser)
         return parser
     module, help_text = SUBCOMMANDS[name]
-    parser = argparse.ArgumentParser(prog=f"sectormon {name}", description=help_text)
+    parser = _Parser(prog=f"sectormon {name}", description=help_text)
     _load(module).configure(parser)
     return parser
 
@@ -67,6 +77,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     rest = argv[1:] if name else argv
     module = SUBCOMMANDS[name][0] if name else "monitor"
     try:
+        if name is None:
+            _refuse_misspelt_subcommand(rest)
         parser = build_parser(name)
         args = parser.parse_args(rest)
         return _load(module).run(args)
@@ -91,6 +103,22 @@ def main(argv: Sequence[str] | None = None) -> int:
             file=sys.stderr,
         )
         return 2
+
+
+def _refuse_misspelt_subcommand(argv: Sequence[str]) -> None:
+    """``sectormon replai x`` would try to launch a program ``replai``: say what was probably meant.
+
+    Only a first word that is close to a subcommand and names no program on PATH is refused; a
+    program is still launched by its name, its path, or after ``--``.
+    """
+    if not argv or argv[0].startswith("-") or "/" in argv[0] or shutil.which(argv[0]):
+        return
+    close = difflib.get_close_matches(argv[0], SUBCOMMANDS, n=1, cutoff=0.6)
+    if close:
+        raise UsageError(
+            f"'{argv[0]}' is neither a subcommand nor a program on PATH: did you mean "
+            f"'sectormon {close[0]}'? (to launch a program, give its path or put it after --)"
+        )
 
 
 def _silence_stdout() -> None:

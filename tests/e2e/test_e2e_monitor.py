@@ -264,3 +264,40 @@ def test_too_few_fds_at_the_start_is_one_line_not_a_traceback(limit: int) -> Non
     assert "Traceback" not in run.stderr
     last = run.stderr.strip().splitlines()[-1]
     assert last.startswith("sectormon: ") and "out of file descriptors" in last and f"soft {limit}" in last
+
+
+@pytest.mark.parametrize(
+    ("args", "said"),
+    [
+        (["--bogus"], "sectormon: unrecognized arguments: --bogus (see 'sectormon --help')"),
+        (["sim", "--threads", "x"], "sectormon sim: argument --threads: invalid int value: 'x' (see "),
+        (["replay"], "sectormon replay: the following arguments are required: FILE (see "),
+        (
+            ["replai", "x.jsonl"],
+            "'replai' is neither a subcommand nor a program on PATH: did you mean 'sectormon replay'?",
+        ),
+        (["comapre", "a", "b"], "did you mean 'sectormon compare'?"),
+    ],
+)
+def test_bad_arguments_are_one_line_with_where_to_look(args: list[str], said: str) -> None:
+    """The monitor's usage is a screenful: printed before the message, it buried it."""
+    proc = run_sectormon(*args, timeout=30)
+    assert proc.returncode == 2
+    assert proc.stderr.count("\n") == 1 and said in proc.stderr, proc.stderr
+    assert "usage:" not in proc.stderr
+
+
+def test_a_program_named_like_a_subcommand_still_runs_by_path(tmp_path: Path) -> None:
+    """Only a near-miss that names no program is refused: a path (or `--`) always launches."""
+    program = tmp_path / "replai"
+    program.write_text("#!/bin/sh\nexit 0\n")
+    program.chmod(0o755)
+    proc = run_sectormon("--json", "--profile", "generic", str(program), timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    assert read_jsonl(proc.stdout)[-1]["final"] is True
+
+
+def test_dash_output_is_stdout(tmp_path: Path) -> None:
+    proc = run_sectormon("--json", "-o", "-", "--profile", "generic", "--", "true", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert read_jsonl(proc.stdout)[-1]["final"] is True and not (tmp_path / "-").exists()
