@@ -17,7 +17,11 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "path", metavar="DIR", help="the fapp measurement folder (pa1.csv .. pa17.csv, info.json)"
     )
     parser.add_argument(
-        "-o", "--output", required=True, metavar="FILE", help="the recording to write (.jsonl, or .jsonl.gz)"
+        "-o",
+        "--output",
+        required=True,
+        metavar="FILE",
+        help="the recording to write (.jsonl, or .jsonl.gz; - for stdout)",
     )
     parser.add_argument("--region", metavar="NAME", help="the measured region when the CSVs hold several")
 
@@ -26,10 +30,12 @@ def run(args: argparse.Namespace) -> int:
     measurement = read_measurement(args.path, args.region)
     for warning in measurement.warnings:
         print(f"sectormon: warning: {warning}", file=sys.stderr)
-    conversion = write_recording(measurement, args.output)
+    to_stdout = args.output == "-"  # as in most Unix tools: `-o - | jq ...`
+    conversion = write_recording(measurement, "/dev/stdout" if to_stdout else args.output)
     readings = sum(len(s.readings) for s in conversion.slices)
     print(
-        f"sectormon: wrote {args.output}: {len(measurement.sets)} event sets, {readings} readings in one "
+        f"sectormon: wrote {'the recording to stdout' if to_stdout else args.output}: "
+        f"{len(measurement.sets)} event sets, {readings} readings in one "
         f"slice of {conversion.end.t:.6g} s (the mean pa1 time)",
         file=sys.stderr,
     )

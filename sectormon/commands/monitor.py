@@ -166,7 +166,7 @@ def run_with_source(
         profile = load_profile("a64fx" if getattr(args, "profile", "auto") == "auto" else args.profile)
     _validate_numbers(args)
     output, record = getattr(args, "output", None), getattr(args, "record", None)
-    if output and record and _same_file(output, record):
+    if output and record and output != "-" and _same_file(output, record):
         raise UsageError(
             f"-o {output} and --record {record} name the same file: the frame stream and the "
             "recording would overwrite each other; give them different files"
@@ -271,7 +271,7 @@ def _open_output(args: argparse.Namespace) -> IO[str]:
         if output:
             raise UsageError("-o/--output is for the --json stream; add --json (or use --record FILE)")
         return sys.stdout
-    if not output:
+    if not output or output == "-":
         return sys.stdout
     try:
         return open(output, "w", encoding="utf-8")  # closed by _run_json

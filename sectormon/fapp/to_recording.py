@@ -17,6 +17,7 @@ not the thread's own T: the engine has one window per frame.)
 
 from __future__ import annotations
 
+import errno
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -213,15 +214,18 @@ def write_recording(m: Measurement, path: str | Path) -> Conversion:
 
     conversion = convert(m)
     writer = RecordingWriter(path, conversion.header)
-    if writer.failed is not None:
-        writer.close()
-        raise UsageError(f"{writer.failed} (check -o: its folder must exist and be writable)")
+    opened = writer.failed is None  # else the file or its header line could not be written
     try:
-        for s in conversion.slices:
-            writer.write_slice(s)
-        writer.write_mark(conversion.end)
+        if opened:
+            for s in conversion.slices:
+                writer.write_slice(s)
+            writer.write_mark(conversion.end)
     finally:
         writer.close()
-    if writer.failed is not None:
-        raise SectormonError(writer.failed)
-    return conversion
+    if writer.failed is None:
+        return conversion
+    if writer.failed_errno == errno.EPIPE:
+        raise BrokenPipeError(errno.EPIPE, writer.failed)  # `-o - | head`: the CLI ends quietly
+    if not opened:
+        raise UsageError(f"{writer.failed} (check -o: its folder must exist and be writable)")
+    raise SectormonError(writer.failed)

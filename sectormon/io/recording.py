@@ -45,6 +45,7 @@ class RecordingWriter:
     ) -> None:
         self.path = str(path)
         self.failed: str | None = None
+        self.failed_errno: int | None = None  # of the OSError that stopped it, if one did
         self._on_error = on_error
         self._lock = threading.RLock()  # on_error may write a mark from inside a failed write
         self._raw: IO[bytes] | None = None
@@ -135,6 +136,7 @@ class RecordingWriter:
                 self._fail(exc)
 
     def _fail(self, exc: OSError) -> None:
+        self.failed_errno = exc.errno
         reason = exc.strerror or str(exc)
         self._fail_message(f"cannot write recording {self.path}: {reason}")
 

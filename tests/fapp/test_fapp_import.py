@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import os
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -13,10 +15,12 @@ from sectormon.fapp.counts import measurement_counts
 from sectormon.fapp.csvread import read_measurement
 from sectormon.fapp.names import event_def
 from sectormon.fapp.section3 import metric_inputs
+from sectormon.fapp.to_recording import write_recording
 from sectormon.io import MARK_SCHEMA, RECORDING_SCHEMA, SLICE_SCHEMA
 from sectormon.io.reader import read_recording
 from sectormon.profiles.loader import load_profile, profile_from_dict
 from sectormon.sources.replay import final_frame
+from tests.e2e.helpers import sectormon_command
 
 STEM = "dtrn3.29503716.1"
 
@@ -95,6 +99,33 @@ def test_import_errors_are_one_line(tmp_path: Path, capsys: pytest.CaptureFixtur
     assert main(["import", "fapp", str(tmp_path / "none"), "-o", str(tmp_path / "x.jsonl")]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "no such file or directory" in err[0]
+
+
+def test_dash_writes_the_recording_to_stdout(
+    fapp_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``-o -`` is stdout, as in most Unix tools (it wrote a file named ``-``)."""
+    monkeypatch.chdir(tmp_path)
+    out = tmp_path / "stdout.jsonl"
+    proc = subprocess.run(
+        [sectormon_command(), "import", "fapp", str(fapp_dir / STEM), "-o", "-"],
+        stdout=out.open("wb"), stderr=subprocess.PIPE, text=True, timeout=60, check=False,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    assert "wrote the recording to stdout" in proc.stderr
+    assert not (tmp_path / "-").exists()
+    assert read_recording(out).header["schema"] == RECORDING_SCHEMA
+
+
+def test_a_reader_that_goes_away_is_a_broken_pipe(fapp_dir: Path) -> None:
+    """``-o - | head``: the closed pipe reaches the CLI as BrokenPipeError, which ends quietly."""
+    read_end, write_end = os.pipe()
+    os.close(read_end)
+    try:
+        with pytest.raises(BrokenPipeError):
+            write_recording(read_measurement(str(fapp_dir / STEM)), f"/dev/fd/{write_end}")
+    finally:
+        os.close(write_end)
 
 
 def test_unwritable_output_is_one_line(
