@@ -53,6 +53,8 @@ from sectormon.readings import Mark, Slice, SliceRows
 # The --json stream's records (sectormon.frames; io does not import it): a header, then frames.
 _FRAME_STREAM_SCHEMAS = ("sectormon/header/", "sectormon/frame/")
 
+_CUT = "the recording was cut"  # in every warning about a cut, so a second one is not given
+
 CHUNK = 1 << 20
 GZIP_PIECE = 1 << 16
 GZIP_MAGIC = b"\x1f\x8b"
@@ -276,6 +278,9 @@ class RecordingStream(Generic[S]):
         self.skip_bad = skip_bad
         self.rows = rows
         self.skipped = 0
+        self.end_seen = (
+            False  # the `end` mark was read: a recording read to its last line without one was cut
+        )
         self.warnings: list[str] = []
         self.warning_lines: list[tuple[int, str]] = []  # the warnings as (line, text)
         self.lines_read = 0  # lines (blank or not) the line source went through, so far
@@ -338,6 +343,7 @@ class RecordingStream(Generic[S]):
         self._iterated = True
         self._state = _State(last_slice_t=last_slice_t)
         self.skipped = 0
+        self.end_seen = False
         self.warnings = []
         self.warning_lines = []
         self.lines_read = 0
@@ -410,7 +416,7 @@ class RecordingStream(Generic[S]):
                 yield pending[0], pending[1], False
             pending = (lineno, buf)
         if self._gzip_flags.get("truncated"):
-            self._warn(lineno, "gzip stream ends early (the recording was cut); read up to here")
+            self._warn(lineno, f"gzip stream ends early ({_CUT}); read up to here")
         self.lines_read = lineno
         if pending is not None:
             yield pending[0], pending[1], at_end
@@ -426,7 +432,7 @@ class RecordingStream(Generic[S]):
         except (ValueError, RecursionError) as exc:
             if is_last:
                 self.skipped += 1
-                self._warn(lineno, "last line is incomplete (the recording was cut); skipped it")
+                self._warn(lineno, f"last line is incomplete ({_CUT}); skipped it")
                 return None
             self._bad(lineno, f"not valid JSON ({_short(exc)})")
             return None
@@ -561,6 +567,8 @@ class RecordingStream(Generic[S]):
                     state.warned_kinds[item.kind] = len(self.warnings)
                     self._warn(lineno, f"unknown mark kind {item.kind!r} ignored")
                 return None
+            if item.kind == "end":
+                self.end_seen = True
         elif not self._slice_in_order(lineno, item.t):
             return None
         return item
@@ -576,6 +584,17 @@ class RecordingStream(Generic[S]):
             return False
         state.last_slice_t = t
         return True
+
+    def missing_end_warning(self) -> str | None:
+        """Once read to its last line: the warning for a recording without its ``end`` mark
+        (sectormon killed with SIGKILL, the machine down, the disk full), unless a cut line or
+        gzip stream already said so; ``None`` for a complete recording."""
+        if self.end_seen or any(_CUT in w for w in self.warnings):
+            return None
+        return (
+            f"{self.path}: no end mark ({_CUT}: sectormon was killed or its disk filled); "
+            "it is read up to its last whole line"
+        )
 
     def absorb(self, *, last_line: int, skipped: int, warnings: list[str]) -> None:
         """Take over what another reader of this file found (a replay's reader process read it

@@ -135,7 +135,7 @@ def read_batches(
         warnings: list[str] = []
         warned_kinds: set[str] = set()
         for k in range(parts):
-            end = yield from _part(children[k % len(children)], stream.path, base)
+            end = yield from _part(children[k % len(children)], stream, base)
             line, part_skipped, part_warnings, kind_warnings, stopped, lines = end
             # Each reader warns once per unknown mark kind it meets: the file, once.
             repeated = {i for name, i in kind_warnings.items() if name in warned_kinds}
@@ -162,11 +162,14 @@ def read_batches(
             proc.wait()
 
 
-def _part(proc: subprocess.Popen[bytes], path: str, base: int) -> Generator[RowBatch | Mark, None, Message]:
+def _part(
+    proc: subprocess.Popen[bytes], stream: RecordingStream[Any], base: int
+) -> Generator[RowBatch | Mark, None, Message]:
     """The batches and marks of one part (the file, or one span) from ``proc``; returns its
     ``end`` message without the tag. Errors name lines as the file numbers them (``base``: the
-    number of the part's first line)."""
+    number of the part's first line); an ``end`` mark sets ``stream.end_seen``."""
     assert proc.stdout is not None
+    path = stream.path
     while True:
         message = _receive(proc.stdout)
         if message is None:
@@ -180,6 +183,8 @@ def _part(proc: subprocess.Popen[bytes], path: str, base: int) -> Generator[RowB
             yield unwire(message[1])
         elif kind == "m":
             t, mark_kind, label, data = message[1]
+            if mark_kind == "end":
+                stream.end_seen = True
             yield Mark(t=t, kind=mark_kind, label=label, data=data)
         elif kind == "end":
             return message[1:]

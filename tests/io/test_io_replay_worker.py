@@ -156,3 +156,51 @@ def test_a_child_error_is_raised_here(tmp_path: Path, worker: list[subprocess.Po
         path.write_text("garbage\n" * 10)
         with pytest.raises(RecordingError, match="first line is not JSON"):
             list(replay_frames(s))
+
+
+@pytest.mark.parametrize("reader_process", [False, True])
+def test_a_recording_without_its_end_mark_is_said_to_be_cut(
+    tmp_path: Path,
+    reader_process: bool,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """kill -9 leaves whole lines and no end mark: replay and compare say the run was cut, once,
+    whichever process read the file; a complete recording gets no such word."""
+    monkeypatch.setenv(replay_worker.ENV_SWITCH, "1" if reader_process else "0")
+    hdr = real_header()
+    cut = write(tmp_path / "cut.jsonl", stream(300, end=False), hdr)
+    whole = write(tmp_path / "whole.jsonl", stream(300), hdr)
+    for path, is_cut in ((cut, True), (whole, False)):
+        with open_recording(path) as s:
+            for _ in replay_frames(s):
+                pass
+            assert s.end_seen is not is_cut
+            warning = s.missing_end_warning()
+        assert (warning is not None) is is_cut
+        assert cli.main(["replay", str(path), "--json"]) == 0
+        err = capsys.readouterr().err
+        assert err.count("no end mark (the recording was cut") == int(is_cut), err
+    assert cli.main(["compare", str(whole), str(cut)]) == 0
+    err = capsys.readouterr().err
+    assert err.count("no end mark") == 1 and f"{cut}: no end mark" in err, err
+    # --to stops reading before the end: nothing to say about the end mark
+    assert cli.main(["replay", str(cut), "--json", "--to", "1.0"]) == 0
+    assert "no end mark" not in capsys.readouterr().err
+    # a cut last line already says the recording was cut
+    text = cut.read_text()
+    cut.write_text(text[: len(text) - 40])
+    assert cli.main(["replay", str(cut), "--json"]) == 0
+    err = capsys.readouterr().err
+    assert "last line is incomplete (the recording was cut)" in err and "no end mark" not in err
+
+
+def test_compare_skip_bad_says_what_it_skipped(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    hdr = real_header()
+    whole = write(tmp_path / "whole.jsonl", stream(300), hdr)
+    bad = tmp_path / "bad.jsonl"
+    lines = whole.read_text().splitlines(keepends=True)
+    bad.write_text("".join([*lines[:50], "{not json\n", *lines[50:]]))
+    assert cli.main(["compare", str(whole), str(bad), "--skip-bad"]) == 0
+    err = capsys.readouterr().err
+    assert f"{bad}: skipped 1 malformed line(s) (--skip-bad)" in err, err
