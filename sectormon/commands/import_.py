@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from sectormon.fapp.csvread import read_measurement
+from sectormon.fapp.csvread import TIME_SET, read_measurement
 from sectormon.fapp.to_recording import write_recording
 
 FORMATS = ("fapp",)
@@ -30,13 +30,20 @@ def run(args: argparse.Namespace) -> int:
     measurement = read_measurement(args.path, args.region)
     for warning in measurement.warnings:
         print(f"sectormon: warning: {warning}", file=sys.stderr)
+    if measurement.time_set != TIME_SET:
+        print(
+            f"sectormon: warning: {args.path}: no {TIME_SET}.csv: the recording takes the region's time "
+            f"from {measurement.time_set} (fapp's report takes it from {TIME_SET} only); every set "
+            "measured the same region, but their times differ a little",
+            file=sys.stderr,
+        )
     to_stdout = args.output == "-"  # as in most Unix tools: `-o - | jq ...`
     conversion = write_recording(measurement, "/dev/stdout" if to_stdout else args.output)
     readings = sum(len(s.readings) for s in conversion.slices)
     print(
         f"sectormon: wrote {'the recording to stdout' if to_stdout else args.output}: "
         f"{len(measurement.sets)} event sets, {readings} readings in one "
-        f"slice of {conversion.end.t:.6g} s (the mean pa1 time)",
+        f"slice of {conversion.end.t:.6g} s (the mean {measurement.time_set} time)",
         file=sys.stderr,
     )
     return 0

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 from pathlib import Path
 
@@ -229,3 +230,20 @@ def test_no_time_at_all_is_one_line(tmp_path: Path, capsys: pytest.CaptureFixtur
     assert main(["import", "fapp", str(tmp_path), "-o", str(tmp_path / "x.jsonl")]) == 2
     lines = capsys.readouterr().err.strip().splitlines()
     assert lines[-1].startswith("sectormon: ") and "no thread has a time in pa1" in lines[-1]
+
+
+def test_without_pa1_the_time_set_is_named(
+    fapp_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """fapp's report takes every time from pa1; without it the recording uses the first set's and
+    says so (it claimed 'the mean pa1 time')."""
+    partial = tmp_path / "partial"
+    shutil.copytree(fapp_dir / STEM, partial)
+    (partial / "pa1.csv").unlink()
+    out = tmp_path / "partial.jsonl"
+    assert main(["import", "fapp", str(partial), "-o", str(out)]) == 0
+    err = capsys.readouterr().err
+    assert "no pa1.csv: the recording takes the region's time from pa2" in err
+    assert "(the mean pa2 time)" in err and "pa1 time" not in err
+    measurement = read_measurement(str(partial))
+    assert read_recording(out).items[0].duration == pytest.approx(measurement.mean_seconds())
