@@ -580,10 +580,11 @@ class MetricsEngine:
 
     def _recent_stats(self, t: float, extra: list[Contribution]) -> WindowStats:
         """The recent window ending at ``t`` plus the open interval's ``extra`` (for the baseline)."""
-        if extra and self._frame_t < self._recent.cutoff(t):
+        recent = self._recent
+        if extra and recent.middle(self._frame_t, t) < recent.cutoff(t):
             start, groups = self._frame_t, [extra]  # the open interval alone fills the window
         else:
-            start, groups = self._recent.select(t)
+            start, groups = recent.select(t)
             if extra:
                 start = start if groups else self._frame_t
                 groups = [*groups, extra]

@@ -385,8 +385,10 @@ _RESIDUE_S = 1e-9
 class RecentWindow:
     """The closed intervals of the last ``seconds``, kept in a bounded deque, with running sums.
 
-    The window ending at ``t`` holds the intervals that start at or after ``t - seconds`` (always at
-    least the newest one), so its length is a whole number of intervals. The deque is bounded in
+    The window ending at ``t`` holds the intervals whose middle lies at or after ``t - seconds``
+    (always at least the newest one): a whole number of intervals, the number whose length is
+    nearest ``seconds``. (Taking those that *start* after ``t - seconds`` lost the oldest interval
+    whenever frames came a little late, as live ones do: 9.02 s of a 10 s window.) The deque is bounded in
     time by pruning and in size by ``max_intervals``: past it, the two oldest intervals merge
     (the window's oldest edge becomes coarser; totals are unchanged).
 
@@ -410,7 +412,12 @@ class RecentWindow:
         return len(self.intervals)
 
     def cutoff(self, t: float) -> float:
+        """The earliest middle an interval of the window ending at ``t`` may have."""
         return t - self.seconds - 1e-9 * max(1.0, abs(t))
+
+    @staticmethod
+    def middle(t0: float, t1: float) -> float:
+        return 0.5 * (t0 + t1)
 
     def add(self, interval: Interval) -> None:
         self.intervals.append(interval)
@@ -439,7 +446,8 @@ class RecentWindow:
     def prune(self, t: float) -> None:
         """Drop intervals the window ending at ``t`` (or any later one) no longer covers."""
         cut = self.cutoff(t)
-        while len(self.intervals) > 1 and self.intervals[0].t0 < cut:
+        middle = self.middle
+        while len(self.intervals) > 1 and middle(self.intervals[0].t0, self.intervals[0].t1) < cut:
             self._drop(self.intervals.popleft())
         self._since_rebuild += 1
         if self._since_rebuild >= self.rebuild_every:
@@ -480,7 +488,7 @@ class RecentWindow:
     def select(self, t: float) -> tuple[float, list[list[Contribution]]]:
         """The start time and the intervals of the window ending at ``t`` (without pruning)."""
         cut = self.cutoff(t)
-        chosen = [iv for iv in self.intervals if iv.t0 >= cut]
+        chosen = [iv for iv in self.intervals if self.middle(iv.t0, iv.t1) >= cut]
         if not chosen and self.intervals:
             chosen = [self.intervals[-1]]
         if not chosen:

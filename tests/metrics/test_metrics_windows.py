@@ -46,9 +46,29 @@ def test_recent_window_is_made_of_whole_intervals() -> None:
         engine.add_slice(feed.slice("G", [reading("thread:1", "G", {"A": 10})]))
         if i % 2 == 0:
             frame = engine.frame(float(i))
-    # Intervals (0,2], (2,4], (4,6]: only (4,6] starts within the last 3 s.
-    assert frame.recent.seconds == 2.0
-    assert frame.recent.total.counts == approx({"A": 20.0})
+    # Intervals (0,2], (2,4], (4,6]: the middles of (2,4] and (4,6] lie within the last 3 s, so
+    # the window is 4 s (2 s and 4 s are equally near 3 s: the longer is taken).
+    assert frame.recent.seconds == 4.0
+    assert frame.recent.total.counts == approx({"A": 40.0})
+
+
+def test_late_frames_keep_the_recent_window_full() -> None:
+    """Live frames come a little after their time (each waits for the slice that ends after it):
+    the 10 s window still holds 10 one-second intervals, not 9 (it showed 9.03 s)."""
+    engine, feed = counting_engine(recent=10.0)
+    t = 0.0
+    for i in range(1, 31):
+        t = i * 1.003
+        engine.add_slice(feed.slice("G", [reading("thread:1", "G", {"A": 1})], duration=1.003))
+        frame = engine.frame(t)
+        assert frame.recent.seconds == approx(min(i, 10) * 1.003)
+        assert frame.recent.total.counts == approx({"A": float(min(i, 10))})
+    # Frames 1.5 intervals apart: 6 of them (9 s) or 7 (10.5 s) in 10 s; 7 is nearer.
+    engine, feed = counting_engine(recent=10.0)
+    for i in range(1, 21):
+        engine.add_slice(feed.slice("G", [reading("thread:1", "G", {"A": 1})], duration=1.5))
+        frame = engine.frame(i * 1.5)
+    assert frame.recent.seconds == approx(10.5)
 
 
 def test_recent_deque_stays_bounded() -> None:
