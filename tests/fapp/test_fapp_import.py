@@ -20,6 +20,7 @@ from sectormon.fapp.to_recording import write_recording
 from sectormon.io import MARK_SCHEMA, RECORDING_SCHEMA, SLICE_SCHEMA
 from sectormon.io.reader import read_recording
 from sectormon.profiles.loader import load_profile, profile_from_dict
+from sectormon.readings import Slice
 from sectormon.sources.replay import final_frame
 from tests.e2e.helpers import sectormon_command
 
@@ -246,4 +247,5 @@ def test_without_pa1_the_time_set_is_named(
     assert "no pa1.csv: the recording takes the region's time from pa2" in err
     assert "(the mean pa2 time)" in err and "pa1 time" not in err
     measurement = read_measurement(str(partial))
-    assert read_recording(out).items[0].duration == pytest.approx(measurement.mean_seconds())
+    first = read_recording(out).items[0]
+    assert isinstance(first, Slice) and first.duration == pytest.approx(measurement.mean_seconds())
