@@ -76,7 +76,48 @@ def _add_sim_options(parser: argparse.ArgumentParser) -> None:
         from sectormon.commands.sim import add_sim_options
     except ImportError:  # pragma: no cover - the simulator ships with the package
         return
-    add_sim_options(parser.add_argument_group("simulated A64FX (with --source sim or no target)"))
+    group = _Remembered(parser.add_argument_group("simulated A64FX (with --source sim or no target)"))
+    add_sim_options(group)
+    parser.set_defaults(sim_options=tuple(group.actions))
+
+
+class _Remembered:
+    """An argument group that keeps the actions added to it (argparse lists them only privately)."""
+
+    def __init__(self, group: Any) -> None:
+        self.group = group
+        self.actions: list[argparse.Action] = []
+
+    def add_argument(self, *args: Any, **kwargs: Any) -> Any:
+        action = self.group.add_argument(*args, **kwargs)
+        self.actions.append(action)
+        return action
+
+    def add_mutually_exclusive_group(self, *, required: bool = False) -> Any:
+        return _Remembered(self.group.add_mutually_exclusive_group(required=required)).share(self.actions)
+
+    def share(self, actions: list[argparse.Action]) -> _Remembered:
+        self.actions = actions
+        return self
+
+
+def _refuse_sim_options(args: argparse.Namespace, target: str) -> None:
+    """The simulator's options do nothing on a real target: say so instead of ignoring them."""
+    actions: tuple[argparse.Action, ...] = getattr(args, "sim_options", ())
+    defaults: dict[str, Any] = {}
+    for action in actions:  # a dest's default is its first action's (--loop and --once share one)
+        defaults.setdefault(action.dest, action.default)
+    given = [
+        action.option_strings[0]
+        for action in actions
+        if getattr(args, action.dest) != defaults[action.dest]
+        and (action.const is None or getattr(args, action.dest) == action.const)
+    ]
+    if given:
+        raise UsageError(
+            f"{', '.join(dict.fromkeys(given))} set the simulated A64FX, and {target} counts this host; "
+            "drop them, or count the simulator with --source sim"
+        )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -100,6 +141,8 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError(f"--source sim simulates its own threads; it cannot count {modes[0]}")
     if source_kind == "perf" and not modes:
         raise UsageError("--source perf needs a target: --pid PID, --cpus LIST or -- CMD ARGS")
+    if source_kind == "perf":
+        _refuse_sim_options(args, modes[0])
     source, profile, topology_json = _sim_setup(args) if source_kind == "sim" else _perf_setup(args, command)
     return run_with_source(source, args, profile=profile, topology=topology_json)
 

@@ -35,6 +35,8 @@ DEFAULT_THREADS = 2
 class _Adder(Protocol):
     def add_argument(self, *args: Any, **kwargs: Any) -> Any: ...
 
+    def add_mutually_exclusive_group(self, *, required: bool = ...) -> Any: ...
+
 
 DEFAULT_WARMUP = 50e-6  # simulated seconds: the kernels' cold misses are over by then
 
@@ -117,10 +119,11 @@ def add_sim_options(parser: _Adder) -> None:
         help="sector of each array, e.g. reused=0,stream=1 or A=0,B=1,C=2",
     )
     parser.add_argument("--seed", type=int, default=1, help="random seed of the kernels (default 1)")
-    parser.add_argument(
+    once_or_loop = parser.add_mutually_exclusive_group()
+    once_or_loop.add_argument(
         "--loop", action="store_true", default=None, help="repeat the workload forever (default in the TUI)"
     )
-    parser.add_argument(
+    once_or_loop.add_argument(
         "--once",
         dest="loop",
         action="store_false",

@@ -277,6 +277,12 @@ def test_too_few_fds_at_the_start_is_one_line_not_a_traceback(limit: int) -> Non
             "'replai' is neither a subcommand nor a program on PATH: did you mean 'sectormon replay'?",
         ),
         (["comapre", "a", "b"], "did you mean 'sectormon compare'?"),
+        (["sim", "--loop", "--once"], "sectormon sim: argument --once: not allowed with argument --loop"),
+        (
+            ["--threads", "4", "--kernel", "random", "--json", "--", "true"],
+            "--kernel, --threads set the simulated A64FX, and -- CMD counts this host",
+        ),
+        (["--once", "--pid", "1"], "--once set the simulated A64FX, and --pid counts this host"),
     ],
 )
 def test_bad_arguments_are_one_line_with_where_to_look(args: list[str], said: str) -> None:
