@@ -148,14 +148,12 @@ def slice_fields(rec: Mapping[str, Any]) -> tuple[float, int, float, str, float,
     ended = rec.get("ended", [])
     if type(ended) is not list or not all(type(u) is str for u in ended):
         raise BadRecord("slice 'ended' must be a list of unit keys")
-    return (
-        number(rec, "t"),
-        index,
-        number(rec, "duration"),
-        group,
-        number(rec, "overhead_s", 0.0),
-        tuple(ended),
-    )
+    duration = number(rec, "duration")
+    overhead_s = number(rec, "overhead_s", 0.0)
+    if duration < 0 or overhead_s < 0:  # a clock's differences: the sampler never writes them < 0
+        key, value = ("duration", duration) if duration < 0 else ("overhead_s", overhead_s)
+        raise BadRecord(f"slice {key!r} must be >= 0 seconds, got {value:g}")
+    return (number(rec, "t"), index, duration, group, overhead_s, tuple(ended))
 
 
 # Event layouts are interned for the whole process: equal layouts are one tuple object in every

@@ -191,6 +191,8 @@ def _set(path: tuple[Any, ...], value: Any) -> Any:
         (lambda rec: rec.pop("events"), "slice 'events' must be a list of event-name lists, got None"),
         (_set(("index",), 1.5), "slice 'index' must be an integer, got 1.5"),
         (_set(("t",), "1"), "'t' must be a finite number, got '1'"),
+        (_set(("duration",), -1), "slice 'duration' must be >= 0 seconds, got -1"),
+        (_set(("overhead_s",), -0.5), "slice 'overhead_s' must be >= 0 seconds, got -0.5"),
         (_set(("ended",), [1]), "slice 'ended' must be a list of unit keys"),
     ],
 )
