@@ -40,7 +40,7 @@ from collections.abc import Callable, Generator, Iterable, Iterator
 from pathlib import Path
 from typing import IO, Any
 
-from sectormon.errors import SectormonError
+from sectormon.errors import SectormonError, UsageError
 from sectormon.frames import FrameClock
 from sectormon.io.reader import RecordingError, RecordingStream, open_recording
 from sectormon.io.spans import SpanFinder
@@ -83,8 +83,13 @@ def readers(stream: RecordingStream[Any], *, frames: bool = True) -> int:
 
     ``frames=False`` when only the final frame is built (``compare``): this process then has
     little to do and every CPU can read."""
-    switch = os.environ.get(ENV_SWITCH, "")
-    if switch == "0":
+    switch = os.environ.get(ENV_SWITCH, "").strip()
+    if switch and not switch.isdigit():
+        raise UsageError(
+            f"{ENV_SWITCH}={switch!r}: give 0 (read in this process) or the number of reader processes, "
+            "or leave it unset (sectormon picks)"
+        )
+    if switch and int(switch) == 0:
         return 0
     try:
         cpus = len(os.sched_getaffinity(0))
@@ -96,7 +101,7 @@ def readers(stream: RecordingStream[Any], *, frames: bool = True) -> int:
         size = os.path.getsize(stream.path)
     except OSError:
         return 0
-    forced = switch.isdigit() and int(switch) >= 1
+    forced = bool(switch)  # a number >= 1 (0 returned above)
     if forced:
         wanted = int(switch)
     elif size * (GZIP_RATIO if stream.compressed else 1) < MIN_BYTES:

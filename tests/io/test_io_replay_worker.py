@@ -204,3 +204,14 @@ def test_compare_skip_bad_says_what_it_skipped(tmp_path: Path, capsys: pytest.Ca
     assert cli.main(["compare", str(whole), str(bad), "--skip-bad"]) == 0
     err = capsys.readouterr().err
     assert f"{bad}: skipped 1 malformed line(s) (--skip-bad)" in err, err
+
+
+@pytest.mark.parametrize("value", ["abc", "-1", "1.5"])
+def test_a_bad_reader_switch_is_refused_by_name(
+    tmp_path: Path, value: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv(replay_worker.ENV_SWITCH, value)
+    path = write(tmp_path / "r.jsonl", ITEMS, real_header())
+    assert cli.main(["replay", str(path), "--json"]) == 2
+    err = capsys.readouterr().err
+    assert f"{replay_worker.ENV_SWITCH}={value!r}: give 0" in err and err.count("\n") == 1
