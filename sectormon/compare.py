@@ -336,18 +336,18 @@ def fapp_metric_info() -> dict[str, MetricInfo]:
     return info
 
 
-def load_fapp_side(path: str) -> Side:
+def load_fapp_side(path: str, region: str | None = None) -> Side:
     from sectormon.fapp import run_metrics
 
-    run = run_metrics(path)
+    run = run_metrics(path, region)
     return Side(run=run, info=fapp_metric_info())
 
 
-def load_side(path: str, *, skip_bad: bool = False) -> Side:
-    """A recording file or a fapp directory."""
+def load_side(path: str, *, skip_bad: bool = False, region: str | None = None) -> Side:
+    """A recording file or a fapp directory (``region``: its measured region, when it has several)."""
     p = Path(path)
     if p.is_dir():
-        return load_fapp_side(path)
+        return load_fapp_side(path, region)
     if p.is_file():
         return load_recording_side(path, skip_bad=skip_bad)
     raise UsageError(
@@ -355,9 +355,28 @@ def load_side(path: str, *, skip_bad: bool = False) -> Side:
     )
 
 
-def compare_paths(base: str, other: str, *, skip_bad: bool = False, scopes: Iterable[str] = ()) -> Comparison:
-    b = load_side(base, skip_bad=skip_bad)
-    o = load_side(other, skip_bad=skip_bad)
+def compare_paths(
+    base: str,
+    other: str,
+    *,
+    skip_bad: bool = False,
+    scopes: Iterable[str] = (),
+    region: str | None = None,
+) -> Comparison:
+    """``region`` picks the measured region of fapp sides whose CSVs hold several: ``NAME`` for
+    both, ``BASE,OTHER`` for each its own (two regions of one run compare too)."""
+    base_region = other_region = region
+    if region is not None:
+        if not (Path(base).is_dir() or Path(other).is_dir()):
+            raise UsageError(
+                "--region picks a fapp directory's measured region; neither side is a fapp directory"
+            )
+        names = region.split(",")
+        if len(names) > 2 or not all(n.strip() for n in names):
+            raise UsageError(f"--region {region!r}: give NAME (both sides) or BASE_NAME,OTHER_NAME")
+        base_region, other_region = names[0].strip(), names[-1].strip()
+    b = load_side(base, skip_bad=skip_bad, region=base_region)
+    o = load_side(other, skip_bad=skip_bad, region=other_region)
     info = {**o.info, **b.info}
     return compare_runs(b.run, o.run, info=info, scopes=scopes, warnings=(*b.warnings, *o.warnings))
 

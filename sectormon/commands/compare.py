@@ -28,13 +28,19 @@ def configure(parser: argparse.ArgumentParser) -> None:
         help="only these scopes: total, cmg, core, thread, or one like cmg:0 (repeatable; default all)",
     )
     parser.add_argument("--skip-bad", action="store_true", help="skip malformed recording lines")
+    parser.add_argument(
+        "--region",
+        metavar="NAME[,NAME]",
+        help="the measured region of fapp directories whose CSVs hold several: one for both sides, "
+        "or BASE,OTHER",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
     from sectormon.compare import compare_paths, render_csv, render_markdown, render_text
 
     scopes = [s.strip() for item in args.scope for s in item.split(",") if s.strip()]
-    cmp = compare_paths(args.base, args.other, skip_bad=args.skip_bad, scopes=scopes)
+    cmp = compare_paths(args.base, args.other, skip_bad=args.skip_bad, scopes=scopes, region=args.region)
     if args.json:
         sys.stdout.write(json.dumps(cmp.to_json(), allow_nan=False) + "\n")
     elif args.csv:

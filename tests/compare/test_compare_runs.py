@@ -236,6 +236,55 @@ def test_compare_two_fapp_directories(fapp_dir: Path, capsys: pytest.CaptureFixt
     assert "  total" in text and "thread:0" not in text and "IPC_improvement" in text
 
 
+def _two_regions(src: Path, dst: Path) -> Path:
+    """A copy of a fapp directory whose CSVs hold its region and a second one, ``twice``, with
+    every count doubled (as a profiled program with two instrumented regions exports them)."""
+    dst.mkdir()
+    for csv_path in src.glob("pa*.csv"):
+        lines = csv_path.read_text().splitlines()
+        extra = []
+        for line in lines[1:]:
+            cells = line.split(",")
+            if cells[0] == "FAPP-cpupa":
+                cells[5], cells[6] = "twice", "1"
+                cells[10:] = [str(2 * int(c)) if c.isdigit() else c for c in cells[10:]]
+                extra.append(",".join(cells))
+        (dst / csv_path.name).write_text("\n".join([*lines, *extra]) + "\n")
+    if (src / "info.json").exists():
+        (dst / "info.json").write_text((src / "info.json").read_text())
+    return dst
+
+
+def test_compare_picks_the_region_of_multi_region_fapp_directories(
+    fapp_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The error said 'choose one with --region', which compare did not have."""
+    both = _two_regions(fapp_dir / "axhelm2.29503716.0", tmp_path / "both")
+    assert cli.main(["compare", str(both), str(both)]) == 2
+    assert "choose one with --region" in capsys.readouterr().err
+    assert (
+        cli.main(
+            ["compare", str(fapp_dir / "axhelm2.29503716.0"), str(both), "--region", "axhelm2", "--json"]
+        )
+        == 0
+    )
+    same = json.loads(capsys.readouterr().out)["scopes"]["total"]["metrics"]
+    assert {m["delta"] for m in same.values()} <= {0.0, None}  # the same region's data
+    # Two regions of one run: every count of 'twice' is doubled, its time is the same.
+    assert cli.main(["compare", str(both), str(both), "--region", "axhelm2,twice", "--json"]) == 0
+    twice = json.loads(capsys.readouterr().out)["scopes"]["total"]["metrics"]
+    assert twice["Execution time (s)"]["delta"] == 0.0
+    gflops = twice["GFLOPS"]
+    assert gflops["other"] == pytest.approx(2 * gflops["base"], rel=1e-12)
+    assert cli.main(["compare", str(both), str(both), "--region", "nope"]) == 2
+    assert "no region 'nope'" in capsys.readouterr().err
+    rec = _recording(tmp_path / "r.jsonl", 100, 200)
+    assert cli.main(["compare", str(rec), str(rec), "--region", "x"]) == 2
+    assert "neither side is a fapp directory" in capsys.readouterr().err
+    assert cli.main(["compare", str(both), str(both), "--region", "a,b,c"]) == 2
+    assert "give NAME (both sides) or BASE_NAME,OTHER_NAME" in capsys.readouterr().err
+
+
 def test_compare_missing_path(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert cli.main(["compare", str(tmp_path / "nope"), str(tmp_path)]) == 2
     assert "no such file or directory" in capsys.readouterr().err
