@@ -348,9 +348,10 @@ class Session:
     def _on_slice(self, item: Slice) -> None:
         while self._pending:
             self._apply_mark(self._pending.popleft())
-        recorder = self._recorder
-        if recorder is not None:
-            recorder.write_slice(item)
+        if self._recorder is not None:
+            with self._record_lock:  # not after the end mark of a recording stopped meanwhile
+                if self._recorder is not None:
+                    self._recorder.write_slice(item)
         for frame in self._builder.feed(item):
             self._emit(frame)
         after = self.options.baseline_after
@@ -365,9 +366,10 @@ class Session:
             apply = getattr(self.source, "apply_sector_preset", None)
             if callable(apply):
                 apply(mark.label)
-        recorder = self._recorder
-        if recorder is not None:
-            recorder.write_mark(mark)
+        if self._recorder is not None:
+            with self._record_lock:
+                if self._recorder is not None:
+                    self._recorder.write_mark(mark)
         self._builder.feed(mark)
 
     def _emit(self, frame: Frame) -> None:
@@ -388,11 +390,8 @@ class Session:
         for callback in list(self._subscribers):
             callback(final)
         with self._record_lock:
-            if self._recorder is not None:
-                code = getattr(self.source, "exit_code", None)  # a command that ended by itself
-                data = {"exit_status": code} if code is not None else {}
-                self._recorder.write_mark(Mark(t=self._builder.last_t, kind="end", data=data))
-                self._close_recorder()
+            code = getattr(self.source, "exit_code", None)  # a command that ended by itself
+            self._close_recorder({"exit_status": code} if code is not None else {})
         self.source.close()
         self._finished.set()
 
@@ -411,9 +410,12 @@ class Session:
     def _recording_failed(self, message: str) -> None:
         self._warn(f"recording stopped: {message} (record to a writable path with space); monitoring goes on")
 
-    def _close_recorder(self) -> None:
+    def _close_recorder(self, end_data: dict[str, Any] | None = None) -> None:
+        """End the recording with its ``end`` mark (a file without one reads as cut), then close
+        it. The caller holds ``_record_lock``, which also keeps a slice from landing after it."""
         recorder, self._recorder = self._recorder, None
         if recorder is not None:
+            recorder.write_mark(Mark(t=self._builder.last_t, kind="end", data=end_data or {}))
             recorder.close()
 
 
