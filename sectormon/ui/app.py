@@ -8,10 +8,12 @@ replaceable messages, so the sampler never waits for the screen.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import dataclasses
 import gc
 import itertools
+import signal
 import threading
 import time
 from collections.abc import Iterable, Mapping
@@ -56,6 +58,7 @@ IDLE_COLLECT_FRAMES = 8
 IDLE_COLLECT_MIN_S = 0.5
 """Run the cyclic garbage collector right after every 8th frame (at most every 0.5 s), in the idle
 time before the next one, so its full passes (~10 ms at 48 cores) rarely land inside a frame."""
+SIGNALS_THAT_QUIT = (signal.SIGTERM, signal.SIGHUP)
 REPLAY_ACTIONS = frozenset({"seek", "seek_start", "seek_end", "speed"})
 DASHBOARD_ACTIONS = frozenset({"sort", "filter", "tab"})
 
@@ -92,6 +95,7 @@ class SectormonApp(App[int]):
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("q", "quit", "quit"),
+        Binding("ctrl+c", "quit", "quit", show=False, priority=True),  # as in htop, not Textual's hint
         Binding("space", "space", "pause", priority=True),
         Binding("p", "pause_display", "pause display", show=False),
         Binding("b", "baseline", "baseline"),
@@ -141,6 +145,7 @@ class SectormonApp(App[int]):
         self._warned: set[str] = set()
         self._notes: list[tuple[str, str]] = []
         self._started = False
+        self._caught: list[signal.Signals] = []
         self._frames_since_collect = 0
         self._last_collect = 0.0
         self.theme_names: list[str] = []
@@ -211,9 +216,25 @@ class SectormonApp(App[int]):
             self._tick_timeline()
         self.redraw()
         self.call_after_refresh(_freeze_startup_objects)
+        self._catch_signals()
+
+    def _catch_signals(self) -> None:
+        """SIGTERM and SIGHUP (a closed terminal, ``kill``) quit like ``q``: the terminal is
+        restored, the recording gets its end mark and a launched command is stopped, where the
+        default action left the screen in raw mode, the file cut and the command orphaned."""
+        loop = asyncio.get_running_loop()
+        for sig in SIGNALS_THAT_QUIT:
+            with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):  # not the main thread
+                loop.add_signal_handler(sig, self.action_quit)
+                self._caught.append(sig)
 
     def on_unmount(self) -> None:
         self._stop_controller()
+        with contextlib.suppress(RuntimeError):
+            loop = asyncio.get_running_loop()
+            for sig in self._caught:
+                loop.remove_signal_handler(sig)
+        self._caught.clear()
 
     def _stop_controller(self) -> None:
         if self._started:

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import json
+import os
 import shlex
 import shutil
+import signal
 import subprocess
 import time
 import uuid
@@ -110,3 +113,71 @@ def test_default_demo_switches_the_sector_cache_live(terminals: list[Terminal]) 
     assert "L1D dm" in screen
     term.send("q")
     term.wait_for("SECTORMON-EXIT=0", timeout=20)
+
+
+def _sectormon_pid(command_line: str) -> int:
+    """The pid of the sectormon process whose arguments end with ``command_line``."""
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline:
+        for proc in Path("/proc").iterdir():
+            if not proc.name.isdigit():
+                continue
+            try:
+                args = (proc / "cmdline").read_bytes().split(b"\0")
+            except OSError:
+                continue
+            text = " ".join(a.decode(errors="replace") for a in args if a)
+            if "bin/sectormon" in text and text.endswith(command_line) and "tmux" not in text:
+                return int(proc.name)
+        time.sleep(0.1)
+    raise AssertionError(f"no sectormon process running {command_line!r}")
+
+
+@pytest.mark.parametrize("how", ["SIGTERM", "SIGHUP", "ctrl-c"])
+def test_a_signal_or_ctrl_c_quits_like_q(terminals: list[Terminal], tmp_path: Path, how: str) -> None:
+    """kill, a closed terminal or Ctrl-C: the terminal is restored, the recording gets its end
+    mark and the launched command is stopped (SIGTERM left the screen raw, the file cut and the
+    command orphaned; Ctrl-C only showed Textual's hint)."""
+    recording = tmp_path / "run.jsonl"
+    marker = uuid.uuid4().hex[:8]
+    child = f"import time; time.sleep(120)  # {marker}"
+    command = [
+        sectormon_command(),
+        "--profile",
+        "generic",
+        "--record",
+        str(recording),
+        "--",
+        "python3",
+        "-c",
+        child,
+    ]
+    term = Terminal(command)
+    terminals.append(term)
+    term.wait_for("source perf", "REC")
+    if how == "ctrl-c":
+        term.send("C-c")
+    else:
+        os.kill(_sectormon_pid(child), getattr(signal, how))
+    if how != "SIGHUP":
+        screen = term.wait_for("SECTORMON-EXIT=0", timeout=20)
+        assert "source perf" not in screen  # the alternate screen is gone
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline and not recording.read_text().rstrip().endswith("}"):
+        time.sleep(0.1)
+    time.sleep(1.0)
+    last = json.loads(recording.read_text().splitlines()[-1])
+    assert last["kind"] == "end", last
+    orphans = [  # the command itself, not the tmux shell that launched sectormon
+        p
+        for p in Path("/proc").iterdir()
+        if p.name.isdigit() and _cmdline(p).startswith(b"python3\0-c\0") and marker.encode() in _cmdline(p)
+    ]
+    assert not orphans, "the launched command outlived sectormon"
+
+
+def _cmdline(proc: Path) -> bytes:
+    try:
+        return (proc / "cmdline").read_bytes()
+    except OSError:
+        return b""
