@@ -9,10 +9,13 @@ otherwise the Textual UI starts.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import math
 import os
+import shutil
 import signal
 import sys
+import tempfile
 from collections.abc import Sequence
 from typing import IO, Any
 
@@ -168,10 +171,15 @@ def _perf_setup(args: argparse.Namespace, command: Sequence[str]) -> tuple[Sourc
         cpus = parse_cpu_list(args.cpus, what="--cpus")
         topology.require_cpus(cpus, option="--cpus")
         target = CpuTarget(cpus)
-    else:
+    elif args.json:
         # The JSON stream owns stdout: the command's own output goes to stderr instead.
-        streaming_to_stdout = bool(args.json) and not args.output
-        target = CommandTarget(list(command), stdout=2 if streaming_to_stdout else None)
+        target = CommandTarget(list(command), stdout=None if args.output else 2)
+    else:
+        # The TUI owns the terminal: the command reads nothing from it and writes to a log shown
+        # after the TUI ends (it drew over the screen and took the keys meant for the TUI).
+        log = CommandLog.create()
+        args.command_log = log
+        target = CommandTarget(list(command), stdin=log.stdin_fd, stdout=log.fd, stderr=log.fd)
     source = PerfSource(target, topology, exclude_kernel=not args.include_kernel)
     if args.timeslice is None:
         args.timeslice = PERF_TIMESLICE
@@ -249,6 +257,9 @@ def run_with_source(
     )
     if suspicious:
         _warn("opened but counted nothing in the probe (suspicious, not zero): " + ", ".join(suspicious))
+    command_log: CommandLog | None = getattr(args, "command_log", None)
+    if command_log is not None:
+        notes.append(f"the command's output goes to {command_log.path}; it is shown when you quit")
     handle = _open_output(args)
     source.start()  # after the probe (not timed), before the header (which names the target's pid)
     options = SessionOptions(
@@ -285,8 +296,44 @@ def run_with_source(
     else:
         from sectormon.ui.app import run_tui
 
-        status = run_tui(session, theme=getattr(args, "theme", None))
+        log: CommandLog | None = getattr(args, "command_log", None)
+        try:
+            status = run_tui(session, theme=getattr(args, "theme", None))
+        finally:
+            if log is not None:
+                log.show_and_remove()
     return _command_status(source) if status == 0 else status
+
+
+class CommandLog:
+    """Where a command launched under the TUI writes (stdout and stderr, in order) and reads
+    (``/dev/null``): a file kept under ``$TMPDIR`` while it runs, copied to our stderr at the end."""
+
+    def __init__(self, path: str, fd: int, stdin_fd: int) -> None:
+        self.path = path
+        self.fd = fd
+        self.stdin_fd = stdin_fd
+
+    @classmethod
+    def create(cls) -> CommandLog:
+        fd, path = tempfile.mkstemp(prefix="sectormon-command-", suffix=".log")
+        return cls(path, fd, os.open(os.devnull, os.O_RDONLY | os.O_CLOEXEC))
+
+    def show_and_remove(self) -> None:
+        """The command's output on stderr, as it would have been without the TUI."""
+        for fd in (self.fd, self.stdin_fd):
+            with contextlib.suppress(OSError):
+                os.close(fd)
+        try:
+            with open(self.path, "rb") as log:
+                if os.fstat(log.fileno()).st_size:
+                    sys.stderr.flush()
+                    print("sectormon: the command's output:", file=sys.stderr, flush=True)
+                    shutil.copyfileobj(log, sys.stderr.buffer)
+                    sys.stderr.buffer.flush()
+            os.unlink(self.path)
+        except OSError as exc:
+            _print_warning(f"the command's output is in {self.path} ({exc.strerror})")
 
 
 def _command_status(source: Any) -> int:

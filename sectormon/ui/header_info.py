@@ -279,7 +279,7 @@ def describe_target(target: Mapping[str, Any], live_threads: int | None = None) 
     if isinstance(cmdline, (list, tuple)):
         cmdline = " ".join(str(c) for c in cmdline)
     if cmdline:
-        text = str(cmdline)
+        text = " ".join(str(cmdline).split())  # a newline in `python -c '...'` broke the header in two
         bits.append(text if len(text) <= CMDLINE_MAX else text[: CMDLINE_MAX - 1] + "…")
     extra: list[str] = []
     threads = live_threads if live_threads else target.get("threads")

@@ -181,3 +181,25 @@ def _cmdline(proc: Path) -> bytes:
         return (proc / "cmdline").read_bytes()
     except OSError:
         return b""
+
+
+def test_a_launched_command_neither_draws_over_the_tui_nor_takes_its_keys(terminals: list[Terminal]) -> None:
+    """Its output goes to a log shown after the TUI ends, its stdin is /dev/null (like a job's)."""
+    child = (
+        "import sys, time\n"
+        "for i in range(4):\n"
+        "    print('CHATTY-OUT', i, flush=True); print('CHATTY-ERR', i, file=sys.stderr, flush=True)\n"
+        "    time.sleep(0.3)\n"
+        "print('STDIN-GOT', repr(sys.stdin.read(3)))\n"
+    )
+    term = Terminal([sectormon_command(), "--profile", "generic", "--", "python3", "-c", child])
+    terminals.append(term)
+    term.wait_for("source perf")
+    term.send("x", "y", "z")
+    screen = term.wait_for("session ended")
+    assert "CHATTY" not in screen
+    term.send("q")
+    screen = term.wait_for("SECTORMON-EXIT=0", timeout=20)
+    assert "sectormon: the command's output:" in screen
+    assert all(f"CHATTY-OUT {i}" in screen and f"CHATTY-ERR {i}" in screen for i in range(4))
+    assert "STDIN-GOT ''" in screen  # the keys typed were the TUI's

@@ -142,6 +142,10 @@ def test_describe_target() -> None:
     )
     assert text == "pid 4242 ./a.out -n (48 threads, cpus 12-14,20, per-thread)"
     assert describe_target({}) == "—"
+    # The header is one line: a command line with newlines (python -c '...') stays on it.
+    assert describe_target({"cmdline": ["python3", "-c", "import x\nfor i in y:\n\tpass"]}) == (
+        "python3 -c import x for i in y: pass"
+    )
     # a launched command: the header counted 0 threads before exec, the frames know better
     assert "3 threads" in describe_target({"pid": 7, "threads": 0, "mode": "command"}, live_threads=3)
 
