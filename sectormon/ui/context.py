@@ -19,6 +19,13 @@ WINDOW_NAMES = ("interval", "recent", "run")
 WINDOW_TITLES = {"interval": "last interval", "recent": "rolling window", "run": "whole run"}
 
 
+def window_title(window: str, frame: Frame | None) -> str:
+    """What the shown window covers: the final frame's top level is the whole run, not an interval."""
+    if window == "interval" and frame is not None and frame.final:
+        return "whole run (final frame)"
+    return WINDOW_TITLES.get(window, window)
+
+
 @dataclass(frozen=True, slots=True)
 class Scopes:
     """The scopes of one window of a frame."""

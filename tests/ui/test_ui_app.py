@@ -429,9 +429,12 @@ async def test_final_frame_and_warnings(a64fx_session: FakeSession) -> None:
             app.post_message(FrameArrived(warned, 1))
             await pilot.pause()
         assert [n.message for n in app._notifications].count("thread 4250 exited") == 1
+        assert "window last interval" in screen_text(app)
         app.post_message(FrameArrived(dataclasses.replace(a64fx_frame(1), final=True), 2))
         await pilot.pause()
         assert "session ended" in screen_text(app)
+        # the final frame's top level covers the whole run: it is not labelled an interval
+        assert "window whole run (final frame)" in screen_text(app)
         a64fx_session.warn_from_thread("recording stopped: disk full").join()
         await pilot.pause()
         assert any("disk full" in n.message for n in app._notifications)

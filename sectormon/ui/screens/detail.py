@@ -14,7 +14,7 @@ from textual.widgets import Footer, Label
 
 from sectormon.frames import Frame, MetricDelta, ScopeStats
 from sectormon.ui.cells import LOW_MARK, Cell, delta_cell, label_cell
-from sectormon.ui.context import WINDOW_TITLES, RenderContext, deltas_for
+from sectormon.ui.context import RenderContext, deltas_for, window_title
 from sectormon.ui.format import (
     LOW_COVERAGE,
     NA,
@@ -241,7 +241,9 @@ class DetailScreen(Screen[None]):
         deltas = deltas_for(baseline, self.kind, self.key) if baseline is not None else None
         if self._with_deltas != (deltas is not None):
             self._set_columns(deltas is not None)
-        window = "rolling window (baseline comparison)" if deltas is not None else WINDOW_TITLES[ctx.window]
+        window = window_title(ctx.window, frame)
+        if deltas is not None:
+            window = "rolling window (baseline comparison)"
         if stats is None:
             note = f"{window}: no data for this scope in the current frame"
         else:

@@ -12,7 +12,7 @@ from rich.text import Text
 from textual.widgets import Static
 
 from sectormon.frames import Frame
-from sectormon.ui.context import WINDOW_TITLES
+from sectormon.ui.context import window_title
 from sectormon.ui.format import format_number, format_si, format_value
 from sectormon.ui.header_info import describe_sector_config, describe_source, describe_target
 
@@ -90,7 +90,7 @@ class HeaderBar(Static):
         if frame is not None:
             self._field(line2, "t", format_si(frame.t, "s"))
             self._field(line2, "overhead", f"{format_value(frame.overhead, 'ratio')} of a core")
-        window = WINDOW_TITLES.get(status.window, status.window)
+        window = window_title(status.window, frame)
         if frame is not None and frame.baseline is not None and not status.showing_values:
             base = frame.baseline
             line2.append(
