@@ -343,13 +343,20 @@ class ReplaySession:
             self._cond.notify_all()
 
     def seek(self, delta_s: float) -> None:
-        self.seek_to(self._position + delta_s)
+        """Move by ``delta_s`` from where the last seek is going (arrow keys held or typed ahead
+        add up; from the position alone, a seek not yet done was lost)."""
+        with self._cond:
+            base = self._seek_target if self._seek_target is not None else self._position
+            self._seek_to(base + delta_s)
 
     def seek_to(self, t: float) -> None:
         with self._cond:
-            self._seek_target = min(max(t, self._start_t), self._duration)
-            self._control_version += 1
-            self._cond.notify_all()
+            self._seek_to(t)
+
+    def _seek_to(self, t: float) -> None:
+        self._seek_target = min(max(t, self._start_t), self._duration)
+        self._control_version += 1
+        self._cond.notify_all()
 
     def speed(self) -> float:
         return self._speed
@@ -509,6 +516,10 @@ class ReplaySession:
                         result = self._fast_forward(stream, items, builder, user, target, None, quietly=False)
                         assert result is not None  # only a quiet pass skips frames
                     ended, pending, frame = result
+                    if frame is None and not ended:
+                        # Before the first frame there is none to show, and the screen would keep
+                        # the one it had: show the first frame instead.
+                        ended, pending, frame = self._first_frame(stream, items, builder, user, pending)
                     if frame is not None:
                         self._emit(frame)
                     if ended:
@@ -555,6 +566,25 @@ class ReplaySession:
     def _feed_emit(self, builder: Builder, item: Mark) -> None:
         for frame in builder.feed(item):
             self._emit(frame)
+
+    def _first_frame(
+        self,
+        stream: RecordingStream[SliceRows],
+        items: Iterator[SliceRows | Mark],
+        builder: Builder,
+        user: list[Mark],
+        pending: SliceRows | Mark | None,
+    ) -> tuple[bool, SliceRows | Mark | None, Frame]:
+        """Feed records until the builder makes a frame: (ended, next record, that frame)."""
+        while True:
+            item = pending if pending is not None else next(items, None)
+            pending = None
+            if item is None:
+                self._position = self._duration
+                return True, None, builder.finish()
+            frames = self._feed(stream, builder, user, item)
+            if frames:
+                return False, None, frames[-1]
 
     def _fast_forward(
         self,

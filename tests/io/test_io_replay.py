@@ -385,7 +385,7 @@ def test_replay_session_quiet_seeks_show_the_frames_of_a_full_replay(
         for target, frame_t in [
             (4.2, 3.0),  # into the first gap: the frame at 3.0 was skipped, replayed to it
             (6.5, 6.0),  # forward, into the second gap
-            (0.5, None),  # back, before the first frame: nothing to show
+            (0.5, 1.0),  # back, before the first frame: the first frame (not the one shown before)
             (7.5, 7.0),  # forward from the start
             (4.2, 3.0),  # back into the first gap
             (2.0, 2.0),  # exactly on a frame
@@ -427,3 +427,32 @@ def test_replay_session_quiet_seeks_show_the_frames_of_a_full_replay(
         session.stop()
     assert session.error() is None
     assert opened[:2] == [None, 4.2]  # the first seek (forward) replayed to its frame
+
+
+def test_quick_relative_seeks_add_up(tmp_path: Path) -> None:
+    """Three arrow presses sent at once move three seconds (each seek counted from the position,
+    which a pending seek had not reached yet, so they moved one)."""
+    path = write(tmp_path / "r.jsonl", stream(400), real_header())
+    session = ReplaySession(path, speed=1e6, paused=True)
+    got = Collector()
+    session.subscribe(got)
+    t0 = session.position()  # the first slice's time
+    with session._cond:  # hold the player: the three seeks arrive before it takes any
+        session.start()
+        for _ in range(3):
+            session.seek(1.0)
+    for _ in range(200):
+        if session.position() == pytest.approx(t0 + 3.0):
+            break
+        got.event.wait(0.02)
+        got.event.clear()
+    assert session.position() == pytest.approx(t0 + 3.0)
+    session.seek(-0.5)
+    session.seek(-0.5)
+    for _ in range(200):
+        if session.position() == pytest.approx(t0 + 2.0):
+            break
+        got.event.wait(0.02)
+        got.event.clear()
+    assert session.position() == pytest.approx(t0 + 2.0)
+    session.stop()
