@@ -638,6 +638,7 @@ class RecordingStream(Generic[S]):
             slices += 1
             first_t = t if first_t is None else first_t
             end_t = max(end_t, t)
+        cut = self.missing_end_warning()
         return ScanResult(
             header=self.header,
             marks=tuple(marks),
@@ -645,7 +646,7 @@ class RecordingStream(Generic[S]):
             first_t=first_t if first_t is not None else 0.0,
             end_t=end_t,
             skipped=self.skipped,
-            warnings=tuple(self.warnings),
+            warnings=(*self.warnings, cut) if cut else tuple(self.warnings),
         )
 
 

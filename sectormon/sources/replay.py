@@ -248,6 +248,8 @@ class ReplaySession:
         self.skip_bad = skip_bad
         self._factory = builder_factory
         self._on_warning = on_warning
+        self._warnings: list[str] = []
+        self._warning_subscribers: list[Callable[[str], None]] = []
         self._on_error = on_error
         self._clock = clock
         scan = scan_recording(self.path, skip_bad=skip_bad)
@@ -383,8 +385,19 @@ class ReplaySession:
     # -- thread ----------------------------------------------------------------------------------
 
     def _warn(self, message: str) -> None:
-        if self._on_warning is not None:
+        self._warnings.append(message)
+        if self._warning_subscribers:
+            for callback in list(self._warning_subscribers):
+                callback(message)
+        elif self._on_warning is not None:
             self._on_warning(message)
+
+    def subscribe_warnings(self, callback: Callable[[str], None]) -> None:
+        """Receive warnings (the TUI shows them: a cut file is said on screen, not only on
+        stderr under it); the ones found so far come first."""
+        for message in self._warnings:
+            callback(message)
+        self._warning_subscribers.append(callback)
 
     def _add_user_mark(self, kind: str, label: str) -> None:
         with self._cond:

@@ -456,3 +456,26 @@ def test_quick_relative_seeks_add_up(tmp_path: Path) -> None:
         got.event.clear()
     assert session.position() == pytest.approx(t0 + 2.0)
     session.stop()
+
+
+def test_replay_session_hands_a_cut_file_s_warnings_to_its_screen(tmp_path: Path) -> None:
+    """The TUI subscribes to warnings: a file cut by kill -9 or mid-line is said on screen (it was
+    only printed on stderr, under the TUI)."""
+    hdr = real_header()
+    cut = write(tmp_path / "cut.jsonl", stream(50, end=False), hdr)
+    whole = write(tmp_path / "whole.jsonl", stream(50), hdr)
+    torn = tmp_path / "torn.jsonl"
+    torn.write_text(whole.read_text()[:-30])
+    for path, said in (
+        (cut, "no end mark (the recording was cut"),
+        (torn, "last line is incomplete"),
+        (whole, None),
+    ):
+        printed: list[str] = []
+        session = ReplaySession(path, speed=1e6, paused=True, on_warning=printed.append)
+        shown: list[str] = []
+        session.subscribe_warnings(shown.append)
+        if said is None:
+            assert shown == [] and printed == []
+        else:
+            assert len(shown) == 1 and said in shown[0] and printed == shown
