@@ -297,6 +297,16 @@ class Session:
             return None
         return str(recorder.path)
 
+    def end_note(self) -> str | None:
+        """How a launched command ended, when it ended by itself with a status other than 0
+        (the TUI says it next to 'session ended'; a crash looked like a normal end)."""
+        code = getattr(self.source, "exit_code", None)
+        if not code:
+            return None
+        from sectormon.targets import describe_exit
+
+        return describe_exit(code)
+
     def toggle_recording(self) -> str | None:
         with self._record_lock:
             if self._recorder is not None:

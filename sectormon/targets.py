@@ -175,6 +175,22 @@ class ThreadTracker:
         return UnitsUpdate(alive=self._last_alive, ended=ended, warnings=warnings)
 
 
+def describe_exit(code: int) -> str:
+    """A command's end in words, from :attr:`CommandTarget.exit_code` (negative: a signal)."""
+    if code < 0:
+        try:
+            name = signal.Signals(-code).name
+        except ValueError:
+            name = f"signal {-code}"
+        return f"the command was killed by {name} (exit status {128 - code})"
+    return f"the command exited with status {code}"
+
+
+def shell_status(code: int) -> int:
+    """The exit status a shell reports for ``code`` (128 + N for signal N)."""
+    return 128 - code if code < 0 else code
+
+
 def children_warning(pid: int, children: Sequence[tuple[int, str]]) -> str:
     """What to tell a user whose target started processes sectormon does not count."""
     shown = ", ".join(f"{name} (pid {child})" for child, name in children[:3])

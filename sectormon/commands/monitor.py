@@ -13,7 +13,6 @@ import contextlib
 import math
 import os
 import shutil
-import signal
 import sys
 import tempfile
 from collections.abc import Sequence
@@ -340,18 +339,13 @@ def _command_status(source: Any) -> int:
     """sectormon's exit status after a clean run: the launched command's own, as with ``perf stat``
     and ``time`` (a job script sees a failed run fail), said on stderr when it is not 0. 0 when
     there was no command, or it did not end by itself (stopped with sectormon)."""
+    from sectormon.targets import describe_exit, shell_status
+
     code = getattr(source, "exit_code", None)
     if not code:
         return 0
-    if code < 0:
-        try:
-            name = signal.Signals(-code).name
-        except ValueError:
-            name = f"signal {-code}"
-        _print_warning(f"the command was killed by {name} (exit status {128 - code})")
-        return 128 - code
-    _print_warning(f"the command exited with status {code}")
-    return int(code)
+    _print_warning(describe_exit(code))
+    return shell_status(code)
 
 
 def _open_output(args: argparse.Namespace) -> IO[str]:

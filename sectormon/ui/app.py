@@ -300,7 +300,11 @@ class SectormonApp(App[int]):
             recording = self.controller.recording_path()
         except SectormonError:
             recording = None
+        end_note = getattr(self.controller, "end_note", None)
         return Status(
+            end_note=end_note()
+            if callable(end_note) and self.shown is not None and self.shown.final
+            else None,
             recording=recording,
             display_paused=self.display_paused,
             window=self.ctx.window,

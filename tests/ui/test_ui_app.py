@@ -435,6 +435,11 @@ async def test_final_frame_and_warnings(a64fx_session: FakeSession) -> None:
         assert "session ended" in screen_text(app)
         # the final frame's top level covers the whole run: it is not labelled an interval
         assert "window whole run (final frame)" in screen_text(app)
+        # a command that crashed says so where the session says it ended
+        a64fx_session.end_note = lambda: "the command was killed by SIGSEGV (exit status 139)"
+        app.post_message(FrameArrived(dataclasses.replace(a64fx_frame(1), final=True), 3))
+        await pilot.pause()
+        assert "session ended: the command was killed by SIGSEGV (exit status 139)" in screen_text(app)
         a64fx_session.warn_from_thread("recording stopped: disk full").join()
         await pilot.pause()
         assert any("disk full" in n.message for n in app._notifications)

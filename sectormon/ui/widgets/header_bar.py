@@ -27,6 +27,7 @@ class Status:
     sector_preset: str = ""
     skipped_frames: int = 0
     showing_values: bool = False
+    end_note: str | None = None  # how a launched command ended, when not with status 0
 
 
 def _mapping(value: Any) -> Mapping[str, Any]:
@@ -75,6 +76,11 @@ class HeaderBar(Static):
         self._field(line1, "target", describe_target(_mapping(header.get("target")), live_threads))
 
         line2 = Text(no_wrap=True, overflow="ellipsis")
+        if frame is not None and frame.final:  # first: the one thing that matters once it is over
+            line2.append("■ session ended", self._style("paused"))
+            if status.end_note:
+                line2.append(f": {status.end_note}", self._style("warning"))
+            line2.append("  ")
         if status.recording:
             line2.append(f"● REC {status.recording}", self._style("recording"))
         else:
@@ -110,8 +116,6 @@ class HeaderBar(Static):
         if status.display_paused:
             line2.append("⏸ DISPLAY PAUSED (sampling goes on)", self._style("paused"))
             line2.append("  ")
-        if frame is not None and frame.final:
-            line2.append("■ session ended", self._style("paused"))
         line1.append("\n")
         text = line1 + line2
         if text != self._shown:
