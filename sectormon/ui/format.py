@@ -103,12 +103,10 @@ def format_si(value: float, base: str, width: int = CELL_WIDTH) -> str:
 
 
 def format_percent(value: float, width: int = CELL_WIDTH) -> str:
-    """``12.3%``, ``0.12%``; a tiny non-zero share is ``<0.01%``, never a made-up ``0%``."""
-    magnitude = abs(value)
-    if magnitude == 0:
+    """``12.3%``, ``0.12%``, ``0.004%``, ``4e-5%``: a tiny non-zero share keeps its digits, never
+    a made-up ``0%`` (``<0.01%`` stood for values below 0.005 %, next to ``0.007%``)."""
+    if value == 0:
         return "0%"
-    if magnitude < 0.005:
-        return "<0.01%" if value > 0 else "-<0.01%"
     return _plain(value, width - 1) + "%"
 
 

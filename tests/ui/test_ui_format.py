@@ -36,7 +36,10 @@ TABLE_UNITS = ("ratio", "", "W", "nJ", "nJ/inst", "cycles", "/s", "count", "1/cy
         (0.0312, "ratio", "3.12%"),
         (0.5, "ratio", "50.0%"),
         (1.0, "ratio", "100%"),
-        (0.00001, "ratio", "<0.01%"),
+        (0.00001, "ratio", "0.001%"),  # not "<0.01%", next to "0.007%" for a larger value
+        (0.00007, "ratio", "0.007%"),
+        (0.00004, "ratio", "0.004%"),
+        (4e-7, "ratio", "4e-5%"),
         (0.0, "ratio", "0%"),
         (1.234, "inst/cycle", "1.23"),
         (35.2, "W", "35.2W"),
