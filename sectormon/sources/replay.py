@@ -243,7 +243,11 @@ class ReplaySession:
         on_warning: Callable[[str], None] | None = None,
         on_error: Callable[[str], None] | None = None,
         clock: Callable[[], float] = time.monotonic,
+        time_scale: float | None = None,
     ) -> None:
+        """``time_scale``: stream seconds that 1x plays in a wall second and that one seek step
+        moves (None: one frame interval for a simulated recording, whose 10 ms would otherwise
+        play in 10 ms, else 1 s)."""
         self.path = str(path)
         self.skip_bad = skip_bad
         self._factory = builder_factory
@@ -271,6 +275,11 @@ class ReplaySession:
         self._quiet_pass = False  # fast-forwarding with FrameBuilder.seek_quietly
         self._last_built: Frame | None = None  # the newest frame of the current builder
         self._speed = _check_speed(speed)
+        if time_scale is None:
+            time_scale = _default_time_scale(scan.header, self.path)
+        self._time_scale = time_scale
+        if not (math.isfinite(self._time_scale) and self._time_scale > 0):
+            raise ValueError(f"time_scale must be > 0, not {self._time_scale!r}")
         self._paused = paused
         self._seek_target: float | None = None
         self._stop = False
@@ -345,11 +354,11 @@ class ReplaySession:
             self._cond.notify_all()
 
     def seek(self, delta_s: float) -> None:
-        """Move by ``delta_s`` from where the last seek is going (arrow keys held or typed ahead
-        add up; from the position alone, a seek not yet done was lost)."""
+        """Move by ``delta_s`` steps of :meth:`time_scale` from where the last seek is going (arrow
+        keys held or typed ahead add up; from the position alone, a seek not yet done was lost)."""
         with self._cond:
             base = self._seek_target if self._seek_target is not None else self._position
-            self._seek_to(base + delta_s)
+            self._seek_to(base + delta_s * self._time_scale)
 
     def seek_to(self, t: float) -> None:
         with self._cond:
@@ -362,6 +371,10 @@ class ReplaySession:
 
     def speed(self) -> float:
         return self._speed
+
+    def time_scale(self) -> float:
+        """Stream seconds per wall second at 1x, and per seek step (see ``__init__``)."""
+        return self._time_scale
 
     def set_speed(self, speed: float) -> None:
         with self._cond:
@@ -507,7 +520,7 @@ class ReplaySession:
                         seen_version = self._control_version
                         anchor = None
                     paused = self._paused
-                    speed = self._speed
+                    speed = self._speed * self._time_scale
                 for mark in marks_now:
                     self._feed_emit(builder, mark)
                 if target is not None:
@@ -638,6 +651,14 @@ class ReplaySession:
             if seek is not None:
                 seek(None)
                 self._quiet_pass = False
+
+
+def _default_time_scale(header: Mapping[str, Any], path: str) -> float:
+    """One frame interval per wall second for a simulated recording, else real time."""
+    source = header.get("source")
+    if isinstance(source, Mapping) and source.get("simulated") is True:
+        return frame_timing(header, path)[0]
+    return 1.0
 
 
 def _check_speed(speed: float) -> float:

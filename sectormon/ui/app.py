@@ -335,12 +335,14 @@ class SectormonApp(App[int]):
         if not self.replay:
             return None
         ctl = self._replay_controller()
+        time_scale = getattr(ctl, "time_scale", None)
         return Timeline(
             position=float(ctl.position()),
             duration=float(ctl.duration()),
             speed=float(ctl.speed()),
             paused=bool(ctl.paused()),
             marks=tuple(ctl.marks()),
+            step=float(time_scale()) if callable(time_scale) else 1.0,
         )
 
     def _tick_timeline(self) -> None:

@@ -479,3 +479,25 @@ def test_replay_session_hands_a_cut_file_s_warnings_to_its_screen(tmp_path: Path
             assert shown == [] and printed == []
         else:
             assert len(shown) == 1 and said in shown[0] and printed == shown
+
+
+def test_a_simulated_recording_plays_a_frame_a_second_at_1x(tmp_path: Path) -> None:
+    """Its 10 ms played in 10 ms at 1x: 1x is one frame interval per wall second, and a seek step
+    is one frame; a recording of this host keeps real time."""
+    sim = Path(__file__).resolve().parents[2] / "recordings" / "scenario-a-sectors-on.jsonl.gz"
+    session = ReplaySession(sim, paused=True)
+    assert session.time_scale() == pytest.approx(0.00025)  # the recording's frame interval
+    start = session.position()
+    got = Collector()
+    session.subscribe(got)
+    session.start()
+    session.seek(4.0)
+    for _ in range(200):
+        if session.position() == pytest.approx(start + 4 * 0.00025):
+            break
+        got.event.wait(0.02)
+        got.event.clear()
+    assert session.position() == pytest.approx(start + 4 * 0.00025)
+    session.stop()
+    host = ReplaySession(write(tmp_path / "r.jsonl", stream(10), real_header()), paused=True)
+    assert host.time_scale() == 1.0

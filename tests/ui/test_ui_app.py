@@ -396,6 +396,21 @@ async def test_replay_keys(replay_session: FakeReplay) -> None:
         assert "Replay" in screen_text(app)
 
 
+async def test_replay_timeline_of_a_simulated_recording(replay_session: FakeReplay) -> None:
+    """1x of a simulated recording is one frame a second (its 10 ms played in 10 ms): the timeline
+    says what 1x is; at the end it says so instead of 'playing'."""
+    replay_session.time_scale = lambda: 0.00025
+    app = make_app(replay_session)
+    async with app.run_test(size=SMALL) as pilot:
+        replay_session.emit()
+        await pilot.pause()
+        assert "▶ playing 1x (1x = 250µs/s)" in screen_text(app)
+        replay_session._position = replay_session.duration()
+        app._tick_timeline()
+        await pilot.pause()
+        assert "■ at the end 1x (1x = 250µs/s)" in screen_text(app)
+
+
 async def test_live_session_ignores_replay_keys(a64fx_session: FakeSession) -> None:
     app = make_app(a64fx_session)
     async with app.run_test(size=SMALL) as pilot:

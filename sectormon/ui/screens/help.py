@@ -28,7 +28,7 @@ LIVE_KEYS: tuple[tuple[str, str], ...] = (
 PRESET_KEYS: tuple[tuple[str, str], ...] = (("c", "next sector-cache preset of the simulator (live)"),)
 REPLAY_KEYS: tuple[tuple[str, str], ...] = (
     ("space", "pause / resume the replay (p: pause the display)"),
-    ("← / →", "seek 1 s (shift: 10 s)"),
+    ("← / →", "seek 1 s (shift: 10 s); a simulated recording: 1 frame (10)"),
     ("[ / ]", "slower / faster"),
     ("Home / End", "start / end of the recording"),
 )

@@ -10,7 +10,7 @@ from rich.text import Text
 from textual.widgets import Static
 
 from sectormon.readings import Mark
-from sectormon.ui.format import format_duration
+from sectormon.ui.format import format_duration, format_si
 
 MARK_GLYPHS = {"baseline": "◆", "baseline-clear": "◇", "config": "▲", "bookmark": "•", "end": "■"}
 
@@ -24,6 +24,7 @@ class Timeline:
     speed: float
     paused: bool
     marks: tuple[Mark, ...] = ()
+    step: float = 1.0  # stream seconds per wall second at 1x (a simulated recording: one frame)
 
 
 def timeline_cells(timeline: Timeline, width: int) -> list[tuple[str, str]]:
@@ -62,9 +63,15 @@ class TimelineBar(Static):
         if timeline is None:
             self.update("")
             return
-        state = "⏸ paused" if timeline.paused else "▶ playing"
+        if timeline.paused:
+            state = "⏸ paused"
+        elif timeline.duration > 0 and timeline.position >= timeline.duration:
+            state = "■ at the end"
+        else:
+            state = "▶ playing"
+        base = "" if timeline.step == 1.0 else f" (1x = {format_si(timeline.step, 's')}/s)"
         head = (
-            f"{state} {timeline.speed:g}x  "
+            f"{state} {timeline.speed:g}x{base}  "
             f"{format_duration(timeline.position, timeline.duration)} / "
             f"{format_duration(timeline.duration, timeline.duration)}  "
         )
