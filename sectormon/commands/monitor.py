@@ -245,9 +245,17 @@ def run_with_source(
         _print_warning(message)
 
     if unavailable:
+        kernel_only = sorted(n for n, why in unavailable.items() if why.startswith("user-only"))
         _warn(
             f"{len(unavailable)} event(s) cannot be counted here and are dropped; "
-            "metrics that need them show n/a: " + ", ".join(sorted(unavailable))
+            "metrics that need them show n/a: "
+            + ", ".join(sorted(unavailable))
+            + (
+                f" ({', '.join(kernel_only)}: kernel-mode events, add --include-kernel)"
+                if kernel_only
+                else ""
+            )
+            + "; `sectormon check` says why for each"
         )
     if plan.skipped_groups:
         _warn("groups left empty and skipped: " + ", ".join(plan.skipped_groups))
