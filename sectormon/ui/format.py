@@ -194,13 +194,16 @@ def format_improvement(
             return NA
         assert delta.relative is not None
         return _signed(delta.relative * 100.0, width - 1) + "%"
+    scale = 100.0 if unit_kind(unit) == "ratio" else 1.0
     if not _finite(delta.improvement):
+        if _finite(delta.delta):
+            # A metric with no better direction (a count, a share): its plain change, marked Δ so
+            # it does not read as better or worse; n/a said "inputs missing" there.
+            assert delta.delta is not None
+            return "Δ" + _signed(delta.delta * scale, width - 1)
         return NA
     assert delta.improvement is not None
-    kind = unit_kind(unit)
-    if kind == "ratio":
-        return _signed(delta.improvement * 100.0, width)
-    return _signed(delta.improvement, width)
+    return _signed(delta.improvement * scale, width)
 
 
 def _signed(value: float, width: int) -> str:

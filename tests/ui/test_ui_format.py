@@ -18,6 +18,7 @@ from sectormon.ui.format import (
     format_coverage,
     format_duration,
     format_improvement,
+    improvement_sign,
     format_number,
     format_value,
     is_low_confidence,
@@ -102,6 +103,10 @@ def test_improvement_sign_and_units() -> None:
     worse = MetricDelta(base=1.2, now=1.0, delta=-0.2, improvement=-0.2, relative=-1 / 6)
     assert format_improvement(worse, "inst/cycle", relative=True) == "-16.7%"
     assert format_improvement(MetricDelta(None, 1.0, None, None, None), "ratio") == NA
+    # no better direction (a count, a share): the plain change, marked so it reads as neither
+    assert format_improvement(MetricDelta(684e3, 689e3, 5e3, None, None), "count") == "Δ+5.0k"
+    assert format_improvement(MetricDelta(0.5, 0.48, -0.02, None, None), "ratio") == "Δ-2.00"
+    assert improvement_sign(MetricDelta(684e3, 689e3, 5e3, None, None)) == 0
     assert format_improvement(MetricDelta(0.0, 1.0, 1.0, 1.0, None), "", relative=True) == NA
     assert format_improvement(None, "") == NA
 

@@ -43,6 +43,7 @@ LEGEND = (
     "           Enter shows each metric's coverage",
     "  +value   vs baseline: + is better whatever the metric's direction;",
     "           ratios in percentage points, IPC as a relative change in %",
+    "  Δvalue   vs baseline, a metric with no better direction: the change",
     "  CMG-wide L2 and memory events count the whole CMG, whoever runs there",
     "  bars     █ mem (L2 miss)  ▓ L2 (L1 miss)  ▒ other load/store wait",
     "           █ SCE usage  ▓ non-sector-0 share",
