@@ -318,6 +318,11 @@ class Session:
         presets = getattr(self.source, "sector_presets", None)
         return tuple(presets()) if callable(presets) else ()
 
+    def sector_config_for(self, name: str) -> dict[str, Any] | None:
+        """The sector configuration preset ``name`` gives, if the source can tell."""
+        config_for = getattr(self.source, "sector_config_for", None)
+        return dict(config_for(name)) if callable(config_for) else None
+
     def apply_sector_preset(self, name: str) -> None:
         apply = getattr(self.source, "apply_sector_preset", None)
         if not callable(apply):

@@ -278,5 +278,10 @@ class SimSource:
         self._preset = name
         self.machine.request_sectors(self._current_sectors())
 
+    def sector_config_for(self, name: str) -> dict[str, Any]:
+        """The ``sector_config`` of the header as it is once preset ``name`` applies (the TUI
+        shows it at once; the header written at the start keeps the starting one)."""
+        return {"preset": name, **replace(self._configured, enabled=name == "on").to_json()}
+
     def _current_sectors(self) -> SectorConfig:
         return replace(self._configured, enabled=self._preset == "on")

@@ -128,14 +128,16 @@ class SectormonApp(App[int]):
     ) -> None:
         super().__init__()
         self.controller = controller
-        self.header: Mapping[str, Any] = dict(controller.header)
+        self.header: dict[str, Any] = dict(controller.header)
         self.replay = is_replay(controller)
         self.ctx = RenderContext.from_header(self.header)
         self.history = History([c.metric for c in self.ctx.panels.history], history_length)
         self.latest: Frame | None = None
         self.shown: Frame | None = None  # what the screens draw: frozen while the display is paused
         self.display_paused = False
-        self.sector_preset = ""
+        config = self.header.get("sector_config")
+        # The preset running now (the first `c` moves to the next one, not to the current one).
+        self.sector_preset = str(config.get("preset", "")) if isinstance(config, Mapping) else ""
         self.frames_received = 0
         self.frames_skipped = 0
         self._last_seq = 0
@@ -488,6 +490,10 @@ class SectormonApp(App[int]):
             self.notify(f"sector preset {name}: {exc}", severity="error")
             return
         self.sector_preset = name
+        config_for = getattr(self.controller, "sector_config_for", None)
+        config = config_for(name) if callable(config_for) else None
+        if config is not None:  # header and Sectors view show what now applies, not the start's
+            self.header["sector_config"] = config  # the dict the context and header bar share
         self.notify(f"sector preset: {name} (applied at the next timeslice)", timeout=4)
         self.redraw()
 

@@ -109,7 +109,7 @@ def test_default_demo_switches_the_sector_cache_live(terminals: list[Terminal]) 
     terminals.append(term)
     term.wait_for("source sim", "scenario-a", "preset=on")
     term.send("c")
-    screen = term.wait_for("preset off")
+    screen = term.wait_for("preset=off enabled=False")  # the header shows the configuration now
     assert "L1D dm" in screen
     term.send("q")
     term.wait_for("SECTORMON-EXIT=0", timeout=20)

@@ -375,3 +375,14 @@ def test_warmup_runs_uncounted_before_time_zero() -> None:
     values = group.read()
     assert values.values[0] > 0
     assert values.time_enabled == pytest.approx(10_000, abs=1)  # ns counted: only after time zero
+
+
+def test_sector_config_for_a_preset_is_what_the_header_would_say() -> None:
+    source = build_sim_source(_args())
+    on, off = source.sector_config_for("on"), source.sector_config_for("off")
+    assert on["preset"] == "on" and on["enabled"] is True
+    assert off["preset"] == "off" and off["enabled"] is False
+    assert {k: v for k, v in on.items() if k not in ("preset", "enabled")} == {
+        k: v for k, v in off.items() if k not in ("preset", "enabled")
+    }  # the same ways: off lifts the restriction
+    assert source.describe()["sector_config"] == on  # the kernel default starts on

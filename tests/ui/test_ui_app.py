@@ -258,6 +258,17 @@ async def test_sector_preset_key(a64fx_session: FakeSession, generic_session: Fa
         assert presets == ["sector-off", "scenario-a", "sector-off"]
         assert "preset sector-off" in screen_text(app)
         assert "sector preset" in screen_text(app)  # shown in the footer
+    # A controller that tells the configuration a preset gives: the header shows it, the
+    # Sectors view reads it too (they showed the start's configuration after a switch).
+    a64fx_session.calls.clear()
+    a64fx_session.sector_config_for = lambda name: {"preset": name, "enabled": name != "sector-off"}
+    app = make_app(a64fx_session)
+    async with app.run_test(size=WIDE) as pilot:
+        a64fx_session.emit()
+        await pilot.press("c")
+        await pilot.pause()
+        assert "preset=sector-off enabled=False" in screen_text(app)
+        assert app.header["sector_config"] == {"preset": "sector-off", "enabled": False}
     app = make_app(generic_session)
     async with app.run_test(size=WIDE) as pilot:
         generic_session.emit()

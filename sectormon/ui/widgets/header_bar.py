@@ -71,7 +71,9 @@ class HeaderBar(Static):
         config = _mapping(header.get("sector_config"))
         if config or status.sector_preset or name == "a64fx":
             sector = describe_sector_config(config)
-            self._field(line1, "sector", f"preset {status.sector_preset}" if status.sector_preset else sector)
+            if status.sector_preset and config.get("preset") != status.sector_preset:
+                sector = f"preset {status.sector_preset}"  # a source that cannot describe it
+            self._field(line1, "sector", sector)  # the configuration now (a preset updates it)
         live_threads = len(frame.threads) if frame is not None else None
         self._field(line1, "target", describe_target(_mapping(header.get("target")), live_threads))
 
