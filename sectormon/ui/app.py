@@ -101,6 +101,7 @@ class SectormonApp(App[int]):
         Binding("b", "baseline", "baseline"),
         Binding("d", "deltas", "Δ/values", show=False),
         Binding("r", "record", "record"),
+        Binding("m", "bookmark", "bookmark", show=False),  # in the help: the footer is full at 80 columns
         Binding("s", "sort", "sort"),
         Binding("w", "window", "window", show=False),
         Binding("slash", "filter", "filter"),
@@ -147,6 +148,7 @@ class SectormonApp(App[int]):
         self._warned: set[str] = set()
         self._notes: list[tuple[str, str]] = []
         self._started = False
+        self._bookmarks = 0
         self._caught: list[signal.Signals] = []
         self._frames_since_collect = 0
         self._last_collect = 0.0
@@ -387,6 +389,8 @@ class SectormonApp(App[int]):
             return not typing
         if action == "sector_preset":
             return bool(self._presets())
+        if action == "record":
+            return not self.replay  # a replay records nothing: the key only said "recording stopped"
         if action in DASHBOARD_ACTIONS:
             return self.screen is self.dashboard
         return True
@@ -445,6 +449,18 @@ class SectormonApp(App[int]):
         else:
             self.notify("recording stopped", timeout=3)
         self.redraw()
+
+    def action_bookmark(self) -> None:
+        """A numbered bookmark at the newest frame's time (recorded, and on a replay's timeline)."""
+        self._bookmarks += 1
+        label = f"bookmark {self._bookmarks}"
+        try:
+            self.controller.bookmark(label)
+        except SectormonError as exc:
+            self.notify(f"bookmark: {exc}", severity="error")
+            return
+        at = f" at t {self.latest.t:.6g} s" if self.latest is not None else ""
+        self.notify(f"{label}{at}", timeout=3)
 
     def action_sort(self) -> None:
         key = self.dashboard.cycle_sort()

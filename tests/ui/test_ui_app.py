@@ -422,6 +422,29 @@ async def test_replay_timeline_of_a_simulated_recording(replay_session: FakeRepl
         assert "■ at the end 1x (1x = 250µs/s)" in screen_text(app)
 
 
+async def test_bookmark_key_and_no_record_key_in_replay(
+    a64fx_session: FakeSession, replay_session: FakeReplay
+) -> None:
+    app = make_app(a64fx_session)
+    async with app.run_test(size=WIDE) as pilot:
+        a64fx_session.emit()
+        await pilot.press("m", "m")
+        await pilot.pause()
+        assert [c for c in a64fx_session.calls if isinstance(c, tuple) and c[0] == "bookmark"] == [
+            ("bookmark", "bookmark 1"),
+            ("bookmark", "bookmark 2"),
+        ]
+        assert any(n.message.startswith("bookmark 2 at t ") for n in app._notifications)
+        assert "record" in screen_text(app)  # the footer offers it live
+    app = make_app(replay_session)
+    async with app.run_test(size=WIDE) as pilot:
+        replay_session.emit()
+        await pilot.press("r")
+        await pilot.pause()
+        assert "toggle_recording" not in replay_session.calls
+        assert " record " not in screen_text(app)  # not offered in the footer
+
+
 async def test_live_session_ignores_replay_keys(a64fx_session: FakeSession) -> None:
     app = make_app(a64fx_session)
     async with app.run_test(size=SMALL) as pilot:

@@ -17,6 +17,7 @@ LIVE_KEYS: tuple[tuple[str, str], ...] = (
     ("b", "baseline: mark the rolling window / clear it"),
     ("d", "with a baseline: tables show improvements or values"),
     ("r", "start / stop recording (automatic file name)"),
+    ("m", "bookmark: a numbered mark in the recording and on a replay's timeline"),
     ("s", "sort cores by the next column (or click a header)"),
     ("w", "window: last interval / rolling window / whole run"),
     ("/", "filter cores: 12-23,40  cmg1  unbound  (empty = all)"),
@@ -54,6 +55,7 @@ def help_text(replay: bool, presets: bool) -> str:
     keys: list[tuple[str, str]] = list(LIVE_KEYS)
     if replay:
         keys[1] = ("p", "pause the display (the replay goes on)")
+        keys = [k for k in keys if k[0] != "r"]  # a replay records nothing
     if presets:
         keys += PRESET_KEYS
     lines = ["Keys", *(f"  {k:<12} {v}" for k, v in keys)]
