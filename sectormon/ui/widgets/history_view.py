@@ -10,7 +10,7 @@ from sectormon.ui.context import RenderContext
 from sectormon.ui.format import format_value
 from sectormon.ui.history import History
 
-NAME_WIDTH = 26
+NAME_WIDTH = 40
 
 
 def _key(metric: str) -> str:
@@ -42,6 +42,13 @@ class HistoryView(VerticalScroll):
             key = _key(column.metric)
             latest = self._history.latest(column.metric)
             unit = self._ctx.units.get(column.metric, "")
+            values = self._history.values(column.metric)
             text = f"{column.metric} {format_value(latest, unit)}"
+            if values:
+                # The line is scaled to its own lowest and highest point: say what they are, or a
+                # 0.07 % wobble reads as a swing and a constant as zero.
+                low = format_value(min(values), unit, with_unit=False)
+                high = format_value(max(values), unit, with_unit=False)
+                text += f"  {low}…{high}"
             self.query_one(f"#hist-label-{key}", Label).update(f"{text:<{NAME_WIDTH}}")
-            self.query_one(f"#hist-spark-{key}", Sparkline).data = self._history.values(column.metric)
+            self.query_one(f"#hist-spark-{key}", Sparkline).data = values
