@@ -395,6 +395,8 @@ class CommandTarget(_ProcessTarget):
         super().__init__(procfs_root)
         if not argv:
             raise BadTarget("no command given (write it after --, e.g. sectormon -- ./app args)")
+        if os.path.isdir(argv[0]):
+            raise BadTarget(f"'{argv[0]}' is a directory, not a program (give the program after --)")
         if shutil.which(argv[0]) is None:
             raise BadTarget(
                 f"command '{argv[0]}' not found (check the name, PATH, or give a path like ./app)"

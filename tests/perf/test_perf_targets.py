@@ -146,11 +146,13 @@ def test_cpu_target() -> None:
         CpuTarget([])
 
 
-def test_command_not_found() -> None:
+def test_command_not_found(tmp_path: Path) -> None:
     with pytest.raises(BadTarget, match="command 'no-such-command-xyz' not found"):
         CommandTarget(["no-such-command-xyz"])
     with pytest.raises(BadTarget, match="no command"):
         CommandTarget([])
+    with pytest.raises(BadTarget, match="is a directory, not a program"):
+        CommandTarget([str(tmp_path)])
 
 
 def test_command_exec_failure_reported_at_release(tmp_path: Path) -> None:
