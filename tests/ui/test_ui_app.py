@@ -435,6 +435,9 @@ async def test_bookmark_key_and_no_record_key_in_replay(
             ("bookmark", "bookmark 2"),
         ]
         assert any(n.message.startswith("bookmark 2 at t ") for n in app._notifications)
+        await pilot.press("4")  # wide: the energy figures sit beside the CMGs, not on a tab
+        await pilot.pause()
+        assert any(n.message == "energy: beside the CMG table at this width" for n in app._notifications)
         assert "record" in screen_text(app)  # the footer offers it live
     app = make_app(replay_session)
     async with app.run_test(size=WIDE) as pilot:

@@ -159,11 +159,14 @@ class DashboardScreen(Screen[None]):
         return self.query_one(CoreTable).cycle_sort()
 
     def select_tab(self, index: int) -> None:
-        """Show view ``index`` (0-based); hidden views are skipped."""
+        """Show view ``index`` (0-based); a hidden view says where its figures are instead."""
         tabs = self.query_one(TabbedContent)
         if not 0 <= index < len(TABS) or tabs.active == TABS[index]:
             return
         if tabs.get_tab(TABS[index]).has_class("-hidden"):
+            if TABS[index] == "tab-energy":
+                where = "beside the CMG table at this width" if self._wide else "not in this profile"
+                self.app.notify(f"energy: {where}", timeout=3)
             return
         # A focused table in the old pane would pull the switcher back to it (TabPane.Focused).
         self.set_focus(None)
