@@ -464,7 +464,9 @@ class SectormonApp(App[int]):
 
     def action_sort(self) -> None:
         key = self.dashboard.cycle_sort()
-        self.notify(f"cores sorted by {key}", timeout=2)
+        labels = {c.metric: c.label for c in self.ctx.panels.core}
+        shown = f"{labels[key]} ({key})" if key in labels and labels[key] != key else key
+        self.notify(f"cores sorted by {shown}", timeout=2)
 
     def action_window(self) -> None:
         index = WINDOW_NAMES.index(self.ctx.window) if self.ctx.window in WINDOW_NAMES else -1

@@ -188,6 +188,7 @@ async def test_sort_by_key_and_by_clicking_a_header(a64fx_session: FakeSession) 
         await pilot.pause()
         table = app.dashboard.query_one(CoreTable)
         assert table.sort_by == "IPC" and table.descending
+        assert any(n.message == "cores sorted by IPC" for n in app._notifications)
         assert app.latest is not None
         scopes = app.latest.cores
         ipcs = [scopes[k].metrics["IPC"] or 0.0 for k in core_keys(app)]
