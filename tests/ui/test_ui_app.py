@@ -449,6 +449,23 @@ async def test_bookmark_key_and_no_record_key_in_replay(
         assert " record " not in screen_text(app)  # not offered in the footer
 
 
+async def test_sort_note_names_the_column_as_labelled(a64fx_session: FakeSession) -> None:
+    app = make_app(a64fx_session)
+    async with app.run_test(size=WIDE) as pilot:
+        a64fx_session.emit()
+        labels = {c.metric: c.label for c in app.ctx.panels.core}
+        relabelled = [m for m, label in labels.items() if label != m]
+        assert relabelled  # the a64fx layout shortens long metric names
+        table = app.dashboard.query_one(CoreTable)
+        for _ in range(len(labels) + 1):
+            await pilot.press("s")
+            await pilot.pause()
+            if table.sort_by == relabelled[0]:
+                break
+        want = f"cores sorted by {labels[relabelled[0]]} ({relabelled[0]})"
+        assert any(n.message == want for n in app._notifications), want
+
+
 async def test_live_session_ignores_replay_keys(a64fx_session: FakeSession) -> None:
     app = make_app(a64fx_session)
     async with app.run_test(size=SMALL) as pilot:
