@@ -339,8 +339,9 @@ class CommandLog:
                     shutil.copyfileobj(log, sys.stderr.buffer)
                     sys.stderr.buffer.flush()
             os.unlink(self.path)
-        except OSError as exc:
-            _print_warning(f"the command's output is in {self.path} ({exc.strerror})")
+        except OSError as exc:  # not shown (the terminal is gone: SIGHUP): the file keeps it
+            with contextlib.suppress(OSError):
+                _print_warning(f"the command's output is kept in {self.path} ({exc.strerror})")
 
 
 def _command_status(source: Any) -> int:
