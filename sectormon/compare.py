@@ -318,9 +318,6 @@ def load_recording_side(path: str, *, skip_bad: bool = False) -> Side:
     run = run_metrics_from_frame(frame, label=Path(path).name, info=facts)
     profile = profile_from_dict(header["profile"], source=path)
     warnings = list(stream.warnings)
-    cut = stream.missing_end_warning()
-    if cut:
-        warnings.append(cut)
     if stream.skipped:
         warnings.append(f"{path}: skipped {stream.skipped} malformed line(s) (--skip-bad)")
     return Side(run=run, info=metric_info_from_profile(profile), warnings=tuple(warnings))

@@ -80,9 +80,6 @@ def _run_json(args: argparse.Namespace) -> int:
                 return 0
         for warning in stream.warnings:
             _warn(warning)
-        cut = stream.missing_end_warning() if args.t_to is None else None
-        if cut:
-            _warn(cut)
         if args.skip_bad and stream.skipped:
             _warn(f"{args.file}: skipped {stream.skipped} line(s)")
     return 0

@@ -54,6 +54,7 @@ from sectormon.readings import Mark, Slice, SliceRows
 _FRAME_STREAM_SCHEMAS = ("sectormon/header/", "sectormon/frame/")
 
 _CUT = "the recording was cut"  # in every warning about a cut, so a second one is not given
+NO_END_MARK = f"no end mark ({_CUT}: sectormon was killed or its disk filled); read up to its last whole line"
 
 CHUNK = 1 << 20
 GZIP_PIECE = 1 << 16
@@ -278,9 +279,7 @@ class RecordingStream(Generic[S]):
         self.skip_bad = skip_bad
         self.rows = rows
         self.skipped = 0
-        self.end_seen = (
-            False  # the `end` mark was read: a recording read to its last line without one was cut
-        )
+        self.end_seen = False  # the `end` mark was read (read to the end without one: cut)
         self.warnings: list[str] = []
         self.warning_lines: list[tuple[int, str]] = []  # the warnings as (line, text)
         self.lines_read = 0  # lines (blank or not) the line source went through, so far
@@ -420,6 +419,10 @@ class RecordingStream(Generic[S]):
         self.lines_read = lineno
         if pending is not None:
             yield pending[0], pending[1], at_end
+        # Read to the end (the caller asked past the last line, so it has been decoded): a file
+        # without its end mark was cut, said once with the other cuts (kill -9, a full disk).
+        if at_end and not self.end_seen and not any(_CUT in w for w in self.warnings):
+            self._warn(lineno, NO_END_MARK)
 
     def _warn(self, lineno: int, text: str) -> None:
         self.warnings.append(f"{self.path}:{lineno}: {text}")
@@ -586,15 +589,9 @@ class RecordingStream(Generic[S]):
         return True
 
     def missing_end_warning(self) -> str | None:
-        """Once read to its last line: the warning for a recording without its ``end`` mark
-        (sectormon killed with SIGKILL, the machine down, the disk full), unless a cut line or
-        gzip stream already said so; ``None`` for a complete recording."""
-        if self.end_seen or any(_CUT in w for w in self.warnings):
-            return None
-        return (
-            f"{self.path}: no end mark ({_CUT}: sectormon was killed or its disk filled); "
-            "it is read up to its last whole line"
-        )
+        """The warning given when the file, read to its last line, had no ``end`` mark (with
+        :attr:`warnings`, also when a replay's reader process read it); ``None`` otherwise."""
+        return next((w for w in self.warnings if NO_END_MARK in w), None)
 
     def absorb(self, *, last_line: int, skipped: int, warnings: list[str]) -> None:
         """Take over what another reader of this file found (a replay's reader process read it
@@ -638,7 +635,6 @@ class RecordingStream(Generic[S]):
             slices += 1
             first_t = t if first_t is None else first_t
             end_t = max(end_t, t)
-        cut = self.missing_end_warning()
         return ScanResult(
             header=self.header,
             marks=tuple(marks),
@@ -646,7 +642,7 @@ class RecordingStream(Generic[S]):
             first_t=first_t if first_t is not None else 0.0,
             end_t=end_t,
             skipped=self.skipped,
-            warnings=(*self.warnings, cut) if cut else tuple(self.warnings),
+            warnings=tuple(self.warnings),
         )
 
 
