@@ -297,10 +297,15 @@ class Session:
             return None
         return str(recorder.path)
 
+    def command_exit_code(self) -> int | None:
+        """A launched command's exit code once it ended by itself (negative: a signal), else None."""
+        code = getattr(self.source, "exit_code", None)
+        return code if isinstance(code, int) else None
+
     def end_note(self) -> str | None:
         """How a launched command ended, when it ended by itself with a status other than 0
         (the TUI says it next to 'session ended'; a crash looked like a normal end)."""
-        code = getattr(self.source, "exit_code", None)
+        code = self.command_exit_code()
         if not code:
             return None
         from sectormon.targets import describe_exit
@@ -405,7 +410,7 @@ class Session:
         for callback in list(self._subscribers):
             callback(final)
         with self._record_lock:
-            code = getattr(self.source, "exit_code", None)  # a command that ended by itself
+            code = self.command_exit_code()
             self._close_recorder({"exit_status": code} if code is not None else {})
         self.source.close()
         self._finished.set()

@@ -86,9 +86,9 @@ def _add_sim_options(parser: argparse.ArgumentParser) -> None:
 class _Remembered:
     """An argument group that keeps the actions added to it (argparse lists them only privately)."""
 
-    def __init__(self, group: Any) -> None:
+    def __init__(self, group: Any, actions: list[argparse.Action] | None = None) -> None:
         self.group = group
-        self.actions: list[argparse.Action] = []
+        self.actions: list[argparse.Action] = [] if actions is None else actions
 
     def add_argument(self, *args: Any, **kwargs: Any) -> Any:
         action = self.group.add_argument(*args, **kwargs)
@@ -96,11 +96,7 @@ class _Remembered:
         return action
 
     def add_mutually_exclusive_group(self, *, required: bool = False) -> Any:
-        return _Remembered(self.group.add_mutually_exclusive_group(required=required)).share(self.actions)
-
-    def share(self, actions: list[argparse.Action]) -> _Remembered:
-        self.actions = actions
-        return self
+        return _Remembered(self.group.add_mutually_exclusive_group(required=required), self.actions)
 
 
 def _refuse_sim_options(args: argparse.Namespace, target: str) -> None:
@@ -303,13 +299,12 @@ def run_with_source(
     else:
         from sectormon.ui.app import run_tui
 
-        log: CommandLog | None = getattr(args, "command_log", None)
         try:
             status = run_tui(session, theme=getattr(args, "theme", None))
         finally:
-            if log is not None:
-                log.show_and_remove()
-    return _command_status(source) if status == 0 else status
+            if command_log is not None:
+                command_log.show_and_remove()
+    return _command_status(session) if status == 0 else status
 
 
 class CommandLog:
@@ -344,13 +339,13 @@ class CommandLog:
                 _print_warning(f"the command's output is kept in {self.path} ({exc.strerror})")
 
 
-def _command_status(source: Any) -> int:
+def _command_status(session: Session) -> int:
     """sectormon's exit status after a clean run: the launched command's own, as with ``perf stat``
     and ``time`` (a job script sees a failed run fail), said on stderr when it is not 0. 0 when
     there was no command, or it did not end by itself (stopped with sectormon)."""
     from sectormon.targets import describe_exit, shell_status
 
-    code = getattr(source, "exit_code", None)
+    code = session.command_exit_code()
     if not code:
         return 0
     _print_warning(describe_exit(code))
