@@ -429,6 +429,15 @@ def test_replay_session_quiet_seeks_show_the_frames_of_a_full_replay(
     assert opened[:2] == [None, 4.2]  # the first seek (forward) replayed to its frame
 
 
+def _wait_for_position(session: ReplaySession, got: Collector, t: float) -> None:
+    """Until the player has reached stream time ``t`` (or 4 s passed: the caller asserts)."""
+    for _ in range(200):
+        if session.position() == pytest.approx(t):
+            return
+        got.event.wait(0.02)
+        got.event.clear()
+
+
 def test_quick_relative_seeks_add_up(tmp_path: Path) -> None:
     """Three arrow presses sent at once move three seconds (each seek counted from the position,
     which a pending seek had not reached yet, so they moved one)."""
@@ -441,19 +450,11 @@ def test_quick_relative_seeks_add_up(tmp_path: Path) -> None:
         session.start()
         for _ in range(3):
             session.seek(1.0)
-    for _ in range(200):
-        if session.position() == pytest.approx(t0 + 3.0):
-            break
-        got.event.wait(0.02)
-        got.event.clear()
+    _wait_for_position(session, got, t0 + 3.0)
     assert session.position() == pytest.approx(t0 + 3.0)
     session.seek(-0.5)
     session.seek(-0.5)
-    for _ in range(200):
-        if session.position() == pytest.approx(t0 + 2.0):
-            break
-        got.event.wait(0.02)
-        got.event.clear()
+    _wait_for_position(session, got, t0 + 2.0)
     assert session.position() == pytest.approx(t0 + 2.0)
     session.stop()
 
@@ -492,11 +493,7 @@ def test_a_simulated_recording_plays_a_frame_a_second_at_1x(tmp_path: Path) -> N
     session.subscribe(got)
     session.start()
     session.seek(4.0)
-    for _ in range(200):
-        if session.position() == pytest.approx(start + 4 * 0.00025):
-            break
-        got.event.wait(0.02)
-        got.event.clear()
+    _wait_for_position(session, got, start + 4 * 0.00025)
     assert session.position() == pytest.approx(start + 4 * 0.00025)
     session.stop()
     host = ReplaySession(write(tmp_path / "r.jsonl", stream(10), real_header()), paused=True)
