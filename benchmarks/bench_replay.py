@@ -18,6 +18,9 @@ per-PE events (6-8 each). It is written with :class:`RecordingWriter` into a tem
 - final frame only: what ``compare`` does per side (the frames before the last are not built), in
   one process, with one reader process, and with as many as sectormon picks (every CPU reads).
 
+jq also times the replay: the same-run ratio of each replay to ``jq -c .`` stays comparable when
+the machine's speed changes (a shared VM's varies by 1.5x within an hour).
+
 Usage: ``python benchmarks/bench_replay.py [--minutes N] [--gzip] [--skip-jq] [--skip-parse] [--skip-replay]``
 """
 
@@ -161,6 +164,32 @@ def jq(path: Path) -> float | None:
     return time.perf_counter() - start
 
 
+def interpreter() -> str:
+    """The interpreter and how it was built, since that alone moves every figure here: on this
+    VM, pyenv's CPython 3.11.7 (the interpreter in libpython.so, no PGO) replayed 8-17 % slower
+    than Debian's python3.11 (linked into the executable, PGO/LTO) in alternating runs
+    (docs/perf-tuning.md, ninth pass)."""
+    import platform
+    import sysconfig
+
+    config = str(sysconfig.get_config_var("CONFIG_ARGS") or "")
+    parts = [f"{platform.python_implementation()} {platform.python_version()}"]
+    try:
+        with open("/proc/self/maps", encoding="ascii", errors="replace") as maps:
+            in_library = "libpython" in maps.read()
+        parts.append(
+            "interpreter in libpython.so" if in_library else "interpreter linked into the executable"
+        )
+    except OSError:
+        pass
+    parts += [
+        flag
+        for option, flag in (("--enable-optimizations", "PGO"), ("--with-lto", "LTO"))
+        if option in config
+    ]
+    return ", ".join(parts)
+
+
 def _switch(worker: str) -> None:
     """``"0"``: one process; ``"N"``: N reader processes; ``""``: what sectormon picks here."""
     from sectormon.sources import replay_worker
@@ -228,8 +257,10 @@ def main() -> int:
         size = path.stat().st_size
         shape = f"{args.minutes:g} min, {CORES} cores, {RATE} slices/s"
         print(f"recording: {shape}: {lines} lines, {size / 1e6:.1f} MB")
+        print(f"python : {interpreter()}")
         print(f"write  : {t_write:7.2f} s  {lines / t_write:9.0f} lines/s  (hour: {t_write * scale:.1f} s)")
         readings = (lines - 2) * CORES
+        t_jq: float | None = None
         if not args.skip_parse:
             _slices, readings, t_parse = parse_only(path)
             print(
@@ -246,12 +277,13 @@ def main() -> int:
                 t_json = json_only(path)
                 floor = f"{t_json:7.2f} s  {lines / t_json:9.0f} lines/s"
                 print(f"json   : {floor}  (json.loads alone, the floor)")
-            if not args.skip_jq:
-                t_jq = jq(path)
-                if t_jq is None:
-                    print("jq     : not installed")
-                else:
-                    print(f"jq -c .: {t_jq:7.2f} s  {lines / t_jq:9.0f} lines/s")
+        if not args.skip_jq:
+            t_jq = jq(path)
+            if t_jq is None:
+                print("jq     : not installed")
+            else:
+                print(f"jq -c .: {t_jq:7.2f} s  {lines / t_jq:9.0f} lines/s")
+                if not args.skip_parse:
                     print(
                         f"ratio  : parse (slices) is {t_jq / t_parse:.2f}x jq's speed, "
                         f"parse (rows) {t_jq / t_rows:.2f}x (target >= 1x)"
@@ -272,6 +304,11 @@ def main() -> int:
                 )
             for (label, _), t_replay in zip(modes[1:], times[1:], strict=True):
                 print(f"ratio  : replay with {label} is {times[0] / t_replay:.2f}x one process's speed")
+            if t_jq is not None:
+                # jq only parses and prints; the replay also checks, sums and builds every frame.
+                # The same-run ratio is what stays comparable when the machine's speed changes.
+                for (label, _), t_replay in zip(modes, times, strict=True):
+                    print(f"ratio  : replay to frames ({label}) is {t_jq / t_replay:.2f}x jq -c .'s speed")
             # compare builds only the final frame: this process is then idle, and every CPU can read.
             finals = reader_modes(path, cpus, frames=False)
             final_times = []
