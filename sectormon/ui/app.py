@@ -104,7 +104,9 @@ class SectormonApp(App[int]):
         Binding("m", "bookmark", "bookmark", show=False),  # in the help: the footer is full at 80 columns
         Binding("s", "sort", "sort"),
         Binding("w", "window", "window", show=False),
-        Binding("slash", "filter", "filter"),
+        # Priority: taken when the app reads the key, so the filter has the focus before the
+        # keys queued behind it are routed (they would go to the table a binding later).
+        Binding("slash", "filter", "filter", priority=True),
         Binding("t", "next_theme", "theme"),
         Binding("c", "sector_preset", "sector preset"),
         Binding("question_mark", "help", "help"),
@@ -391,6 +393,8 @@ class SectormonApp(App[int]):
             return bool(self._presets())
         if action == "record":
             return not self.replay  # a replay records nothing: the key only said "recording stopped"
+        if action == "filter":
+            return self.screen is self.dashboard and not typing
         if action in DASHBOARD_ACTIONS:
             return self.screen is self.dashboard
         return True

@@ -8,6 +8,7 @@ import pytest
 from fake_controller import FakeReplay, FakeSession
 from frames_fixture import a64fx_frame
 from screen_text import screen_text
+from textual import events
 from textual.widgets import TabbedContent
 
 from sectormon.ui.app import SectormonApp, make_app
@@ -17,6 +18,7 @@ from sectormon.ui.screens.detail import DetailScreen
 from sectormon.ui.screens.help import HelpScreen
 from sectormon.ui.widgets.cmg_panel import CmgPanel
 from sectormon.ui.widgets.core_table import CoreTable
+from sectormon.ui.widgets.filter_bar import FilterBar
 from sectormon.ui.widgets.metric_table import MetricTable
 
 pytestmark = pytest.mark.asyncio
@@ -243,6 +245,23 @@ async def test_filter_cores(a64fx_session: FakeSession) -> None:
         await pilot.press("slash", *["backspace"] * 10, "enter")
         await pilot.pause()
         assert len(core_keys(app)) == 49
+
+
+async def test_filter_gets_keys_typed_right_after_slash(a64fx_session: FakeSession) -> None:
+    """Keys already queued behind ``/`` (a fast typist, a paste, tmux send-keys) go to the filter:
+    the filter takes focus while ``/`` is handled, not a message later."""
+    app = make_app(a64fx_session)
+    async with app.run_test(size=WIDE) as pilot:
+        a64fx_session.emit()
+        await pilot.pause()
+        for key, char in [("slash", "/"), *((c, c) for c in "cmg1"), ("enter", "\r")]:
+            app.post_message(events.Key(key, char))  # all queued before the first is handled
+        await pilot.pause()
+        await pilot.pause()
+        assert core_keys(app) == [str(c) for c in range(24, 36)]
+        assert not any(call == ("apply_sector_preset", "sector-off") for call in a64fx_session.calls)
+        await pilot.press("slash", "end", "slash")  # a / in the open filter is text, not a reopen
+        assert app.dashboard.query_one(FilterBar).value == "cmg1/"
 
 
 async def test_sector_preset_key(a64fx_session: FakeSession, generic_session: FakeSession) -> None:

@@ -178,7 +178,9 @@ class DashboardScreen(Screen[None]):
         bar = self.query_one("#filter", FilterBar)
         bar.value = text
         bar.display = True
-        bar.focus()
+        # Focus now, not through ``bar.focus()`` (a message later): keys already queued behind
+        # the ``/`` (fast typing, a paste) must reach the filter, not the dashboard's bindings.
+        self.set_focus(bar)
 
     def close_filter(self) -> None:
         bar = self.query_one("#filter", FilterBar)
