@@ -95,6 +95,7 @@ class SectormonApp(App[int]):
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("q", "quit", "quit"),
+        Binding("question_mark", "help", "help"),  # second: the footer is cut at 80 columns
         Binding("ctrl+c", "quit", "quit", show=False, priority=True),  # as in htop, not Textual's hint
         Binding("space", "space", "pause", priority=True),
         Binding("p", "pause_display", "pause display", show=False),
@@ -109,7 +110,6 @@ class SectormonApp(App[int]):
         Binding("slash", "filter", "filter", priority=True),
         Binding("t", "next_theme", "theme"),
         Binding("c", "sector_preset", "sector preset"),
-        Binding("question_mark", "help", "help"),
         Binding("left", "seek(-1)", "-1s", priority=True, show=False),
         Binding("right", "seek(1)", "+1s", priority=True, show=False),
         Binding("shift+left", "seek(-10)", "-10s", priority=True, show=False),

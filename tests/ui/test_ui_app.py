@@ -301,6 +301,9 @@ async def test_sector_preset_key(a64fx_session: FakeSession, generic_session: Fa
 async def test_help_screen(a64fx_session: FakeSession) -> None:
     app = make_app(a64fx_session)
     async with app.run_test(size=SMALL) as pilot:
+        await pilot.pause()
+        footer = screen_text(app).splitlines()[-1]
+        assert footer.startswith(" q quit  ? help ")  # the way to every other key, even at 80 columns
         await pilot.press("question_mark")
         await pilot.pause()
         assert isinstance(app.screen, HelpScreen)
