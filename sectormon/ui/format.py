@@ -63,7 +63,9 @@ def _plain(value: float, width: int) -> str:
     elif magnitude >= 0.9995:
         candidates = [f"{value:.2f}", f"{value:.1f}"]
     elif magnitude >= 0.0995:
-        candidates = [f"{value:.3f}", f"{value:.2f}"]
+        candidates = [f"{value:.3f}", f"{value:.2f}", f"{value:.1f}"]
+    elif magnitude >= 0.00995:  # 0.07 reads better than 7e-2, and keeps as many digits
+        candidates = [f"{value:.4f}", f"{value:.3f}", f"{value:.2f}"]
     elif magnitude >= 0.001:
         candidates = [f"{value:.4f}", f"{value:.3f}"]
     else:
@@ -189,21 +191,35 @@ def format_improvement(
     """
     if delta is None:
         return NA
+    same = unchanged(delta)
     if relative:
         if not _finite(delta.relative):
             return NA
         assert delta.relative is not None
-        return _signed(delta.relative * 100.0, width - 1) + "%"
+        return _signed(0.0 if same else delta.relative * 100.0, width - 1) + "%"
     scale = 100.0 if unit_kind(unit) == "ratio" else 1.0
     if not _finite(delta.improvement):
         if _finite(delta.delta):
             # A metric with no better direction (a count, a share): its plain change, marked Δ so
             # it does not read as better or worse; n/a said "inputs missing" there.
             assert delta.delta is not None
-            return "Δ" + _signed(delta.delta * scale, width - 1)
+            return "Δ" + _signed(0.0 if same else delta.delta * scale, width - 1)
         return NA
     assert delta.improvement is not None
-    return _signed(delta.improvement * scale, width)
+    return _signed(0.0 if same else delta.improvement * scale, width)
+
+
+ROUNDING_NOISE = 1e-9
+"""A change below this fraction of the larger side is float rounding, not a change: the same
+counts summed in another order (a CMG's power, ``+4e-15`` W), shown as ``±0``."""
+
+
+def unchanged(delta: MetricDelta) -> bool:
+    """Whether both sides are known and differ by rounding only (:data:`ROUNDING_NOISE`)."""
+    base, now = delta.base, delta.now
+    if not (_finite(base) and _finite(now)):
+        return False
+    return abs(now - base) <= ROUNDING_NOISE * max(abs(base), abs(now))
 
 
 def _signed(value: float, width: int) -> str:
@@ -213,7 +229,7 @@ def _signed(value: float, width: int) -> str:
 
 def improvement_sign(delta: MetricDelta | None) -> int:
     """+1 better, -1 worse, 0 same or unknown: picks the cell's style."""
-    if delta is None or not _finite(delta.improvement):
+    if delta is None or not _finite(delta.improvement) or unchanged(delta):
         return 0
     assert delta.improvement is not None
     return (delta.improvement > 0) - (delta.improvement < 0)

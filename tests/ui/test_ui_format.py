@@ -111,6 +111,23 @@ def test_improvement_sign_and_units() -> None:
     assert format_improvement(None, "") == NA
 
 
+def test_rounding_is_no_change_and_small_changes_stay_plain() -> None:
+    """The same counts summed in another order differ by ~1e-15: that is ±0 and neither better
+    nor worse; a real change of 0.07 % reads as such, not as 7e-2."""
+    noise = MetricDelta(base=32.5, now=32.5 + 4e-15, delta=4e-15, improvement=-4e-15, relative=-1.2e-16)
+    assert format_improvement(noise, "W") == "±0"
+    assert format_improvement(noise, "W", relative=True) == "±0%"
+    assert improvement_sign(noise) == 0
+    zero = MetricDelta(base=0.0, now=0.0, delta=0.0, improvement=0.0, relative=None)
+    assert format_improvement(zero, "ratio") == "±0"
+    small = MetricDelta(base=1.0, now=1.0007, delta=7e-4, improvement=7e-4, relative=7e-4)
+    assert format_improvement(small, "inst/cycle", relative=True) == "+0.07%"
+    assert improvement_sign(small) == 1
+    assert format_improvement(MetricDelta(1e-12, 2e-12, 1e-12, -1e-12, -1.0), "J") == "-1e-12"
+    assert format_number(0.07, 4) == "0.07" and format_number(0.123, 3) == "0.1"
+    assert format_number(0.005, 4) == "5e-3"  # 0.01 would change the value by half
+
+
 def test_cells_mark_low_confidence_and_na() -> None:
     stats = ScopeStats(
         counts={},
