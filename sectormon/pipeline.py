@@ -240,7 +240,8 @@ class Session:
             cmg_enabled=cmg_enabled,
         )
         self._recorder: Any = None
-        self._record_lock = threading.Lock()
+        # Re-entrant: a write that fails warns, and a warning is written to the recording.
+        self._record_lock = threading.RLock()
         self._baseline_done = options.baseline_after is None
         self._finished = threading.Event()
         self._stopped = False
@@ -264,6 +265,7 @@ class Session:
 
     def _warn(self, message: str) -> None:
         self._warnings.append(message)
+        self._record_warning(message)
         if self._warning_subscribers:
             for callback in list(self._warning_subscribers):
                 callback(message)
@@ -424,8 +426,21 @@ class Session:
         header["schema"] = RECORDING_SCHEMA
         header["recording_started"] = self._builder.last_t
         writer = RecordingWriter(path, header, on_error=self._recording_failed)
-        self._recorder = writer
+        with self._record_lock:
+            self._recorder = writer
+            for message in list(self._warnings):  # a recording tells what the session said so far
+                self._record_warning(message)
         return None if writer.failed else path
+
+    def _record_warning(self, message: str) -> None:
+        """Keep a warning in the recording as a ``warning`` mark: a replay or compare of the file
+        says it again (which threads went uncounted is part of what the figures mean)."""
+        if self._recorder is None:
+            return
+        with self._record_lock:
+            recorder = self._recorder
+            if recorder is not None and not recorder.failed:
+                recorder.write_mark(Mark(t=self._builder.last_t, kind="warning", label=message))
 
     def _recording_failed(self, message: str) -> None:
         self._warn(f"recording stopped: {message} (record to a writable path with space); monitoring goes on")

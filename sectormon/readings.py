@@ -223,7 +223,8 @@ class SliceRows:
 
 @dataclass(frozen=True, slots=True)
 class Mark:
-    """A point in a session worth keeping: baseline set/cleared, configuration change, bookmark, end."""
+    """A point in a session worth keeping: baseline set/cleared, configuration change, bookmark,
+    a warning the session gave (``label``: its text), end."""
 
     t: float
     kind: str
@@ -231,7 +232,7 @@ class Mark:
     data: Mapping[str, object] = field(default_factory=dict)
 
 
-MARK_KINDS = ("baseline", "baseline-clear", "config", "bookmark", "end")
+MARK_KINDS = ("baseline", "baseline-clear", "config", "bookmark", "warning", "end")
 
 
 def delta_u64(current: int, previous: int) -> int:

@@ -54,6 +54,7 @@ from sectormon.readings import Mark, Slice, SliceRows
 _FRAME_STREAM_SCHEMAS = ("sectormon/header/", "sectormon/frame/")
 
 _CUT = "the recording was cut"  # in every warning about a cut, so a second one is not given
+RECORDED = "the live session warned at"  # a ``warning`` mark, said again when the file is read
 NO_END_MARK = f"no end mark ({_CUT}: sectormon was killed or its disk filled); read up to its last whole line"
 
 CHUNK = 1 << 20
@@ -572,6 +573,11 @@ class RecordingStream(Generic[S]):
                 return None
             if item.kind == "end":
                 self.end_seen = True
+            elif item.kind == "warning":
+                # What the live session warned about (a thread left uncounted, a recording
+                # toggled) is said again by every reader of the file, as its own warnings are.
+                self._warn(lineno, f"{RECORDED} t={item.t:g} s: {item.label}")
+                return None
         elif not self._slice_in_order(lineno, item.t):
             return None
         return item

@@ -219,10 +219,10 @@ def test_a_thread_that_finds_no_fd_left_is_skipped_and_the_run_goes_on(tmp_path:
         "for t in threads: t.join()\n"
         f"open({str(done)!r}, 'w').close()\n"
     )
-    out = tmp_path / "frames.jsonl"
+    out, recording = tmp_path / "frames.jsonl", tmp_path / "run.jsonl"
     proc = subprocess.Popen(
-        [sectormon_command(), "--json", "-o", str(out), "--profile", "generic", "--interval", "0.2",
-         "--", sys.executable, "-c", target],
+        [sectormon_command(), "--json", "-o", str(out), "--record", str(recording), "--profile", "generic",
+         "--interval", "0.2", "--", sys.executable, "-c", target],
         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
     )  # fmt: skip
     try:
@@ -247,6 +247,15 @@ def test_a_thread_that_finds_no_fd_left_is_skipped_and_the_run_goes_on(tmp_path:
     final = read_jsonl(out.read_text())[-1]
     assert final["final"] is True
     assert len(final["threads"]) == 1  # the main thread; the three that came after the limit are not
+    # The recording keeps the warning: its replay says which threads its figures leave out.
+    replay = subprocess.run(
+        [sectormon_command(), "replay", str(recording), "--json"], capture_output=True, text=True, timeout=60
+    )
+    assert replay.returncode == 0, replay.stderr
+    recorded = [line for line in replay.stderr.splitlines() if "the live session warned at" in line]
+    assert len(recorded) > 1  # the start's warnings too (this host counts no hardware event)
+    recorded_fds = [line for line in recorded if "EMFILE" in line]
+    assert len(recorded_fds) == 1 and recorded_fds[0].endswith(warned[0].split("warning: ", 1)[1])
 
 
 @pytest.mark.parametrize("limit", [5, 6, 7, 8, 9])

@@ -233,6 +233,17 @@ def test_unknown_mark_kind_is_ignored_with_one_warning(tmp_path: Path) -> None:
     assert len(rec.warnings) == 1 and "unknown mark kind 'future'" in rec.warnings[0]
 
 
+def test_a_warning_the_session_recorded_is_said_again_with_its_line(tmp_path: Path) -> None:
+    """A ``warning`` mark (a thread left uncounted, ...) is a warning of every reading, with the
+    line it is on and the time the session gave it; it is not an item (nothing else uses it)."""
+    said = "thread 7 is not counted (EMFILE)"
+    path = write(tmp_path / "r.jsonl", stream(4, marks={2: Mark(t=0.125, kind="warning", label=said)}))
+    rec = read_recording(path)
+    assert [m.kind for m in rec.marks] == ["end"]
+    assert rec.warnings == (f"{path}:4: the live session warned at t=0.125 s: {said}",)
+    assert scan_recording(path).warnings == rec.warnings  # the TUI's scan says it as well
+
+
 # ----------------------------------------------------------------------------- versions, migrations
 
 

@@ -84,6 +84,7 @@ def test_worker_reports_bad_lines_warnings_and_counts_as_one_process(
     lines = path.read_text().splitlines()
     lines[10] = "not json"
     lines[40] = '{"schema":"sectormon/mark/2","t":1.0,"kind":"odd"}'
+    lines[45] = '{"schema":"sectormon/mark/2","t":1.0,"kind":"warning","label":"a thread is not counted"}'
     cut = "\n".join(lines) + "\n" + lines[50][:30]  # and a truncated last line
 
     path.write_text(cut)
@@ -100,6 +101,7 @@ def test_worker_reports_bad_lines_warnings_and_counts_as_one_process(
     assert message.startswith(f"{path}:11: not valid JSON") and "--skip-bad" in message
     assert skipped == 2 and last_line == len(lines) + 1
     assert any("unknown mark kind 'odd'" in w for w in warnings)
+    assert f"{path}:46: the live session warned at t=1 s: a thread is not counted" in warnings
     assert any("last line is incomplete" in w for w in warnings)
     assert len(worker) == 2
 

@@ -1,7 +1,9 @@
-"""A recording the user stops (the TUI's `r`) ends like one the session stops: with its end mark."""
+"""A recording the user stops (the TUI's `r`) ends like one the session stops: with its end mark;
+and a recording keeps the session's warnings, which its readers say again."""
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 import pytest
@@ -13,15 +15,35 @@ from sectormon.profiles.loader import profile_to_dict
 from sectormon.profiles.model import EventDef, GroupDef, Profile
 from sectormon.readings import Mark, Unit
 from sectormon.schedule import plan_rotation, select_groups
+from sectormon.sources.base import UnitsUpdate
 from tests.sampler.fake_source import FakeSource
 
 
-def _session(stop_at: float) -> Session:
+class WarningSource(FakeSource):
+    """Warns once at 0.3 s, as the thread tracker does about a thread it cannot count."""
+
+    warned = False
+
+    def poll_units(self) -> UnitsUpdate:
+        update = super().poll_units()
+        if self.t >= 0.3 and not self.warned:
+            self.warned = True
+            return dataclasses.replace(update, warnings=("thread 9 is not counted (EMFILE)",))
+        return update
+
+
+def _session(
+    stop_at: float,
+    *,
+    source_type: type[FakeSource] = FakeSource,
+    record: str | None = None,
+    startup_warnings: tuple[str, ...] = (),
+) -> Session:
     profile = Profile("t", "test", 8, {"A": EventDef("A", "ra")}, (GroupDef("G", ("A",)),), ())
     plan = plan_rotation(profile, select_groups(profile, None), {})
     unit = Unit("thread", 1, core=0, cmg=0)
-    source = FakeSource({unit.key: (unit, 0.0, 10.0)}, {"A": 1000.0}, stop_at=stop_at)
-    options = SessionOptions(interval=0.1, timeslice=0.01)
+    source = source_type({unit.key: (unit, 0.0, 10.0)}, {"A": 1000.0}, stop_at=stop_at)
+    options = SessionOptions(interval=0.1, timeslice=0.01, record=record)
     header = build_header(
         source=source,
         profile=profile,
@@ -31,7 +53,15 @@ def _session(stop_at: float) -> Session:
         cpu_model="test",
         profile_dict=profile_to_dict(profile),
     )
-    return Session(source=source, profile=profile, plan=plan, options=options, header=header)
+    return Session(
+        source=source,
+        profile=profile,
+        plan=plan,
+        options=options,
+        header=header,
+        startup_warnings=startup_warnings,
+        on_warning=lambda _message: None,
+    )
 
 
 def test_a_recording_stopped_mid_session_has_its_end_mark(
@@ -55,3 +85,24 @@ def test_a_recording_stopped_mid_session_has_its_end_mark(
     assert [type(i).__name__ for i in items].count("Mark") == 1  # nothing after the end mark
     ts = [i.t for i in items]
     assert ts[0] >= 0.1 and ts[-1] <= 0.31 + 1e-9  # only the slices between the two toggles
+
+
+def test_the_session_warnings_are_kept_in_the_recording(tmp_path: Path) -> None:
+    """Those given before the recording started (its first lines) and those given during it, in
+    time order, each said again by a replay with its line; nothing is written after the end mark."""
+    path = tmp_path / "run.jsonl"
+    session = _session(
+        0.6, source_type=WarningSource, record=str(path), startup_warnings=("event B is not supported",)
+    )
+    session.run()
+    with open_recording(path) as stream:
+        items = list(stream)
+        warnings = stream.warnings
+    assert isinstance(items[-1], Mark) and items[-1].kind == "end"
+    assert len(warnings) == 2
+    assert warnings[0] == f"{path}:2: the live session warned at t=0 s: event B is not supported"
+    late = next(i for i, line in enumerate(path.read_text().splitlines(), 1) if "EMFILE" in line)
+    # t: the last slice's time when the tracker warned at 0.3 s of the fake clock
+    assert (
+        warnings[1] == f"{path}:{late}: the live session warned at t=0.29 s: thread 9 is not counted (EMFILE)"
+    )
