@@ -368,6 +368,7 @@ async def test_enter_opens_core_and_cmg_detail(a64fx_session: FakeSession) -> No
         assert isinstance(screen, DetailScreen) and (screen.kind, screen.key) == ("core", "13")
         text = screen_text(app)
         assert "Core 13 (CMG 0)" in text and "INST_RETIRED / CPU_CYCLES" in text
+        assert " inst/cycle " in text  # the unit column fits the profile's longest unit
         assert "CPU_CYCLES" in text and "0x011" in text and "unavailable" in text
         metrics = screen.query_one("#detail-metrics", MetricTable)
         before = metrics.cell_text("IPC", "value")

@@ -45,6 +45,7 @@ COUNT_COLUMNS = (
     ("code", "code"),
     ("note", "note"),
 )
+MAX_UNIT_WIDTH = 16
 WIDTHS: dict[str, int | None] = {
     "metric": 26,
     "value": 11,
@@ -231,7 +232,10 @@ class DetailScreen(Screen[None]):
         columns = (
             list(METRIC_COLUMNS[:-1]) + (list(DELTA_COLUMNS) if with_deltas else []) + [METRIC_COLUMNS[-1]]
         )
-        self.query_one("#detail-metrics", MetricTable).set_columns(columns, widths=WIDTHS)
+        # The unit column as wide as the profile's longest unit ("inst/cycle" was cut to 8).
+        units = (len(info.unit or "") for info in self._ctx.profile.metrics.values())
+        widths = {**WIDTHS, "unit": max(len("unit"), min(MAX_UNIT_WIDTH, max(units, default=0)))}
+        self.query_one("#detail-metrics", MetricTable).set_columns(columns, widths=widths)
         self.query_one("#detail-counts", MetricTable).set_columns(list(COUNT_COLUMNS), widths=WIDTHS)
 
     def show(self, frame: Frame | None, ctx: RenderContext) -> None:
