@@ -49,7 +49,9 @@ def run(args: argparse.Namespace) -> int:
         sys.stdout.write(render_markdown(cmp))
     else:
         sys.stdout.write(render_text(cmp))
-    if not args.json:
+    # The text report ends with the warnings: on a terminal they are on screen already.
+    shown = not (args.csv or args.markdown) and sys.stdout.isatty()
+    if not args.json and not shown:
         for warning in cmp.warnings:
             print(f"sectormon: warning: {warning}", file=sys.stderr)
     return 0

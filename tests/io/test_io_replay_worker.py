@@ -186,6 +186,11 @@ def test_a_recording_without_its_end_mark_is_said_to_be_cut(
     assert cli.main(["compare", str(whole), str(cut)]) == 0
     err = capsys.readouterr().err
     assert err.count("no end mark") == 1 and f"{cut}:301: no end mark" in err, err  # its last line
+    with monkeypatch.context() as on_a_terminal:  # the text report's own warning lines suffice there
+        on_a_terminal.setattr(sys.stdout, "isatty", lambda: True)
+        assert cli.main(["compare", str(whole), str(cut)]) == 0
+    out, err = capsys.readouterr()
+    assert out.count("no end mark") == 1 and "no end mark" not in err
     # --to stops reading before the end: nothing to say about the end mark
     assert cli.main(["replay", str(cut), "--json", "--to", "1.0"]) == 0
     assert "no end mark" not in capsys.readouterr().err
