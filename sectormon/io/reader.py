@@ -574,8 +574,8 @@ class RecordingStream(Generic[S]):
             if item.kind == "end":
                 self.end_seen = True
             elif item.kind == "warning":
-                # What the live session warned about (a thread left uncounted, a recording
-                # toggled) is said again by every reader of the file, as its own warnings are.
+                # What the live session warned about (a thread left uncounted, events it could
+                # not count) is said again by every reader of the file, as its own warnings are.
                 self._warn(lineno, f"{RECORDED} t={item.t:g} s: {item.label}")
                 return None
         elif not self._slice_in_order(lineno, item.t):
