@@ -35,6 +35,9 @@ from sectormon.schedule import RotationPlan
 from sectormon.session import FrameCallback
 from sectormon.sources.base import Source
 
+SAMPLING_STOPPED = "sampling stopped"
+"""How a session that failed mid-run says so (on screen, and in its recording)."""
+
 
 def build_engine(profile: Profile, header: Mapping[str, Any]) -> MetricsEngine:
     """The engine a header describes (live and replay must build it the same way)."""
@@ -343,6 +346,10 @@ class Session:
         """Sample until stopped or the target finishes; then emit the final frame and close."""
         try:
             self._sampler.run()
+        except Exception as exc:
+            # Said in the recording before its end mark (the callers report the error itself).
+            self._record_warning(f"{SAMPLING_STOPPED}: {exc}")
+            raise
         finally:
             self._finish()
 
@@ -351,7 +358,7 @@ class Session:
             self.run()
         except Exception as exc:  # a background thread must not die silently: the front end shows it
             self.error = exc
-            self._warn(f"sampling stopped: {exc}")
+            self._warn(f"{SAMPLING_STOPPED}: {exc}")
 
     def run_headless(self) -> Frame | None:
         """Run in the calling (main) thread; SIGINT/SIGTERM end the session with a final frame."""

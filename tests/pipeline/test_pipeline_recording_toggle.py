@@ -106,3 +106,26 @@ def test_the_session_warnings_are_kept_in_the_recording(tmp_path: Path) -> None:
     assert (
         warnings[1] == f"{path}:{late}: the live session warned at t=0.29 s: thread 9 is not counted (EMFILE)"
     )
+
+
+class FailingSource(FakeSource):
+    """The sampler's source fails at 0.3 s (a counter read that raises, a lost target)."""
+
+    def poll_units(self) -> UnitsUpdate:
+        if self.t >= 0.3:
+            raise RuntimeError("the PMU went away")
+        return super().poll_units()
+
+
+def test_a_session_that_fails_says_so_in_its_recording_before_the_end_mark(tmp_path: Path) -> None:
+    path = tmp_path / "run.jsonl"
+    session = _session(5.0, source_type=FailingSource, record=str(path))
+    with pytest.raises(RuntimeError, match="the PMU went away"):
+        session.run()
+    with open_recording(path) as stream:
+        items = list(stream)
+        warnings = stream.warnings
+    assert isinstance(items[-1], Mark) and items[-1].kind == "end"  # still a whole recording
+    assert len(warnings) == 1 and warnings[0].endswith(": sampling stopped: the PMU went away")
+    marks = [line for line in path.read_text().splitlines() if '"kind":"warning"' in line]
+    assert marks and path.read_text().splitlines()[-2] == marks[-1]  # right before the end mark
