@@ -148,6 +148,7 @@ class SectormonApp(App[int]):
         self._seq_lock = threading.Lock()
         self._baseline_wanted: bool | None = None
         self._warned: set[str] = set()
+        self.warnings: list[str] = []  # every warning shown, in order: the help lists them again
         self._notes: list[tuple[str, str]] = []
         self._started = False
         self._bookmarks = 0
@@ -274,7 +275,9 @@ class SectormonApp(App[int]):
     def _warn_once(self, text: str) -> None:
         if text not in self._warned:
             self._warned.add(text)
+            self.warnings.append(text)
             self.notify(text, severity="warning", timeout=8)
+            self.redraw()  # the header counts them (a notification is gone after 8 s)
 
     def on_frame_arrived(self, message: FrameArrived) -> None:
         if message.seq > self._last_seq + 1:
@@ -317,6 +320,7 @@ class SectormonApp(App[int]):
             sector_preset=self.sector_preset,
             skipped_frames=self.frames_skipped,
             showing_values=not self.ctx.show_deltas,
+            warnings=len(self.warnings),
         )
 
     def redraw(self) -> None:
@@ -522,7 +526,9 @@ class SectormonApp(App[int]):
     def action_help(self) -> None:
         if isinstance(self.screen, HelpScreen):
             return
-        self.push_screen(HelpScreen(replay=self.replay, presets=bool(self._presets())))
+        self.push_screen(
+            HelpScreen(replay=self.replay, presets=bool(self._presets()), warnings=self.warnings)
+        )
 
     def on_open_detail(self, message: OpenDetail) -> None:
         screen = DetailScreen(message.kind, message.key, self.ctx)

@@ -122,9 +122,12 @@ async def test_na_and_low_confidence_cells(a64fx_session: FakeSession) -> None:
         assert cmg.cell_text("2", "L2D_miss_rate_corrected").startswith("~")
 
 
-async def test_space_pauses_the_display_not_the_sampling(a64fx_session: FakeSession) -> None:
+@pytest.mark.parametrize("size", [WIDE, SMALL])
+async def test_space_pauses_the_display_not_the_sampling(
+    a64fx_session: FakeSession, size: tuple[int, int]
+) -> None:
     app = make_app(a64fx_session)
-    async with app.run_test(size=WIDE) as pilot:
+    async with app.run_test(size=size) as pilot:
         a64fx_session.emit()
         await pilot.pause()
         await pilot.press("space")
@@ -132,11 +135,17 @@ async def test_space_pauses_the_display_not_the_sampling(a64fx_session: FakeSess
         a64fx_session.emit(2)
         await pilot.pause()
         text = screen_text(app)
-        assert "DISPLAY PAUSED" in text and "t 1.00s" in text
+        assert "DISPLAY PAUSED" in text  # also at 80 columns, where the header line is cut
         assert app.latest is a64fx_session.last_emitted  # frames still arrive
+        shown = app.shown
+        assert shown is not None and shown is not app.latest and shown.t == 1.0
+        if size == WIDE:
+            assert "t 1.00s" in text
         await pilot.press("w")  # redrawing for another reason must not unfreeze the display
         await pilot.pause()
-        assert "t 1.00s" in screen_text(app)
+        assert app.shown is shown
+        if size == WIDE:
+            assert "t 1.00s" in screen_text(app)
         await pilot.press("w", "w")
         await pilot.press("p")
         await pilot.pause()
@@ -536,3 +545,10 @@ async def test_final_frame_and_warnings(a64fx_session: FakeSession) -> None:
         a64fx_session.warn_from_thread("recording stopped: disk full").join()
         await pilot.pause()
         assert any("disk full" in n.message for n in app._notifications)
+        # Notifications go after 8 s: the header counts the warnings, the help lists them all.
+        assert "⚠ 2 warnings (? lists)" in screen_text(app)
+        await pilot.press("question_mark")
+        await pilot.pause()
+        help_text = screen_text(app)
+        assert "Warnings (2)" in help_text and "⚠ thread 4250 exited" in help_text
+        assert "⚠ recording stopped: disk full" in help_text

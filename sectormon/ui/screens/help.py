@@ -74,11 +74,15 @@ class HelpScreen(ModalScreen[None]):
         Binding("q", "dismiss", "close", show=False),
     ]
 
-    def __init__(self, *, replay: bool, presets: bool, extra: Sequence[str] = ()) -> None:
+    def __init__(
+        self, *, replay: bool, presets: bool, extra: Sequence[str] = (), warnings: Sequence[str] = ()
+    ) -> None:
         super().__init__()
         self._text = help_text(replay, presets)
         if extra:
             self._text += "\n\n" + "\n".join(extra)
+        if warnings:  # a notification is gone after a few seconds; here they stay
+            self._text += "\n\n" + "\n".join([f"Warnings ({len(warnings)})", *(f"  ⚠ {w}" for w in warnings)])
 
     def compose(self) -> ComposeResult:
         with VerticalScroll(id="help-body"):

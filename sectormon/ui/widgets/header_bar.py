@@ -28,6 +28,7 @@ class Status:
     skipped_frames: int = 0
     showing_values: bool = False
     end_note: str | None = None  # how a launched command ended, when not with status 0
+    warnings: int = 0  # warnings shown so far (the help lists them)
 
 
 def _mapping(value: Any) -> Mapping[str, Any]:
@@ -88,6 +89,16 @@ class HeaderBar(Static):
         else:
             line2.append("○ not recording", self._style("dim"))
         line2.append("  ")
+        # States before details: at 80 columns the end of this line is cut.
+        if status.display_paused:
+            line2.append("⏸ DISPLAY PAUSED (sampling goes on)", self._style("paused"))
+            line2.append("  ")
+        if status.warnings:
+            line2.append(
+                f"⚠ {status.warnings} warning{'s' if status.warnings > 1 else ''} (? lists)",
+                self._style("warning"),
+            )
+            line2.append("  ")
         options = _mapping(header.get("options"))
         interval = options.get("interval")
         timeslice = options.get("timeslice")
@@ -114,9 +125,6 @@ class HeaderBar(Static):
             line2.append("  ")
         if status.skipped_frames:
             line2.append(f"skipped frames {status.skipped_frames}", self._style("dim"))
-            line2.append("  ")
-        if status.display_paused:
-            line2.append("⏸ DISPLAY PAUSED (sampling goes on)", self._style("paused"))
             line2.append("  ")
         line1.append("\n")
         text = line1 + line2
