@@ -147,8 +147,7 @@ class SectormonApp(App[int]):
         self._seq = itertools.count(1)
         self._seq_lock = threading.Lock()
         self._baseline_wanted: bool | None = None
-        self._warned: set[str] = set()
-        self.warnings: list[str] = []  # every warning shown, in order: the help lists them again
+        self.warnings: list[str] = []  # every warning shown, once, in order: the help lists them again
         self._notes: list[tuple[str, str]] = []
         self._started = False
         self._bookmarks = 0
@@ -273,8 +272,7 @@ class SectormonApp(App[int]):
         self._warn_once(message.text)
 
     def _warn_once(self, text: str) -> None:
-        if text not in self._warned:
-            self._warned.add(text)
+        if text not in self.warnings:
             self.warnings.append(text)
             self.notify(text, severity="warning", timeout=8)
             self.redraw()  # the header counts them (a notification is gone after 8 s)
