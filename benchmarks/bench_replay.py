@@ -40,6 +40,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -167,6 +168,18 @@ def jq(path: Path) -> float | None:
         with open("/dev/null", "wb") as devnull:
             subprocess.run([exe, "-c", ".", str(path)], stdout=devnull, check=True)
     return time.perf_counter() - start
+
+
+def alternated(
+    modes: list[tuple[str, str]], measure: Callable[[str], float], repeat: int
+) -> dict[str, list[float]]:
+    """Each mode's times over ``repeat`` rounds; the modes take turns within a round, so every
+    mode meets the machine's slow and fast phases alike."""
+    runs: dict[str, list[float]] = {label: [] for label, _ in modes}
+    for _ in range(repeat):
+        for label, worker in modes:
+            runs[label].append(measure(worker))
+    return runs
 
 
 def _of(runs: list[float]) -> str:
@@ -324,12 +337,15 @@ def main() -> int:
             if cpus == 1:
                 print("reader processes: not run, this machine has one CPU")
             modes = reader_modes(path, cpus, frames=True)
-            runs: dict[str, list[float]] = {label: [] for label, _ in modes}
-            frames = 0
-            for _ in range(args.repeat):
-                for label, worker in modes:  # alternated: every mode meets the machine's phases
-                    frames, t_replay = replay(path, worker)
-                    runs[label].append(t_replay)
+            frame_counts: list[int] = []
+
+            def replay_time(worker: str) -> float:
+                frames, t_replay = replay(path, worker)
+                frame_counts.append(frames)
+                return t_replay
+
+            runs = alternated(modes, replay_time, args.repeat)
+            frames = frame_counts[-1]
             times = [min(runs[label]) for label, _ in modes]
             for (label, _), t_replay in zip(modes, times, strict=True):
                 print(
@@ -346,10 +362,7 @@ def main() -> int:
                     print(f"ratio  : replay to frames ({label}) is {t_jq / t_replay:.2f}x jq -c .'s speed")
             # compare builds only the final frame: this process is then idle, and every CPU can read.
             finals = reader_modes(path, cpus, frames=False)
-            final_runs: dict[str, list[float]] = {label: [] for label, _ in finals}
-            for _ in range(args.repeat):
-                for label, worker in finals:
-                    final_runs[label].append(final_only(path, worker))
+            final_runs = alternated(finals, lambda worker: final_only(path, worker), args.repeat)
             final_times = [min(final_runs[label]) for label, _ in finals]
             for (label, _), t_final in zip(finals, final_times, strict=True):
                 print(
