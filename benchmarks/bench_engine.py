@@ -1,5 +1,5 @@
-"""Throughput of the metrics engine: readings per second through add_slice / add_rows plus a frame
-every 50 slices, and the cost of one frame.
+"""Throughput of the metrics engine: readings per second through add_slice plus a frame every 50
+slices, and the cost of one frame.
 
 Workload: 48 thread units pinned one per core (FX1000 numbering: CPUs 12-59, CMG = 4 x 12 cores)
 plus one CMG unit per CMG for CMG-scoped events, rotating the groups of the real a64fx profile
@@ -8,9 +8,9 @@ frame covers 1 s and the 10 s recent window holds 10 intervals. A frame of this 
 cores, 48 threads (each alone on its core: computed once), 4 CMGs and the total in its interval,
 and the cores, CMGs and total of the recent and run windows.
 
-Fed twice: as :class:`Slice` objects (``add_slice``, the live sampler's path) and as
-:class:`SliceRows` sharing one names tuple per layout (``add_rows``, the replay's path; rows are
-built before timing, as the recording reader builds them). Both must give identical frames.
+Fed twice, in the one shape readings have: rows as the sampler makes them (one names tuple per
+group and kind of unit) and rows as the recording reader decodes them from the same slices
+written as JSON Lines (decoded before timing). Both must run at the same speed.
 
 The peer, measured in the same run on the same slices, is the least any consumer must do: a
 plain Python loop adding every count of every reading into a dict. The ratio engine/peer is the
@@ -23,6 +23,7 @@ shows in wall-clock figures; ``valgrind --tool=callgrind`` gives load-independen
 from __future__ import annotations
 
 import argparse
+import json
 import random
 import sys
 import time
@@ -32,9 +33,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from sectormon.io.jsonl import encode_slice, slice_from_record
 from sectormon.metrics import MetricsEngine
 from sectormon.profiles.model import EventDef, GroupDef, MetricDef, Profile
-from sectormon.readings import Reading, Slice, SliceRows
+from sectormon.readings import Row, Slice
 
 THREADS = 48
 FRAME_EVERY = 50
@@ -60,10 +62,8 @@ def synthetic_profile() -> Profile:
 
 
 def real_profile() -> Profile | None:
-    try:
-        from sectormon.profiles.loader import load_profile
-    except ImportError:
-        return None
+    from sectormon.profiles.loader import load_profile
+
     try:
         return load_profile("a64fx")
     except Exception as exc:  # a broken profile must not stop the benchmark
@@ -76,44 +76,38 @@ def make_slices(profile: Profile, n: int, seed: int = 1) -> list[Slice]:
     slices = []
     t = 0.0
     per_group = []
-    for g in profile.groups:
-        pe = profile.pe_events(g)
-        cmg = profile.cmg_events(g)
-        per_group.append((g.name, pe, cmg))
+    for g in profile.groups:  # one names tuple per group and kind of unit, as the sampler has
+        per_group.append((g.name, tuple(profile.pe_events(g)), tuple(profile.cmg_events(g))))
     for i in range(n):
         name, pe, cmg = per_group[i % len(per_group)]
         t += SLICE_S
-        readings = []
+        rows: list[Row] = []
         for k in range(THREADS):
             cpu = 12 + k
-            counts = {e: rng.randrange(1_000, 40_000_000) for e in pe}
+            values = [rng.randrange(1_000, 40_000_000) for _ in pe]
             te = 20_000_000
             tr = te if rng.random() < 0.9 else te // 2
-            readings.append(Reading(f"thread:{1000 + k}", cpu, k // 12, name, te, tr, counts))
+            rows.append((f"thread:{1000 + k}", cpu, k // 12, name, te, tr, pe, values))
         if cmg:
             for c in range(4):
-                counts = {e: rng.randrange(1_000, 40_000_000) for e in cmg}
-                readings.append(Reading(f"cmg:{c}", 12 + 12 * c, c, name, 20_000_000, 20_000_000, counts))
-        slices.append(Slice(t, i, SLICE_S, name, tuple(readings), overhead_s=0.001 * i))
+                values = [rng.randrange(1_000, 40_000_000) for _ in cmg]
+                rows.append((f"cmg:{c}", 12 + 12 * c, c, name, 20_000_000, 20_000_000, cmg, values))
+        slices.append(Slice(t, i, SLICE_S, name, tuple(rows), overhead_s=0.001 * i))
     return slices
 
 
-def as_rows(slices: list[Slice]) -> list[SliceRows]:
-    """The slices as rows, one names tuple per layout for the whole feed (as the reader does)."""
-    layouts: dict[tuple[str, ...], tuple[str, ...]] = {}
-    return [SliceRows.from_slice(s, layouts) for s in slices]
+def as_read_back(slices: list[Slice]) -> list[Slice]:
+    """The slices written as recording lines and decoded by the reader's own decoder."""
+    return [slice_from_record(json.loads(encode_slice(s))) for s in slices]
 
 
-def run_engine(profile: Profile, slices: Sequence[Slice | SliceRows]) -> tuple[float, float, list[float]]:
+def run_engine(profile: Profile, slices: Sequence[Slice]) -> tuple[float, float, list[float]]:
     """Seconds for the whole feed, of that the seconds spent in frame(), and each frame's seconds."""
     engine = MetricsEngine(profile)
     per_frame: list[float] = []
     start = time.perf_counter()
     for i, s in enumerate(slices, 1):
-        if isinstance(s, SliceRows):
-            engine.add_rows(s)
-        else:
-            engine.add_slice(s)
+        engine.add_slice(s)
         if i % FRAME_EVERY == 0:
             f0 = time.perf_counter()
             engine.frame(s.t)
@@ -121,12 +115,14 @@ def run_engine(profile: Profile, slices: Sequence[Slice | SliceRows]) -> tuple[f
     return time.perf_counter() - start, sum(per_frame), per_frame
 
 
-def run_peer(slices: list[Slice]) -> float:
+def run_peer(counts: list[list[dict[str, int]]]) -> float:
+    """A plain loop adding every count of every reading into a dict (the count dicts are built
+    before timing)."""
     start = time.perf_counter()
     acc: defaultdict[str, float] = defaultdict(float)
-    for s in slices:
-        for r in s.readings:
-            for name, value in r.counts.items():
+    for readings in counts:
+        for reading in readings:
+            for name, value in reading.items():
                 acc[name] += value
     return time.perf_counter() - start
 
@@ -143,20 +139,21 @@ def main() -> int:
     if profile is None:
         profile, label_of_profile = synthetic_profile(), "synthetic 6x8"
     slices = make_slices(profile, args.slices)
-    rows = as_rows(slices)
-    readings = sum(len(s.readings) for s in slices)
-    counts = sum(len(r.counts) for s in slices for r in s.readings)
+    read_back = as_read_back(slices)
+    count_dicts = [[dict(zip(r[6], r[7], strict=True)) for r in s.rows] for s in slices]
+    readings = sum(len(s.rows) for s in slices)
+    counts = sum(len(r[7]) for s in slices for r in s.rows)
 
     best: dict[str, tuple[float, float]] = {}
-    frame_times: dict[str, list[float]] = {"slices": [], "rows": []}
+    frame_times: dict[str, list[float]] = {"sampler": [], "reader": []}
     best_peer = float("inf")
     for _ in range(args.repeat):
-        for label, feed in (("slices", slices), ("rows", rows)):
+        for label, feed in (("sampler", slices), ("reader", read_back)):
             total, frames, each = run_engine(profile, feed)
             frame_times[label] += each[1:]  # the first frame builds the caches
             if label not in best or total < best[label][0]:
                 best[label] = (total, frames)
-        best_peer = min(best_peer, run_peer(slices))
+        best_peer = min(best_peer, run_peer(count_dicts))
 
     n_frames = args.slices // FRAME_EVERY
     print(
@@ -167,21 +164,23 @@ def main() -> int:
         f"workload: {args.slices} slices x {THREADS} threads (+4 CMG units), {readings} readings, "
         f"{counts} counts, {n_frames} frames (best of {args.repeat})"
     )
-    for label, method in (("slices", "add_slice"), ("rows", "add_rows")):
+    for label in ("sampler", "reader"):
         total, frames = best[label]
         print(
-            f"engine ({method:9s}): {readings / total:10,.0f} readings/s  ({total * 1e3:.1f} ms total, "
-            f"{(total - frames) / readings * 1e6:.2f} us per reading in {method})"
+            f"engine ({label} rows): {readings / total:10,.0f} readings/s  ({total * 1e3:.1f} ms total, "
+            f"{(total - frames) / readings * 1e6:.2f} us per reading in add_slice)"
         )
-    every = sorted(frame_times["slices"] + frame_times["rows"])
+    ratio = best["reader"][0] / best["sampler"][0]
+    print(f"sampler rows vs reader rows: {ratio:.2f}x the time (1.00: the same path)")
+    every = sorted(frame_times["sampler"] + frame_times["reader"])
     if every:
         best_ms, median_ms = every[0] * 1e3, every[len(every) // 2] * 1e3
         print(
             f"frame (48 cores, 3 windows): {best_ms:.2f} ms best, {median_ms:.2f} ms median of {len(every)}"
         )
-    total = best["slices"][0]
+    total = best["sampler"][0]
     print(f"peer:    {readings / best_peer:12,.0f} readings/s  (plain loop summing the same count dicts)")
-    print(f"ratio engine (add_slice)/peer: {total / best_peer:.1f}x the time")
+    print(f"ratio engine/peer: {total / best_peer:.1f}x the time")
     target = 200_000
     verdict = "meets" if readings / total >= target else "MISSES"
     print(f"target {target:,} readings/s: {verdict}")

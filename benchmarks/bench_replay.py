@@ -6,13 +6,11 @@ per-PE events (6-8 each). It is written with :class:`RecordingWriter` into a tem
 (never the repo) and then measured in the same run:
 
 - write: RecordingWriter lines/s (the recorder's cost on the sampler thread);
-- parse (slices): :func:`open_recording` iterated to Slice/Mark objects (JSON + validation +
-  dataclasses), what ``compare``'s callers and the tests see;
-- parse (rows): ``open_recording(path, rows=True)``, slices as :class:`SliceRows` (JSON + validation,
-  no Reading objects): what replay reads. Both next to ``jq -c . FILE > /dev/null`` on the same
-  file (the ratio is the target, >= 1x jq) and to bare ``json.loads`` per line (the floor);
+- parse: :func:`open_recording` iterated to :class:`Slice` and :class:`Mark` (JSON + validation),
+  what replay reads, next to ``jq -c . FILE > /dev/null`` on the same file (the ratio is the
+  target, >= 1x jq) and to bare ``json.loads`` per line (the floor);
 - replay: the full replay to frames through today's engine (target <= 30 s for the hour), in one
-  process, with one reader process (:mod:`sectormon.sources.replay_worker`: JSON, checks and
+  process, with one reader process (:mod:`sectormon.session.replay_worker`: JSON, checks and
   row sums in a second process beside the frames), which a large replay uses on 2 CPUs, and with
   the reader processes sectormon picks on 3+ CPUs (they share the file, span by span);
 - final frame only: what ``compare`` does per side (the frames before the last are not built), in
@@ -46,7 +44,7 @@ from typing import Any
 
 from sectormon.io import RecordingWriter, open_recording
 from sectormon.profiles.loader import load_profile, profile_to_dict
-from sectormon.readings import Mark, Reading, Slice, SliceRows
+from sectormon.readings import Mark, Row, Slice
 
 CORES = 48
 RATE = 50  # slices per second
@@ -74,21 +72,22 @@ def build_header(profile_dict: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def reading_pool(profile: Any, rng: random.Random) -> dict[str, list[tuple[Reading, ...]]]:
+def reading_pool(profile: Any, rng: random.Random) -> dict[str, list[tuple[Row, ...]]]:
     te = int(TIMESLICE * 1e9)
-    pool: dict[str, list[tuple[Reading, ...]]] = {}
+    pool: dict[str, list[tuple[Row, ...]]] = {}
     for group in profile.groups:
-        events = profile.pe_events(group)
+        events = tuple(profile.pe_events(group))
         pool[group.name] = [
             tuple(
-                Reading(
-                    unit=f"cpu:{cpu}",
-                    core=cpu,
-                    cmg=cpu // 12,
-                    group=group.name,
-                    time_enabled=te + rng.randrange(0, 5000),
-                    time_running=te + rng.randrange(0, 5000),
-                    counts={e: rng.randrange(10_000, 44_000_000) for e in events},
+                (
+                    f"cpu:{cpu}",
+                    cpu,
+                    cpu // 12,
+                    group.name,
+                    te + rng.randrange(0, 5000),
+                    te + rng.randrange(0, 5000),
+                    events,
+                    [rng.randrange(10_000, 44_000_000) for _ in events],
                 )
                 for cpu in range(CORES)
             )
@@ -114,7 +113,7 @@ def generate(path: Path, minutes: float) -> tuple[int, float]:
                     index=i,
                     duration=TIMESLICE,
                     group=group,
-                    readings=readings,
+                    rows=readings,
                     overhead_s=i * 2e-6,
                 )
             )
@@ -130,17 +129,6 @@ def parse_only(path: Path) -> tuple[int, int, float]:
     with open_recording(path) as stream:
         for item in stream:
             if isinstance(item, Slice):
-                slices += 1
-                readings += len(item.readings)
-    return slices, readings, time.perf_counter() - start
-
-
-def parse_rows(path: Path) -> tuple[int, int, float]:
-    start = time.perf_counter()
-    slices = readings = 0
-    with open_recording(path, rows=True) as stream:
-        for item in stream:
-            if isinstance(item, SliceRows):
                 slices += 1
                 readings += len(item.rows)
     return slices, readings, time.perf_counter() - start
@@ -217,7 +205,7 @@ def interpreter() -> str:
 
 def _switch(worker: str) -> None:
     """``"0"``: one process; ``"N"``: N reader processes; ``""``: what sectormon picks here."""
-    from sectormon.sources import replay_worker
+    from sectormon.session import replay_worker
 
     if worker:
         os.environ[replay_worker.ENV_SWITCH] = worker
@@ -227,7 +215,7 @@ def _switch(worker: str) -> None:
 
 def replay(path: Path, worker: str) -> tuple[int, float]:
     """Full replay to frames (``worker`` as in :func:`_switch`)."""
-    from sectormon.sources.replay import replay_frames
+    from sectormon.session.replay import replay_frames
 
     _switch(worker)
     start = time.perf_counter()
@@ -240,7 +228,7 @@ def replay(path: Path, worker: str) -> tuple[int, float]:
 
 def final_only(path: Path, worker: str) -> float:
     """What ``compare`` does per side: replay to the final frame, the frames before it unbuilt."""
-    from sectormon.sources.replay import final_frame
+    from sectormon.session.replay import final_frame
 
     _switch(worker)
     start = time.perf_counter()
@@ -250,7 +238,7 @@ def final_only(path: Path, worker: str) -> float:
 
 def picked(path: Path, *, frames: bool) -> int:
     """How many reader processes sectormon picks for this file on this machine."""
-    from sectormon.sources import replay_worker
+    from sectormon.session import replay_worker
 
     _switch("")
     with open_recording(path) as stream:
@@ -297,24 +285,16 @@ def main() -> int:
         t_jq: float | None = None
         if not args.skip_parse:
             parse_runs: list[float] = []
-            rows_runs: list[float] = []
             json_runs: list[float] = []
             for _ in range(args.repeat):  # alternated, as the replay modes
                 _slices, readings, t = parse_only(path)
                 parse_runs.append(t)
-                _slices, row_count, t = parse_rows(path)
-                assert row_count == readings
-                rows_runs.append(t)
                 if not args.gzip:
                     json_runs.append(json_only(path))
-            t_parse, t_rows = min(parse_runs), min(rows_runs)
+            t_parse = min(parse_runs)
             print(
-                f"parse (slices): {t_parse:7.2f} s{_of(parse_runs)}  {lines / t_parse:9.0f} lines/s  "
+                f"parse  : {t_parse:7.2f} s{_of(parse_runs)}  {lines / t_parse:9.0f} lines/s  "
                 f"{readings / t_parse / 1e6:.2f} M readings/s  (hour: {t_parse * scale:.1f} s)"
-            )
-            print(
-                f"parse (rows)  : {t_rows:7.2f} s{_of(rows_runs)}  {lines / t_rows:9.0f} lines/s  "
-                f"{readings / t_rows / 1e6:.2f} M readings/s  (hour: {t_rows * scale:.1f} s)"
             )
             if json_runs:
                 t_json = min(json_runs)
@@ -328,10 +308,7 @@ def main() -> int:
             else:
                 print(f"jq -c .: {t_jq:7.2f} s{_of(jq_runs)}  {lines / t_jq:9.0f} lines/s")
                 if not args.skip_parse:
-                    print(
-                        f"ratio  : parse (slices) is {t_jq / t_parse:.2f}x jq's speed, "
-                        f"parse (rows) {t_jq / t_rows:.2f}x (target >= 1x)"
-                    )
+                    print(f"ratio  : parse is {t_jq / t_parse:.2f}x jq's speed (target >= 1x)")
         if not args.skip_replay:
             cpus = len(os.sched_getaffinity(0))
             if cpus == 1:

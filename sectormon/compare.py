@@ -302,7 +302,7 @@ class Side:
 
 def load_recording_side(path: str, *, skip_bad: bool = False) -> Side:
     from sectormon.profiles.loader import profile_from_dict
-    from sectormon.sources.replay import final_frame
+    from sectormon.session.replay import final_frame
 
     header, frame, stream = final_frame(path, skip_bad=skip_bad)
     source = header.get("source")

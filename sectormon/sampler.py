@@ -20,7 +20,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from sectormon.errors import SectormonError
-from sectormon.readings import U64, GroupValues, Reading, Slice, Unit, make_reading
+from sectormon.perf.group import GroupValues
+from sectormon.readings import U64, Row, Slice, Unit
 from sectormon.schedule import Deadlines, PlannedGroup, RotationPlan
 from sectormon.sources.base import CounterGroup, Source
 
@@ -36,15 +37,14 @@ class _Counter:
     names: tuple[str, ...]
     last: GroupValues | None = None
 
-    def delta(self, now: GroupValues) -> tuple[dict[str, int], int, int]:
+    def delta(self, now: GroupValues) -> tuple[list[int], int, int]:
+        """Values and times since the previous read; ``% U64`` survives a counter wrap."""
         prev = self.last
         self.last = now
         if prev is None:
-            return dict(zip(self.names, now.values, strict=True)), now.time_enabled, now.time_running
-        # delta_u64 written out (``% U64``): this runs for every unit in every timeslice.
-        counts = {n: (v - p) % U64 for n, v, p in zip(self.names, now.values, prev.values, strict=True)}
+            return list(now.values), now.time_enabled, now.time_running
         return (
-            counts,
+            [(v - p) % U64 for v, p in zip(now.values, prev.values, strict=True)],
             (now.time_enabled - prev.time_enabled) % U64,
             (now.time_running - prev.time_running) % U64,
         )
@@ -91,6 +91,12 @@ class Sampler:
         self._on_slice = on_slice
         self._on_warning = on_warning or (lambda _msg: None)
         self._cmg_enabled = cmg_enabled and any(g.cmg_events for g in plan.groups)
+        # One names tuple per group and kind of unit: rows of a layout share it (see Row).
+        self._names: dict[tuple[str, bool], tuple[str, ...]] = {
+            (g.name, cmg): tuple(e.name for e in (g.cmg_events if cmg else g.pe_events))
+            for g in plan.groups
+            for cmg in (False, True)
+        }
         self._units: dict[str, _UnitState] = {}
         self._members: dict[str, _Members] = {}  # per group, built from _units when they change
         self._last_alive: tuple[Unit, ...] | None = None  # the alive units of the last poll
@@ -98,37 +104,14 @@ class Sampler:
         self._fds_warned = False
         self._counting = False  # past the first poll: a unit that cannot be opened no longer stops the run
         self._stop = threading.Event()
-        self._thread: threading.Thread | None = None
         self._cpu_start = 0.0
         self._wall_start = 0.0
         self._waiting_cpu = 0.0
-        self.error: BaseException | None = None
         self.slices = 0
 
-    # -- lifecycle -----------------------------------------------------------------------------
-
-    def start(self) -> None:
-        """Run the rotation in a background thread (the TUI path)."""
-        self._thread = threading.Thread(target=self._run_guarded, name="sectormon-sampler", daemon=True)
-        self._thread.start()
-
     def stop(self) -> None:
+        """Ask the loop to end after the current slice (from any thread)."""
         self._stop.set()
-
-    def join(self, timeout: float | None = None) -> None:
-        if self._thread is not None:
-            self._thread.join(timeout)
-
-    @property
-    def stopping(self) -> bool:
-        return self._stop.is_set()
-
-    def _run_guarded(self) -> None:
-        try:
-            self.run()
-        except BaseException as exc:  # surfaced by the session; a thread must not die silently
-            self.error = exc
-            self._stop.set()
 
     # -- the loop ------------------------------------------------------------------------------
 
@@ -171,7 +154,7 @@ class Sampler:
                     rotation += 1
                     current = self._plan.group_at(rotation)
                     self._switch(done, current)
-                readings = self._read(done)
+                rows = self._read(done)
                 # Poll only after reading: units opened now were not counting in this slice; they
                 # start with the group that is running now. When stopping, every unit ends here.
                 ended = () if stopping else self._refresh_units(start=current)
@@ -184,7 +167,7 @@ class Sampler:
                     index=self.slices,
                     duration=max(0.0, now - slice_start),
                     group=done.name,
-                    readings=readings,
+                    rows=rows,
                     overhead_s=overhead,
                     ended=ended,
                 )
@@ -260,7 +243,7 @@ class Sampler:
                     self._skip_for_fds(unit, exc)
                     return
                 raise
-            state.counters[group.name] = _Counter(handle, tuple(e.name for e in events))
+            state.counters[group.name] = _Counter(handle, self._names[group.name, unit.kind == "cmg"])
         self._units[unit.key] = state
         self._units_changed()
         if opened is not None:
@@ -346,9 +329,9 @@ class Sampler:
             if after is not None:
                 self._toggle(after, enable=True)
 
-    def _read(self, group: PlannedGroup) -> tuple[Reading, ...]:
-        readings: list[Reading] = []
-        append = readings.append
+    def _read(self, group: PlannedGroup) -> tuple[Row, ...]:
+        rows: list[Row] = []
+        append = rows.append
         name = group.name
         members = self._members_of(name)
         for key, state, counter in zip(members.keys, members.states, members.counters, strict=True):
@@ -357,7 +340,7 @@ class Sampler:
                 # Nothing of this group counts on this unit (a CMG unit while a group without
                 # CMG-wide events runs): an empty reading still says the unit was there, so its
                 # present time starts with the session and scaling stays right whatever the order.
-                append(make_reading(key, unit.core, unit.cmg, name, 0, 0, {}))
+                append((key, unit.core, unit.cmg, name, 0, 0, (), []))
                 continue
             try:
                 values = counter.group.read()
@@ -365,9 +348,9 @@ class Sampler:
                 if _is_gone(exc):
                     continue
                 raise
-            counts, enabled, running = counter.delta(values)
-            append(make_reading(key, unit.core, unit.cmg, name, enabled, running, counts))
-        return tuple(readings)
+            deltas, enabled, running = counter.delta(values)
+            append((key, unit.core, unit.cmg, name, enabled, running, counter.names, deltas))
+        return tuple(rows)
 
 
 def _is_gone(exc: SectormonError) -> bool:

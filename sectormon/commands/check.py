@@ -8,7 +8,6 @@ when at least one group has an event that counts, 1 (with the reason) when nothi
 from __future__ import annotations
 
 import argparse
-import importlib
 import json
 import sys
 from collections.abc import Mapping, Sequence
@@ -16,9 +15,10 @@ from typing import Any
 
 from sectormon.errors import SectormonError
 from sectormon.hostinfo import HostInfo, collect_hostinfo, paranoid_meaning
-from sectormon.profiles.loader import auto_profile_name, load_profile
+from sectormon.perf import probe as perf_probe
+from sectormon.perf.probe import ProbeResult
+from sectormon.profiles.loader import resolve_profile
 from sectormon.profiles.model import EventDef, Profile
-from sectormon.sources.base import ProbeResult
 from sectormon.topology import Topology, format_cpu_list, load_topology
 
 SCHEMA = "sectormon/check/1"
@@ -45,30 +45,12 @@ def configure(parser: argparse.ArgumentParser) -> None:
     add_host_options(parser)
 
 
-def probe_events(events: Sequence[EventDef], *, exclude_kernel: bool = True) -> dict[str, ProbeResult]:
-    """The perf probe (imported lazily so ``check`` still reports the host when perf cannot load)."""
-    module = importlib.import_module("sectormon.perf.probe")
-    result: dict[str, ProbeResult] = module.probe_events(events, exclude_kernel=exclude_kernel)
-    return result
-
-
 def run_probe(events: Sequence[EventDef]) -> tuple[dict[str, ProbeResult], str]:
     """(results, "") or ({}, reason the probe could not run)."""
     try:
-        return probe_events(events, exclude_kernel=True), ""
-    except ImportError as exc:
-        return {}, f"the perf wrapper is unavailable ({exc})"
+        return perf_probe.probe_events([(e.name, e.spec) for e in events], exclude_kernel=True), ""
     except (SectormonError, OSError) as exc:
         return {}, f"the event probe failed: {exc}"
-
-
-def resolve_profile(args: argparse.Namespace, topology: Topology) -> tuple[Profile, str]:
-    """(profile, how it was chosen)."""
-    if args.profile:
-        return load_profile(args.profile, variant=topology.variant), "--profile"
-    name = auto_profile_name(topology)
-    why = "auto: A64FX detected" if topology.is_a64fx else "auto: not an A64FX"
-    return load_profile(name, variant=topology.variant), why
 
 
 def group_status(profile: Profile, probe: Mapping[str, ProbeResult]) -> list[dict[str, Any]]:
@@ -303,7 +285,7 @@ def _code_text(event: EventDef) -> str:
 def run(args: argparse.Namespace) -> int:
     host = collect_hostinfo(args.sysfs_root, args.procfs_root)
     topology = load_topology(args.sysfs_root, args.procfs_root)
-    profile, chosen = resolve_profile(args, topology)
+    profile, chosen = resolve_profile(args.profile, topology)
     probe, probe_error = run_probe(tuple(profile.events.values()))
     report = build_report(host, topology, profile, chosen, probe, probe_error)
     if args.json:

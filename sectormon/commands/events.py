@@ -13,8 +13,9 @@ from collections.abc import Mapping
 from typing import Any
 
 from sectormon.commands import check
+from sectormon.perf.probe import ProbeResult
+from sectormon.profiles.loader import resolve_profile
 from sectormon.profiles.model import Profile
-from sectormon.sources.base import ProbeResult
 from sectormon.topology import load_topology
 
 SCHEMA = "sectormon/events/1"
@@ -127,7 +128,7 @@ def render_text(record: Mapping[str, Any], probed: bool) -> str:
 
 def run(args: argparse.Namespace) -> int:
     topology = load_topology(args.sysfs_root, args.procfs_root)
-    profile, _ = check.resolve_profile(args, topology)
+    profile, _ = resolve_profile(args.profile, topology)
     probe: dict[str, ProbeResult] | None = None
     probe_error = ""
     if args.probe:

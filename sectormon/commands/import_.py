@@ -39,7 +39,7 @@ def run(args: argparse.Namespace) -> int:
         )
     to_stdout = args.output == "-"  # as in most Unix tools: `-o - | jq ...`
     conversion = write_recording(measurement, "/dev/stdout" if to_stdout else args.output)
-    readings = sum(len(s.readings) for s in conversion.slices)
+    readings = sum(len(s.rows) for s in conversion.slices)
     print(
         f"sectormon: wrote {'the recording to stdout' if to_stdout else args.output}: "
         f"{len(measurement.sets)} event sets, {readings} readings in one "

@@ -68,7 +68,7 @@ def _warn(message: str) -> None:
 def _run_json(args: argparse.Namespace) -> int:
     from sectormon.io.reader import open_recording
     from sectormon.io.stream import JsonStream
-    from sectormon.sources.replay import frame_builder, replay_frames, stream_header
+    from sectormon.session.replay import frame_builder, replay_frames, stream_header
 
     with open_recording(args.file, skip_bad=args.skip_bad) as stream:
         frame_builder(stream.header, args.file)  # a bad profile fails before anything is printed
@@ -99,7 +99,7 @@ def _run_tui(args: argparse.Namespace) -> int:
     runner = _tui_runner()
     if runner is None:
         raise UsageError("the TUI is not available in this installation; use 'sectormon replay FILE --json'")
-    from sectormon.sources.replay import ReplaySession
+    from sectormon.session.replay import ReplaySession
 
     # Warnings found while scanning print before the TUI takes the screen.
     session = ReplaySession(

@@ -31,7 +31,7 @@ from sectormon.fapp.names import CYCLES_NAME, event_def
 from sectormon.fapp.report import report_profile
 from sectormon.io.jsonl import RECORDING_SCHEMA
 from sectormon.profiles.model import EventDef, GroupDef, MetricDef, Profile
-from sectormon.readings import Mark, Reading, Slice
+from sectormon.readings import Mark, Row, Slice
 
 SLICE_GROUP = "fapp"
 """The slice's ``group``: all event sets at once (each reading names its own set)."""
@@ -121,23 +121,26 @@ def _ns(ticks: int, cntfrq: float) -> int:
     return round(ticks / cntfrq * 1e9)
 
 
-def _readings(m: Measurement, event_set: EventSet, cmg: int) -> list[Reading]:
+def _rows(m: Measurement, event_set: EventSet, cmg: int) -> list[Row]:
     """The set's readings: one per thread row, plus one on the CMG unit for its CMG-wide events.
 
     Time enabled = running (the row's CNTVCT in ns): fapp counted each event the whole run, so the
     engine's multiplexing correction must not act.
     """
-    readings: list[Reading] = []
+    rows: list[Row] = []
     for row in event_set.rows:
         ns = _ns(row.cntvct, m.cntfrq_hz)
         counts = row_counts(event_set, row)
-        readings.append(Reading(f"thread:{row.thread}", None, cmg, event_set.name, ns, ns, counts))
+        unit = f"thread:{row.thread}"
+        rows.append((unit, None, cmg, event_set.name, ns, ns, tuple(counts), list(counts.values())))
     cmg_values = cmg_counts(event_set)
     if cmg_values:
         ticks = sum(r.cntvct for r in event_set.rows) / len(event_set.rows)
         ns = _ns(round(ticks), m.cntfrq_hz)
-        readings.append(Reading(f"cmg:{cmg}", None, cmg, event_set.name, ns, ns, cmg_values))
-    return readings
+        rows.append(
+            (f"cmg:{cmg}", None, cmg, event_set.name, ns, ns, tuple(cmg_values), list(cmg_values.values()))
+        )
+    return rows
 
 
 def region_seconds(m: Measurement) -> float:
@@ -160,8 +163,8 @@ def convert(m: Measurement) -> Conversion:
     profile = build_profile(m)
     cmg = _cmg_id(m.info)
     t = region_seconds(m)
-    readings = [r for event_set in m.sets.values() for r in _readings(m, event_set, cmg)]
-    slices = [Slice(t=t, index=0, duration=t, group=SLICE_GROUP, readings=tuple(readings))]
+    rows = [r for event_set in m.sets.values() for r in _rows(m, event_set, cmg)]
+    slices = [Slice(t=t, index=0, duration=t, group=SLICE_GROUP, rows=tuple(rows))]
     groups = {
         g.name: {
             "pe": [e for e in g.events if profile.events[e].scope == "pe"],

@@ -1,9 +1,8 @@
 """sectormon.io: the on-disk and on-the-wire formats (recording writer and reader, JSON Lines).
 
 The recording format (version 2: readings as rows) is documented in the README ("Recordings") and
-:mod:`sectormon.io.jsonl`; ``open_recording(path, rows=True)`` reads slices as
-:class:`sectormon.readings.SliceRows`, the replay hot path. The JSON stream writer of the live
-monitor lives in :mod:`sectormon.io.stream`.
+:mod:`sectormon.io.jsonl`; ``open_recording(path)`` streams its slices and marks. The JSON stream
+writer of the live monitor lives in :mod:`sectormon.io.stream`.
 """
 
 from __future__ import annotations

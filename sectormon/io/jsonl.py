@@ -9,7 +9,7 @@ against a table of event layouts instead of one object per reading::
 
 A row is ``[unit, core, cmg, group, te, tr, layout, values]``: ``values[i]`` counts
 ``events[layout][i]``. That is a third of the bytes of version 1 and well under half its
-``json.loads`` time, and it decodes straight into :class:`SliceRows` (the engine's hot path): one
+``json.loads`` time, and it decodes straight into :class:`Slice` rows (what the engine takes): one
 pass of plain type tests per row (measured faster on CPython 3.11 than transposing the rows with
 ``zip`` for column checks), and one C-level pass over all the counts of the slice, never one
 Python statement per count. When a check fails, :func:`_row_problem` finds the precise problem,
@@ -28,7 +28,7 @@ from array import array
 from collections.abc import Mapping
 from typing import Any
 
-from sectormon.readings import MARK_KINDS, Mark, Row, Slice, SliceRows
+from sectormon.readings import MARK_KINDS, Mark, Row, Slice
 
 FORMAT_VERSION = 2
 """The version of every record kind this sectormon writes (``sectormon/<kind>/2``)."""
@@ -51,34 +51,22 @@ class BadRecord(ValueError):
 # --------------------------------------------------------------------------------------------- encode
 
 
-def slice_record(s: Slice | SliceRows) -> dict[str, Any]:
+def slice_record(s: Slice) -> dict[str, Any]:
     """The JSON record of a slice (``te``/``tr`` = time_enabled/time_running in ns).
 
-    Runs on the sampler thread for every slice: one tuple, one dict lookup and two small lists per
-    reading, then the C encoder.
+    Runs on the sampler thread for every slice: one dict lookup and one small list per row, then
+    the C encoder.
     """
     layouts: dict[tuple[str, ...], int] = {}
     events: list[tuple[str, ...]] = []
     rows: list[list[Any]] = []
     append = rows.append
-    if isinstance(s, SliceRows):
-        for unit, core, cmg, group, te, tr, names, values in s.rows:
-            index = layouts.get(names)
-            if index is None:
-                index = layouts[names] = len(events)
-                events.append(names)
-            append([unit, core, cmg, group, te, tr, index, list(values)])
-    else:
-        for r in s.readings:
-            counts = r.counts
-            names = tuple(counts)
-            index = layouts.get(names)
-            if index is None:
-                index = layouts[names] = len(events)
-                events.append(names)
-            append(
-                [r.unit, r.core, r.cmg, r.group, r.time_enabled, r.time_running, index, list(counts.values())]
-            )
+    for unit, core, cmg, group, te, tr, names, values in s.rows:
+        index = layouts.get(names)
+        if index is None:
+            index = layouts[names] = len(events)
+            events.append(names)
+        append([unit, core, cmg, group, te, tr, index, values])
     return {
         "schema": SLICE_SCHEMA,
         "t": s.t,
@@ -105,7 +93,7 @@ def header_record(header: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
-def encode_slice(s: Slice | SliceRows) -> str:
+def encode_slice(s: Slice) -> str:
     return encode(slice_record(s))
 
 
@@ -199,8 +187,8 @@ def _layouts(raw: object) -> list[tuple[str, ...]]:
     return out
 
 
-def slice_rows_from_record(rec: Mapping[str, Any], *, no_bools: bool = False) -> SliceRows:
-    """A current-version slice record as :class:`SliceRows`; :class:`BadRecord` when malformed.
+def slice_from_record(rec: Mapping[str, Any], *, no_bools: bool = False) -> Slice:
+    """A current-version slice record as a :class:`Slice`; :class:`BadRecord` when malformed.
 
     ``no_bools=True`` is for a caller that knows the record's JSON text has no ``true`` or
     ``false`` at all, e.g. from the line's bytes: then no count can be a bool, and the counts are
@@ -211,7 +199,7 @@ def slice_rows_from_record(rec: Mapping[str, Any], *, no_bools: bool = False) ->
     raw = rec.get("readings")
     if type(raw) is not list:
         raise BadRecord("slice 'readings' must be a list")
-    return SliceRows(t, index, duration, group, _rows(raw, layouts, no_bools), overhead_s, ended)
+    return Slice(t, index, duration, group, _rows(raw, layouts, no_bools), overhead_s, ended)
 
 
 def no_bools_in(text: bytes) -> bool:
@@ -311,11 +299,6 @@ def _row_error(i: int, r: object, layouts: list[tuple[str, ...]]) -> str | None:
         if type(v) is not int or v < 0:
             return f"reading {i}: counts must be non-negative integers, got {_short_repr(v)}"
     return None
-
-
-def slice_from_record(rec: Mapping[str, Any]) -> Slice:
-    """A current-version slice record as a :class:`Slice`; :class:`BadRecord` when malformed."""
-    return slice_rows_from_record(rec).to_slice()
 
 
 def mark_from_record(rec: Mapping[str, Any]) -> Mark:

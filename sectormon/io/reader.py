@@ -1,24 +1,10 @@
 """The recording reader: streams a header, then slices and marks, and migrates older versions.
 
-A recording may have been cut by a crash, ``kill -9`` or a full disk: a truncated last line (no
-newline, or not valid JSON, at the end of the file) and a gzip stream that stops mid-way are
-skipped with a warning. Anything wrong in the middle of the file is a :class:`RecordingError`
-naming the file and line, unless ``skip_bad`` is set (then the line is counted in ``skipped``).
-A record from a newer sectormon is refused with the version this one supports; an older record is
-brought up to date through :data:`MIGRATIONS`, one version step at a time.
-
-Iterating a stream yields :class:`Slice` and :class:`Mark`; a stream opened with ``rows=True``
-(or iterated with :meth:`RecordingStream.iter_rows`) yields :class:`SliceRows` instead of
-:class:`Slice`: the replay hot path, which never builds a :class:`Reading` per reading. Version-1
-slices (every recording made before format 2) are decoded directly by :mod:`sectormon.io.v1`
-rather than through ``MIGRATIONS[1]``, which gives the same result one record copy slower.
-
-Migrations: ``MIGRATIONS[v]`` turns a record of format version ``v`` (any kind: the function
-dispatches on its ``schema``) into version ``v + 1``. Version 0 never shipped: it is a synthetic
-shape kept to exercise this path (see ``docs/recording.md``): readings stored
-``time_enabled``/``time_running`` instead of ``te``/``tr``, and marks stored their label as ``note``.
-Version 1 -> 2 turns a slice's reading objects into rows against an ``events`` table (see
-:mod:`sectormon.io.jsonl`); headers and marks only change their ``schema``.
+A recording cut by a crash, ``kill -9`` or a full disk (a truncated last line, a gzip stream that
+stops mid-way) is read up to its last whole line, with a warning. Anything wrong in the middle of
+the file is a :class:`RecordingError` naming the file and line, unless ``skip_bad`` is set. A
+record from a newer sectormon is refused; an older one is brought up to date through
+:data:`MIGRATIONS` (version-1 slices are decoded directly by :mod:`sectormon.io.v1`).
 """
 
 from __future__ import annotations
@@ -30,7 +16,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
-from typing import IO, Any, Generic, Literal, TypeVar, overload
+from typing import IO, Any
 
 from sectormon.errors import DataError
 from sectormon.io.jsonl import (
@@ -45,10 +31,10 @@ from sectormon.io.jsonl import (
     no_bools_in,
     number,
     parse_schema,
-    slice_rows_from_record,
+    slice_from_record,
 )
-from sectormon.io.v1 import SLICE_SCHEMA_V1, rows_from_v1, slice_from_v1
-from sectormon.readings import Mark, Slice, SliceRows
+from sectormon.io.v1 import SLICE_SCHEMA_V1, slice_from_v1
+from sectormon.readings import Mark, Slice
 
 # The --json stream's records (sectormon.frames; io does not import it): a header, then frames.
 _FRAME_STREAM_SCHEMAS = ("sectormon/header/", "sectormon/frame/")
@@ -62,8 +48,6 @@ GZIP_PIECE = 1 << 16
 GZIP_MAGIC = b"\x1f\x8b"
 
 Item = Slice | Mark
-S = TypeVar("S", Slice, SliceRows)
-"""What a stream yields for a slice: :class:`Slice` (the default) or :class:`SliceRows` (``rows=True``)."""
 
 
 class RecordingError(DataError):
@@ -71,27 +55,6 @@ class RecordingError(DataError):
 
 
 # ----------------------------------------------------------------------------------------- migrations
-
-
-def _v0_to_v1(rec: dict[str, Any]) -> dict[str, Any]:
-    """Synthetic v0 -> v1: ``time_enabled``/``time_running`` -> ``te``/``tr``; mark ``note`` -> ``label``."""
-    kind, _ = parse_schema(rec.get("schema"))
-    out = dict(rec)
-    out["schema"] = f"sectormon/{kind}/1"
-    if kind == "slice" and isinstance(rec.get("readings"), list):
-        readings = []
-        for r in rec["readings"]:
-            if isinstance(r, dict):
-                r = dict(r)
-                if "time_enabled" in r:
-                    r["te"] = r.pop("time_enabled")
-                if "time_running" in r:
-                    r["tr"] = r.pop("time_running")
-            readings.append(r)
-        out["readings"] = readings
-    elif kind == "mark" and "note" in out:
-        out["label"] = out.pop("note")
-    return out
 
 
 def _v1_to_v2(rec: dict[str, Any]) -> dict[str, Any]:
@@ -108,7 +71,7 @@ def _v1_to_v2(rec: dict[str, Any]) -> dict[str, Any]:
     layouts: dict[tuple[str, ...], int] = {}
     events: list[list[str]] = []
     rows: list[list[Any]] = []
-    for unit, core, cmg, group, te, tr, names, values in rows_from_v1(rec).rows:
+    for unit, core, cmg, group, te, tr, names, values in slice_from_v1(rec).rows:
         index = layouts.get(names)
         if index is None:
             index = layouts[names] = len(events)
@@ -120,7 +83,7 @@ def _v1_to_v2(rec: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-MIGRATIONS: dict[int, Callable[[dict[str, Any]], dict[str, Any]]] = {0: _v0_to_v1, 1: _v1_to_v2}
+MIGRATIONS: dict[int, Callable[[dict[str, Any]], dict[str, Any]]] = {1: _v1_to_v2}
 """``MIGRATIONS[v]`` upgrades one record from format version ``v`` to ``v + 1``."""
 
 
@@ -139,10 +102,6 @@ def migrate(rec: dict[str, Any], version: int) -> dict[str, Any]:
 
 
 # -------------------------------------------------------------------------------------- line source
-
-
-class _Truncated(Exception):
-    """The gzip stream ended before its end marker (the writer was cut)."""
 
 
 class _Corrupt(Exception):
@@ -251,34 +210,16 @@ class _State:
     warned_kinds: dict[str, int] = field(default_factory=dict)  # unknown mark kind -> its warning's index
 
 
-class RecordingStream(Generic[S]):
+class RecordingStream:
     """An open recording: ``header`` is read at once, iteration yields slices and marks in file order.
 
-    Slices come as :class:`Slice` by default, as :class:`SliceRows` when opened with ``rows=True``
-    (:meth:`iter_rows` gives rows whatever the stream was opened with). Iterate once. ``skipped``
-    counts lines not used (bad lines under ``skip_bad`` and a truncated last line); ``warnings``
-    holds one line per problem that did not stop the read.
+    Iterate once. ``skipped`` counts lines not used (bad lines under ``skip_bad`` and a truncated
+    last line); ``warnings`` holds one line per problem that did not stop the read.
     """
 
-    @overload
-    def __init__(
-        self: RecordingStream[Slice], path: str | Path, *, skip_bad: bool = ..., rows: Literal[False] = ...
-    ) -> None: ...
-
-    @overload
-    def __init__(
-        self: RecordingStream[SliceRows], path: str | Path, *, skip_bad: bool = ..., rows: Literal[True]
-    ) -> None: ...
-
-    @overload
-    def __init__(
-        self: RecordingStream[Any], path: str | Path, *, skip_bad: bool = ..., rows: bool
-    ) -> None: ...
-
-    def __init__(self, path: str | Path, *, skip_bad: bool = False, rows: bool = False) -> None:
+    def __init__(self, path: str | Path, *, skip_bad: bool = False) -> None:
         self.path = str(path)
         self.skip_bad = skip_bad
-        self.rows = rows
         self.skipped = 0
         self.end_seen = False  # the `end` mark was read (read to the end without one: cut)
         self.warnings: list[str] = []
@@ -309,26 +250,21 @@ class RecordingStream(Generic[S]):
 
     # ------------------------------------------------------------------------------------- public
 
-    def __iter__(self) -> Iterator[S | Mark]:
+    def __iter__(self) -> Iterator[Slice | Mark]:
         self._start()
-        return self._items(self.rows)  # type: ignore[return-value]  # S follows self.rows
+        return self._items()
 
-    def iter_rows(self) -> Iterator[SliceRows | Mark]:
-        """Iterate with slices as :class:`SliceRows`, however the stream was opened (replay uses it)."""
-        self._start()
-        return self._items(True)  # type: ignore[return-value]
-
-    def resume_after(self, line: int, last_slice_t: float) -> Iterator[S | Mark]:
+    def resume_after(self, line: int, last_slice_t: float) -> Iterator[Slice | Mark]:
         """Iterate from the record after ``line`` (lines up to it are skipped unparsed).
 
         For a replay restarting from an engine snapshot taken after the slice at ``line``.
         """
         self._start()
         self._state.last_slice_t = last_slice_t
-        return self._items(self.rows, after=line)  # type: ignore[return-value]
+        return self._items(after=line)
 
-    def iter_span(self, start: int, end: int | None, *, last_slice_t: float) -> Iterator[SliceRows | Mark]:
-        """Iterate, as rows, the lines of bytes ``start`` to ``end`` of a plain file (``None``: to
+    def iter_span(self, start: int, end: int | None, *, last_slice_t: float) -> Iterator[Slice | Mark]:
+        """Iterate the lines of bytes ``start`` to ``end`` of a plain file (``None``: to
         its end): what one of several readers of a recording reads (a replay's reader processes).
 
         ``start`` and ``end`` are line starts; ``last_slice_t`` is the time of the slice before
@@ -350,7 +286,7 @@ class RecordingStream(Generic[S]):
         self._file.seek(start)
         chunks = _plain_chunks(self._file, b"") if end is None else _span_chunks(self._file, end)
         self._lines = self._numbered_lines(chunks, 0, at_end=end is None)
-        return self._items(True)  # type: ignore[return-value]
+        return self._items()
 
     @property
     def kind_warnings(self) -> dict[str, int]:
@@ -361,7 +297,7 @@ class RecordingStream(Generic[S]):
     def close(self) -> None:
         self._file.close()
 
-    def __enter__(self) -> RecordingStream[S]:
+    def __enter__(self) -> RecordingStream:
         return self
 
     def __exit__(
@@ -523,45 +459,38 @@ class RecordingStream(Generic[S]):
             )
         return kind, version
 
-    def _items(self, rows: bool, after: int = 0) -> Iterator[Slice | SliceRows | Mark]:
+    def _items(self, after: int = 0) -> Iterator[Slice | Mark]:
         decode = self._decode
         for lineno, line, is_last in self._lines:
             if lineno <= after:
                 continue
-            item = decode(lineno, line, is_last, rows)
+            item = decode(lineno, line, is_last)
             if item is not None:
                 yield item
 
-    def _decode(self, lineno: int, line: bytes, is_last: bool, rows: bool) -> Slice | SliceRows | Mark | None:
-        """One line as a slice (rows or not) or mark; ``None`` when skipped (bad under skip_bad, cut,
-        unknown mark kind)."""
+    def _decode(self, lineno: int, line: bytes, is_last: bool) -> Slice | Mark | None:
+        """One line as a slice or mark; ``None`` when skipped (bad under skip_bad, cut, unknown
+        mark kind)."""
         state = self._state
         state.lineno = lineno
         rec = self._parse(lineno, line, is_last)
         if rec is None:
             return None
         schema = rec.get("schema")
-        item: Slice | SliceRows | Mark
+        item: Slice | Mark
         try:
             if schema == SLICE_SCHEMA:
-                item = slice_rows_from_record(rec, no_bools=no_bools_in(line))
-                if not rows:
-                    item = item.to_slice()
+                item = slice_from_record(rec, no_bools=no_bools_in(line))
             elif schema == MARK_SCHEMA:
                 item = mark_from_record(rec)
             elif schema == SLICE_SCHEMA_V1:
-                item = rows_from_v1(rec) if rows else slice_from_v1(rec)
+                item = slice_from_v1(rec)
             else:
                 kind, version = self._schema(lineno, rec)
                 if kind == "recording":
                     raise BadRecord("a second header in the middle of the recording")
                 rec = migrate(rec, version)
-                if kind == "mark":
-                    item = mark_from_record(rec)
-                else:
-                    item = slice_rows_from_record(rec)
-                    if not rows:
-                        item = item.to_slice()
+                item = mark_from_record(rec) if kind == "mark" else slice_from_record(rec)
         except BadRecord as exc:
             self._bad(lineno, str(exc))
             return None
@@ -594,11 +523,6 @@ class RecordingStream(Generic[S]):
         state.last_slice_t = t
         return True
 
-    def missing_end_warning(self) -> str | None:
-        """The warning given when the file, read to its last line, had no ``end`` mark (with
-        :attr:`warnings`, also when a replay's reader process read it); ``None`` otherwise."""
-        return next((w for w in self.warnings if NO_END_MARK in w), None)
-
     def absorb(self, *, last_line: int, skipped: int, warnings: list[str]) -> None:
         """Take over what another reader of this file found (a replay's reader process read it
         for us): where it stopped, what it skipped, what it warned about."""
@@ -630,7 +554,7 @@ class RecordingStream(Generic[S]):
                 if not self._slice_in_order(lineno, t):
                     continue
             else:
-                item = self._decode(lineno, line, is_last, True)
+                item = self._decode(lineno, line, is_last)
                 if item is None:
                     continue
                 t = item.t
@@ -718,34 +642,15 @@ def _short(exc: BaseException) -> str:
     return text[:120]
 
 
-@overload
-def open_recording(
-    path: str | Path, *, skip_bad: bool = ..., rows: Literal[False] = ...
-) -> RecordingStream[Slice]: ...
-
-
-@overload
-def open_recording(
-    path: str | Path, *, skip_bad: bool = ..., rows: Literal[True]
-) -> RecordingStream[SliceRows]: ...
-
-
-@overload
-def open_recording(path: str | Path, *, skip_bad: bool = ..., rows: bool) -> RecordingStream[Any]: ...
-
-
-def open_recording(path: str | Path, *, skip_bad: bool = False, rows: bool = False) -> RecordingStream[Any]:
-    """Open a recording for streaming (header read and checked now).
-
-    Iterating yields :class:`Slice` and :class:`Mark`; with ``rows=True``, :class:`SliceRows`
-    instead of :class:`Slice` (no :class:`Reading` objects: the fast path for replay).
-    """
-    return RecordingStream(path, skip_bad=skip_bad, rows=rows)
+def open_recording(path: str | Path, *, skip_bad: bool = False) -> RecordingStream:
+    """Open a recording for streaming (header read and checked now); iterating yields
+    :class:`Slice` and :class:`Mark`."""
+    return RecordingStream(path, skip_bad=skip_bad)
 
 
 def scan_recording(path: str | Path, *, skip_bad: bool = False) -> ScanResult:
     """The timeline of a recording (see :meth:`RecordingStream.scan`)."""
-    with open_recording(path, skip_bad=skip_bad, rows=True) as stream:
+    with open_recording(path, skip_bad=skip_bad) as stream:
         return stream.scan()
 
 

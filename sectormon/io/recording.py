@@ -19,7 +19,7 @@ from types import TracebackType
 from typing import IO, Any
 
 from sectormon.io.jsonl import encode, encode_mark, encode_slice, header_record
-from sectormon.readings import Mark, Slice, SliceRows
+from sectormon.readings import Mark, Slice
 
 GZIP_LEVEL = 6
 """zlib's default: a tenth of level 9's CPU for a few percent more bytes, on the sampler thread."""
@@ -66,7 +66,7 @@ class RecordingWriter:
 
     # ------------------------------------------------------------------------------------- public
 
-    def write_slice(self, s: Slice | SliceRows) -> None:
+    def write_slice(self, s: Slice) -> None:
         if self.failed is not None or self._closed:
             return
         try:

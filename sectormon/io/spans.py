@@ -1,7 +1,7 @@
 """Frame-aligned spans of a plain recording: where readers sharing one file start and stop.
 
 A replay can read a large recording with several processes, each summing the rows of its own
-spans of the file (:mod:`sectormon.sources.replay_worker`). No frame interval may be summed by
+spans of the file (:mod:`sectormon.session.replay_worker`). No frame interval may be summed by
 two readers, so a span starts right after a slice that closes a frame. Whether a slice closes a
 frame depends only on its time and on the slice before it (:class:`FrameClock` moves by whole
 intervals from its start), so a reader finds the boundary near any byte offset by itself, reading

@@ -21,7 +21,7 @@ from sectormon.io.jsonl import (
     intern_layout,
     slice_fields,
 )
-from sectormon.readings import Row, Slice, SliceRows
+from sectormon.readings import Row, Slice
 
 SLICE_SCHEMA_V1 = "sectormon/slice/1"
 
@@ -31,13 +31,7 @@ _Fields = tuple[str, "int | None", "int | None", str, int, int, dict[str, int]]
 
 
 def slice_from_v1(rec: Mapping[str, Any]) -> Slice:
-    """A version-1 slice record as a :class:`Slice`; :class:`BadRecord` when malformed (one
-    decoder for both forms: the rows', then readings built from them)."""
-    return rows_from_v1(rec).to_slice()
-
-
-def rows_from_v1(rec: Mapping[str, Any]) -> SliceRows:
-    """A version-1 slice record as :class:`SliceRows` (no :class:`Reading` objects); same checks."""
+    """A version-1 slice record as a :class:`Slice`; :class:`BadRecord` when malformed."""
     t, index, duration, group, overhead_s, ended = slice_fields(rec)
     raw = rec.get("readings")
     if type(raw) is not list:
@@ -86,7 +80,7 @@ def rows_from_v1(rec: Mapping[str, Any]) -> SliceRows:
         and min(chain.from_iterable(values), default=0) >= 0
     ):
         _check_counts(values)
-    return SliceRows(t, index, duration, group, tuple(rows), overhead_s, ended)
+    return Slice(t, index, duration, group, tuple(rows), overhead_s, ended)
 
 
 def _check_counts(values: list[list[int]]) -> None:

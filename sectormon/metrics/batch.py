@@ -2,17 +2,17 @@
 
 A replay of a long 48-core recording spends about half its time reading (JSON, checks) and
 adding rows, the other half building frames. :class:`RowAggregator` does the row half wherever
-the rows are read (other processes, see :mod:`sectormon.sources.replay_worker`):
-it runs the very accumulation of :meth:`MetricsEngine.add_rows` (which unit starts a new entity,
+the rows are read (other processes, see :mod:`sectormon.session.replay_worker`):
+it runs the very accumulation of :meth:`MetricsEngine.add_slice` (which unit starts a new entity,
 the same :class:`GroupAcc` per entity and group, the same counted-time expression) and hands the
 engine a :class:`RowBatch` per frame interval: the slices' own facts (time, duration, group,
 ended units, which units entered) and the state each group accumulator reached.
 :meth:`MetricsEngine.add_batch` enters the same entities in the same order and takes those
-states as they are, so the frames are the frames of ``add_rows``, bit for bit
+states as they are, so the frames are the frames of ``add_slice``, bit for bit
 (tests/metrics/test_metrics_batch.py).
 
 An aggregator numbers the units it sees itself (serials, counted from 1). The engine maps each
-serial to its own entity when the unit appears: a new entity where ``add_rows`` would start one,
+serial to its own entity when the unit appears: a new entity where ``add_slice`` would start one,
 else the entity the unit already has. So an aggregator may start anywhere a frame interval
 starts, knowing nothing of the slices before: several readers can each sum a part of a file
 (the first batch of an aggregator is ``fresh``: the engine forgets the previous one's serials).
@@ -25,8 +25,8 @@ from __future__ import annotations
 
 from typing import NamedTuple, cast
 
-from sectormon.metrics.windows import GroupAcc
-from sectormon.readings import SliceRows, split_unit_key
+from sectormon.metrics.windows import GroupAcc, accumulate
+from sectormon.readings import Slice, split_unit_key
 
 # (serial or 0 for a unit the engine ignores, unit, core, cmg): a unit entering in a slice.
 Entry = tuple[int, str, "int | None", "int | None"]
@@ -54,16 +54,28 @@ class RowBatch(NamedTuple):
     fresh: bool = False
 
 
+class _Tracked:
+    """A unit's serial, binding and group accumulators in a reader (the engine's Entity there)."""
+
+    __slots__ = ("cmg", "core", "groups", "serial")
+
+    def __init__(self, serial: int, core: int | None, cmg: int | None) -> None:
+        self.serial = serial
+        self.core = core
+        self.cmg = cmg
+        self.groups: dict[str, GroupAcc] = {}
+
+
 class RowAggregator:
-    """The row half of :meth:`MetricsEngine.add_rows`, batch by batch (a reader process runs it)."""
+    """The row half of :meth:`MetricsEngine.add_slice`, batch by batch (a reader process runs it)."""
 
     def __init__(self) -> None:
-        # unit -> (serial, core, cmg, its group accumulators this interval): one lookup per row
-        self._current: dict[str, tuple[int, int | None, int | None, dict[str, GroupAcc]]] = {}
+        self._current: dict[str, _Tracked] = {}  # unit -> what it accumulates into now
         self._known: dict[str, bool] = {}  # unit key -> does the engine take it (split_unit_key)
         self._serial = 0
         self._accs: dict[int, dict[str, GroupAcc]] = {}  # serial -> its accumulators, this interval
         self._slices: list[SliceFacts] = []
+        self._entries: list[Entry] = []  # units entering in the slice being added
         self._since_fold = 0
         self._fresh = True
 
@@ -72,32 +84,13 @@ class RowAggregator:
         """Whether slices were added since the last :meth:`take`."""
         return bool(self._slices)
 
-    def add(self, s: SliceRows) -> None:
-        """One slice, exactly as ``add_rows`` accumulates it."""
-        dur = s.duration if s.duration > 0 else 0.0
-        current = self._current
+    def add(self, s: Slice) -> None:
+        """One slice, accumulated exactly as the engine does (:func:`accumulate`)."""
         entries: list[Entry] = []
-        for unit, core, cmg, group, te, tr, names, values in s.rows:
-            found = current.get(unit)
-            if found is None or found[1] != core or found[2] != cmg:
-                found = self._enter(unit, core, cmg, entries)
-                if found is None:
-                    continue
-            groups = found[3]
-            acc = groups.get(group)
-            if acc is None:
-                acc = groups[group] = GroupAcc()
-            if te > 0 and tr != te:  # as in MetricsEngine.add_rows
-                fraction = tr / te
-                acc.counted += dur * ((fraction if fraction < 1.0 else 1.0) if fraction > 0.0 else 0.0)
-            else:
-                acc.counted += dur
-            if names is acc.names:
-                acc.pending.append(values)
-            else:
-                acc.add_row(names, values)
+        self._entries = entries
+        accumulate(s.rows, s.duration, self._current, self._enter)
         for key in s.ended:
-            current.pop(key, None)
+            self._current.pop(key, None)
         self._slices.append((s.t, s.index, s.duration, s.group, s.ended, s.overhead_s, tuple(entries)))
         self._since_fold += 1
         if not self._since_fold % FOLD_EVERY:
@@ -106,9 +99,7 @@ class RowAggregator:
                     if acc.mixed is None:
                         acc.fold()
 
-    def _enter(
-        self, unit: str, core: int | None, cmg: int | None, entries: list[Entry]
-    ) -> tuple[int, int | None, int | None, dict[str, GroupAcc]] | None:
+    def _enter(self, unit: str, core: int | None, cmg: int | None) -> _Tracked | None:
         """The engine's ``_enter``: a new serial for a unit it takes (``None``, and an entry
         once, for one it ignores: the engine warns about it then)."""
         known = self._known.get(unit)
@@ -118,16 +109,15 @@ class RowAggregator:
                 known = True
             except ValueError:
                 known = False
-                entries.append((0, unit, core, cmg))
+                self._entries.append((0, unit, core, cmg))
             self._known[unit] = known
         if not known:
             return None
         self._serial += 1
-        groups: dict[str, GroupAcc] = {}
-        found = self._current[unit] = (self._serial, core, cmg, groups)
-        self._accs[self._serial] = groups
-        entries.append((self._serial, unit, core, cmg))
-        return found
+        tracked = self._current[unit] = _Tracked(self._serial, core, cmg)
+        self._accs[self._serial] = tracked.groups
+        self._entries.append((self._serial, unit, core, cmg))
+        return tracked
 
     def take(self, *, frame_due: bool) -> RowBatch:
         """The slices since the last take and the interval's accumulator states; a frame closes
@@ -142,9 +132,9 @@ class RowAggregator:
         self._slices = []
         if frame_due:
             live: dict[int, dict[str, GroupAcc]] = {}
-            for serial, _core, _cmg, accs in self._current.values():
-                accs.clear()
-                live[serial] = accs
+            for tracked in self._current.values():
+                tracked.groups.clear()
+                live[tracked.serial] = tracked.groups
             self._accs = live
             self._since_fold = 0
         return batch

@@ -76,16 +76,12 @@ from sectormon.metrics.windows import (
     RecentWindow,
     ScopeKey,
     Terms,
+    accumulate,
     add_to_archive,
     merge_contributions,
 )
 from sectormon.profiles.model import Profile
-from sectormon.readings import (
-    Mark,
-    Slice,
-    SliceRows,
-    split_unit_key,
-)
+from sectormon.readings import Mark, Slice, split_unit_key
 
 __all__ = ["MetricsEngine", "evaluate_metrics"]
 
@@ -196,83 +192,20 @@ class MetricsEngine:
         self._baseline_pending = False
 
     # -- input ----------------------------------------------------------------------------------
-    #
-    # add_slice and add_rows are the same loop over two shapes of a reading (a Reading with a
-    # counts dict, a row with a shared names tuple and a values list). They are written out twice
-    # because this is the hottest code of a replay; tests/metrics/test_metrics_rows.py checks that
-    # both give the same frames bit for bit. RowAggregator.add (metrics/batch.py) is the third
-    # copy, run by a replay's reader process; tests/metrics/test_metrics_batch.py checks it.
 
     def add_slice(self, s: Slice) -> None:
-        """Accumulate one timeslice's readings (the hot path: see GroupAcc for how counts add up)."""
-        dur = s.duration if s.duration > 0 else 0.0
-        cum0 = self._cum
-        current = self._current
-        for r in s.readings:
-            unit = r.unit
-            ent = current.get(unit)
-            if ent is None or ent.core != r.core or ent.cmg != r.cmg:
-                ent = self._enter(unit, r.core, r.cmg, cum0)
-                if ent is None:
-                    continue
-            groups = ent.groups
-            acc = groups.get(r.group)
-            if acc is None:
-                acc = groups[r.group] = GroupAcc()
-            te = r.time_enabled
-            tr = r.time_running
-            if te > 0 and tr != te:  # the kernel multiplexed this group (or never ran it)
-                # running_fraction(te, tr) for te > 0, inline (a call per reading costs more):
-                # min(1.0, max(0.0, tr / te)).
-                fraction = tr / te
-                acc.counted += dur * ((fraction if fraction < 1.0 else 1.0) if fraction > 0.0 else 0.0)
-            else:
-                acc.counted += dur
-            counts = r.counts
-            if tuple(counts) == acc.names:  # the same events as before: added at the next fold
-                acc.pending.append(counts.values())
-            else:  # the first reading, or another layout (see GroupAcc)
-                acc.add_other(counts)
-        self._end_slice(s.t, s.group, dur, s.ended, s.overhead_s)
-
-    def add_rows(self, s: SliceRows) -> None:
-        """:meth:`add_slice` for a slice in compact form (the replay hot path); same results.
-
-        A row whose ``names`` is the very tuple of the group's first row is appended to the
-        group's pending readings; anything else goes through :meth:`GroupAcc.add_row`.
-        """
-        dur = s.duration if s.duration > 0 else 0.0
-        cum0 = self._cum
-        current = self._current
-        for unit, core, cmg, group, te, tr, names, values in s.rows:
-            ent = current.get(unit)
-            if ent is None or ent.core != core or ent.cmg != cmg:
-                ent = self._enter(unit, core, cmg, cum0)
-                if ent is None:
-                    continue
-            groups = ent.groups
-            acc = groups.get(group)
-            if acc is None:
-                acc = groups[group] = GroupAcc()
-            if te > 0 and tr != te:  # as in add_slice
-                fraction = tr / te
-                acc.counted += dur * ((fraction if fraction < 1.0 else 1.0) if fraction > 0.0 else 0.0)
-            else:
-                acc.counted += dur
-            if names is acc.names:
-                acc.pending.append(values)
-            else:
-                acc.add_row(names, values)
-        self._end_slice(s.t, s.group, dur, s.ended, s.overhead_s)
+        """Accumulate one timeslice's rows (the hot path: :func:`accumulate`, then GroupAcc)."""
+        accumulate(s.rows, s.duration, self._current, self._enter)
+        self._end_slice(s.t, s.group, s.duration if s.duration > 0 else 0.0, s.ended, s.overhead_s)
 
     def add_batch(self, batch: RowBatch) -> None:
         """The slices of a :class:`RowBatch`, summed by a :class:`RowAggregator` elsewhere: the
         same entities enter in the same order, then the group accumulators take the states the
-        aggregator reached with ``add_rows``'s own arithmetic (the same frames, see
+        aggregator reached with :func:`accumulate` (the same frames, see
         :mod:`sectormon.metrics.batch`).
 
         The aggregator's serials are its own: each is mapped to an entity when its unit appears,
-        a new one where ``add_rows`` would start one (the unit is new, ended, or on another core),
+        a new one where :meth:`add_slice` would start one (the unit is new, ended, or on another core),
         else the unit's current entity (an aggregator that started mid-run, see ``fresh``)."""
         if batch.fresh:
             self._batch_entities = {}
@@ -283,11 +216,10 @@ class MetricsEngine:
         for t, _index, duration, group, ended, overhead_s, entries in batch.slices:
             dur = duration if duration > 0 else 0.0
             if entries:
-                cum0 = self._cum
                 for serial, unit, core, cmg in entries:
                     ent = current.get(unit)
                     if ent is None or ent.core != core or ent.cmg != cmg:
-                        ent = enter(unit, core, cmg, cum0)
+                        ent = enter(unit, core, cmg)
                     if serial:
                         if ent is None:
                             raise ValueError(f"a batch takes readings of {unit!r}, which the engine ignores")
@@ -329,8 +261,10 @@ class MetricsEngine:
                 if acc.mixed is None:
                     acc.fold()
 
-    def _enter(self, unit: str, core: int | None, cmg: int | None, cum0: float) -> Entity | None:
-        """A new entity for a unit seen for the first time, after it ended, or on a new binding."""
+    def _enter(self, unit: str, core: int | None, cmg: int | None) -> Entity | None:
+        """A new entity for a unit seen for the first time, after it ended, or on a new binding,
+        from the start of the slice being added."""
+        cum0 = self._cum
         parsed = self._units.get(unit, False)
         if parsed is False:
             try:

@@ -26,7 +26,7 @@ from operator import add, itemgetter, mul, neg, sub, truediv
 from typing import Any
 
 from sectormon.errors import DataError
-from sectormon.metrics.expr import EVAL_FAILURES, Binary, Call, Compiled, ExprError, Name, Node, Num, parse
+from sectormon.profiles.expr import EVAL_FAILURES, Binary, Call, Compiled, ExprError, Name, Node, Num, parse
 from sectormon.profiles.model import Profile
 
 LEVELS = ("thread", "core", "cmg", "total")

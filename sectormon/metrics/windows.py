@@ -13,13 +13,13 @@ interval of a ten-second window is extrapolated over the whole ten seconds.
 A group's counted seconds apply to every event of that group's readings, so a source must read
 the same events of a group on a unit every time (the sampler does).
 
-Float order. Frames must not depend on how the engine was fed (``add_slice`` or ``add_rows``) nor
-on internal shortcuts, bit for bit, so every sum here is spelled out in one fixed order: a count
+Float order. Frames must not depend on how the engine was fed (row by row, or in a reader's
+batches) nor on internal shortcuts, bit for bit, so every sum here is spelled out in one fixed order: a count
 sum is its counts added in reading order from 0.0; an entity's interval vector adds its groups in
 the order they were first read in the interval; a scope sum (:mod:`sectormon.metrics.scopes`, and
 the archive here) is ``sum()`` over its parts in contribution order (``0.0 + a + b`` for two
-parts, which is what ``sum`` computes). Readings are frozen (see :mod:`sectormon.readings`): a
-group keeps its pending readings' values until the next frame, so they must not change.
+parts, which is what ``sum`` computes). A group keeps its pending rows' values until the next
+frame, so a row's values must not change once it is handed over.
 """
 
 from __future__ import annotations
@@ -30,7 +30,9 @@ from dataclasses import dataclass
 from functools import reduce
 from itertools import compress, repeat
 from operator import add, itemgetter, lt, sub
-from typing import Any
+from typing import Any, Protocol
+
+from sectormon.readings import Row
 
 Vector = list[float]
 # (entity, present seconds, vector [raw count sums | counted seconds])
@@ -126,21 +128,8 @@ class GroupAcc:
             self.values = []
         return self.values
 
-    def add_other(self, counts: Mapping[str, int]) -> None:
-        """Add a reading the engine's fast path does not take (see MetricsEngine.add_slice)."""
-        mixed = self.mixed
-        if mixed is None:
-            if self.names is None:
-                self.names = tuple(counts)
-                self.pending.append(counts.values())
-                return
-            mixed = self.mixed = defaultdict(float, zip(self.names, self.fold(), strict=True))
-            self.names = _MIXED
-        for name, value in counts.items():
-            mixed[name] += value
-
     def add_row(self, names: tuple[str, ...], values: Sequence[int]) -> None:
-        """Add a row whose layout is not ``names`` by identity (see MetricsEngine.add_rows)."""
+        """Add a row whose layout is not ``names`` by identity (see :func:`accumulate`)."""
         mixed = self.mixed
         if mixed is None:
             if self.names is None:
@@ -190,6 +179,51 @@ def drain_plan(layouts: Sequence[tuple[str, ...]], index: Mapping[str, int], n_e
         (only,) = gather
         return Plan(lambda ext: (ext[only],), shared)
     return Plan(itemgetter(*gather), shared)
+
+
+class Accumulating(Protocol):
+    """What :func:`accumulate` writes into: an engine :class:`Entity` or a reader's stand-in."""
+
+    core: int | None
+    cmg: int | None
+    groups: dict[str, GroupAcc]
+
+
+def accumulate(
+    rows: Iterable[Row],
+    duration: float,
+    current: Mapping[str, Accumulating],
+    enter: Callable[[str, int | None, int | None], Accumulating | None],
+) -> None:
+    """Add one slice's rows to their units' group accumulators: the one hot loop of ingestion.
+
+    ``current`` maps a unit to what it accumulates into now; a unit that is not there, or whose
+    binding changed, gets a new one from ``enter`` (``None``: ignore its rows). A row's counted
+    time is the slice's duration times the group's running fraction ``tr / te`` clamped to
+    [0, 1] (a sleeping thread, ``te == 0``, counts as fully counted: it did nothing, and that was
+    measured). A row whose ``names`` is the very tuple of the group's first row is only appended
+    to the pending readings; any other layout goes through :meth:`GroupAcc.add_row`.
+    """
+    dur = duration if duration > 0 else 0.0
+    for unit, core, cmg, group, te, tr, names, values in rows:
+        ent = current.get(unit)
+        if ent is None or ent.core != core or ent.cmg != cmg:
+            ent = enter(unit, core, cmg)
+            if ent is None:
+                continue
+        groups = ent.groups
+        acc = groups.get(group)
+        if acc is None:
+            acc = groups[group] = GroupAcc()
+        if te > 0 and tr != te:  # the kernel multiplexed this group (or never ran it)
+            fraction = tr / te
+            acc.counted += dur * ((fraction if fraction < 1.0 else 1.0) if fraction > 0.0 else 0.0)
+        else:
+            acc.counted += dur
+        if names is acc.names:
+            acc.pending.append(values)
+        else:
+            acc.add_row(names, values)
 
 
 class Entity:

@@ -15,14 +15,22 @@ import os
 import struct
 from collections.abc import Callable, Sequence
 from types import TracebackType
+from typing import NamedTuple
 
 from sectormon.perf import abi, syscall
 from sectormon.perf.errors import Attempt, GroupReadError, PerfError, error_for
 from sectormon.perf.events import EventSpec
-from sectormon.readings import GroupValues, make_group_values
 
 _HEADER = struct.Struct("=3Q")
 _IOCTL = syscall.raw_ioctl
+
+
+class GroupValues(NamedTuple):
+    """One read of a counter group: cumulative raw values in group order plus the group's times (ns)."""
+
+    values: tuple[int, ...]
+    time_enabled: int
+    time_running: int
 
 
 def group_read_size(nr: int) -> int:
@@ -72,7 +80,7 @@ class GroupReadDecoder:
         if len(buf) == self._struct.size:
             raw = self._struct.unpack(buf)
             if raw[0] == len(self.ids) and raw[4::2] == self._kernel_ids:
-                return make_group_values(self._pick(raw), raw[1], raw[2])
+                return GroupValues(self._pick(raw), raw[1], raw[2])
         result = parse_group_read(buf, self.ids)
         kernel_ids = struct.unpack_from(f"={2 * len(self.ids)}Q", buf, _HEADER.size)[1::2]
         self._kernel_ids = kernel_ids

@@ -12,12 +12,29 @@ from __future__ import annotations
 import mmap
 import time
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 from sectormon.perf.errors import PerfError
 from sectormon.perf.events import counts_only_in_kernel, parse_event
 from sectormon.perf.group import PerfGroup
-from sectormon.profiles.model import EventDef
-from sectormon.sources.base import ProbeResult
+
+PROBE_STATES = ("counts", "zero", "unsupported")
+
+
+@dataclass(frozen=True, slots=True)
+class ProbeResult:
+    """What a short test count of one event on this host showed.
+
+    ``counts``: opened and counted something. ``zero``: opened but never counted (suspicious, not a
+    measured zero: an unsupported implementation-defined code may do this). ``unsupported``: the
+    open failed; ``reason`` carries the errno name and the explanation.
+    """
+
+    event: str
+    state: str
+    reason: str = ""
+    value: int = 0
+
 
 PAGE = mmap.PAGESIZE
 _WORK_PAGES = 16
@@ -37,28 +54,31 @@ def probe_workload() -> int:
     return acc
 
 
-def _unsupported(event: EventDef, exc: PerfError, stage: str) -> ProbeResult:
+def _unsupported(name: str, exc: PerfError, stage: str) -> ProbeResult:
     """``reason`` starts with the errno name (or the stage that failed without one)."""
-    return ProbeResult(event.name, "unsupported", reason=f"{exc.errno_name if exc.errno else stage}: {exc}")
+    return ProbeResult(name, "unsupported", reason=f"{exc.errno_name if exc.errno else stage}: {exc}")
 
 
-def probe_event(event: EventDef, *, exclude_kernel: bool = True, sysfs_root: str = "/sys") -> ProbeResult:
-    """Open ``event`` alone on this thread around :func:`probe_workload` and classify the result."""
+def probe_event(
+    name: str, spec_text: str, *, exclude_kernel: bool = True, sysfs_root: str = "/sys"
+) -> ProbeResult:
+    """Open event ``name`` (perf spec ``spec_text``) alone on this thread around
+    :func:`probe_workload` and classify the result."""
     try:
-        spec = parse_event(event.spec, sysfs_root=sysfs_root)
+        spec = parse_event(spec_text, sysfs_root=sysfs_root)
     except PerfError as exc:
-        return _unsupported(event, exc, "spec")
+        return _unsupported(name, exc, "spec")
     if exclude_kernel and counts_only_in_kernel(spec):
         return ProbeResult(
-            event.name,
+            name,
             "unsupported",
             reason=f"user-only: '{spec.spec}' is raised in kernel mode, so user-space-only counting never "
             "sees it (count kernel mode too: needs perf_event_paranoid <= 1 or CAP_PERFMON)",
         )
     try:
-        group = PerfGroup([spec], pid=0, cpu=-1, names=[event.name], exclude_kernel=exclude_kernel)
+        group = PerfGroup([spec], pid=0, cpu=-1, names=[name], exclude_kernel=exclude_kernel)
     except PerfError as exc:
-        return _unsupported(event, exc, "open")
+        return _unsupported(name, exc, "open")
     try:
         group.reset()
         group.enable()
@@ -66,22 +86,25 @@ def probe_event(event: EventDef, *, exclude_kernel: bool = True, sysfs_root: str
         group.disable()
         values = group.read()
     except PerfError as exc:
-        return _unsupported(event, exc, "read")
+        return _unsupported(name, exc, "read")
     finally:
         group.close()
     value = values.values[0]
     if value > 0:
-        return ProbeResult(event.name, "counts", value=value)
+        return ProbeResult(name, "counts", value=value)
     if values.time_running == 0:
         reason = "opened but was never scheduled on a counter (time_running 0)"
     else:
         where = "in user space " if exclude_kernel else ""
         reason = f"opened and ran but counted nothing {where}during the probe (an unsupported code, or rare)"
-    return ProbeResult(event.name, "zero", reason=reason, value=0)
+    return ProbeResult(name, "zero", reason=reason, value=0)
 
 
 def probe_events(
-    events: Sequence[EventDef], *, exclude_kernel: bool = True, sysfs_root: str = "/sys"
+    events: Sequence[tuple[str, str]], *, exclude_kernel: bool = True, sysfs_root: str = "/sys"
 ) -> dict[str, ProbeResult]:
-    """Probe every event in ``events``; keyed by event name, in the given order."""
-    return {e.name: probe_event(e, exclude_kernel=exclude_kernel, sysfs_root=sysfs_root) for e in events}
+    """Probe every ``(name, perf spec)`` in ``events``; keyed by name, in the given order."""
+    return {
+        name: probe_event(name, spec, exclude_kernel=exclude_kernel, sysfs_root=sysfs_root)
+        for name, spec in events
+    }

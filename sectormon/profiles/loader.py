@@ -19,8 +19,8 @@ from typing import TYPE_CHECKING, Any
 import yaml
 
 from sectormon.errors import DataError, UsageError
-from sectormon.metrics.expr import ExprError
-from sectormon.metrics.expr import parse as parse_formula
+from sectormon.profiles.expr import ExprError
+from sectormon.profiles.expr import parse as parse_formula
 from sectormon.profiles.model import BETTER, METRIC_SCOPES, SCOPES, EventDef, GroupDef, MetricDef, Profile
 
 if TYPE_CHECKING:
@@ -704,6 +704,18 @@ def auto_profile_name(topology: Topology) -> str:
         elif _matches(match, topology):
             return name
     return fallback or "generic"
+
+
+def resolve_profile(name: str | None, topology: Topology | None) -> tuple[Profile, str]:
+    """The profile ``--profile NAME`` selects, and how it was chosen: ``auto`` (or ``None``) picks
+    by the host's CPU (:func:`auto_profile_name`), or ``a64fx`` for the simulated A64FX
+    (``topology`` None)."""
+    if name not in (None, "auto"):
+        return load_profile(name, variant=topology.variant if topology else ""), "--profile"
+    if topology is None:
+        return load_profile("a64fx"), "auto: simulated A64FX"
+    why = "auto: A64FX detected" if topology.is_a64fx else "auto: not an A64FX"
+    return load_profile(auto_profile_name(topology), variant=topology.variant), why
 
 
 def profile_to_dict(profile: Profile) -> dict[str, Any]:

@@ -2,10 +2,8 @@
 
 A source knows its units (threads, CPUs, CMG stand-ins), opens counter groups on them, and owns the
 clock: perf waits on the wall clock, the simulator advances simulated time to the deadline. The
-sampler therefore runs the same rotation code against both.
-
-Replay and fapp import are sources too in the design, but they yield ready-made :class:`Slice`
-records instead of being sampled, so they do not implement this protocol.
+sampler therefore runs the same rotation code against both. :class:`SourceBase` gives the
+documented defaults of what only some sources can do (launch a command, switch sectors).
 """
 
 from __future__ import annotations
@@ -14,25 +12,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from sectormon.errors import SectormonError
+from sectormon.perf.group import GroupValues
+from sectormon.perf.probe import ProbeResult
 from sectormon.profiles.model import EventDef
-from sectormon.readings import GroupValues, Unit
-
-PROBE_STATES = ("counts", "zero", "unsupported")
-
-
-@dataclass(frozen=True, slots=True)
-class ProbeResult:
-    """What a short test count of one event on this host showed.
-
-    ``counts``: opened and counted something. ``zero``: opened but never counted (suspicious, not a
-    measured zero: an unsupported implementation-defined code may do this). ``unsupported``: the
-    open failed; ``reason`` carries the errno name and the explanation.
-    """
-
-    event: str
-    state: str
-    reason: str = ""
-    value: int = 0
+from sectormon.readings import Unit
 
 
 class CounterGroup(Protocol):
@@ -64,6 +48,12 @@ class Source(Protocol):
     """A counter source the sampler can rotate groups on."""
 
     kind: str  # "perf" | "sim"
+    default_timeslice: float  # seconds of this source's clock
+    default_interval: float
+
+    def default_recent(self, interval: float) -> float:
+        """The rolling window when none is asked for."""
+        ...
 
     def start(self) -> None:
         """Begin: launch the command, start the model. Time 0 of the session is now."""
@@ -83,6 +73,11 @@ class Source(Protocol):
         """One unit per CMG for CMG-scoped events (empty when CMG counting is unavailable)."""
         ...
 
+    @property
+    def cmg_unavailable_reason(self) -> str | None:
+        """Why CMG-wide counting is impossible here, or ``None`` when it works."""
+        ...
+
     def open_group(self, unit: Unit, events: Sequence[EventDef]) -> CounterGroup:
         """Open ``events`` as one group on ``unit``, disabled."""
         ...
@@ -95,8 +90,58 @@ class Source(Protocol):
         """True once the target has exited (command or pid mode); a CPU-wide session never finishes."""
         ...
 
+    @property
+    def exit_code(self) -> int | None:
+        """A launched command's exit code once it ended by itself (negative: a signal), else None."""
+        ...
+
     def describe(self) -> dict[str, Any]:
         """JSON-able facts for the header: target, source parameters, sector configuration."""
         ...
 
+    def cpu_description(self) -> str:
+        """The CPU in words, as ``sectormon check`` names it."""
+        ...
+
+    def topology_json(self) -> dict[str, Any]:
+        """The topology for the header."""
+        ...
+
+    def sector_presets(self) -> tuple[str, ...]:
+        """Sector configurations this source can switch to while running (else empty)."""
+        ...
+
+    def sector_config_for(self, name: str) -> dict[str, Any] | None:
+        """The ``sector_config`` preset ``name`` gives, or ``None`` when unknown."""
+        ...
+
+    def apply_sector_preset(self, name: str) -> None:
+        """Switch to preset ``name`` (called on the sampler thread, between slices)."""
+
     def close(self) -> None: ...
+
+
+class SourceBase:
+    """Defaults for :class:`Source`: no command, no CMG restriction, no live sector switching."""
+
+    default_recent_seconds = 10.0
+
+    def default_recent(self, interval: float) -> float:
+        return self.default_recent_seconds
+
+    @property
+    def cmg_unavailable_reason(self) -> str | None:
+        return None
+
+    @property
+    def exit_code(self) -> int | None:
+        return None
+
+    def sector_presets(self) -> tuple[str, ...]:
+        return ()
+
+    def sector_config_for(self, name: str) -> dict[str, Any] | None:
+        return None
+
+    def apply_sector_preset(self, name: str) -> None:
+        raise SectormonError(f"this source cannot switch the sector configuration (asked for {name!r})")

@@ -19,21 +19,20 @@ import psutil
 
 from sectormon.perf.errors import PerfError
 from sectormon.perf.events import EventSpec, parse_event
-from sectormon.perf.group import PerfGroup
-from sectormon.perf.probe import probe_events
+from sectormon.perf.group import GroupValues, PerfGroup
+from sectormon.perf.probe import ProbeResult, probe_events
 from sectormon.profiles.model import EventDef
-from sectormon.readings import GroupValues, Unit
-from sectormon.sources.base import CounterGroup, ProbeResult, UnitsUpdate
-from sectormon.targets import (
+from sectormon.readings import Unit
+from sectormon.sources.base import CounterGroup, SourceBase, UnitsUpdate
+from sectormon.sources.targets import (
     BadTarget,
     CommandTarget,
     CpuTarget,
     Target,
     ThreadTracker,
-    TopologyLike,
     children_warning,
-    format_cpu_list,
 )
+from sectormon.topology import Topology, format_cpu_list
 
 CMG_CHECK_EVENT = "cpu-clock"
 
@@ -95,15 +94,17 @@ CHILD_CHECK_SCANS = 10
 /proc read per thread; the main thread's is read every time), until one is found."""
 
 
-class PerfSource:
+class PerfSource(SourceBase):
     """Source of live counts through perf_event_open (``kind = "perf"``)."""
 
     kind = "perf"
+    default_timeslice = 0.02
+    default_interval = 1.0
 
     def __init__(
         self,
         target: Target,
-        topology: TopologyLike,
+        topology: Topology,
         *,
         exclude_kernel: bool = True,
         exclude_hv: bool = True,
@@ -284,7 +285,9 @@ class PerfSource:
         return group
 
     def probe(self, events: Sequence[EventDef]) -> Mapping[str, ProbeResult]:
-        return probe_events(events, exclude_kernel=self.exclude_kernel, sysfs_root=self.sysfs_root)
+        return probe_events(
+            [(e.name, e.spec) for e in events], exclude_kernel=self.exclude_kernel, sysfs_root=self.sysfs_root
+        )
 
     # --- lifecycle and description ---
     def finished(self) -> bool:
@@ -316,6 +319,12 @@ class PerfSource:
             except (psutil.Error, OSError):
                 return {}
         return {k: v for k, v in sorted(env.items()) if k.startswith("FLIB_")}
+
+    def cpu_description(self) -> str:
+        return self.topology.model
+
+    def topology_json(self) -> dict[str, Any]:
+        return self.topology.to_json()
 
     def describe(self) -> dict[str, Any]:
         target = self.target

@@ -12,21 +12,26 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Mapping, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from sectormon.errors import SectormonError, UsageError
+from sectormon.perf.group import GroupValues
+from sectormon.perf.probe import ProbeResult
 from sectormon.profiles.model import EventDef
-from sectormon.readings import GroupValues, Unit
+from sectormon.readings import Unit
 from sectormon.sim import events as sim_events
-from sectormon.sim.config import CMGS, CPUS_PER_CMG, FREQ_HZ, ModelConfig, SectorConfig
+from sectormon.sim.config import CMGS, CPUS_PER_CMG, FREQ_HZ, ModelConfig, Prefetch, SectorConfig
 from sectormon.sim.engine import TICKS, Cmg, Machine, SimThread
-from sectormon.sim.workload import Workload
-from sectormon.sources.base import ProbeResult, UnitsUpdate
+from sectormon.sim.kernels import default_sectors, make_kernel
+from sectormon.sim.workload import Workload, kernel_workload, trace_workload
+from sectormon.sources.base import SourceBase, UnitsUpdate
 
 SIM_DEFAULT_TIMESLICE = 10e-6
 SIM_DEFAULT_INTERVAL = 250e-6
 SECTOR_PRESETS = ("off", "on")
+DEFAULT_THREADS = 2
+DEFAULT_WARMUP = 50e-6  # simulated seconds: the kernels' cold misses are over by then
 
 
 class SimEventError(SectormonError):
@@ -103,7 +108,7 @@ class SimCounterGroup:
         self._closed = True
 
 
-class SimSource:
+class SimSource(SourceBase):
     """A :class:`~sectormon.sources.base.Source` over the simulated machine.
 
     ``workload`` says what the threads run (:mod:`sectormon.sim.workload`); ``config`` is the whole
@@ -112,6 +117,12 @@ class SimSource:
     """
 
     kind = "sim"
+    default_timeslice = SIM_DEFAULT_TIMESLICE
+    default_interval = SIM_DEFAULT_INTERVAL
+
+    def default_recent(self, interval: float) -> float:
+        """Ten intervals: ten seconds of simulated time would take hours to fill."""
+        return 10 * interval
 
     def __init__(
         self,
@@ -249,6 +260,9 @@ class SimSource:
             "target": {"kind": "sim", "threads": len(self.machine.threads)},
         }
 
+    def cpu_description(self) -> str:
+        return "simulated A64FX"
+
     def topology_json(self) -> dict[str, Any]:
         """The simulated FX700: 48 CPUs, 4 CMGs of 12 (same shape as a host topology)."""
         return {
@@ -278,10 +292,86 @@ class SimSource:
         self._preset = name
         self.machine.request_sectors(self._current_sectors())
 
-    def sector_config_for(self, name: str) -> dict[str, Any]:
+    def sector_config_for(self, name: str) -> dict[str, Any] | None:
         """The ``sector_config`` of the header as it is once preset ``name`` applies (the TUI
         shows it at once; the header written at the start keeps the starting one)."""
         return {"preset": name, **replace(self._configured, enabled=name == "on").to_json()}
 
     def _current_sectors(self) -> SectorConfig:
         return replace(self._configured, enabled=self._preset == "on")
+
+
+@dataclass(frozen=True, slots=True)
+class SimOptions:
+    """The simulated machine and workload, as ``sectormon sim`` and ``--source sim`` spell them
+    (parsed and checked one by one; :func:`build_sim_source` checks how they fit together).
+
+    ``None`` takes the default: sectors per kernel, threads 2, the sector cache on for kernels
+    and off for traces, a looping workload in the TUI and a single pass headless.
+    """
+
+    kernel: str = "scenario-a"
+    traces: tuple[str, ...] = ()
+    threads: int | None = None
+    sizes: Mapping[str, str] = field(default_factory=dict)
+    assign: Mapping[str, str] = field(default_factory=dict)
+    seed: int = 1
+    l1_sectors: tuple[int, int, int, int] | None = None
+    l2_sectors: tuple[int, ...] | None = None
+    l2_sets: tuple[int, ...] = (0,)
+    l2_ways: int = 14
+    sector_cache: bool | None = None
+    prefetch: bool = True
+    tag_override: bool = True
+    warmup: float = DEFAULT_WARMUP
+    loop: bool | None = None
+
+
+def sector_config(options: SimOptions, kernel: str | None) -> SectorConfig:
+    """The sector configuration of the options (the kernel's defaults where not given)."""
+    l1_default, l2_default = default_sectors(kernel or "")
+    l1 = options.l1_sectors or l1_default
+    if options.l2_sectors:
+        l2v = options.l2_sectors
+        l2 = (*l2v, 7, 7) if len(l2v) == 2 else l2v
+    else:
+        l2 = (*l2_default, 7, 7)
+    l2 = tuple(min(w, options.l2_ways) for w in l2)
+    if options.sector_cache is not None:
+        enabled = options.sector_cache
+    else:
+        enabled = kernel is not None or bool(options.l1_sectors or options.l2_sectors)
+    return SectorConfig(
+        enabled=enabled,
+        l1=(l1[0], l1[1], l1[2], l1[3]),
+        l2=(l2[0], l2[1], l2[2], l2[3]),
+        l2_sets=options.l2_sets,
+        tag_override=options.tag_override,
+    )
+
+
+def build_sim_source(options: SimOptions, *, loop: bool) -> SimSource:
+    """The :class:`SimSource` the options describe; ``loop`` where ``options.loop`` is ``None``."""
+    if options.traces:
+        if options.threads is not None and options.threads != len(options.traces):
+            raise UsageError(
+                f"--threads {options.threads} with {len(options.traces)} --trace file(s): a trace is one "
+                "thread; give one --trace per thread and leave out --threads"
+            )
+        if options.sizes or options.assign:
+            raise UsageError(
+                "--size and --assign set kernel parameters; a --trace carries its own addresses and sectors"
+            )
+        sectors = sector_config(options, None)
+        workload = trace_workload(list(options.traces), sectors.tag_override, options.prefetch)
+    else:
+        kernel = make_kernel(options.kernel, dict(options.sizes), dict(options.assign), options.seed)
+        sectors = sector_config(options, options.kernel)
+        threads = DEFAULT_THREADS if options.threads is None else options.threads
+        workload = kernel_workload(kernel, threads, sectors.tag_override, options.prefetch)
+    config = ModelConfig(
+        l2_ways=options.l2_ways, prefetch=Prefetch(enabled=options.prefetch), sectors=sectors
+    )
+    return SimSource(
+        workload, config, loop=loop if options.loop is None else options.loop, warmup=options.warmup
+    )

@@ -27,11 +27,11 @@ from textual.widgets import Input
 
 from sectormon.errors import SectormonError
 from sectormon.frames import Frame
-from sectormon.session import ReplayControl, SessionControl
+from sectormon.session.control import ReplayControl, SessionControl
 from sectormon.ui.context import WINDOW_NAMES, RenderContext
 from sectormon.ui.header_info import parse_core_filter
 from sectormon.ui.history import History
-from sectormon.ui.messages import FrameArrived, OpenDetail, SessionWarning
+from sectormon.ui.messages import FrameArrived, OpenDetail, RedrawWanted, SessionWarning
 from sectormon.ui.screens.dashboard import DashboardScreen
 from sectormon.ui.screens.detail import DetailScreen
 from sectormon.ui.screens.help import HelpScreen
@@ -41,17 +41,6 @@ from sectormon.ui.widgets.header_bar import Status
 from sectormon.ui.widgets.timeline_bar import Timeline
 
 STYLES = Path(__file__).resolve().parent / "styles"
-REPLAY_METHODS = (
-    "duration",
-    "position",
-    "paused",
-    "set_paused",
-    "seek",
-    "seek_to",
-    "speed",
-    "set_speed",
-    "marks",
-)
 SPEEDS = (0.25, 0.5, 1.0, 2.0, 4.0, 8.0, 16.0, 32.0, 64.0)
 TIMELINE_PERIOD = 0.25
 IDLE_COLLECT_FRAMES = 8
@@ -61,11 +50,6 @@ time before the next one, so its full passes (~10 ms at 48 cores) rarely land in
 SIGNALS_THAT_QUIT = (signal.SIGTERM, signal.SIGHUP)
 REPLAY_ACTIONS = frozenset({"seek", "seek_start", "seek_end", "speed"})
 DASHBOARD_ACTIONS = frozenset({"sort", "filter", "tab"})
-
-
-def is_replay(controller: object) -> bool:
-    """A replay controller has the timeline methods of :class:`ReplayControl`."""
-    return all(callable(getattr(controller, name, None)) for name in REPLAY_METHODS)
 
 
 def _group_names(header: Mapping[str, Any]) -> list[str]:
@@ -123,7 +107,7 @@ class SectormonApp(App[int]):
 
     def __init__(
         self,
-        controller: SessionControl | ReplayControl,
+        controller: SessionControl,
         *,
         theme: str | None = None,
         theme_dirs: Iterable[Path] | None = None,
@@ -132,7 +116,8 @@ class SectormonApp(App[int]):
         super().__init__()
         self.controller = controller
         self.header: dict[str, Any] = dict(controller.header)
-        self.replay = is_replay(controller)
+        self.timeline_control: ReplayControl | None = controller.timeline()
+        self.replay = self.timeline_control is not None
         self.ctx = RenderContext.from_header(self.header)
         self.history = History([c.metric for c in self.ctx.panels.history], history_length)
         self.latest: Frame | None = None
@@ -209,9 +194,7 @@ class SectormonApp(App[int]):
         for text, severity in self._notes:
             self.notify(text, severity=severity, timeout=10)  # type: ignore[arg-type]
         self.controller.subscribe(self._on_frame_thread)
-        subscribe_warnings = getattr(self.controller, "subscribe_warnings", None)
-        if callable(subscribe_warnings):  # optional: warnings as notifications, not stderr under the TUI
-            subscribe_warnings(self.post_warning)
+        self.controller.subscribe_warnings(self.post_warning)  # notifications, not stderr under the TUI
         try:
             self.controller.start()
             self._started = True
@@ -307,11 +290,8 @@ class SectormonApp(App[int]):
             recording = self.controller.recording_path()
         except SectormonError:
             recording = None
-        end_note = getattr(self.controller, "end_note", None)
         return Status(
-            end_note=end_note()
-            if callable(end_note) and self.shown is not None and self.shown.final
-            else None,
+            end_note=self.controller.end_note() if self.shown is not None and self.shown.final else None,
             recording=recording,
             display_paused=self.display_paused,
             window=self.ctx.window,
@@ -336,21 +316,20 @@ class SectormonApp(App[int]):
     # -- replay --------------------------------------------------------------------------------
 
     def _replay_controller(self) -> ReplayControl:
-        assert self.replay
-        return self.controller  # type: ignore[return-value]
+        assert self.timeline_control is not None
+        return self.timeline_control
 
     def timeline(self) -> Timeline | None:
         if not self.replay:
             return None
         ctl = self._replay_controller()
-        time_scale = getattr(ctl, "time_scale", None)
         return Timeline(
             position=float(ctl.position()),
             duration=float(ctl.duration()),
             speed=float(ctl.speed()),
             paused=bool(ctl.paused()),
             marks=tuple(ctl.marks()),
-            step=float(time_scale()) if callable(time_scale) else 1.0,
+            step=float(ctl.time_scale()),
         )
 
     def _tick_timeline(self) -> None:
@@ -514,8 +493,7 @@ class SectormonApp(App[int]):
             self.notify(f"sector preset {name}: {exc}", severity="error")
             return
         self.sector_preset = name
-        config_for = getattr(self.controller, "sector_config_for", None)
-        config = config_for(name) if callable(config_for) else None
+        config = self.controller.sector_config_for(name)
         if config is not None:  # header and Sectors view show what now applies, not the start's
             self.header["sector_config"] = config  # the dict the context and header bar share
         self.notify(f"sector preset: {name} (applied at the next timeslice)", timeout=4)
@@ -527,6 +505,9 @@ class SectormonApp(App[int]):
         self.push_screen(
             HelpScreen(replay=self.replay, presets=bool(self._presets()), warnings=self.warnings)
         )
+
+    def on_redraw_wanted(self, _message: RedrawWanted) -> None:
+        self.redraw()
 
     def on_open_detail(self, message: OpenDetail) -> None:
         screen = DetailScreen(message.kind, message.key, self.ctx)
@@ -544,12 +525,12 @@ def _freeze_startup_objects() -> None:
     gc.freeze()
 
 
-def make_app(controller: SessionControl | ReplayControl, *, theme: str | None = None) -> SectormonApp:
+def make_app(controller: SessionControl, *, theme: str | None = None) -> SectormonApp:
     """The TUI for a session or a replay (the CLI and the tests share this factory)."""
     return SectormonApp(controller, theme=theme)
 
 
-def run_tui(controller: SessionControl | ReplayControl, theme: str | None = None) -> int:
+def run_tui(controller: SessionControl, theme: str | None = None) -> int:
     """Run the TUI until the user quits; stops the session on the way out. Returns the exit code."""
     app = make_app(controller, theme=theme)
     try:
@@ -557,7 +538,5 @@ def run_tui(controller: SessionControl | ReplayControl, theme: str | None = None
     finally:
         with contextlib.suppress(SectormonError):
             controller.stop()
-    wait = getattr(controller, "wait", None)
-    if callable(wait):
-        wait(5.0)
+    controller.wait(5.0)
     return int(result or 0)

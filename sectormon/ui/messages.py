@@ -42,3 +42,7 @@ class OpenDetail(Message):
         super().__init__()
         self.kind = kind
         self.key = key
+
+
+class RedrawWanted(Message):
+    """A screen that draws frames is shown again: draw the newest frame on it."""

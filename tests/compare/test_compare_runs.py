@@ -24,8 +24,9 @@ from sectormon.compare import (
 )
 from sectormon.frames import ScopeStats, WindowStats
 from sectormon.io import RecordingWriter
-from sectormon.readings import Mark, Reading, Slice
+from sectormon.readings import Mark, Slice
 from sectormon.runmetrics import RunMetrics
+from tests.rows import row
 
 INFO = {
     "IPC": MetricInfo("higher", "inst/cycle"),
@@ -205,11 +206,11 @@ def test_compare_two_fapp_directories(fapp_dir: Path, capsys: pytest.CaptureFixt
 
     # Every delta is other - base; metrics one side lacks are n/a (None), never 0.
     for scope in data["scopes"].values():
-        for row in scope["metrics"].values():
-            if row["base"] is None or row["other"] is None:
-                assert row["delta"] is None and row["improvement"] is None
+        for m in scope["metrics"].values():
+            if m["base"] is None or m["other"] is None:
+                assert m["delta"] is None and m["improvement"] is None
             else:
-                assert row["delta"] == pytest.approx(row["other"] - row["base"])
+                assert m["delta"] == pytest.approx(m["other"] - m["base"])
     mem = total["metrics"]["mem_stall_rate"]
     assert mem["better"] == "lower" and mem["improvement"] == pytest.approx(mem["base"] - mem["other"])
 
@@ -311,8 +312,8 @@ def _recording(path: Path, inst: int, cycles: int, slices: int = 100) -> Path:
                 if group == "HW1"
                 else {"TASK_CLOCK": te, "PAGE_FAULTS": 5}
             )
-            reading = Reading("thread:7", 0, 0, group, te, te, counts)
-            w.write_slice(Slice(t=(i + 1) * 0.02, index=i, duration=0.02, group=group, readings=(reading,)))
+            reading = row("thread:7", 0, 0, group, te, te, counts)
+            w.write_slice(Slice(t=(i + 1) * 0.02, index=i, duration=0.02, group=group, rows=(reading,)))
         w.write_mark(Mark(t=slices * 0.02, kind="end"))
     return path
 

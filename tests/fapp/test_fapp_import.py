@@ -21,8 +21,9 @@ from sectormon.io import MARK_SCHEMA, RECORDING_SCHEMA, SLICE_SCHEMA
 from sectormon.io.reader import read_recording
 from sectormon.profiles.loader import load_profile, profile_from_dict
 from sectormon.readings import Slice
-from sectormon.sources.replay import final_frame
+from sectormon.session.replay import final_frame
 from tests.e2e.helpers import sectormon_command
+from tests.rows import readings_of
 
 STEM = "dtrn3.29503716.1"
 
@@ -60,8 +61,8 @@ def test_one_slice_holds_every_set(fapp_dir: Path, recording: Path) -> None:
     mean_t = sum(r.cntvct for r in pa1) / len(pa1) / m.cntfrq_hz
     assert s.duration == pytest.approx(mean_t, rel=1e-12) and s.t == s.duration
     assert rec.marks[-1].kind == "end" and rec.marks[-1].t == s.t
-    by_key = {(r.unit, r.group): r for r in s.readings}
-    assert len(by_key) == len(s.readings)  # one reading per (unit, set)
+    by_key = {(r.unit, r.group): r for r in readings_of(s)}
+    assert len(by_key) == len(readings_of(s))  # one reading per (unit, set)
     for event_set in m.sets.values():
         for row in event_set.rows:
             reading = by_key[(f"thread:{row.thread}", event_set.name)]

@@ -9,7 +9,8 @@ from pathlib import Path
 from typing import Any
 
 from sectormon.io import RecordingWriter
-from sectormon.readings import Mark, Reading, Slice, SliceRows
+from sectormon.readings import Mark, Slice
+from tests.rows import readings_of, row
 
 GROUPS: dict[str, tuple[str, ...]] = {
     "SW1": ("TASK_CLOCK", "PAGE_FAULTS"),
@@ -50,7 +51,7 @@ def slices(
     for i in range(n):
         group = names[i % len(names)]
         readings = tuple(
-            Reading(
+            row(
                 unit=unit,
                 core=core,
                 cmg=cmg,
@@ -66,7 +67,7 @@ def slices(
             index=i,
             duration=timeslice,
             group=group,
-            readings=readings,
+            rows=readings,
             overhead_s=i * 1e-5,
         )
 
@@ -110,7 +111,7 @@ def v1_slice_record(s: Slice) -> dict[str, Any]:
                 "tr": r.time_running,
                 "counts": dict(r.counts),
             }
-            for r in s.readings
+            for r in readings_of(s)
         ],
     }
 
@@ -131,7 +132,7 @@ def v1_lines(items: Sequence[Slice | Mark], hdr: dict[str, Any] | None = None) -
     return out
 
 
-def write(path: Path, items: Iterable[Slice | SliceRows | Mark], hdr: dict[str, Any] | None = None) -> Path:
+def write(path: Path, items: Iterable[Slice | Mark], hdr: dict[str, Any] | None = None) -> Path:
     """A recording of ``items`` written by today's :class:`RecordingWriter` (format version 2)."""
     with RecordingWriter(path, hdr if hdr is not None else header()) as w:
         for item in items:

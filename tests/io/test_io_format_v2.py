@@ -24,11 +24,11 @@ from sectormon.io.jsonl import (
     no_bools_in,
     slice_from_record,
     slice_record,
-    slice_rows_from_record,
 )
 from sectormon.io.reader import scan_recording
-from sectormon.io.v1 import rows_from_v1, slice_from_v1
-from sectormon.readings import Mark, Reading, Slice, SliceRows
+from sectormon.io.v1 import slice_from_v1
+from sectormon.readings import Mark, Row, Slice
+from tests.rows import row
 
 SETTINGS = settings(
     max_examples=200,
@@ -39,75 +39,52 @@ SETTINGS = settings(
 U64 = 1 << 64
 
 
-def as_slices(items: Any) -> tuple[Slice | Mark, ...]:
-    return tuple(i.to_slice() if isinstance(i, SliceRows) else i for i in items)
-
-
 # ------------------------------------------------------------------------------------- round trips
 
 
 @pytest.mark.parametrize("name", ["r.jsonl", "r.jsonl.gz"])
-def test_slices_and_rows_round_trip(tmp_path: Path, name: str) -> None:
+def test_slices_round_trip(tmp_path: Path, name: str) -> None:
     items = stream(30, marks={10: Mark(t=0.2, kind="baseline", label="b", data={"why": "test"})})
     path = write(tmp_path / name, items)
     with open_recording(path) as s:
         assert tuple(s) == tuple(items)
-    with open_recording(path, rows=True) as s:
-        got = tuple(s)
-    assert all(isinstance(i, (SliceRows, Mark)) for i in got)
-    assert as_slices(got) == tuple(items)
-    for item, rows in zip(items, got, strict=True):
-        if isinstance(item, Slice):
-            assert isinstance(rows, SliceRows)
-            assert rows == SliceRows.from_slice(item)
 
 
 def test_rows_share_one_names_tuple_per_layout(tmp_path: Path) -> None:
     path = write(tmp_path / "r.jsonl", stream(9))
-    with open_recording(path, rows=True) as s:
-        rows = [r for item in s if isinstance(item, SliceRows) for r in item.rows]
+    with open_recording(path) as s:
+        rows = [r for item in s if isinstance(item, Slice) for r in item.rows]
     by_names: dict[tuple[str, ...], set[int]] = {}
-    for row in rows:
-        by_names.setdefault(row[6], set()).add(id(row[6]))
+    for r in rows:
+        by_names.setdefault(r[6], set()).add(id(r[6]))
     assert len(by_names) == 3  # three groups, three layouts...
     assert all(len(ids) == 1 for ids in by_names.values())  # ...each one object, in every slice
 
 
-def test_iter_rows_on_a_default_stream_and_resume_after(tmp_path: Path) -> None:
+def test_iterated_once_and_resume_after(tmp_path: Path) -> None:
     items = stream(12, marks={4: Mark(t=0.08, kind="bookmark", label="x")})
     path = write(tmp_path / "r.jsonl", items)
     with open_recording(path) as s:
-        assert as_slices(s.iter_rows()) == tuple(items)
+        assert tuple(s) == tuple(items)
         with pytest.raises(RuntimeError, match="iterated once"):
             iter(s)
-    with open_recording(path, rows=True) as s:
+    with open_recording(path) as s:
         # line 1 is the header, 2..5 slices 0..3, 6 the mark: resume after the mark
         rest = tuple(s.resume_after(6, last_slice_t=0.08))
-    assert as_slices(rest) == tuple(items[5:])
-    assert all(not isinstance(i, Slice) for i in rest)
-
-
-def test_writer_takes_slice_rows(tmp_path: Path) -> None:
-    items = stream(6)
-    rows = [i if isinstance(i, Mark) else SliceRows.from_slice(i) for i in items]
-    path = write(tmp_path / "r.jsonl", rows)
-    assert read_recording(path).items == tuple(items)
-    plain = write(tmp_path / "p.jsonl", items)
-    assert path.read_bytes() == plain.read_bytes()
+    assert rest == tuple(items[5:])
 
 
 def test_decoded_readings_equal_constructed_ones() -> None:
     s = next(slices(1))
     decoded = slice_from_record(json.loads(encode_slice(s)))
     assert decoded == s
-    for r in decoded.readings:
-        assert r == Reading(r.unit, r.core, r.cmg, r.group, r.time_enabled, r.time_running, dict(r.counts))
-        assert type(r.counts) is dict
+    for r in decoded.rows:
+        assert type(r[6]) is tuple and type(r[7]) is list
 
 
 names_st = st.lists(st.sampled_from(["A", "B", "CPU_CYCLES", "é", "x y", ""]), unique=True, max_size=4)
 reading_st = st.builds(
-    lambda unit, core, cmg, group, te, tr, names, values: Reading(
+    lambda unit, core, cmg, group, te, tr, names, values: row(
         unit, core, cmg, group, te, tr, dict(zip(names, values[: len(names)], strict=False))
     ),
     st.sampled_from(["cpu:0", "thread:7", "cmg:1", "thread:12345"]),
@@ -118,24 +95,23 @@ reading_st = st.builds(
     st.integers(0, U64),
     names_st,
     st.lists(st.integers(0, 2 * U64), min_size=4, max_size=4),
-).filter(lambda r: len(r.counts) == len(set(r.counts)))
+).filter(lambda r: len(r[6]) == len(set(r[6])))
 
 
 @SETTINGS
 @given(
-    readings=st.lists(reading_st, max_size=6),
+    rows=st.lists(reading_st, max_size=6),
     t=st.floats(0, 1e6),
     ended=st.lists(st.sampled_from(["thread:7", "cpu:0"]), max_size=2),
 )
-def test_any_slice_round_trips_in_both_modes(readings: list[Reading], t: float, ended: list[str]) -> None:
-    s = Slice(t=t, index=3, duration=0.02, group="SC1", readings=tuple(readings), ended=tuple(ended))
+def test_any_slice_round_trips(rows: list[Row], t: float, ended: list[str]) -> None:
+    s = Slice(t=t, index=3, duration=0.02, group="SC1", rows=tuple(rows), ended=tuple(ended))
     line = encode_slice(s)
     rec = json.loads(line)
     assert slice_from_record(rec) == s
-    rows = slice_rows_from_record(json.loads(line), no_bools=no_bools_in(line.encode()))
-    assert rows.to_slice() == s
-    assert rows == SliceRows.from_slice(s)
-    assert encode_slice(rows) == line
+    decoded = slice_from_record(json.loads(line), no_bools=no_bools_in(line.encode()))
+    assert decoded == s
+    assert encode_slice(decoded) == line
 
 
 # ------------------------------------------------------------------------------------- bad records
@@ -196,20 +172,17 @@ def _set(path: tuple[Any, ...], value: Any) -> Any:
         (_set(("ended",), [1]), "slice 'ended' must be a list of unit keys"),
     ],
 )
-@pytest.mark.parametrize("rows", [False, True])
-def test_bad_v2_slice_is_one_line_naming_the_line(
-    tmp_path: Path, change: Any, problem: str, rows: bool
-) -> None:
+def test_bad_v2_slice_is_one_line_naming_the_line(tmp_path: Path, change: Any, problem: str) -> None:
     lines = v2_lines()
     lines[2] = edit(lines[2], change)
     path = tmp_path / "r.jsonl"
     path.write_text("\n".join(lines) + "\n")
-    with pytest.raises(RecordingError) as err, open_recording(path, rows=rows) as s:
+    with pytest.raises(RecordingError) as err, open_recording(path) as s:
         list(s)
     msg = str(err.value)
     assert msg.startswith(f"{path}:3: {problem}"), msg
     assert "\n" not in msg and msg.endswith("(use --skip-bad to skip bad lines)")
-    with open_recording(path, skip_bad=True, rows=rows) as s:
+    with open_recording(path, skip_bad=True) as s:
         got = list(s)
     assert len(got) == 2 and s.skipped == 1
 
@@ -222,10 +195,10 @@ def test_first_bad_reading_is_named_whatever_the_check(tmp_path: Path) -> None:
     rec["readings"][0][7][0] = -1
     rec["readings"][1][0] = None
     with pytest.raises(BadRecord, match=r"^reading 0: counts must be non-negative integers, got -1$"):
-        slice_rows_from_record(rec)
+        slice_from_record(rec)
     rec["readings"][0][7][0] = 1
     with pytest.raises(BadRecord, match=r"^reading 1: 'unit' and 'group' must be strings$"):
-        slice_rows_from_record(rec)
+        slice_from_record(rec)
 
 
 def test_negative_count_is_found_whatever_the_line_text(tmp_path: Path) -> None:
@@ -239,7 +212,7 @@ def test_negative_count_is_found_whatever_the_line_text(tmp_path: Path) -> None:
         pytest.raises(
             RecordingError, match=r":3: reading 0: counts must be non-negative integers, got -20000000"
         ),
-        open_recording(path, rows=True) as s,
+        open_recording(path) as s,
     ):
         list(s)
 
@@ -296,27 +269,25 @@ def _outcome(fn: Any, rec: dict[str, Any]) -> tuple[str, Any]:
 
 @SETTINGS
 @given(data=st.data(), n=st.integers(1, 4))
-def test_mutated_v2_record_rows_and_slices_agree(data: st.DataObject, n: int) -> None:
-    """Fast and precise checks agree: rows and slices decode the same, or fail with the same line."""
+def test_mutated_v2_record_fast_and_precise_checks_agree(data: st.DataObject, n: int) -> None:
+    """Fast and precise checks agree: a mutated record decodes to what it says, or fails with one
+    precise line."""
     rec = json.loads(encode_slice(list(slices(n + 1))[n]))
     for _ in range(data.draw(st.integers(1, 3))):
         _mutate(rec, data)
     text = encode(rec) if _encodable(rec) else None
-    rows = _outcome(slice_rows_from_record, rec)
-    full = _outcome(slice_from_record, rec)
+    rows = _outcome(slice_from_record, rec)
     event(rows[0] if rows[0] == "ok" else rows[1].split(",")[0].split(":")[0])
-    assert rows[0] == full[0]
     if text is not None and no_bools_in(text.encode()):  # the reader's shortcut: the same answer
-        assert _outcome(lambda r: slice_rows_from_record(r, no_bools=True), rec) == rows
+        assert _outcome(lambda r: slice_from_record(r, no_bools=True), rec) == rows
     if rows[0] == "ok":
-        assert rows[1].to_slice() == full[1]
-        assert slice_from_record(json.loads(encode_slice(rows[1]))) == full[1]
+        assert slice_from_record(json.loads(encode_slice(rows[1]))) == rows[1]
         reading_errors = [
             _row_error(i, r, [tuple(e) for e in rec["events"]]) for i, r in enumerate(rec["readings"])
         ]
         assert reading_errors == [None] * len(reading_errors)
     else:
-        assert full[1] == rows[1] and "\n" not in rows[1]
+        assert "\n" not in rows[1]
         assert "is malformed" not in rows[1]  # the precise check found what the fast one refused
 
 
@@ -330,12 +301,12 @@ def test_count_checks_agree_with_and_without_the_bool_shortcut(
     rec = json.loads(encode_slice(list(slices(n + 1))[n]))
     row = data.draw(st.sampled_from([r for r in rec["readings"] if r[7]]))
     row[7][data.draw(st.integers(0, len(row[7]) - 1))] = value
-    exact = _outcome(slice_rows_from_record, rec)
+    exact = _outcome(slice_from_record, rec)
     text = encode(rec) if _encodable(rec) else None
     shortcut = text is not None and no_bools_in(text.encode())
     event(f"{exact[0]}, shortcut {'taken' if shortcut else 'not taken'}")
     if shortcut:
-        assert _outcome(lambda r: slice_rows_from_record(r, no_bools=True), rec) == exact
+        assert _outcome(lambda r: slice_from_record(r, no_bools=True), rec) == exact
 
 
 def _encodable(rec: Any) -> bool:
@@ -356,16 +327,12 @@ def test_mutated_v2_file_never_crashes(tmp_path: Path, data: st.DataObject, n: i
     lines[i] = json.dumps(rec)
     path = tmp_path / "r.jsonl"
     path.write_text("\n".join(lines) + "\n")
-    outcomes: list[tuple[str, Any, int]] = []
-    for rows in (False, True):
-        try:
-            with open_recording(path, skip_bad=skip_bad, rows=rows) as s:
-                outcomes.append(("ok", as_slices(s), s.skipped))
-        except RecordingError as exc:
-            msg = str(exc)
-            assert "\n" not in msg and re.match(re.escape(str(path)) + r":\d+: ", msg), msg
-            outcomes.append(("error", msg, 0))
-    assert outcomes[0] == outcomes[1]
+    try:
+        with open_recording(path, skip_bad=skip_bad) as s:
+            tuple(s)
+    except RecordingError as exc:
+        msg = str(exc)
+        assert "\n" not in msg and re.match(re.escape(str(path)) + r":\d+: ", msg), msg
     scan_recording(path, skip_bad=True)
 
 
@@ -379,8 +346,8 @@ def test_v1_file_reads_in_both_modes(tmp_path: Path) -> None:
     with open_recording(path) as s:
         assert s.version == 1 and s.header["schema"] == "sectormon/recording/2"
         assert tuple(s) == tuple(items)
-    with open_recording(path, rows=True) as s:
-        assert as_slices(s) == tuple(items)
+    with open_recording(path) as s:
+        assert tuple(s) == tuple(items)
     scan = scan_recording(path)
     assert scan.slices == 20 and [m.kind for m in scan.marks] == ["baseline", "end"]
 
@@ -390,8 +357,8 @@ def test_v1_migration_equals_direct_v1_decoding(tmp_path: Path, monkeypatch: pyt
     path = tmp_path / "old.jsonl"
     path.write_text("\n".join(v1_lines(items)) + "\n")
     monkeypatch.setattr(reader_module, "SLICE_SCHEMA_V1", "not-a-schema")  # force MIGRATIONS[1]
-    with open_recording(path, rows=True) as s:
-        assert as_slices(s) == tuple(items)
+    with open_recording(path) as s:
+        assert tuple(s) == tuple(items)
     with open_recording(path) as s:
         assert tuple(s) == tuple(items)
 
@@ -421,21 +388,19 @@ def test_v1_to_v2_migration_record() -> None:
 
 @SETTINGS
 @given(data=st.data())
-def test_mutated_v1_record_rows_and_slices_agree(data: st.DataObject) -> None:
-    """The direct v1 decoders (Slice and rows) accept and refuse the same records, same messages."""
+def test_mutated_v1_record_direct_and_migrated_agree(data: st.DataObject) -> None:
+    """The direct v1 decoder and the migration to v2 accept and refuse the same records."""
     rec = v1_slice_record(list(slices(3))[2])
     for _ in range(data.draw(st.integers(1, 3))):
         _mutate(rec, data)
-    rows = _outcome(rows_from_v1, rec)
     full = _outcome(slice_from_v1, rec)
-    event(rows[0] if rows[0] == "ok" else rows[1].split(",")[0].split(":")[0])
-    assert rows[0] == full[0]
-    if rows[0] == "ok":
-        assert rows[1].to_slice() == full[1]
-        migrated = _outcome(MIGRATIONS[1], rec)
-        assert migrated[0] == "ok" and slice_from_record(migrated[1]) == full[1]
+    event(full[0] if full[0] == "ok" else full[1].split(",")[0].split(":")[0])
+    migrated = _outcome(MIGRATIONS[1], rec)
+    assert migrated[0] == full[0]
+    if full[0] == "ok":
+        assert slice_from_record(migrated[1]) == full[1]
     else:
-        assert rows[1] == full[1]
+        assert migrated[1] == full[1]
 
 
 def test_shipped_recordings_read_the_same_as_rows_in_both_versions(tmp_path: Path) -> None:
@@ -448,29 +413,25 @@ def test_shipped_recordings_read_the_same_as_rows_in_both_versions(tmp_path: Pat
             assert s.version == 2
             hdr = {k: v for k, v in s.header.items() if k != "schema"}
             items = tuple(s)
-        with open_recording(path, rows=True) as r:
-            assert as_slices(r) == items
         old = tmp_path / (path.name.split(".")[0] + ".v1.jsonl")
         old.write_text("\n".join(v1_lines(items, hdr)) + "\n")
         with open_recording(old) as s:
             assert s.version == 1
             assert tuple(s) == items
-        with open_recording(old, rows=True) as r:
-            assert as_slices(r) == items
 
 
 def test_file_mixing_versions_reads_as_one(tmp_path: Path) -> None:
-    # A v1 recording with v2 lines appended (and a v0 mark): each line is read by its own version.
+    # A v1 recording with v2 lines appended (and a v1 mark): each line is read by its own version.
     items = stream(8, end=False)
     lines = v1_lines(items[:4])
     lines += [encode_slice(s) for s in items[4:] if isinstance(s, Slice)]
-    lines.append(json.dumps({"schema": "sectormon/mark/0", "t": 1.0, "kind": "end", "note": "bye"}))
+    lines.append(json.dumps({"schema": "sectormon/mark/1", "t": 1.0, "kind": "end", "label": "bye"}))
     path = tmp_path / "mixed.jsonl"
     path.write_text("\n".join(lines) + "\n")
     want = (*items, Mark(t=1.0, kind="end", label="bye"))
     assert read_recording(path).items == want
-    with open_recording(path, rows=True) as s:
-        assert as_slices(s) == want
+    with open_recording(path) as s:
+        assert tuple(s) == want
     assert scan_recording(path).slices == 8
 
 
@@ -482,11 +443,10 @@ def test_v1_file_cut_anywhere_reads_a_prefix(tmp_path: Path, n: int, cut: float,
     full = gzip.compress(data, mtime=0) if gz else data
     path = tmp_path / ("old.jsonl.gz" if gz else "old.jsonl")
     path.write_bytes(full[: int(len(full) * cut)])
-    for rows in (False, True):
-        try:
-            with open_recording(path, rows=rows) as s:
-                got = as_slices(s)
-        except RecordingError as exc:
-            assert re.match(re.escape(str(path)) + r":1: ", str(exc)), str(exc)  # the header was cut
-            continue
-        assert got == tuple(items[: len(got)])
+    try:
+        with open_recording(path) as s:
+            got = tuple(s)
+    except RecordingError as exc:
+        assert re.match(re.escape(str(path)) + r":1: ", str(exc)), str(exc)  # the header was cut
+        return
+    assert got == tuple(items[: len(got)])

@@ -16,10 +16,10 @@ from sectormon import cli
 from sectormon.frames import EMPTY_SCOPE, Frame, ScopeStats, WindowStats
 from sectormon.io import RecordingError, RecordingWriter, open_recording
 from sectormon.io.jsonl import encode
-from sectormon.readings import Mark, Slice, SliceRows
-from sectormon.session import ReplayControl
-from sectormon.sources import replay as replay_module
-from sectormon.sources.replay import ReplaySession, replay_frames, stream_header
+from sectormon.readings import Mark, Slice
+from sectormon.session import replay as replay_module
+from sectormon.session.control import ReplayControl
+from sectormon.session.replay import ReplaySession, replay_frames, stream_header
 
 
 def write(path: Path, items: list[Slice | Mark], hdr: dict[str, Any]) -> Path:
@@ -61,7 +61,16 @@ class FakeBuilder:
         self.t = 0.0
         self.marks: list[str] = []
 
-    def feed(self, item: Slice | SliceRows | Mark) -> list[Frame]:
+    skipped_last = False  # frames are never skipped here
+    build_next = False
+
+    def quiet(self, until: float) -> None:
+        pass
+
+    def seek_quietly(self, target: float | None) -> None:
+        pass
+
+    def feed(self, item: Slice | Mark) -> list[Frame]:
         if isinstance(item, Mark):
             self.marks.append(f"{item.kind}@{item.t:g}")
             return []
@@ -222,11 +231,12 @@ def real_header() -> dict[str, Any]:
 
 
 def direct_frames(hdr: dict[str, Any], items: list[Slice | Mark]) -> list[dict[str, Any]]:
-    from sectormon.pipeline import FrameBuilder, build_engine
+    from sectormon.metrics.builder import FrameBuilder, build_engine
     from sectormon.profiles.loader import profile_from_dict
 
     builder = FrameBuilder(build_engine(profile_from_dict(hdr["profile"]), hdr), hdr["options"]["interval"])
-    frames = [*builder.feed_all(items), builder.finish()]
+    frames = [f for item in items for f in builder.feed(item)]
+    frames.append(builder.finish())
     return [json.loads(json.dumps(f.to_json())) for f in frames]
 
 

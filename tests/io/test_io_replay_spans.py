@@ -29,9 +29,10 @@ from sectormon.frames import FrameClock
 from sectormon.io import RecordingError, open_recording
 from sectormon.io.reader import slice_time
 from sectormon.io.spans import SpanFinder
-from sectormon.readings import Mark, Reading, Slice
-from sectormon.sources import replay_worker
-from sectormon.sources.replay import final_frame, replay_frames
+from sectormon.readings import Mark, Slice
+from sectormon.session import replay_worker
+from sectormon.session.replay import final_frame, replay_frames
+from tests.rows import row
 
 
 def churn(n: int, seed: int = 3) -> list[Slice | Mark]:
@@ -59,7 +60,7 @@ def churn(n: int, seed: int = 3) -> list[Slice | Mark]:
             cores[moved] = 1 - cores[moved]
         te = int(duration * 1e9)
         readings = [
-            Reading(
+            row(
                 unit=f"thread:{tid}",
                 core=cores[tid],
                 cmg=0,
@@ -71,7 +72,7 @@ def churn(n: int, seed: int = 3) -> list[Slice | Mark]:
             for tid in sorted(live)
         ]
         if i % 50 == 7:
-            readings.append(Reading("bogus", None, None, group, te, te, {GROUPS[group][0]: 1}))
+            readings.append(row("bogus", None, None, group, te, te, {GROUPS[group][0]: 1}))
         items.append(Slice(t, i, duration, group, tuple(readings), overhead_s=i * 1e-5, ended=tuple(ended)))
         if i in (40, 300):
             items.append(Mark(t, "odd-kind", label=str(i)))

@@ -9,7 +9,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from sectormon.profiles.model import EventDef, GroupDef, MetricDef, Profile
-from sectormon.readings import Reading, Slice
+from sectormon.readings import Row, Slice
+from tests.rows import row
 
 NS = 1_000_000_000
 
@@ -55,8 +56,8 @@ def reading(
     tr: int | None = None,
     core: int | None = 0,
     cmg: int | None = 0,
-) -> Reading:
-    return Reading(unit, core, cmg, group, te, te if tr is None else tr, dict(counts))
+) -> Row:
+    return row(unit, core, cmg, group, te, te if tr is None else tr, dict(counts))
 
 
 @dataclass
@@ -71,7 +72,7 @@ class Feed:
     def slice(
         self,
         group: str,
-        readings: Sequence[Reading],
+        readings: Sequence[Row],
         *,
         ended: Sequence[str] = (),
         duration: float | None = None,
@@ -85,9 +86,24 @@ class Feed:
             index=self.index,
             duration=dur,
             group=group,
-            readings=tuple(readings),
+            rows=tuple(readings),
             overhead_s=self.overhead,
             ended=tuple(ended),
         )
         self.index += 1
         return s
+
+
+def multiplex_scale(count: int, time_enabled: int, time_running: int) -> float:
+    """perf stat's correction for the kernel's multiplexing (count * enabled / running), the
+    reference the engine is checked against."""
+    if time_running <= 0 or time_enabled <= 0:
+        return float(count)
+    return count * (time_enabled / time_running)
+
+
+def running_fraction(time_enabled: int, time_running: int) -> float:
+    """Fraction of its enabled time a group was on the PMU; 1.0 when nothing was enabled."""
+    if time_enabled <= 0:
+        return 1.0
+    return min(1.0, max(0.0, time_running / time_enabled))

@@ -14,7 +14,8 @@ from sectormon.frames import Frame
 from sectormon.metrics import MetricsEngine
 from sectormon.profiles import loader
 from sectormon.profiles.model import Profile
-from sectormon.readings import Reading, Slice
+from sectormon.readings import Slice
+from tests.rows import row
 
 NS = 1_000_000_000
 SECONDS = 6.0
@@ -74,9 +75,9 @@ def run_rotation(profile: Profile, scale: dict[str, float] | None = None) -> lis
         rate = {e: int(RATES[e] * scale.get(e, 1.0)) for e in group.events}
         pe = {e: rate[e] for e in profile.pe_events(group)}
         cmg = {e: rate[e] for e in profile.cmg_events(group)}
-        readings = [Reading("thread:100", 12, 0, name, NS, NS, pe)]
+        readings = [row("thread:100", 12, 0, name, NS, NS, pe)]
         if cmg:
-            readings.append(Reading("cmg:0", 12, 0, name, NS, NS, cmg))
+            readings.append(row("cmg:0", 12, 0, name, NS, NS, cmg))
         slices.append(Slice(float(i + 1), i, 1.0, name, tuple(readings)))
     return slices
 
@@ -206,7 +207,7 @@ def test_baseline_deltas_give_the_documents_effects(a64fx: Profile) -> None:
     engine.mark_baseline()
     on = {"L1D_CACHE_REFILL": 0.5, "INST_RETIRED": 1.2, "LD_COMP_WAIT_L2_MISS": 0.5}
     for s in run_rotation(a64fx, on):
-        engine.add_slice(Slice(s.t + SECONDS, s.index + 6, s.duration, s.group, s.readings))
+        engine.add_slice(Slice(s.t + SECONDS, s.index + 6, s.duration, s.group, s.rows))
     frame = engine.frame(2 * SECONDS)
     assert frame.baseline is not None
     deltas = frame.baseline.total

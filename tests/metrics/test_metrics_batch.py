@@ -1,4 +1,4 @@
-"""Batches summed elsewhere give the frames of add_rows, bit for bit (the parallel replay's premise).
+"""Batches summed elsewhere give the frames of add_slice, bit for bit (the parallel replay's premise).
 
 A replay's reader process sums rows with RowAggregator and sends a RowBatch per frame interval
 (split at marks) through marshal; the engine takes it with add_batch. These tests feed the same
@@ -20,14 +20,9 @@ from test_metrics_rows import GROUPS, PROFILE, feeds
 from sectormon.frames import FrameClock
 from sectormon.metrics import MetricsEngine
 from sectormon.metrics.batch import RowAggregator, RowBatch, unwire, wire
-from sectormon.pipeline import FrameBuilder
-from sectormon.readings import Mark, Reading, Slice, SliceRows
-
-
-def _rows(s: Slice, layouts: dict[tuple[str, ...], tuple[str, ...]]) -> SliceRows:
-    compact = SliceRows.from_slice(s)
-    shared = tuple((*row[:6], layouts.setdefault(row[6], row[6]), row[7]) for row in compact.rows)
-    return SliceRows(s.t, s.index, s.duration, s.group, shared, s.overhead_s, s.ended)
+from sectormon.metrics.builder import FrameBuilder
+from sectormon.readings import Mark, Slice
+from tests.rows import row, share_layouts
 
 
 def frames_by_rows(items: list[Slice | Mark], interval: float, unavailable: dict[str, str]) -> list[str]:
@@ -35,7 +30,7 @@ def frames_by_rows(items: list[Slice | Mark], interval: float, unavailable: dict
     layouts: dict[tuple[str, ...], tuple[str, ...]] = {}
     frames = []
     for item in items:
-        frames += builder.feed(item if isinstance(item, Mark) else _rows(item, layouts))
+        frames += builder.feed(item if isinstance(item, Mark) else share_layouts(item, layouts))
     frames.append(builder.finish())
     return [json.dumps(f.to_json(), sort_keys=True) for f in frames]
 
@@ -60,7 +55,7 @@ def batches_of(
                 send(rows.take(frame_due=False))
             out.append(item)
             continue
-        rows.add(_rows(item, layouts))
+        rows.add(share_layouts(item, layouts))
         if clock.due(item.t):
             send(rows.take(frame_due=True))
             frames += 1
@@ -107,7 +102,7 @@ def test_a_long_interval_folds_on_the_way_and_still_matches() -> None:
         group = ("G1", "G2", "G3")[i % 3]
         counts = {e: (i * 7919 + k * 104729) % 10**9 + 1 for k, e in enumerate(GROUPS[group])}
         readings = tuple(
-            Reading(f"thread:{tid}", tid % 2, 0, group, NS, NS if i % 4 else NS // 3, counts)
+            row(f"thread:{tid}", tid % 2, 0, group, NS, NS if i % 4 else NS // 3, counts)
             for tid in (1, 2, 3)
         )
         items.append(Slice(0.01 * (i + 1), i, 0.01, group, readings))
@@ -117,9 +112,9 @@ def test_a_long_interval_folds_on_the_way_and_still_matches() -> None:
 
 
 def test_a_batch_out_of_step_with_the_clock_is_refused() -> None:
-    s = Slice(0.1, 0, 0.1, "G1", (Reading("thread:1", 0, 0, "G1", NS, NS, dict.fromkeys(GROUPS["G1"], 1)),))
+    s = Slice(0.1, 0, 0.1, "G1", (row("thread:1", 0, 0, "G1", NS, NS, dict.fromkeys(GROUPS["G1"], 1)),))
     rows = RowAggregator()
-    rows.add(SliceRows.from_slice(s))
+    rows.add(s)
     builder = FrameBuilder(MetricsEngine(PROFILE), 1.0)
     with pytest.raises(ValueError, match="out of step"):
         builder.feed_batch(rows.take(frame_due=True))  # t=0.1 closes no 1 s frame
@@ -149,7 +144,7 @@ def test_units_current_before_a_fresh_aggregator_keep_their_entity() -> None:
 
     def slice_of(t: float, index: int, core_of_2: int) -> Slice:
         readings = tuple(
-            Reading(f"thread:{tid}", core, 0, "G1", NS, NS, dict.fromkeys(GROUPS["G1"], 10))
+            row(f"thread:{tid}", core, 0, "G1", NS, NS, dict.fromkeys(GROUPS["G1"], 10))
             for tid, core in ((1, 0), (2, core_of_2))
         )
         return Slice(t, index, 0.5, "G1", readings)
@@ -164,9 +159,9 @@ def test_units_current_before_a_fresh_aggregator_keep_their_entity() -> None:
 
 
 def test_a_batch_naming_an_entity_it_never_entered_is_refused() -> None:
-    s = Slice(0.1, 0, 0.1, "G1", (Reading("thread:1", 0, 0, "G1", NS, NS, dict.fromkeys(GROUPS["G1"], 1)),))
+    s = Slice(0.1, 0, 0.1, "G1", (row("thread:1", 0, 0, "G1", NS, NS, dict.fromkeys(GROUPS["G1"], 1)),))
     rows = RowAggregator()
-    rows.add(SliceRows.from_slice(s))
+    rows.add(s)
     batch = rows.take(frame_due=False)
     engine = MetricsEngine(PROFILE)
     with pytest.raises(ValueError, match="never entered"):

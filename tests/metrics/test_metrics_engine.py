@@ -10,11 +10,12 @@ from __future__ import annotations
 import json
 
 import pytest
-from metrics_support import NS, Feed, make_profile, reading
+from metrics_support import NS, Feed, make_profile, multiplex_scale, reading
 
 from sectormon.frames import Frame, ScopeStats, WindowStats
 from sectormon.metrics import MetricsEngine
-from sectormon.readings import Reading, Slice, multiplex_scale
+from sectormon.readings import Slice
+from tests.rows import row
 
 approx = pytest.approx
 
@@ -346,7 +347,7 @@ def test_unknown_unit_key_is_skipped_with_a_warning() -> None:
 def test_frame_json_round_trip() -> None:
     engine, frame = rotation_engine()
     engine.mark_baseline()
-    engine.add_slice(Slice(7.0, 6, 1.0, "G1", (Reading("thread:1", 0, 0, "G1", NS, NS, {"A": 1}),)))
+    engine.add_slice(Slice(7.0, 6, 1.0, "G1", (row("thread:1", 0, 0, "G1", NS, NS, {"A": 1}),)))
     second = engine.frame(7.0)
     for f in (frame, second, engine.final_frame(7.0)):
         data = f.to_json()

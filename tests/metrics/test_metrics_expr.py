@@ -10,7 +10,7 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from sectormon.errors import SectormonError
-from sectormon.metrics.expr import Binary, Call, ExprError, Name, Num, Unary, parse
+from sectormon.profiles.expr import Binary, Call, ExprError, Name, Num, Unary, parse
 
 # ----------------------------------------------------------------------------- examples
 

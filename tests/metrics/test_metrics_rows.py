@@ -1,9 +1,9 @@
-"""add_rows and add_slice are one computation: random feeds give byte-identical frames either way.
+"""The engine's fast path (rows whose names tuple is the group's own, by identity) changes no frame.
 
-The two hot loops of the engine are written out separately (see MetricsEngine.add_slice), so
-this property test feeds the same random slices through both, including everything that takes
-them off their fast paths: threads rebinding cores, units ending and coming back, groups whose
-reading layouts change (reordered, missing or extra events), te = 0, tr < te, tr = 0, empty
+This property test feeds the same random slices with layouts shared across slices (as the sampler
+and the recording reader share them) and with a new names tuple per row, including everything
+that takes rows off the fast path: threads rebinding cores, units ending and coming back, groups
+whose reading layouts change (reordered, missing or extra events), te = 0, tr < te, tr = 0, empty
 readings, CMG units, events listed as unavailable, unknown unit keys, and baseline marks.
 """
 
@@ -20,7 +20,8 @@ from metrics_support import NS, make_profile
 
 import sectormon.metrics.engine as engine_module
 from sectormon.metrics import MetricsEngine
-from sectormon.readings import Mark, Reading, Slice, SliceRows
+from sectormon.readings import Mark, Row, Slice
+from tests.rows import row, share_layouts
 
 GROUPS = {
     "G1": ["CYC", "INS", "L1", "L1M", "L2", "L2M"],
@@ -48,7 +49,7 @@ UNITS = ["thread:1", "thread:2", "thread:3", "cpu:4", "cpu:5", "cmg:0", "cmg:1",
 
 
 @st.composite
-def readings(draw: st.DrawFn, group: str) -> Reading:
+def readings(draw: st.DrawFn, group: str) -> Row:
     unit = draw(st.sampled_from(UNITS))
     events = list(GROUPS[group])
     if unit.startswith("cmg"):
@@ -67,7 +68,7 @@ def readings(draw: st.DrawFn, group: str) -> Reading:
     tr = draw(st.sampled_from([te, te, te, te // 3, 0, te + 7, max(0, te - 1)]))
     core = draw(st.sampled_from([None, 0, 0, 1, 2]))
     cmg = draw(st.sampled_from([None, 0, 0, 1]))
-    return Reading(unit, core, cmg, group, te, tr, counts)
+    return row(unit, core, cmg, group, te, tr, counts)
 
 
 @st.composite
@@ -90,7 +91,7 @@ def feeds(draw: st.DrawFn) -> list[Slice | Mark | str]:
     return out
 
 
-def frames_of(feed: list[Slice | Mark | str], *, rows: bool, unavailable: dict[str, str]) -> list[str]:
+def frames_of(feed: list[Slice | Mark | str], *, shared: bool, unavailable: dict[str, str]) -> list[str]:
     engine = MetricsEngine(PROFILE, recent_seconds=0.6, unavailable=unavailable)
     layouts: dict[tuple[str, ...], tuple[str, ...]] = {}
     out: list[dict[str, Any]] = []
@@ -102,44 +103,18 @@ def frames_of(feed: list[Slice | Mark | str], *, rows: bool, unavailable: dict[s
             engine.add_mark(item)
         elif isinstance(item, Slice):
             t = item.t
-            if rows:
-                compact = SliceRows.from_slice(item)
-                # Share layouts across slices, as the recording reader does (identity fast path).
-                shared = tuple((*row[:6], layouts.setdefault(row[6], row[6]), row[7]) for row in compact.rows)
-                engine.add_rows(
-                    SliceRows(
-                        item.t, item.index, item.duration, item.group, shared, item.overhead_s, item.ended
-                    )
-                )
-            else:
-                engine.add_slice(item)
+            engine.add_slice(share_layouts(item, layouts) if shared else item)
     out.append(engine.final_frame(t).to_json())
     return [json.dumps(frame, sort_keys=True) for frame in out]
 
 
 @settings(max_examples=150, deadline=None)
 @given(feeds(), st.sampled_from([{}, {"L2": "not here"}, {"CW": "no uncore"}]))
-def test_rows_and_slices_give_identical_frames(
+def test_shared_and_unshared_layouts_give_identical_frames(
     feed: list[Slice | Mark | str], unavailable: dict[str, str]
 ) -> None:
-    assert frames_of(feed, rows=True, unavailable=unavailable) == frames_of(
-        feed, rows=False, unavailable=unavailable
-    )
-
-
-def test_rows_fast_path_survives_unshared_layouts() -> None:
-    """Rows whose equal layouts are different tuple objects (no interning) still add up the same."""
-    s1 = Slice(1.0, 0, 1.0, "G1", (Reading("thread:1", 0, 0, "G1", NS, NS, dict.fromkeys(GROUPS["G1"], 5)),))
-    s2 = Slice(
-        2.0, 1, 1.0, "G1", (Reading("thread:1", 0, 0, "G1", NS, NS // 2, dict.fromkeys(GROUPS["G1"], 7)),)
-    )
-    a = MetricsEngine(PROFILE)
-    b = MetricsEngine(PROFILE)
-    for s in (s1, s2):
-        a.add_slice(s)
-        b.add_rows(SliceRows.from_slice(s))  # a new names tuple per slice
-    assert json.dumps(a.frame(2.0).to_json(), sort_keys=True) == json.dumps(
-        b.frame(2.0).to_json(), sort_keys=True
+    assert frames_of(feed, shared=True, unavailable=unavailable) == frames_of(
+        feed, shared=False, unavailable=unavailable
     )
 
 
@@ -155,7 +130,7 @@ def test_folding_pending_readings_early_or_late_changes_nothing(
         counts = {e: (i * 7919 + k * 104729) % 10**9 + 1 for k, e in enumerate(GROUPS[group])}
         tr = NS if i % 4 else NS // 3
         feed.append(
-            Slice(0.02 * (i + 1), i, 0.02, group, (Reading("thread:1", 0, 0, group, NS, tr, counts),))
+            Slice(0.02 * (i + 1), i, 0.02, group, (row("thread:1", 0, 0, group, NS, tr, counts),))
         )
     monkeypatch.setattr(engine_module, "_FOLD_EVERY", 256)
     reference = MetricsEngine(PROFILE)
@@ -163,13 +138,11 @@ def test_folding_pending_readings_early_or_late_changes_nothing(
         reference.add_slice(s)
     want = json.dumps(reference.frame(feed[-1].t).to_json())
     monkeypatch.setattr(engine_module, "_FOLD_EVERY", fold_every)
-    for rows in (False, True):
+    for shared in (False, True):
+        layouts: dict[tuple[str, ...], tuple[str, ...]] = {}
         engine = MetricsEngine(PROFILE)
         for s in feed:
-            if rows:
-                engine.add_rows(SliceRows.from_slice(s))
-            else:
-                engine.add_slice(s)
+            engine.add_slice(share_layouts(s, layouts) if shared else s)
         assert json.dumps(engine.frame(feed[-1].t).to_json()) == want
 
 
@@ -181,13 +154,13 @@ def test_engine_copied_mid_interval_carries_on_identically() -> None:
             i,
             0.1,
             group,
-            (Reading("thread:1", 0, 0, group, NS, NS - i, {e: 1000 + i for e in GROUPS[group]}),),
+            (row("thread:1", 0, 0, group, NS, NS - i, {e: 1000 + i for e in GROUPS[group]}),),
         )
         for i, group in enumerate(["G1", "G2", "G3", "G1", "G2", "G3"])
     ]
     engine = MetricsEngine(PROFILE)
     engine.add_slice(feed[0])
-    engine.add_rows(SliceRows.from_slice(feed[1]))
+    engine.add_slice(feed[1])
     copied = copy.deepcopy(engine)
     frames = []
     for e in (engine, copied):

@@ -7,13 +7,14 @@ from collections import defaultdict
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from metrics_support import NS, Feed, make_profile, reading
+from metrics_support import NS, Feed, make_profile, reading, running_fraction
 
 from sectormon.frames import MetricDelta
 from sectormon.metrics import MetricsEngine
 from sectormon.metrics.baseline import metric_delta
 from sectormon.profiles.model import Profile
-from sectormon.readings import Mark, Reading, Slice, running_fraction
+from sectormon.readings import Mark, Slice
+from tests.rows import readings_of, row
 
 approx = pytest.approx
 
@@ -234,7 +235,7 @@ def build_slices(feed: Feed_) -> list[Slice]:
     t = 0.0
     for i, (dur, rs, _) in enumerate(feed):
         t += dur
-        readings = tuple(Reading(f"thread:{tid}", tid, 0, "G", te, tr, {"A": a}) for tid, a, (te, tr) in rs)
+        readings = tuple(row(f"thread:{tid}", tid, 0, "G", te, tr, {"A": a}) for tid, a, (te, tr) in rs)
         out.append(Slice(t, i, dur, "G", readings))
     return out
 
@@ -246,7 +247,7 @@ def expected_totals(slices: list[Slice]) -> dict[str, float]:
     first: dict[str, float] = {}
     elapsed = 0.0
     for s in slices:
-        for r in s.readings:
+        for r in readings_of(s):
             first.setdefault(r.unit, elapsed)
             raw[r.unit] += r.counts["A"]
             counted[r.unit] += s.duration * running_fraction(r.time_enabled, r.time_running)

@@ -12,8 +12,13 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from sectormon.perf.errors import GroupReadError
-from sectormon.perf.group import GroupReadDecoder, build_group_read, group_read_size, parse_group_read
-from sectormon.readings import GroupValues
+from sectormon.perf.group import (
+    GroupReadDecoder,
+    GroupValues,
+    build_group_read,
+    group_read_size,
+    parse_group_read,
+)
 
 u64 = st.integers(min_value=0, max_value=(1 << 64) - 1)
 

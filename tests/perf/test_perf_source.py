@@ -17,7 +17,7 @@ from sectormon.profiles.model import EventDef
 from sectormon.readings import Unit
 from sectormon.sources.base import Source
 from sectormon.sources.perf import PerfSource
-from sectormon.targets import BINDING_WARNING, BadTarget, CommandTarget, CpuTarget, PidTarget
+from sectormon.sources.targets import BINDING_WARNING, BadTarget, CommandTarget, CpuTarget, PidTarget
 
 pytestmark = pytest.mark.syscall
 

@@ -11,40 +11,20 @@ import time
 from pathlib import Path
 
 import pytest
-from hypothesis import given
-from hypothesis import strategies as st
 from perf_helpers import Child
 
-from sectormon.targets import (
+from sectormon.sources.targets import (
     BINDING_WARNING,
     BadTarget,
     CommandTarget,
     CpuTarget,
     PidTarget,
     ThreadTracker,
-    format_cpu_list,
-    parse_cpu_list,
     thread_unit,
 )
 
 # An FX700-like map: 4 CMGs x 12 CPUs.
 CMG_OF = {cpu: cpu // 12 for cpu in range(48)}
-
-
-def test_parse_cpu_list() -> None:
-    assert parse_cpu_list("0-3,8") == (0, 1, 2, 3, 8)
-    assert parse_cpu_list(" 5, 1-2 ,2") == (1, 2, 5)
-
-
-@pytest.mark.parametrize("text", ["", "a", "3-1", "-1", "1-b", ","])
-def test_parse_cpu_list_rejects(text: str) -> None:
-    with pytest.raises(BadTarget, match="--cpus"):
-        parse_cpu_list(text)
-
-
-@given(st.sets(st.integers(min_value=0, max_value=300), min_size=1))
-def test_cpu_list_roundtrip(cpus: set[int]) -> None:
-    assert parse_cpu_list(format_cpu_list(cpus)) == tuple(sorted(cpus))
 
 
 def test_thread_unit_pinned() -> None:

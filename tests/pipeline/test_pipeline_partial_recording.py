@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from sectormon.pipeline import FrameBuilder, build_engine
+from sectormon.metrics.builder import FrameBuilder, build_engine
 from sectormon.profiles.model import EventDef, GroupDef, MetricDef, Profile
-from sectormon.readings import Reading, Slice
+from sectormon.readings import Slice
+from tests.rows import row
 
 
 def _profile() -> Profile:
@@ -23,7 +24,7 @@ def _slices(start: int, stop: int) -> list[Slice]:
             index=i,
             duration=0.1,
             group="G",
-            readings=(Reading("thread:1", 0, 0, "G", 100_000_000, 100_000_000, {"A": 100}),),
+            rows=(row("thread:1", 0, 0, "G", 100_000_000, 100_000_000, {"A": 100}),),
         )
         for i in range(start, stop)
     ]
@@ -33,7 +34,7 @@ def test_frames_of_a_recording_started_mid_session_match_the_live_rates() -> Non
     profile = _profile()
     header = {"options": {"interval": 0.5, "recent_seconds": 10.0}, "recording_started": 1.0}
     builder = FrameBuilder(build_engine(profile, header), 0.5, start=1.0)
-    frames = builder.feed_all(_slices(10, 30))  # the recording holds t = 1.0 .. 3.0
+    frames = [f for s in _slices(10, 30) for f in builder.feed(s)]  # the recording holds t = 1.0 .. 3.0
     first = frames[0]
     assert first.t == pytest.approx(1.5)
     assert first.interval == pytest.approx(0.5)  # not 1.5: the data starts at 1.0

@@ -10,11 +10,12 @@ import pytest
 
 from sectormon.frames import Frame
 from sectormon.io import open_recording
-from sectormon.pipeline import Session, SessionOptions, build_header
-from sectormon.profiles.loader import profile_to_dict
 from sectormon.profiles.model import EventDef, GroupDef, Profile
 from sectormon.readings import Mark, Unit
 from sectormon.schedule import plan_rotation, select_groups
+from sectormon.session.header import build_header
+from sectormon.session.live import LiveSession as Session
+from sectormon.session.options import SessionOptions
 from sectormon.sources.base import UnitsUpdate
 from tests.sampler.fake_source import FakeSource
 
@@ -44,22 +45,14 @@ def _session(
     unit = Unit("thread", 1, core=0, cmg=0)
     source = source_type({unit.key: (unit, 0.0, 10.0)}, {"A": 1000.0}, stop_at=stop_at)
     options = SessionOptions(interval=0.1, timeslice=0.01, record=record)
-    header = build_header(
-        source=source,
-        profile=profile,
-        plan=plan,
-        options=options,
-        topology={},
-        cpu_model="test",
-        profile_dict=profile_to_dict(profile),
-    )
+    header = build_header(source=source, profile=profile, plan=plan, options=options)
     return Session(
         source=source,
         profile=profile,
         plan=plan,
         options=options,
         header=header,
-        startup_warnings=startup_warnings,
+        notes=startup_warnings,
         on_warning=lambda _message: None,
     )
 
@@ -80,7 +73,7 @@ def test_a_recording_stopped_mid_session_has_its_end_mark(
     assert paths[1] is None and paths[0] is not None
     with open_recording(tmp_path / Path(paths[0]).name) as stream:
         items = list(stream)
-        assert not stream.warnings and stream.missing_end_warning() is None
+        assert not stream.warnings
     assert isinstance(items[-1], Mark) and items[-1].kind == "end"
     assert [type(i).__name__ for i in items].count("Mark") == 1  # nothing after the end mark
     ts = [i.t for i in items]

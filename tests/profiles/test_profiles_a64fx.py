@@ -327,7 +327,7 @@ def test_group_hints_point_at_the_group_that_counts_all_inputs(profile: Profile)
 
 
 def test_formulas_evaluate_with_the_metrics_engine_parser(profile: Profile) -> None:
-    from sectormon.metrics import expr
+    from sectormon.profiles import expr
 
     env: dict[str, float | None] = {name: 1000.0 for name in profile.events}
     env.update(profile.constants)

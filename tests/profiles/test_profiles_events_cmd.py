@@ -12,8 +12,7 @@ from pathlib import Path
 import pytest
 
 from sectormon import cli
-from sectormon.profiles.model import EventDef
-from sectormon.sources.base import ProbeResult
+from sectormon.perf.probe import ProbeResult
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "sysfs"
 
@@ -55,10 +54,10 @@ def test_json_catalog_of_the_a64fx(capsys: pytest.CaptureFixture[str]) -> None:
 
 
 def test_text_table_with_probe(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
-    def probe(events: Sequence[EventDef], *, exclude_kernel: bool = True) -> dict[str, ProbeResult]:
+    def probe(events: Sequence[tuple[str, str]], *, exclude_kernel: bool = True) -> dict[str, ProbeResult]:
         return {
-            e.name: ProbeResult(e.name, "counts" if e.name.startswith("TASK") else "unsupported")
-            for e in events
+            name: ProbeResult(name, "counts" if name.startswith("TASK") else "unsupported")
+            for name, _ in events
         }
 
     monkeypatch.setattr("sectormon.perf.probe.probe_events", probe)
@@ -79,8 +78,8 @@ def test_text_table_with_probe(monkeypatch: pytest.MonkeyPatch, capsys: pytest.C
 def test_json_probe_and_profile_path(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    def probe(events: Sequence[EventDef], *, exclude_kernel: bool = True) -> dict[str, ProbeResult]:
-        return {e.name: ProbeResult(e.name, "zero", reason="opened, counted nothing") for e in events}
+    def probe(events: Sequence[tuple[str, str]], *, exclude_kernel: bool = True) -> dict[str, ProbeResult]:
+        return {name: ProbeResult(name, "zero", reason="opened, counted nothing") for name, _ in events}
 
     monkeypatch.setattr("sectormon.perf.probe.probe_events", probe)
     path = Path(__file__).resolve().parents[2] / "sectormon" / "profiles" / "a64fx.yaml"

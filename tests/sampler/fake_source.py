@@ -6,9 +6,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from sectormon.perf.group import GroupValues
+from sectormon.perf.probe import ProbeResult
 from sectormon.profiles.model import EventDef
-from sectormon.readings import GroupValues, Unit
-from sectormon.sources.base import ProbeResult, UnitsUpdate
+from sectormon.readings import Unit
+from sectormon.sources.base import SourceBase, UnitsUpdate
 
 
 @dataclass
@@ -48,10 +50,12 @@ class FakeGroup:
         self.closed = True
 
 
-class FakeSource:
+class FakeSource(SourceBase):
     """Units follow a script: ``lifetimes[key] = (unit, start, end)`` in fake seconds."""
 
     kind = "fake"
+    default_timeslice = 0.01
+    default_interval = 0.1
 
     def __init__(
         self,
@@ -117,6 +121,12 @@ class FakeSource:
 
     def describe(self) -> dict[str, Any]:
         return {"target": {"mode": "fake"}, "sector_config": {}}
+
+    def cpu_description(self) -> str:
+        return "test"
+
+    def topology_json(self) -> dict[str, Any]:
+        return {}
 
     def close(self) -> None:
         for group in self.groups:

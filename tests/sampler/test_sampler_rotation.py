@@ -10,10 +10,12 @@ from hypothesis import strategies as st
 
 from sectormon.errors import UsageError
 from sectormon.perf.errors import TooManyOpenFiles
+from sectormon.perf.group import GroupValues
 from sectormon.profiles.model import EventDef, GroupDef, Profile
-from sectormon.readings import GroupValues, Slice, Unit
+from sectormon.readings import Slice, Unit
 from sectormon.sampler import Sampler
 from sectormon.schedule import Deadlines, plan_rotation, select_groups
+from tests.rows import readings_of
 from tests.sampler.fake_source import FakeGroup, FakeSource
 
 
@@ -86,17 +88,17 @@ def test_each_slice_reads_the_active_group_on_every_unit() -> None:
     slices = _run(source)
     assert [s.group for s in slices] == ["G1", "G2", "G3", "G1", "G2", "G3"]
     first = slices[0]
-    units = sorted(r.unit for r in first.readings)
+    units = sorted(r.unit for r in readings_of(first))
     assert units == ["cmg:0", "thread:1", "thread:2"]
-    by_unit = {r.unit: r for r in first.readings}
+    by_unit = {r.unit: r for r in readings_of(first)}
     assert by_unit["thread:1"].counts == {"A": 10}
     assert by_unit["cmg:0"].counts == {"W": 5}
-    second = {r.unit: r for r in slices[1].readings}
+    second = {r.unit: r for r in readings_of(slices[1])}
     # G2 has no CMG part: the CMG unit still reports in, empty, so its presence is continuous
     assert second["cmg:0"].counts == {} and second["cmg:0"].time_enabled == 0
     assert second["thread:2"].counts == {"B": 20}
     # deltas, not cumulative values: the second G1 slice again counts one slice's worth
-    fourth = {r.unit: r for r in slices[3].readings}
+    fourth = {r.unit: r for r in readings_of(slices[3])}
     assert fourth["thread:1"].counts == {"A": 10}
     assert all(abs(s.duration - 0.01) < 1e-9 for s in slices)
     assert slices[-1].ended  # everything is reported ended when the target finishes
@@ -111,14 +113,14 @@ def test_threads_appearing_mid_run_are_not_read_before_they_count() -> None:
         stop_at=0.08,
     )
     slices = _run(source)
-    seen = [(s.index, r.unit, r.time_enabled) for s in slices for r in s.readings if r.unit == "thread:2"]
+    seen = [(s.index, r.unit, r.time_enabled) for s in slices for r in readings_of(s) if r.unit == "thread:2"]
     # thread 2 appears during slice 2 (0.02-0.03): first read at the end of slice 3, with real time
     assert seen and seen[0][0] == 3
     assert all(te > 0 for _i, _u, te in seen)
     ended_in = [s.index for s in slices if "thread:2" in s.ended]
     assert ended_in == [4]
     # its counts up to its exit are kept: all of slice 3 and half of slice 4
-    total = sum(sum(r.counts.values()) for s in slices for r in s.readings if r.unit == "thread:2")
+    total = sum(sum(r.counts.values()) for s in slices for r in readings_of(s) if r.unit == "thread:2")
     assert total == 15
     assert all(g.closed for g in source.groups if g.unit.key == "thread:2")
 
@@ -204,7 +206,7 @@ def test_the_last_slice_names_every_unit_ended_even_when_they_end_with_the_targe
     )
     slices = _run(source)
     assert sorted(slices[-1].ended) == ["thread:1", "thread:2"]
-    assert {r.unit for r in slices[-1].readings} == {"thread:1", "thread:2"}
+    assert {r.unit for r in readings_of(slices[-1])} == {"thread:1", "thread:2"}
     assert all(g.closed for g in source.groups)
 
 
@@ -249,7 +251,7 @@ def test_a_thread_that_finds_no_fd_left_mid_run_is_skipped_with_one_warning() ->
     slices, warnings = _run_warned(source)
     first_read: dict[str, int] = {}
     for s in slices:
-        for r in s.readings:
+        for r in readings_of(s):
             first_read.setdefault(r.unit, s.index)
     # thread 2 is counted once thread 5 has ended and closed its fds (retried at the next poll);
     # 2 and 3 are not retried in between, and 3 finds no fd at its retry either.

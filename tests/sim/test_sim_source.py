@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from sectormon import cli
-from sectormon.commands.sim import build_sim_source
+from sectormon.commands.sim_options import sim_options, sim_source
 from sectormon.errors import DataError, UsageError
 from sectormon.profiles.loader import load_profile
 from sectormon.profiles.model import EventDef
@@ -23,6 +23,7 @@ from sectormon.sources.sim import (
     SIM_DEFAULT_TIMESLICE,
     SimEventError,
     SimSource,
+    build_sim_source,
 )
 
 PROFILE = load_profile("a64fx")
@@ -32,8 +33,8 @@ def _args(*argv: str) -> argparse.Namespace:
     return cli.build_parser("sim").parse_args(list(argv))
 
 
-def _source(*argv: str, loop: bool | None = False) -> SimSource:
-    return build_sim_source(_args(*argv), loop=loop)
+def _source(*argv: str, loop: bool = False) -> SimSource:
+    return build_sim_source(sim_options(_args(*argv)), loop=loop)
 
 
 def _ev(name: str) -> EventDef:
@@ -170,11 +171,12 @@ def test_loop_never_finishes() -> None:
 
 
 def test_loop_defaults() -> None:
-    assert build_sim_source(_args()).loop is True  # TUI
-    assert build_sim_source(_args("--json")).loop is False
-    assert build_sim_source(_args("--summary")).loop is False
-    assert build_sim_source(_args("--json", "--loop")).loop is True
-    assert build_sim_source(_args("--once")).loop is False
+    assert sim_source(_args(), headless=False).loop is True  # TUI
+    assert sim_source(_args("--json"), headless=True).loop is False
+    assert sim_source(_args("--json", "--count", "3"), headless=True).loop is True
+    assert sim_source(_args("--summary"), headless=True).loop is False
+    assert sim_source(_args("--json", "--loop"), headless=True).loop is True
+    assert sim_source(_args("--once"), headless=False).loop is False
 
 
 def test_presets_and_describe() -> None:
@@ -220,23 +222,23 @@ def test_sim_defaults_are_sane() -> None:
 )
 def test_bad_options(argv: list[str], message: str) -> None:
     with pytest.raises(UsageError, match=message):
-        build_sim_source(_args(*argv))
+        sim_source(_args(*argv), headless=True)
 
 
 def test_trace_options(tmp_path: Path) -> None:
     trace = tmp_path / "a.din"
     trace.write_text("0 100\n1 200 1\n0 300\n")
-    src = build_sim_source(_args("--trace", str(trace), "--trace", str(trace)), loop=False)
+    src = _source("--trace", str(trace), "--trace", str(trace))
     assert [u.core for u in src.poll_units().alive] == [0, 12]
     assert src.describe()["sector_config"]["enabled"] is False  # traces: restriction off unless asked
     src.wait_until(1.0)
     assert src.finished()
     with pytest.raises(UsageError, match="a trace is one thread"):
-        build_sim_source(_args("--trace", str(trace), "--threads", "3"))
+        _source("--trace", str(trace), "--threads", "3")
     bad = tmp_path / "bad.din"
     bad.write_text("0 100\n7 200\n")
     with pytest.raises(DataError, match=r"bad\.din:2: unknown din label"):
-        build_sim_source(_args("--trace", str(bad)))
+        _source("--trace", str(bad))
 
 
 def test_summary_command(capsys: pytest.CaptureFixture[str]) -> None:
@@ -378,7 +380,7 @@ def test_warmup_runs_uncounted_before_time_zero() -> None:
 
 
 def test_sector_config_for_a_preset_is_what_the_header_would_say() -> None:
-    source = build_sim_source(_args())
+    source = sim_source(_args(), headless=False)
     on, off = source.sector_config_for("on"), source.sector_config_for("off")
     assert on["preset"] == "on" and on["enabled"] is True
     assert off["preset"] == "off" and off["enabled"] is False

@@ -13,8 +13,7 @@ from pathlib import Path
 import pytest
 
 from sectormon import cli
-from sectormon.profiles.model import EventDef
-from sectormon.sources.base import ProbeResult
+from sectormon.perf.probe import ProbeResult
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "sysfs"
 
@@ -28,16 +27,16 @@ Install = Callable[..., None]
 
 
 def fake_probe(states: dict[str, str], default: str = "counts") -> ProbeFn:
-    def probe(events: Sequence[EventDef], *, exclude_kernel: bool = True) -> dict[str, ProbeResult]:
+    def probe(events: Sequence[tuple[str, str]], *, exclude_kernel: bool = True) -> dict[str, ProbeResult]:
         out = {}
-        for e in events:
-            state = states.get(e.name, default)
+        for name, _spec in events:
+            state = states.get(name, default)
             reason = (
                 "ENOENT: event x (y) is not supported (ENOENT): no such event (fix: drop it)"
                 if state == "unsupported"
                 else ""
             )
-            out[e.name] = ProbeResult(e.name, state, reason=reason, value=123 if state == "counts" else 0)
+            out[name] = ProbeResult(name, state, reason=reason, value=123 if state == "counts" else 0)
         return out
 
     return probe
@@ -117,8 +116,8 @@ def test_nothing_counts_exits_1_with_the_reason(probe: Install, capsys: pytest.C
 def test_probe_unavailable_exits_1(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    def broken(events: Sequence[EventDef], *, exclude_kernel: bool = True) -> dict[str, ProbeResult]:
-        raise ImportError("no perf here")
+    def broken(events: Sequence[tuple[str, str]], *, exclude_kernel: bool = True) -> dict[str, ProbeResult]:
+        raise OSError("no perf here")
 
     monkeypatch.setattr("sectormon.perf.probe.probe_events", broken)
     code, out, err = run(["check", "--json", *roots("x86")], capsys)

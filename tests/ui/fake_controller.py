@@ -16,11 +16,12 @@ from frames_fixture import make_baseline
 
 from sectormon.frames import Frame
 from sectormon.readings import Mark
+from sectormon.session.control import ReplayControl, SessionBase
 
 FrameCallback = Callable[[Frame], None]
 
 
-class FakeSession:
+class FakeSession(SessionBase):
     """A session that plays back a fixed list of frames when told to."""
 
     def __init__(
@@ -31,6 +32,7 @@ class FakeSession:
         presets: Sequence[str] = (),
         metrics: Mapping[str, Mapping[str, str]] | None = None,
     ) -> None:
+        super().__init__()
         self.header = dict(header)
         self.frames = list(frames)
         self.presets = tuple(presets)
@@ -51,7 +53,6 @@ class FakeSession:
         self.callbacks.append(callback)
 
     def subscribe_warnings(self, callback: Callable[[str], None]) -> None:
-        """Optional hook: the app shows session warnings as notifications."""
         self.warning_callbacks.append(callback)
 
     def warn_from_thread(self, text: str) -> threading.Thread:
@@ -64,6 +65,9 @@ class FakeSession:
 
     def stop(self) -> None:
         self.calls.append("stop")
+
+    def wait(self, timeout: float | None = None) -> bool:
+        return True
 
     def mark_baseline(self) -> None:
         self.calls.append("mark_baseline")
@@ -167,3 +171,12 @@ class FakeReplay(FakeSession):
 
     def marks(self) -> tuple[Mark, ...]:
         return self._marks
+
+    def start_time(self) -> float:
+        return 0.0
+
+    def time_scale(self) -> float:
+        return 1.0
+
+    def timeline(self) -> ReplayControl:
+        return self

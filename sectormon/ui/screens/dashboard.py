@@ -13,6 +13,7 @@ from textual.widgets import Footer, TabbedContent, TabPane
 from sectormon.frames import Frame
 from sectormon.ui.context import RenderContext
 from sectormon.ui.history import History
+from sectormon.ui.messages import RedrawWanted
 from sectormon.ui.widgets.cmg_panel import CmgPanel
 from sectormon.ui.widgets.core_table import CoreTable
 from sectormon.ui.widgets.energy_panel import EnergyPanel
@@ -135,9 +136,7 @@ class DashboardScreen(Screen[None]):
             self.query_one(HistoryView).refresh_history()
 
     def on_screen_resume(self) -> None:
-        redraw = getattr(self.app, "redraw", None)
-        if callable(redraw):
-            redraw()
+        self.post_message(RedrawWanted())
 
     def on_tabbed_content_tab_activated(self, event: TabbedContent.TabActivated) -> None:
         if self._frame is not None:

@@ -20,7 +20,6 @@ import signal
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import Protocol
 
 from sectormon.errors import UsageError
 from sectormon.readings import Unit, unit_key
@@ -34,56 +33,8 @@ BINDING_WARNING = (
 )
 
 
-class TopologyLike(Protocol):
-    """The part of :class:`sectormon.topology.Topology` the perf source needs."""
-
-    @property
-    def cpus(self) -> tuple[int, ...]: ...
-
-    @property
-    def cmg_of(self) -> Mapping[int, int]: ...
-
-    @property
-    def cmgs(self) -> Mapping[int, tuple[int, ...]]: ...
-
-
 class BadTarget(UsageError):
     """A pid, CPU list or command that cannot be counted."""
-
-
-def parse_cpu_list(text: str) -> tuple[int, ...]:
-    """``"0-3,8"`` -> (0, 1, 2, 3, 8): the kernel's cpulist syntax, sorted and deduplicated."""
-    cpus: set[int] = set()
-    for part in text.replace(" ", "").split(","):
-        if not part:
-            continue
-        lo, dash, hi = part.partition("-")
-        try:
-            first, last = int(lo), int(hi) if dash else int(lo)
-        except ValueError:
-            raise BadTarget(
-                f"--cpus {text!r}: '{part}' is not a CPU number or range (write e.g. 0-3,8)"
-            ) from None
-        if first < 0 or last < first:
-            raise BadTarget(f"--cpus {text!r}: bad range '{part}' (write low-high, e.g. 0-3)")
-        cpus.update(range(first, last + 1))
-    if not cpus:
-        raise BadTarget(f"--cpus {text!r}: no CPUs given (write e.g. 0-3,8)")
-    return tuple(sorted(cpus))
-
-
-def format_cpu_list(cpus: Iterable[int]) -> str:
-    """(0, 1, 2, 3, 8) -> ``"0-3,8"``."""
-    out: list[str] = []
-    ordered = sorted(set(cpus))
-    i = 0
-    while i < len(ordered):
-        j = i
-        while j + 1 < len(ordered) and ordered[j + 1] == ordered[j] + 1:
-            j += 1
-        out.append(str(ordered[i]) if i == j else f"{ordered[i]}-{ordered[j]}")
-        i = j + 1
-    return ",".join(out)
 
 
 def thread_unit(tid: int, affinity: Iterable[int], cmg_of: Mapping[int, int]) -> Unit:

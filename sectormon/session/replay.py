@@ -2,10 +2,7 @@
 
 A recording stores raw slices and marks, never metrics, so a replay builds the engine the header
 describes (profile, options, unavailable events) and feeds it the same stream through the same
-:class:`sectormon.pipeline.FrameBuilder` the live session used: same frames, current formulas.
-Slices are read as :class:`SliceRows` (no :class:`Reading` per reading): the engine takes them as
-they are, the replay hot path.
-
+:class:`sectormon.metrics.builder.FrameBuilder` the live session used: same frames, current formulas.
 :func:`replay_frames` is the headless path (``sectormon replay --json``, ``compare``);
 :class:`ReplaySession` is the TUI's timeline (play, pause, speed, seek, marks) on its own thread.
 """
@@ -21,14 +18,16 @@ from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 from sectormon.errors import SectormonError
 from sectormon.frames import HEADER_SCHEMA, Frame
 from sectormon.io.reader import RecordingError, RecordingStream, open_recording, scan_recording
-from sectormon.readings import Mark, Slice, SliceRows
-from sectormon.session import FrameCallback
-from sectormon.sources import replay_worker
+from sectormon.metrics.builder import FrameBuilder, build_engine
+from sectormon.profiles.loader import profile_from_dict
+from sectormon.readings import Mark, Slice
+from sectormon.session import replay_worker
+from sectormon.session.control import ReplayControl, SessionBase
 
 CHECKPOINT_EVERY = 30.0
 """Stream seconds between engine snapshots of a :class:`ReplaySession` (about 1 MB each at 48 cores):
@@ -42,17 +41,6 @@ them in a cycle; at 700 the collector walked most of them before they were freed
 
 RECORDING_ONLY_KEYS = ("recording_started",)
 """Header keys the recorder adds; the replayed stream header leaves them out, as live did."""
-
-
-class Builder(Protocol):
-    """What replay needs of :class:`sectormon.pipeline.FrameBuilder`."""
-
-    def feed(self, item: Slice | SliceRows | Mark) -> list[Frame]: ...
-
-    def finish(self, t: float | None = None) -> Frame: ...
-
-
-BuilderFactory = Callable[[Mapping[str, Any], str], Builder]
 
 
 def stream_header(header: Mapping[str, Any]) -> dict[str, Any]:
@@ -74,11 +62,8 @@ def frame_timing(header: Mapping[str, Any], path: str) -> tuple[float, float]:
     return float(interval), start
 
 
-def frame_builder(header: Mapping[str, Any], path: str) -> Builder:
+def frame_builder(header: Mapping[str, Any], path: str) -> FrameBuilder:
     """The engine and frame builder a recording's header describes (the live run's own)."""
-    from sectormon.pipeline import FrameBuilder, build_engine
-    from sectormon.profiles.loader import profile_from_dict
-
     profile_data = header.get("profile")
     if not isinstance(profile_data, dict) or not profile_data:
         raise RecordingError(path, 1, "the header has no profile", "record with sectormon >= 0.1")
@@ -106,6 +91,9 @@ class _Pacer:
             self.sleep(delay)
 
 
+BuilderFactory = Callable[[Mapping[str, Any], str], FrameBuilder]
+
+
 def replay_frames(
     stream: RecordingStream,
     *,
@@ -122,13 +110,12 @@ def replay_frames(
     so rolling and whole-run windows are what the live run showed (the frames before it are not
     built, only their intervals closed: :meth:`FrameBuilder.quiet`). ``speed`` paces frames in real
     time (2.0 = twice as fast); ``None`` = as fast as possible. Reading stops after ``t_to``.
-    The stream is read as rows (:meth:`RecordingStream.iter_rows`), however it was opened; a large
-    recording replayed as fast as possible is read by a second process (:mod:`.replay_worker`).
+    A large recording replayed as fast as possible is read by a second process (:mod:`.replay_worker`).
     """
     builder = builder_factory(stream.header, stream.path)
     lo = -math.inf if t_from is None else t_from
     hi = math.inf if t_to is None else t_to
-    _quiet(builder, lo)
+    builder.quiet(lo)
     pacer = _Pacer(speed, sleep, clock) if speed is not None and math.isfinite(speed) else None
     with collector_paced_for_frames():
         for _, frames in _feed(stream, builder, t_from=lo, t_to=hi, pacer=pacer):
@@ -144,9 +131,9 @@ def final_frame(
     path: str | Path, *, skip_bad: bool = False, builder_factory: BuilderFactory = frame_builder
 ) -> tuple[dict[str, Any], Frame, RecordingStream]:
     """Replay a whole recording to its final frame (what ``compare`` uses)."""
-    with open_recording(path, skip_bad=skip_bad, rows=True) as stream:
+    with open_recording(path, skip_bad=skip_bad) as stream:
         builder = builder_factory(stream.header, stream.path)
-        _quiet(builder, math.inf)  # only the final frame is wanted
+        builder.quiet(math.inf)  # only the final frame is wanted
         with collector_paced_for_frames():
             slices = sum(fed for fed, _ in _feed(stream, builder, frames=False))
         if slices == 0:
@@ -168,37 +155,29 @@ def collector_paced_for_frames(after: int = COLLECT_AFTER) -> Iterator[None]:
         gc.set_threshold(*old)
 
 
-def _quiet(builder: Builder, until: float) -> None:
-    """Have ``builder`` skip the frames before ``until`` if it can (:meth:`FrameBuilder.quiet`)."""
-    quiet = getattr(builder, "quiet", None)
-    if quiet is not None:
-        quiet(until)
-
-
 def _feed(
     stream: RecordingStream,
-    builder: Builder,
+    builder: FrameBuilder,
     *,
     t_from: float = -math.inf,
     t_to: float = math.inf,
     pacer: _Pacer | None = None,
     frames: bool = True,
 ) -> Iterator[tuple[int, list[Frame]]]:
-    """Feed ``stream`` (as rows) to ``builder`` up to ``t_to``: per record or batch, how many
+    """Feed ``stream`` to ``builder`` up to ``t_to``: per record or batch, how many
     slices went in and the frames that came out. Unpaced replays of large recordings are read by
     other processes (:mod:`.replay_worker`), slices arriving summed per frame interval; with
     ``frames=False`` (only the final frame is built) by as many as there are CPUs."""
-    feed_batch = getattr(builder, "feed_batch", None)
     readers = replay_worker.readers(stream, frames=frames) if pacer is None else 0
-    if readers and feed_batch is not None:
+    if readers:
         interval, start = frame_timing(stream.header, stream.path)
         for piece in replay_worker.read_batches(stream, interval, start, t_to, readers):
             if isinstance(piece, Mark):
                 yield 0, builder.feed(piece)
             else:
-                yield len(piece.slices), feed_batch(piece)
+                yield len(piece.slices), builder.feed_batch(piece)
         return
-    for item in stream.iter_rows():
+    for item in stream:
         if item.t > t_to:
             break
         is_slice = type(item) is not Mark
@@ -216,12 +195,12 @@ class _Checkpoint:
 
     t: float
     line: int
-    builder: Builder
+    builder: FrameBuilder
     frame: Frame | None
 
 
-class ReplaySession:
-    """A recording played on a timeline for the TUI: implements :class:`sectormon.session.ReplayControl`.
+class ReplaySession(SessionBase):
+    """A recording played on a timeline for the TUI: implements :class:`ReplayControl`.
 
     A thread feeds the recording to the frame builder, pacing slices by their ``t`` at the chosen
     speed, and hands each frame to the subscribers. Seeking forward fast-forwards; seeking back
@@ -248,12 +227,10 @@ class ReplaySession:
         """``time_scale``: stream seconds that 1x plays in a wall second and that one seek step
         moves (None: one frame interval for a simulated recording, whose 10 ms would otherwise
         play in 10 ms, else 1 s)."""
+        super().__init__(on_warning)
         self.path = str(path)
         self.skip_bad = skip_bad
         self._factory = builder_factory
-        self._on_warning = on_warning
-        self._warnings: list[str] = []
-        self._warning_subscribers: list[Callable[[str], None]] = []
         self._on_error = on_error
         self._clock = clock
         scan = scan_recording(self.path, skip_bad=skip_bad)
@@ -267,7 +244,6 @@ class ReplaySession:
         # Fail now, not on the thread, when the profile or options cannot be replayed.
         builder_factory(scan.header, self.path)
         self._cond = threading.Condition()
-        self._subscribers: list[FrameCallback] = []
         self._user_marks: list[Mark] = []
         self._pending_marks: list[Mark] = []
         self._checkpoints: list[_Checkpoint] = []
@@ -293,9 +269,6 @@ class ReplaySession:
 
     # -- SessionControl --------------------------------------------------------------------------
 
-    def subscribe(self, callback: FrameCallback) -> None:
-        self._subscribers.append(callback)
-
     def start(self) -> None:
         if self._thread is not None:
             return
@@ -319,18 +292,8 @@ class ReplaySession:
     def bookmark(self, label: str) -> None:
         self._add_user_mark("bookmark", label)
 
-    def recording_path(self) -> str | None:
-        return None
-
-    def toggle_recording(self) -> str | None:
-        """A replay does not record (the recording is already on disk)."""
-        return None
-
-    def sector_presets(self) -> tuple[str, ...]:
-        return ()
-
-    def apply_sector_preset(self, name: str) -> None:
-        raise SectormonError("a replay cannot change the sector configuration: it replays what was recorded")
+    def timeline(self) -> ReplayControl:
+        return self
 
     # -- ReplayControl ---------------------------------------------------------------------------
 
@@ -397,21 +360,6 @@ class ReplaySession:
 
     # -- thread ----------------------------------------------------------------------------------
 
-    def _warn(self, message: str) -> None:
-        self._warnings.append(message)
-        if self._warning_subscribers:
-            for callback in list(self._warning_subscribers):
-                callback(message)
-        elif self._on_warning is not None:
-            self._on_warning(message)
-
-    def subscribe_warnings(self, callback: Callable[[str], None]) -> None:
-        """Receive warnings (the TUI shows them: a cut file is said on screen, not only on
-        stderr under it); the ones found so far come first."""
-        for message in self._warnings:
-            callback(message)
-        self._warning_subscribers.append(callback)
-
     def _add_user_mark(self, kind: str, label: str) -> None:
         with self._cond:
             mark = Mark(t=self._position, kind=kind, label=label)
@@ -426,8 +374,7 @@ class ReplaySession:
     def _emit(self, frame: Frame) -> None:
         self.frames += 1
         self.last_frame = frame
-        for callback in list(self._subscribers):
-            callback(frame)
+        self._publish(frame)
 
     def _run(self) -> None:
         try:
@@ -446,10 +393,10 @@ class ReplaySession:
 
     def _open(
         self, target: float | None = None
-    ) -> tuple[RecordingStream[SliceRows], Iterator[SliceRows | Mark], Builder, list[Mark]]:
+    ) -> tuple[RecordingStream, Iterator[Slice | Mark], FrameBuilder, list[Mark]]:
         """The stream and builder to play from: the nearest snapshot before ``target``, else the start."""
         checkpoint = None if target is None else self._checkpoint_for(target)
-        stream = open_recording(self.path, skip_bad=self.skip_bad, rows=True)
+        stream = open_recording(self.path, skip_bad=self.skip_bad)
         with self._cond:
             # A snapshot holds the user's marks before its time; later ones are fed again on the way.
             user = [m for m in self._user_marks if checkpoint is None or m.t >= checkpoint.t]
@@ -464,7 +411,7 @@ class ReplaySession:
         return stream, items, copy.deepcopy(checkpoint.builder), user
 
     def _feed(
-        self, stream: RecordingStream[SliceRows], builder: Builder, user: list[Mark], item: SliceRows | Mark
+        self, stream: RecordingStream, builder: FrameBuilder, user: list[Mark], item: Slice | Mark
     ) -> list[Frame]:
         self._feed_user_marks(builder, user, item.t)
         frames = builder.feed(item)
@@ -476,7 +423,7 @@ class ReplaySession:
         return frames
 
     def _maybe_checkpoint(
-        self, stream: RecordingStream[SliceRows], builder: Builder, t: float, *, built: bool
+        self, stream: RecordingStream, builder: FrameBuilder, t: float, *, built: bool
     ) -> None:
         if not self._checkpointing:
             return
@@ -487,7 +434,7 @@ class ReplaySession:
         if self._quiet_pass and not built:
             # The newest frame may have been skipped, and a snapshot must hold it: snapshot
             # right after the next frame, built for that.
-            builder.build_next = True  # type: ignore[attr-defined]  # a quiet pass has a FrameBuilder
+            builder.build_next = True
             return
         try:
             snapshot = copy.deepcopy(builder)
@@ -495,7 +442,7 @@ class ReplaySession:
             self._checkpointing = False
             return
         if self._quiet_pass:
-            snapshot.seek_quietly(None)  # type: ignore[attr-defined]  # restored, it plays normally
+            snapshot.seek_quietly(None)  # restored, it plays normally
         with self._cond:
             if not self._checkpoints or t > self._checkpoints[-1].t:
                 checkpoint = _Checkpoint(t=t, line=stream.last_line, builder=snapshot, frame=self._last_built)
@@ -506,7 +453,7 @@ class ReplaySession:
         ended = False
         anchor: tuple[float, float] | None = None
         seen_version = -1
-        pending: SliceRows | Mark | None = None
+        pending: Slice | Mark | None = None
         try:
             while True:
                 with self._cond:
@@ -584,23 +531,23 @@ class ReplaySession:
         finally:
             stream.close()
 
-    def _feed_user_marks(self, builder: Builder, user: list[Mark], before_t: float) -> None:
+    def _feed_user_marks(self, builder: FrameBuilder, user: list[Mark], before_t: float) -> None:
         """Marks set in an earlier pass go back in before the first record after their time."""
         while user and user[0].t < before_t:
             builder.feed(user.pop(0))
 
-    def _feed_emit(self, builder: Builder, item: Mark) -> None:
+    def _feed_emit(self, builder: FrameBuilder, item: Mark) -> None:
         for frame in builder.feed(item):
             self._emit(frame)
 
     def _first_frame(
         self,
-        stream: RecordingStream[SliceRows],
-        items: Iterator[SliceRows | Mark],
-        builder: Builder,
+        stream: RecordingStream,
+        items: Iterator[Slice | Mark],
+        builder: FrameBuilder,
         user: list[Mark],
-        pending: SliceRows | Mark | None,
-    ) -> tuple[bool, SliceRows | Mark | None, Frame]:
+        pending: Slice | Mark | None,
+    ) -> tuple[bool, Slice | Mark | None, Frame]:
         """Feed records until the builder makes a frame: (ended, next record, that frame)."""
         while True:
             item = pending if pending is not None else next(items, None)
@@ -614,15 +561,15 @@ class ReplaySession:
 
     def _fast_forward(
         self,
-        stream: RecordingStream[SliceRows],
-        items: Iterator[SliceRows | Mark],
-        builder: Builder,
+        stream: RecordingStream,
+        items: Iterator[Slice | Mark],
+        builder: FrameBuilder,
         user: list[Mark],
         target: float,
-        pending: SliceRows | Mark | None,
+        pending: Slice | Mark | None,
         *,
         quietly: bool = True,
-    ) -> tuple[bool, SliceRows | Mark | None, Frame | None] | None:
+    ) -> tuple[bool, Slice | Mark | None, Frame | None] | None:
         """Feed records up to ``target`` without pacing; return (ended, next record, frame to show).
 
         The frame to show is the newest the builder made up to ``target`` (possibly before this call,
@@ -630,9 +577,8 @@ class ReplaySession:
         it (:meth:`FrameBuilder.seek_quietly`: about 40 % of a long seek's work); ``None`` when it
         skipped the one to show.
         """
-        seek = getattr(builder, "seek_quietly", None) if quietly else None
-        if seek is not None:
-            seek(target)
+        if quietly:
+            builder.seek_quietly(target)
             self._quiet_pass = True
         try:
             while True:
@@ -643,13 +589,13 @@ class ReplaySession:
                     return True, None, builder.finish()
                 if item.t > target:
                     self._position = max(self._position, target)
-                    if seek is not None and getattr(builder, "skipped_last", False):
+                    if quietly and builder.skipped_last:
                         return None
                     return False, item, self._last_built
                 self._feed(stream, builder, user, item)
         finally:
-            if seek is not None:
-                seek(None)
+            if quietly:
+                builder.seek_quietly(None)
                 self._quiet_pass = False
 
 

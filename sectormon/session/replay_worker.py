@@ -45,7 +45,7 @@ from sectormon.frames import FrameClock
 from sectormon.io.reader import RecordingError, RecordingStream, open_recording
 from sectormon.io.spans import SpanFinder
 from sectormon.metrics.batch import RowAggregator, RowBatch, unwire, wire
-from sectormon.readings import Mark, SliceRows
+from sectormon.readings import Mark, Slice
 
 MIN_BYTES = 8_000_000
 """Recordings smaller than this replay in one process: starting the child (~0.1 s) would not pay.
@@ -78,7 +78,7 @@ _LENGTH = struct.Struct("<Q")
 Message = tuple[Any, ...]
 
 
-def readers(stream: RecordingStream[Any], *, frames: bool = True) -> int:
+def readers(stream: RecordingStream, *, frames: bool = True) -> int:
     """How many reader processes a replay of ``stream`` should use (0: read it in this one).
 
     ``frames=False`` when only the final frame is built (``compare``): this process then has
@@ -116,7 +116,7 @@ def readers(stream: RecordingStream[Any], *, frames: bool = True) -> int:
 
 
 def read_batches(
-    stream: RecordingStream[Any], interval: float, start: float, t_to: float = math.inf, count: int = 1
+    stream: RecordingStream, interval: float, start: float, t_to: float = math.inf, count: int = 1
 ) -> Iterator[RowBatch | Mark]:
     """The items of ``stream`` after its header, read by ``count`` child processes: slices as
     :class:`RowBatch` (one per frame interval, split at marks), marks as they are. Items after
@@ -168,7 +168,7 @@ def read_batches(
 
 
 def _part(
-    proc: subprocess.Popen[bytes], stream: RecordingStream[Any], base: int
+    proc: subprocess.Popen[bytes], stream: RecordingStream, base: int
 ) -> Generator[RowBatch | Mark, None, Message]:
     """The batches and marks of one part (the file, or one span) from ``proc``; returns its
     ``end`` message without the tag. Errors name lines as the file numbers them (``base``: the
@@ -210,7 +210,7 @@ def _start(args: list[str]) -> subprocess.Popen[bytes]:
     package_root = str(Path(__file__).resolve().parents[2])
     bootstrap = (
         f"import sys; sys.path.append({package_root!r}); "
-        "from sectormon.sources.replay_worker import main; sys.exit(main(sys.argv[1:]))"
+        "from sectormon.session.replay_worker import main; sys.exit(main(sys.argv[1:]))"
     )
     proc = subprocess.Popen(
         [sys.executable, "-c", bootstrap, *args], stdin=subprocess.DEVNULL, stdout=subprocess.PIPE
@@ -244,7 +244,7 @@ def _receive(pipe: IO[bytes]) -> Any:
 def serve(path: str, skip_bad: bool, interval: float, start: float, t_to: float, out: IO[bytes]) -> None:
     """A lone child's work: read ``path`` and send its batches and marks to ``out``."""
     send = _sender(out)
-    with _reporting(send, out), open_recording(path, skip_bad=skip_bad, rows=True) as stream:
+    with _reporting(send, out), open_recording(path, skip_bad=skip_bad) as stream:
         stopped = _sum(stream, FrameClock(interval, start), t_to, send)
         send(_end(stream, stopped))
 
@@ -257,7 +257,7 @@ def serve_spans(
     its ``end``. A span starts a frame interval, so each gets its own aggregator (``fresh``)."""
     span_bytes, size, index, count = spans
     send = _sender(out)
-    with _reporting(send, out), open(path, "rb") as f, open_recording(path, rows=True) as stream:
+    with _reporting(send, out), open(path, "rb") as f, open_recording(path) as stream:
         finder = SpanFinder(f, size, span_bytes, interval, start)
         for k in range(index, finder.count, count):
             found = finder.span(k)
@@ -290,7 +290,7 @@ def _reporting(send: Callable[[Message], None], out: IO[bytes]) -> Iterator[None
 
 
 def _sum(
-    items: Iterable[SliceRows | Mark],
+    items: Iterable[Slice | Mark],
     clock: FrameClock,
     t_to: float,
     send: Callable[[Message], None],
@@ -320,7 +320,7 @@ def _sum(
     return stopped
 
 
-def _end(stream: RecordingStream[Any], stopped: bool) -> Message:
+def _end(stream: RecordingStream, stopped: bool) -> Message:
     return (
         "end",
         stream.last_line,

@@ -1,0 +1,199 @@
+"""Run a live session in a front end: the JSON stream or the TUI (``sectormon`` and ``sectormon sim``).
+
+Also the command-line checks both share: number options, the stream's output file, and the exit
+status, which is a launched command's own as with ``perf stat``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import math
+import os
+import shutil
+import sys
+import tempfile
+from typing import IO
+
+from sectormon.errors import UsageError
+from sectormon.session.live import LiveSession
+from sectormon.session.options import SessionRequest
+from sectormon.sources.targets import describe_exit, shell_status
+
+
+def add_session_options(
+    how: argparse._ArgumentGroup, out: argparse._ArgumentGroup, *, clock: str, timeslice: str, interval: str
+) -> None:
+    """The options of a live session; ``clock`` says whose seconds they are, ``timeslice`` and
+    ``interval`` their defaults (help texts)."""
+    how.add_argument("--groups", help="comma-separated groups to rotate (default: all of the profile's)")
+    how.add_argument(
+        "--timeslice", type=float, help=f"{clock} seconds each group runs before the next ({timeslice})"
+    )
+    how.add_argument("--interval", type=float, help=f"{clock} seconds between frames ({interval})")
+    how.add_argument(
+        "--recent",
+        type=float,
+        help="rolling window in seconds (default 10; on the simulator 10 intervals of simulated time)",
+    )
+    out.add_argument(
+        "--json", action="store_true", help="headless: JSON Lines on stdout (header, then frames)"
+    )
+    out.add_argument("-o", "--output", metavar="FILE", help="write the JSON stream to FILE instead of stdout")
+    out.add_argument("--count", type=int, help="stop after N frames")
+    out.add_argument("--duration", type=float, help=f"stop after S {clock} seconds")
+    out.add_argument(
+        "--baseline-after", type=float, metavar="S", help="mark the baseline once S seconds have run"
+    )
+    out.add_argument("--record", metavar="FILE", help="record raw readings to FILE (.gz to compress)")
+    out.add_argument("--theme", help="TUI theme name or path (dark, light, high-contrast, or a file)")
+
+
+def session_request(args: argparse.Namespace) -> SessionRequest:
+    """The typed request of :func:`add_session_options`' options, each checked on its own."""
+    for option, value in (
+        ("--timeslice", args.timeslice),
+        ("--interval", args.interval),
+        ("--recent", args.recent),
+        ("--duration", args.duration),
+    ):
+        if value is not None and not (math.isfinite(value) and value > 0):
+            raise UsageError(f"{option} {value}: give a number of seconds > 0")
+    after = args.baseline_after
+    if after is not None and not (math.isfinite(after) and after >= 0):
+        raise UsageError(f"--baseline-after {args.baseline_after}: give a number of seconds >= 0")
+    if args.count is not None and args.count < 1:
+        raise UsageError(f"--count {args.count}: give a number of frames >= 1")
+    groups = None
+    if args.groups is not None:
+        groups = tuple(part.strip() for part in args.groups.split(",") if part.strip())
+        if not groups:
+            raise UsageError(f"--groups {args.groups!r}: name at least one group, e.g. --groups SC1,SC3")
+    if args.output and args.record and args.output != "-" and _same_file(args.output, args.record):
+        raise UsageError(
+            f"-o {args.output} and --record {args.record} name the same file: the frame stream and the "
+            "recording would overwrite each other; give them different files"
+        )
+    return SessionRequest(
+        groups=groups,
+        timeslice=args.timeslice,
+        interval=args.interval,
+        recent=args.recent,
+        count=args.count,
+        duration=args.duration,
+        baseline_after=args.baseline_after,
+        record=args.record,
+    )
+
+
+class CommandLog:
+    """Where a command launched under the TUI writes (stdout and stderr, in order) and reads
+    (``/dev/null``): a file kept under ``$TMPDIR`` while it runs, copied to our stderr at the end."""
+
+    def __init__(self, path: str, fd: int, stdin_fd: int) -> None:
+        self.path = path
+        self.fd = fd
+        self.stdin_fd = stdin_fd
+
+    @classmethod
+    def create(cls) -> CommandLog:
+        fd, path = tempfile.mkstemp(prefix="sectormon-command-", suffix=".log")
+        return cls(path, fd, os.open(os.devnull, os.O_RDONLY | os.O_CLOEXEC))
+
+    def note(self) -> str:
+        return f"the command's output goes to {self.path}; it is shown when you quit"
+
+    def show_and_remove(self) -> None:
+        """The command's output on stderr, as it would have been without the TUI."""
+        for fd in (self.fd, self.stdin_fd):
+            with contextlib.suppress(OSError):
+                os.close(fd)
+        try:
+            with open(self.path, "rb") as log:
+                if os.fstat(log.fileno()).st_size:
+                    sys.stderr.flush()
+                    print("sectormon: the command's output:", file=sys.stderr, flush=True)
+                    shutil.copyfileobj(log, sys.stderr.buffer)
+                    sys.stderr.buffer.flush()
+            os.unlink(self.path)
+        except OSError as exc:  # not shown (the terminal is gone: SIGHUP): the file keeps it
+            with contextlib.suppress(OSError):
+                print_warning(f"the command's output is kept in {self.path} ({exc.strerror})")
+
+
+def open_output(args: argparse.Namespace) -> IO[str] | None:
+    """The JSON stream's file (``None``: the TUI), opened before anything starts so a bad path
+    fails at once."""
+    output = args.output
+    if not args.json:
+        if output:
+            raise UsageError("-o/--output is for the --json stream; add --json (or use --record FILE)")
+        return None
+    if not output or output == "-":
+        return sys.stdout
+    try:
+        return open(output, "w", encoding="utf-8")  # closed by run_session
+    except OSError as exc:
+        reason = exc.strerror or str(exc)
+        raise UsageError(f"-o {output}: cannot write there ({reason}); give a writable file path") from exc
+
+
+def run_session(
+    session: LiveSession,
+    output: IO[str] | None,
+    *,
+    theme: str | None = None,
+    command_log: CommandLog | None = None,
+) -> int:
+    """Run ``session`` headless into ``output`` (JSON Lines) or, with ``output`` None, in the TUI;
+    the exit status (a launched command's own when it ended by itself)."""
+    if output is not None:
+        status = _run_json(session, output)
+    else:
+        from sectormon.ui.app import run_tui
+
+        try:
+            status = run_tui(session, theme=theme)
+        finally:
+            if command_log is not None:
+                command_log.show_and_remove()
+    return _command_status(session) if status == 0 else status
+
+
+def _run_json(session: LiveSession, handle: IO[str]) -> int:
+    from sectormon.io.stream import JsonStream
+
+    try:
+        stream = JsonStream(handle, on_closed=session.stop, on_error=session.stop)
+        stream.write_header(session.header)
+        session.subscribe(stream.write_frame)
+        session.run_headless()
+    finally:
+        if handle is not sys.stdout:
+            handle.close()
+    if stream.error:
+        raise UsageError(stream.error)
+    return 0
+
+
+def _command_status(session: LiveSession) -> int:
+    """sectormon's exit status after a clean run: the launched command's own, as with ``perf stat``
+    and ``time`` (a job script sees a failed run fail), said on stderr when it is not 0. 0 when
+    there was no command, or it did not end by itself (stopped with sectormon)."""
+    code = session.command_exit_code()
+    if not code:
+        return 0
+    print_warning(describe_exit(code))
+    return shell_status(code)
+
+
+def _same_file(a: str, b: str) -> bool:
+    """Whether two paths name one file (an existing one through links, else by resolved path)."""
+    try:
+        return os.path.samefile(a, b)
+    except OSError:
+        return os.path.realpath(a) == os.path.realpath(b)
+
+
+def print_warning(message: str) -> None:
+    print(f"sectormon: warning: {message}", file=sys.stderr, flush=True)

@@ -1,0 +1,171 @@
+"""The simulator's command-line options, shared by ``sectormon sim`` and ``sectormon --source sim``,
+so both spell them the same way and hand the same :class:`SimOptions` to the simulated source."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any, Protocol
+
+from sectormon.errors import UsageError
+from sectormon.sim.config import L1_WAYS, L2_WAYS_TOTAL, parse_l2_sets, parse_ways
+from sectormon.sim.kernels import KERNELS
+from sectormon.sources.sim import DEFAULT_THREADS, DEFAULT_WARMUP, SimOptions, SimSource, build_sim_source
+
+
+class _Adder(Protocol):
+    def add_argument(self, *args: Any, **kwargs: Any) -> Any: ...
+
+    def add_mutually_exclusive_group(self, *, required: bool = ...) -> Any: ...
+
+
+def add_sim_options(parser: _Adder) -> list[argparse.Action]:
+    """The simulator's options (on a parser or an argument group); returns the actions added, so
+    a command that also counts real targets can refuse them there."""
+    actions: list[argparse.Action] = []
+
+    def add(*args: Any, **kwargs: Any) -> None:
+        actions.append(parser.add_argument(*args, **kwargs))
+
+    add(
+        "--warmup",
+        type=float,
+        default=DEFAULT_WARMUP,
+        metavar="S",
+        help="simulated seconds run uncounted before counting starts, like a measured region after "
+        "initialisation (default 5e-05; 0 counts from the first access)",
+    )
+    add(
+        "--kernel",
+        choices=KERNELS,
+        default="scenario-a",
+        help="simulated workload: scenario-a (reused + streamed array), scenario-b (tiled "
+        "matrix product), random (default scenario-a)",
+    )
+    add(
+        "--trace",
+        action="append",
+        metavar="FILE",
+        help="replay a Dinero din trace ('<label> <hex address> [sector]') instead of a kernel; "
+        "repeat for one thread per trace",
+    )
+    add(
+        "--threads",
+        type=int,
+        metavar="N",
+        help=f"simulated threads, spread over the 4 CMGs (default {DEFAULT_THREADS})",
+    )
+    add(
+        "--l1-sectors",
+        metavar="W0,W1,W2,W3",
+        help="max L1D ways per sector 0-3 (default per kernel, e.g. 3,1,0,0 for scenario-a)",
+    )
+    add(
+        "--l2-sectors",
+        metavar="W0,W1[,W2,W3]",
+        help="max L2 ways of SET0 sectors 0/1 (and SET1 sectors 2/3), e.g. 12,2",
+    )
+    add(
+        "--l2-set",
+        metavar="S[,S...]",
+        default="0",
+        help="L2 sector set (0 or 1) of each thread, round robin (default 0)",
+    )
+    add(
+        "--l2-ways",
+        type=int,
+        default=14,
+        metavar="N",
+        help="L2 ways usable by the application (default 14 of 16)",
+    )
+    add(
+        "--sector-cache",
+        choices=("on", "off"),
+        help="start with the sector restriction on or off (default on for kernels, off for traces)",
+    )
+    add("--no-prefetch", action="store_true", help="disable the hardware stream prefetcher")
+    add(
+        "--no-tag-override",
+        action="store_true",
+        help="no HPC tag address override: every access uses the default sector 0",
+    )
+    add(
+        "--size",
+        action="append",
+        metavar="KEY=VALUE[,...]",
+        help="kernel parameters, e.g. reused=48K,passes=100 (scenario-a), n=256,tile_i=16 "
+        "(scenario-b), table=32M,accesses=1M (random)",
+    )
+    add(
+        "--assign",
+        action="append",
+        metavar="ARRAY=SECTOR[,...]",
+        help="sector of each array, e.g. reused=0,stream=1 or A=0,B=1,C=2",
+    )
+    add("--seed", type=int, default=1, help="random seed of the kernels (default 1)")
+    once_or_loop = parser.add_mutually_exclusive_group()
+    actions.append(
+        once_or_loop.add_argument(
+            "--loop",
+            action="store_true",
+            default=None,
+            help="repeat the workload forever (default in the TUI)",
+        )
+    )
+    actions.append(
+        once_or_loop.add_argument(
+            "--once",
+            dest="loop",
+            action="store_false",
+            help="run the workload once and stop (default with --json and --summary)",
+        )
+    )
+    return actions
+
+
+def _pairs(values: list[str] | None, option: str) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for value in values or []:
+        for item in value.split(","):
+            item = item.strip()
+            if not item:
+                continue
+            key, sep, text = item.partition("=")
+            if not sep or not key.strip() or not text.strip():
+                raise UsageError(f"{option} {item!r}: expected KEY=VALUE, e.g. {option} reused=48K")
+            out[key.strip()] = text.strip()
+    return out
+
+
+def sim_options(args: argparse.Namespace) -> SimOptions:
+    """The typed options of a parsed command line that has :func:`add_sim_options`."""
+    if not 1 <= args.l2_ways <= L2_WAYS_TOTAL:
+        raise UsageError(
+            f"--l2-ways {args.l2_ways}: the L2 has {L2_WAYS_TOTAL} ways; give 1 to {L2_WAYS_TOTAL}"
+        )
+    l1 = parse_ways(args.l1_sectors, "--l1-sectors", (4,), L1_WAYS) if args.l1_sectors else None
+    l2 = parse_ways(args.l2_sectors, "--l2-sectors", (2, 4), args.l2_ways) if args.l2_sectors else None
+    return SimOptions(
+        kernel=args.kernel,
+        traces=tuple(args.trace or ()),
+        threads=args.threads,
+        sizes=_pairs(args.size, "--size"),
+        assign=_pairs(args.assign, "--assign"),
+        seed=args.seed,
+        l1_sectors=(l1[0], l1[1], l1[2], l1[3]) if l1 else None,
+        l2_sectors=l2,
+        l2_sets=parse_l2_sets(args.l2_set or "0"),
+        l2_ways=args.l2_ways,
+        sector_cache=None if args.sector_cache is None else args.sector_cache == "on",
+        prefetch=not args.no_prefetch,
+        tag_override=not args.no_tag_override,
+        warmup=args.warmup,
+        loop=args.loop,
+    )
+
+
+def sim_source(args: argparse.Namespace, *, headless: bool) -> SimSource:
+    """The simulated source of a command line. Unless ``--loop``/``--once`` say otherwise, the TUI
+    loops the workload; a headless run goes once, unless ``--count`` or ``--duration`` say how
+    long to run (a single pass of a kernel can be shorter than one interval)."""
+    bounded = args.count is not None or args.duration is not None
+    return build_sim_source(sim_options(args), loop=bounded or not headless)

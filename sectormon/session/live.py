@@ -1,0 +1,275 @@
+"""The live session: source -> sampler -> engine -> subscribers, with recording and marks.
+
+It owns the sampler, feeds the engine on the sampler thread, writes the recording, applies marks
+(baseline, configuration changes) in stream order, and hands frames to subscribers (JSON stream,
+TUI, exporters) without ever waiting for them.
+"""
+
+from __future__ import annotations
+
+import collections
+import datetime as _dt
+import signal
+import threading
+from collections.abc import Sequence
+from pathlib import Path
+from types import FrameType
+from typing import Any
+
+from sectormon.errors import SectormonError
+from sectormon.frames import Frame
+from sectormon.io.jsonl import RECORDING_SCHEMA
+from sectormon.io.recording import RecordingWriter
+from sectormon.metrics.builder import FrameBuilder, build_engine
+from sectormon.profiles.model import Profile
+from sectormon.readings import Mark, Slice
+from sectormon.sampler import Sampler
+from sectormon.schedule import RotationPlan
+from sectormon.session.control import SessionBase, WarningCallback
+from sectormon.session.options import SessionOptions
+from sectormon.sources.base import Source
+from sectormon.sources.targets import describe_exit
+
+SAMPLING_STOPPED = "sampling stopped"
+"""How a session that failed mid-run says so (on screen, and in its recording)."""
+
+
+def auto_recording_name(directory: str | Path = ".") -> str:
+    stamp = _dt.datetime.now().strftime("%Y%m%d-%H%M%S")
+    return str(Path(directory) / f"sectormon-{stamp}.jsonl.gz")
+
+
+class LiveSession(SessionBase):
+    """A live or simulated session: implements :class:`~sectormon.session.control.SessionControl`.
+
+    ``warnings`` are said at once (through ``on_warning`` until a front end subscribes); ``notes``
+    are shown to subscribers and kept in the recording like warnings, but not said on stderr.
+    """
+
+    def __init__(
+        self,
+        *,
+        source: Source,
+        profile: Profile,
+        plan: RotationPlan,
+        options: SessionOptions,
+        header: dict[str, Any],
+        on_warning: WarningCallback | None = None,
+        warnings: Sequence[str] = (),
+        notes: Sequence[str] = (),
+    ) -> None:
+        super().__init__(on_warning)
+        for message in warnings:
+            super()._warn(message)
+        self._warnings.extend(notes)
+        self.source = source
+        self.profile = profile
+        self.plan = plan
+        self.options = options
+        self._header = header
+        self._pending: collections.deque[Mark] = collections.deque()
+        self._builder = FrameBuilder(build_engine(profile, header), options.interval)
+        self._sampler = Sampler(
+            source,
+            plan,
+            timeslice=options.timeslice,
+            on_slice=self._on_slice,
+            on_warning=self._warn,
+            cmg_enabled=source.cmg_unavailable_reason is None,
+        )
+        self._recorder: RecordingWriter | None = None
+        # Re-entrant: a write that fails warns, and a warning is written to the recording.
+        self._record_lock = threading.RLock()
+        self._baseline_done = options.baseline_after is None
+        self._finished = threading.Event()
+        self._stopped = False
+        self._error: str | None = None
+        self.final_frame: Frame | None = None
+        self.frames = 0
+        if options.record:
+            # An unwritable path stops the recording with one warning; monitoring goes on.
+            self._open_recorder(options.record)
+
+    @property
+    def header(self) -> dict[str, Any]:
+        return self._header
+
+    # -- SessionControl ------------------------------------------------------------------------
+
+    def _warn(self, message: str) -> None:
+        self._record_warning(message)
+        super()._warn(message)
+
+    def start(self) -> None:
+        """Run the session in a background thread (the TUI path). The source is already started."""
+        threading.Thread(target=self._run_in_thread, name="sectormon-session", daemon=True).start()
+
+    def stop(self) -> None:
+        self._sampler.stop()
+
+    def wait(self, timeout: float | None = None) -> bool:
+        return self._finished.wait(timeout)
+
+    def error(self) -> str | None:
+        return self._error
+
+    def mark_baseline(self) -> None:
+        self._pending.append(Mark(t=self._builder.last_t, kind="baseline"))
+
+    def clear_baseline(self) -> None:
+        self._pending.append(Mark(t=self._builder.last_t, kind="baseline-clear"))
+
+    def bookmark(self, label: str) -> None:
+        self._pending.append(Mark(t=self._builder.last_t, kind="bookmark", label=label))
+
+    def recording_path(self) -> str | None:
+        recorder = self._recorder
+        if recorder is None or recorder.failed:
+            return None
+        return str(recorder.path)
+
+    def command_exit_code(self) -> int | None:
+        """A launched command's exit code once it ended by itself (negative: a signal), else None."""
+        return self.source.exit_code
+
+    def end_note(self) -> str | None:
+        """How a launched command ended, when it ended by itself with a status other than 0
+        (the TUI says it next to 'session ended': a crash must not look like a normal end)."""
+        code = self.command_exit_code()
+        return describe_exit(code) if code else None
+
+    def toggle_recording(self) -> str | None:
+        with self._record_lock:
+            if self._recorder is not None:
+                self._close_recorder()
+                return None
+        return self._open_recorder(auto_recording_name())
+
+    def sector_presets(self) -> tuple[str, ...]:
+        return self.source.sector_presets()
+
+    def sector_config_for(self, name: str) -> dict[str, Any] | None:
+        return self.source.sector_config_for(name)
+
+    def apply_sector_preset(self, name: str) -> None:
+        presets = self.source.sector_presets()
+        if name not in presets:
+            offered = ", ".join(presets) or "none"
+            raise SectormonError(f"unknown sector preset {name!r}; this source offers {offered}")
+        # Applied on the sampler thread between slices, recorded as a config mark.
+        self._pending.append(Mark(t=self._builder.last_t, kind="config", label=name, data={"preset": name}))
+
+    # -- running -------------------------------------------------------------------------------
+
+    def run(self) -> None:
+        """Sample until stopped or the target finishes; then emit the final frame and close."""
+        try:
+            self._sampler.run()
+        except Exception as exc:
+            # Said in the recording before its end mark (the callers report the error itself).
+            self._record_warning(f"{SAMPLING_STOPPED}: {exc}")
+            raise
+        finally:
+            self._finish()
+
+    def _run_in_thread(self) -> None:
+        try:
+            self.run()
+        except Exception as exc:  # a background thread must not die silently: the front end shows it
+            self._error = f"{SAMPLING_STOPPED}: {exc}"
+            self._warn(self._error)
+
+    def run_headless(self) -> Frame | None:
+        """Run in the calling (main) thread; SIGINT/SIGTERM end the session with a final frame."""
+
+        def _stop(_signum: int, _frame: FrameType | None) -> None:
+            self._sampler.stop()
+
+        previous = {sig: signal.signal(sig, _stop) for sig in (signal.SIGINT, signal.SIGTERM)}
+        try:
+            self.run()
+        finally:
+            for sig, handler in previous.items():
+                signal.signal(sig, handler)
+        return self.final_frame
+
+    def _on_slice(self, item: Slice) -> None:
+        while self._pending:
+            self._apply_mark(self._pending.popleft())
+        if self._recorder is not None:
+            with self._record_lock:  # not after the end mark of a recording stopped meanwhile
+                if self._recorder is not None:
+                    self._recorder.write_slice(item)
+        for frame in self._builder.feed(item):
+            self._emit(frame)
+        after = self.options.baseline_after
+        if not self._baseline_done and after is not None and item.t >= after:
+            self._baseline_done = True
+            self._apply_mark(Mark(t=item.t, kind="baseline", label="--baseline-after"))
+        if self.options.duration is not None and item.t >= self.options.duration:
+            self._sampler.stop()
+
+    def _apply_mark(self, mark: Mark) -> None:
+        if mark.kind == "config":
+            self.source.apply_sector_preset(mark.label)
+        if self._recorder is not None:
+            with self._record_lock:
+                if self._recorder is not None:
+                    self._recorder.write_mark(mark)
+        self._builder.feed(mark)
+
+    def _emit(self, frame: Frame) -> None:
+        self.frames += 1
+        self._publish(frame)
+        if self.options.count is not None and self.frames >= self.options.count:
+            self._sampler.stop()
+
+    def _finish(self) -> None:
+        if self._stopped:
+            return
+        self._stopped = True
+        while self._pending:
+            self._apply_mark(self._pending.popleft())
+        final = self._builder.finish()
+        self.final_frame = final
+        self._publish(final)
+        with self._record_lock:
+            code = self.command_exit_code()
+            self._close_recorder({"exit_status": code} if code is not None else {})
+        self.source.close()
+        self._finished.set()
+
+    # -- recording -----------------------------------------------------------------------------
+
+    def _open_recorder(self, path: str) -> str | None:
+        header = dict(self.header)
+        header["schema"] = RECORDING_SCHEMA
+        header["recording_started"] = self._builder.last_t
+        writer = RecordingWriter(path, header, on_error=self._recording_failed)
+        with self._record_lock:
+            self._recorder = writer
+            for message in list(self._warnings):  # a recording tells what the session said so far
+                self._record_warning(message)
+        return None if writer.failed else path
+
+    def _record_warning(self, message: str) -> None:
+        """Keep a warning in the recording as a ``warning`` mark: a replay or compare of the file
+        says it again (which threads went uncounted is part of what the figures mean)."""
+        if self._recorder is None:
+            return
+        with self._record_lock:
+            recorder = self._recorder
+            if recorder is not None and not recorder.failed:
+                recorder.write_mark(Mark(t=self._builder.last_t, kind="warning", label=message))
+
+    def _recording_failed(self, message: str) -> None:
+        self._warn(f"recording stopped: {message} (record to a writable path with space); monitoring goes on")
+
+    def _close_recorder(self, end_data: dict[str, Any] | None = None) -> None:
+        """End the recording with its ``end`` mark (a file without one reads as cut), then close
+        it. The caller holds ``_record_lock``, which also keeps a slice from landing after it."""
+        recorder, self._recorder = self._recorder, None
+        if recorder is not None:
+            recorder.write_mark(Mark(t=self._builder.last_t, kind="end", data=end_data or {}))
+            recorder.close()
+

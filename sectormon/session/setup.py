@@ -1,0 +1,85 @@
+"""Open a live session: probe the events, plan the rotation, say what cannot be counted, start.
+
+Everything a front end would otherwise repeat (``sectormon``, ``sectormon sim``) happens here, in
+the order that matters: the probe runs before the source starts (it is not timed), the source
+starts before the header is built (the header names the launched command's pid).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+from sectormon.perf.probe import ProbeResult
+from sectormon.profiles.model import Profile
+from sectormon.schedule import RotationPlan, plan_rotation, select_groups
+from sectormon.session.control import WarningCallback
+from sectormon.session.header import build_header
+from sectormon.session.live import LiveSession
+from sectormon.session.options import SessionRequest
+from sectormon.sources.base import Source
+
+
+def open_session(
+    source: Source,
+    profile: Profile,
+    request: SessionRequest,
+    *,
+    on_warning: WarningCallback | None = None,
+    notes: Sequence[str] = (),
+) -> LiveSession:
+    """A started :class:`LiveSession` on ``source``; ``notes`` are shown in the TUI, not said again."""
+    options = request.resolve(source)
+    group_names = select_groups(profile, request.groups)
+    wanted = {e for g in group_names for e in profile.group(g).events}
+    events = [profile.events[name] for name in profile.events if name in wanted]
+    probe = source.probe(events)
+    unavailable = {
+        name: result.reason or result.state for name, result in probe.items() if result.state == "unsupported"
+    }
+    cmg_reason = source.cmg_unavailable_reason
+    if cmg_reason:
+        for event in events:
+            if event.scope == "cmg":
+                unavailable.setdefault(event.name, f"CMG-wide event needs per-CPU counting: {cmg_reason}")
+    plan = plan_rotation(profile, group_names, unavailable)
+    warnings = startup_warnings(profile, plan, probe)
+    source.start()
+    header = build_header(source=source, profile=profile, plan=plan, options=options, probe=probe)
+    return LiveSession(
+        source=source,
+        profile=profile,
+        plan=plan,
+        options=options,
+        header=header,
+        on_warning=on_warning,
+        notes=notes,
+        warnings=warnings,
+    )
+
+
+def startup_warnings(profile: Profile, plan: RotationPlan, probe: Mapping[str, ProbeResult]) -> list[str]:
+    """What a user must know before trusting the figures: events dropped, groups skipped, events
+    that opened but never counted in the probe."""
+    out: list[str] = []
+    unavailable = plan.dropped
+    if unavailable:
+        kernel_only = sorted(n for n, why in unavailable.items() if why.startswith("user-only"))
+        out.append(
+            f"{len(unavailable)} event(s) cannot be counted here and are dropped; "
+            "metrics that need them show n/a: "
+            + ", ".join(sorted(unavailable))
+            + (
+                f" ({', '.join(kernel_only)}: kernel-mode events, add --include-kernel)"
+                if kernel_only
+                else ""
+            )
+            + "; `sectormon check` says why for each"
+        )
+    if plan.skipped_groups:
+        out.append("groups left empty and skipped: " + ", ".join(plan.skipped_groups))
+    suspicious = sorted(
+        n for n, r in probe.items() if r.state == "zero" and profile.events[n].code is not None
+    )
+    if suspicious:
+        out.append("opened but counted nothing in the probe (suspicious, not zero): " + ", ".join(suspicious))
+    return out
