@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Set up everything the test suite needs on a fresh Debian/Ubuntu machine, then run it.
+# Set up everything the test suite needs on a fresh Debian/Ubuntu machine, then run it: ruff, mypy,
+# the import contracts, vulture, and every test (the slow ones too) on all CPUs.
 # System tools: tmux (TUI end-to-end tests), linux-perf (accuracy peer), jq (replay benchmark peer).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -25,4 +26,6 @@ PY=${PYTHON:-python3}
 
 .venv/bin/ruff check sectormon tests benchmarks
 .venv/bin/mypy
-.venv/bin/pytest "$@"
+.venv/bin/lint-imports --no-cache >/dev/null || .venv/bin/lint-imports --no-cache  # the layers (design.md)
+.venv/bin/vulture sectormon --min-confidence 80
+.venv/bin/pytest -n auto "$@"

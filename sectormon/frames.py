@@ -19,8 +19,13 @@ from typing import Any
 FRAME_SCHEMA = "sectormon/frame/1"
 HEADER_SCHEMA = "sectormon/header/1"
 
-WINDOWS = ("interval", "recent", "run")
 
+def scope_order(key: str) -> tuple[int, int, str]:
+    """The order of a frame's scope keys: numbers (CPUs, CMGs, tids) numerically, anything else
+    (``unbound``) after them."""
+    if key.lstrip("-").isdigit():
+        return (0, int(key), "")
+    return (1, 0, key)
 
 class ScopeStats:
     """Counts, rates, metrics and confidence of one scope (a core, a CMG, a thread or the total).

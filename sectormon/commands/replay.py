@@ -9,10 +9,8 @@ the recording on a timeline (pause, seek, speed, marks).
 from __future__ import annotations
 
 import argparse
-import importlib
 import math
 import sys
-from collections.abc import Callable
 
 from sectormon.errors import SectormonError, UsageError
 
@@ -85,21 +83,9 @@ def _run_json(args: argparse.Namespace) -> int:
     return 0
 
 
-def _tui_runner() -> Callable[..., int] | None:
-    """The UI's entry point (``sectormon.ui.app.run_tui``), or ``None`` without the UI."""
-    try:
-        app = importlib.import_module("sectormon.ui.app")
-    except ImportError:
-        return None
-    runner: Callable[..., int] | None = getattr(app, "run_tui", None)
-    return runner
-
-
 def _run_tui(args: argparse.Namespace) -> int:
-    runner = _tui_runner()
-    if runner is None:
-        raise UsageError("the TUI is not available in this installation; use 'sectormon replay FILE --json'")
     from sectormon.session.replay import ReplaySession
+    from sectormon.ui.app import run_tui
 
     # Warnings found while scanning print before the TUI takes the screen.
     session = ReplaySession(
@@ -110,7 +96,7 @@ def _run_tui(args: argparse.Namespace) -> int:
     )
     if args.t_from is not None:
         session.seek_to(args.t_from)
-    result = runner(session, theme=args.theme)
+    result = run_tui(session, theme=args.theme)
     error = session.error()
     if error is not None:
         raise SectormonError(error)

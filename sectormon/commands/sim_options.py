@@ -4,7 +4,7 @@ so both spell them the same way and hand the same :class:`SimOptions` to the sim
 from __future__ import annotations
 
 import argparse
-from typing import Any, Protocol
+from typing import Any
 
 from sectormon.errors import UsageError
 from sectormon.sim.config import L1_WAYS, L2_WAYS_TOTAL, parse_l2_sets, parse_ways
@@ -12,13 +12,7 @@ from sectormon.sim.kernels import KERNELS
 from sectormon.sources.sim import DEFAULT_THREADS, DEFAULT_WARMUP, SimOptions, SimSource, build_sim_source
 
 
-class _Adder(Protocol):
-    def add_argument(self, *args: Any, **kwargs: Any) -> Any: ...
-
-    def add_mutually_exclusive_group(self, *, required: bool = ...) -> Any: ...
-
-
-def add_sim_options(parser: _Adder) -> list[argparse.Action]:
+def add_sim_options(parser: argparse._ActionsContainer) -> list[argparse.Action]:
     """The simulator's options (on a parser or an argument group); returns the actions added, so
     a command that also counts real targets can refuse them there."""
     actions: list[argparse.Action] = []

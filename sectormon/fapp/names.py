@@ -16,6 +16,7 @@ from functools import lru_cache
 from typing import Any
 
 from sectormon.errors import SectormonError
+from sectormon.profiles.loader import load_profile
 from sectormon.profiles.model import EventDef, Profile
 
 CYCLES_NAME = "CPU_CYCLES"
@@ -30,10 +31,6 @@ _CMG_CODES = frozenset(
 def a64fx_profile(variant: str = "") -> Profile | None:
     """The built-in a64fx profile (nJ factors of ``variant``), or ``None`` if it cannot be loaded
     (names then fall back to ``r<code>``)."""
-    try:
-        from sectormon.profiles.loader import load_profile
-    except ImportError:
-        return None
     try:
         return load_profile("a64fx", variant=variant)
     except Exception:  # a broken profile must not stop the reader: raw names then

@@ -88,15 +88,6 @@ THREAD_METRICS: tuple[str, ...] = (
     "Power core (W)",
 )
 
-CMG_ONLY_METRICS = (
-    "Memory throughput peak ratio",
-    "L2 busy rate",
-    "Memory busy rate",
-    "Power L2 (W)",
-    "Power memory (W)",
-    "Power total (W)",
-)
-
 
 def _cmg_order() -> tuple[str, ...]:
     """CMG-total metrics in the report's order: the CMG-only ones sit next to their relatives."""

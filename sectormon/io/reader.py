@@ -15,7 +15,6 @@ import zlib
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from types import TracebackType
 from typing import IO, Any
 
 from sectormon.errors import DataError
@@ -300,12 +299,7 @@ class RecordingStream:
     def __enter__(self) -> RecordingStream:
         return self
 
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
+    def __exit__(self, *_exc: object) -> None:
         self.close()
 
     def _start(self) -> None:

@@ -15,7 +15,6 @@ import threading
 import zlib
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from types import TracebackType
 from typing import IO, Any
 
 from sectormon.io.jsonl import encode, encode_mark, encode_slice, header_record
@@ -110,12 +109,7 @@ class RecordingWriter:
     def __enter__(self) -> RecordingWriter:
         return self
 
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
+    def __exit__(self, *_exc: object) -> None:
         self.close()
 
     # ------------------------------------------------------------------------------------ private

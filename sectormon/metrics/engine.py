@@ -60,7 +60,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from operator import add
 
-from sectormon.frames import EMPTY_SCOPE, Baseline, Frame, ScopeStats, WindowStats
+from sectormon.frames import EMPTY_SCOPE, Baseline, Frame, ScopeStats, WindowStats, scope_order
 from sectormon.metrics.baseline import keyed_deltas, scope_deltas
 from sectormon.metrics.batch import FOLD_EVERY, RowBatch
 from sectormon.metrics.formulas import MetricSet, evaluate_metrics
@@ -104,14 +104,6 @@ class _Snapshot:
     total: Mapping[str, float | None]
     cmgs: Mapping[str, Mapping[str, float | None]]
     cores: Mapping[str, Mapping[str, float | None]]
-
-
-def _sort_key(key: str) -> tuple[int, int, str]:
-    """Numeric keys in numeric order, then the rest (``unbound``) by name."""
-    try:
-        return (0, int(key), "")
-    except ValueError:
-        return (1, 0, key)
 
 
 class MetricsEngine:
@@ -589,7 +581,7 @@ class MetricsEngine:
 
     @staticmethod
     def _level(scopes: Mapping[ScopeKey, ScopeStats], level: str) -> dict[str, ScopeStats]:
-        keys = sorted((k for lv, k in scopes if lv == level), key=_sort_key)
+        keys = sorted((k for lv, k in scopes if lv == level), key=scope_order)
         return {k: scopes[(level, k)] for k in keys}
 
     @staticmethod

@@ -346,9 +346,6 @@ class Entity:
                     vec[n_events + i] += counted
         return vec
 
-    def scope_keys(self, threads: bool) -> tuple[ScopeKey, ...]:
-        return self.keys_threads if threads else self.keys
-
 
 def entity_terms(present: float, vec: Vector, n_events: int) -> Terms:
     """One entity's scaled counts, counted seconds and present seconds (0 where it never counted).

@@ -14,7 +14,6 @@ import operator
 import os
 import struct
 from collections.abc import Callable, Sequence
-from types import TracebackType
 from typing import NamedTuple
 
 from sectormon.perf import abi, syscall
@@ -92,16 +91,6 @@ class GroupReadDecoder:
         else:
             self._pick = operator.itemgetter(*positions)
         return result
-
-
-def build_group_read(
-    values: Sequence[int], ids: Sequence[int], time_enabled: int, time_running: int
-) -> bytes:
-    """The inverse of :func:`parse_group_read` (kernel order = ``ids`` order): for tests and fakes."""
-    flat: list[int] = []
-    for value, ident in zip(values, ids, strict=True):
-        flat += [value, ident]
-    return struct.pack(f"=3Q{len(flat)}Q", len(ids), time_enabled, time_running, *flat)
 
 
 _CLOCKS = {
@@ -286,9 +275,7 @@ class PerfGroup:
     def __enter__(self) -> PerfGroup:
         return self
 
-    def __exit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
-    ) -> None:
+    def __exit__(self, *_exc: object) -> None:
         self.close()
 
     def __repr__(self) -> str:

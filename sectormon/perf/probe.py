@@ -18,8 +18,6 @@ from sectormon.perf.errors import PerfError
 from sectormon.perf.events import counts_only_in_kernel, parse_event
 from sectormon.perf.group import PerfGroup
 
-PROBE_STATES = ("counts", "zero", "unsupported")
-
 
 @dataclass(frozen=True, slots=True)
 class ProbeResult:

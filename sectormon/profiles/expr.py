@@ -57,10 +57,6 @@ class ExprError(SectormonError):
         self.text = text
         self.column = column
 
-    def caret(self) -> str:
-        """The formula with a caret under the offending column (for multi-line displays)."""
-        return f"{self.text}\n{' ' * self.column}^"
-
 
 # ---------------------------------------------------------------------------------------------
 # Syntax tree: small frozen nodes; tests and tools may walk them.

@@ -234,7 +234,6 @@ class ReplaySession(SessionBase):
         self._on_error = on_error
         self._clock = clock
         scan = scan_recording(self.path, skip_bad=skip_bad)
-        self.recording_header = scan.header
         self.header: Mapping[str, Any] = stream_header(scan.header)
         self._recorded_marks = scan.marks
         self._duration = scan.end_t
@@ -265,7 +264,6 @@ class ReplaySession(SessionBase):
         self._thread: threading.Thread | None = None
         self.finished = threading.Event()
         self.frames = 0
-        self.last_frame: Frame | None = None
 
     # -- SessionControl --------------------------------------------------------------------------
 
@@ -373,7 +371,6 @@ class ReplaySession(SessionBase):
 
     def _emit(self, frame: Frame) -> None:
         self.frames += 1
-        self.last_frame = frame
         self._publish(frame)
 
     def _run(self) -> None:

@@ -363,7 +363,7 @@ class SectormonApp(App[int]):
 
     # -- keys ----------------------------------------------------------------------------------
 
-    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+    def check_action(self, action: str, _parameters: tuple[object, ...]) -> bool | None:
         """Hide keys that do nothing here; let a focused text input keep its own keys."""
         typing = isinstance(self.focused, Input)
         if action in REPLAY_ACTIONS:

@@ -10,9 +10,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from sectormon.frames import Baseline, Frame, MetricDelta, ScopeStats
+from sectormon.frames import Baseline, Frame, MetricDelta, ScopeStats, scope_order
 from sectormon.ui.format import LOW_COVERAGE, coverage_threshold
-from sectormon.ui.header_info import ProfileView, cmg_of_cores, core_sort_key, profile_view
+from sectormon.ui.header_info import ProfileView, cmg_of_cores, profile_view
 from sectormon.ui.layout import Panels, resolve_panels
 
 WINDOW_NAMES = ("interval", "recent", "run")
@@ -94,7 +94,7 @@ class RenderContext:
         rows: list[tuple[str, ScopeStats | None]] = [("total", scopes.total)]
         rows += [
             (core, scopes.cores[core])
-            for core in sorted(scopes.cores, key=core_sort_key)
+            for core in sorted(scopes.cores, key=scope_order)
             if self.core_visible(core)
         ]
         return rows

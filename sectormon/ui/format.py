@@ -130,23 +130,6 @@ def unit_kind(unit: str) -> str:
     return "other"
 
 
-def short_unit(unit: str) -> str:
-    """The unit as written in a column header or after a number ("" for none)."""
-    key = unit.strip().lower()
-    kind = unit_kind(unit)
-    if kind in ("ratio", "percent"):
-        return "%"
-    if kind == "count":
-        return ""
-    if kind == "per_s":
-        return "/s"
-    if kind == "si":
-        return SI_BASE_UNITS[key]
-    if kind == "energy":
-        return "J"
-    return SHORT_UNITS.get(key, unit.strip())
-
-
 def format_value(
     value: float | None, unit: str = "", *, with_unit: bool = True, width: int = CELL_WIDTH
 ) -> str:

@@ -74,16 +74,6 @@ def profile_view(header: Mapping[str, Any]) -> ProfileView:
     return ProfileView(name=str(profile.get("name", "") or ""), metrics=metrics, events=events)
 
 
-def core_sort_key(core: str) -> tuple[int, int, str]:
-    """CPU numbers in numeric order, anything else (``unbound``) after them."""
-    if core.lstrip("-").isdigit():
-        return (0, int(core), "")
-    return (1, 0, core)
-
-
-def cmg_sort_key(cmg: str) -> tuple[int, int, str]:
-    return core_sort_key(cmg)
-
 
 def _cpu_list(value: Any) -> list[int]:
     if isinstance(value, str):

@@ -12,8 +12,6 @@ from dataclasses import dataclass
 
 from sectormon.ui.header_info import ProfileView
 
-PANELS = ("cmg", "core", "sector", "stall", "energy", "history")
-
 
 @dataclass(frozen=True, slots=True)
 class Column:

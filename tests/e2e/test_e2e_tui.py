@@ -53,6 +53,16 @@ class Terminal:
             time.sleep(0.2)
         raise AssertionError(f"{needles} not on screen after {timeout} s:\n{screen}")
 
+    def wait_gone(self, needle: str, timeout: float = 30.0) -> str:
+        """Wait until ``needle`` has left the screen (a closed dialog is redrawn a frame later)."""
+        deadline = time.monotonic() + timeout
+        screen = self.screen()
+        while needle in screen and time.monotonic() < deadline:
+            time.sleep(0.2)
+            screen = self.screen()
+        assert needle not in screen, f"{needle!r} still on screen after {timeout} s:\n{screen}"
+        return screen
+
     def close(self) -> None:
         subprocess.run(["tmux", "kill-session", "-t", self.name], check=False, capture_output=True)
 
@@ -84,7 +94,7 @@ def test_live_dashboard_of_a_command_on_this_host(terminals: list[Terminal]) -> 
     term.send("?")
     term.wait_for("Keys", "baseline")
     term.send("Escape")
-    assert "Keys" not in term.screen()
+    term.wait_gone("Keys")
     term.send("b")
     term.wait_for("baseline")
     term.send("q")

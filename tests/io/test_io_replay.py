@@ -319,17 +319,6 @@ def test_replay_cli_errors_are_one_line(tmp_path: Path, capsys: pytest.CaptureFi
     assert "--speed must be > 0" in capsys.readouterr().err
 
 
-def test_replay_without_ui_says_so(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
-) -> None:
-    from sectormon.commands import replay as command
-
-    monkeypatch.setattr(command, "_tui_runner", lambda: None)
-    path = write(tmp_path / "r.jsonl", stream(3), header())
-    assert cli.main(["replay", str(path)]) == 2
-    assert "the TUI is not available" in capsys.readouterr().err
-
-
 def test_replay_skip_bad_reports_on_stderr(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     hdr = real_header()
     path = write(tmp_path / "r.jsonl", stream(100), hdr)

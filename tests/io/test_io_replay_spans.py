@@ -408,6 +408,7 @@ def _base_lines(tmp: Path) -> list[str]:
     ),
     st.booleans(),
 )
+@pytest.mark.slow
 def test_damaged_recordings_give_span_readers_the_outcome_of_one_process(
     tmp_path_factory: pytest.TempPathFactory, damage: list[tuple[str, int, int]], skip_cut_end: bool
 ) -> None:

@@ -86,6 +86,7 @@ def frames_by_batches(
     st.sampled_from([0.25, 0.5, 0.3, 2.0]),
     st.sampled_from([{}, {"L2": "not here"}, {"CW": "no uncore"}]),
 )
+@pytest.mark.slow
 def test_batches_and_rows_give_identical_frames(
     feed: list[Slice | Mark | str], interval: float, unavailable: dict[str, str]
 ) -> None:
@@ -127,6 +128,7 @@ def test_a_batch_out_of_step_with_the_clock_is_refused() -> None:
     st.frozensets(st.integers(1, 12)),
     st.sampled_from([{}, {"L2": "not here"}]),
 )
+@pytest.mark.slow
 def test_aggregators_starting_at_any_frame_give_identical_frames(
     feed: list[Slice | Mark | str], interval: float, restarts: frozenset[int], unavailable: dict[str, str]
 ) -> None:

@@ -110,7 +110,6 @@ def test_syntax_errors_name_the_column(text: str, column: int, message: str | No
     assert err.text == text
     if message is not None:
         assert str(err) == message
-    assert err.caret().splitlines()[-1] == " " * column + "^"
 
 
 # ----------------------------------------------------------------------------- properties

@@ -108,6 +108,7 @@ def frames_of(feed: list[Slice | Mark | str], *, shared: bool, unavailable: dict
     return [json.dumps(frame, sort_keys=True) for frame in out]
 
 
+@pytest.mark.slow
 @settings(max_examples=150, deadline=None)
 @given(feeds(), st.sampled_from([{}, {"L2": "not here"}, {"CW": "no uncore"}]))
 def test_shared_and_unshared_layouts_give_identical_frames(

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import math
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from metrics_support import NS
@@ -57,6 +58,7 @@ def frames_skipping(
     st.lists(st.booleans(), min_size=1, max_size=8),
     st.sampled_from([{}, {"L2": "not here"}, {"CW": "no uncore"}]),
 )
+@pytest.mark.slow
 def test_skipped_frames_change_no_later_frame(
     feed: list[Slice | Mark | str], skip: list[bool], unavailable: dict[str, str]
 ) -> None:
@@ -150,6 +152,7 @@ def test_warnings_of_a_skipped_frame_go_with_it() -> None:
     target=st.floats(0.0, 4.5),
     build_at=st.sets(st.integers(0, 39), max_size=4),
 )
+@pytest.mark.slow
 def test_a_seeking_builder_builds_only_the_frame_to_show(
     drop: set[int], target: float, build_at: set[int]
 ) -> None:

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import os
+import struct
 import subprocess
 import sys
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -72,3 +73,13 @@ def host_topology() -> FakeTopology:
     return FakeTopology(
         cpus=cpus, cmg_of={c: i for i, c in enumerate(cpus)}, cmgs={i: (c,) for i, c in enumerate(cpus)}
     )
+
+
+def build_group_read(
+    values: Sequence[int], ids: Sequence[int], time_enabled: int, time_running: int
+) -> bytes:
+    """What the kernel returns to ``read()`` (kernel order = ``ids`` order): parse_group_read's inverse."""
+    flat: list[int] = []
+    for value, ident in zip(values, ids, strict=True):
+        flat += [value, ident]
+    return struct.pack(f"=3Q{len(flat)}Q", len(ids), time_enabled, time_running, *flat)

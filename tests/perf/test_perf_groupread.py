@@ -10,12 +10,12 @@ from functools import partial
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from perf_helpers import build_group_read
 
 from sectormon.perf.errors import GroupReadError
 from sectormon.perf.group import (
     GroupReadDecoder,
     GroupValues,
-    build_group_read,
     group_read_size,
     parse_group_read,
 )

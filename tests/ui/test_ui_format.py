@@ -22,7 +22,6 @@ from sectormon.ui.format import (
     format_value,
     improvement_sign,
     is_low_confidence,
-    short_unit,
     sort_key,
     unit_kind,
 )
@@ -61,8 +60,6 @@ def test_format_value(value: float | None, unit: str, text: str) -> None:
 def test_units_go_to_the_header_in_tables() -> None:
     assert format_value(35.2, "W", with_unit=False) == "35.2"
     assert format_value(0.25, "ratio", with_unit=False) == "25.0%"
-    assert short_unit("W") == "W"
-    assert short_unit("ratio") == "%"
     assert unit_kind("nJ") == "energy"
     assert unit_kind("weird-unit") == "other"
 

@@ -8,10 +8,9 @@ from textual.app import ComposeResult
 from textual.containers import Vertical
 from textual.widgets import Label
 
-from sectormon.frames import Frame
+from sectormon.frames import Frame, scope_order
 from sectormon.ui.cells import Cell, label_cell, scope_cells
 from sectormon.ui.context import RenderContext, deltas_for
-from sectormon.ui.header_info import cmg_sort_key
 from sectormon.ui.layout import Column
 from sectormon.ui.messages import OpenDetail
 from sectormon.ui.widgets.metric_table import MetricTable
@@ -37,7 +36,7 @@ def cmg_rows(
     baseline = ctx.baseline(frame)
     columns = ctx.panels.cmg if columns is None else columns
     rows: list[tuple[str, list[Cell]]] = []
-    for cmg in sorted(scopes.cmgs, key=cmg_sort_key):
+    for cmg in sorted(scopes.cmgs, key=scope_order):
         cells = scope_cells(
             scopes.cmgs[cmg], columns, ctx.units, deltas_for(baseline, "cmg", cmg), ctx.low_coverage
         )

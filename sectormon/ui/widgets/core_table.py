@@ -14,11 +14,10 @@ from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical
 from textual.widgets import Label
 
-from sectormon.frames import Frame, MetricDelta
+from sectormon.frames import Frame, MetricDelta, scope_order
 from sectormon.ui.cells import RELATIVE_METRICS, Cell, label_cell, scope_cells
 from sectormon.ui.context import RenderContext, deltas_for
 from sectormon.ui.format import metric_value, sort_key
-from sectormon.ui.header_info import core_sort_key
 from sectormon.ui.messages import OpenDetail
 from sectormon.ui.widgets.metric_table import VALUE_WIDTH, MetricTable
 
@@ -40,19 +39,19 @@ def core_rows(
     baseline = ctx.baseline(frame)
     cores = [c for c in scopes.cores if ctx.core_visible(c)]
     if sort_by == CPU_KEY:
-        cores.sort(key=core_sort_key, reverse=descending)
+        cores.sort(key=scope_order, reverse=descending)
     elif baseline is not None:
         cores.sort(
             key=lambda c: (
                 sort_key(
                     _delta_value((deltas_for(baseline, "core", c) or {}).get(sort_by), sort_by), descending
                 ),
-                core_sort_key(c),
+                scope_order(c),
             )
         )
     else:
         cores.sort(
-            key=lambda c: (sort_key(metric_value(scopes.cores[c], sort_by), descending), core_sort_key(c))
+            key=lambda c: (sort_key(metric_value(scopes.cores[c], sort_by), descending), scope_order(c))
         )
     rows: list[tuple[str, list[Cell]]] = []
     for core in cores:

@@ -11,11 +11,11 @@ from rich.text import Text
 from textual import events
 from textual.widgets import Static
 
-from sectormon.frames import Frame, ScopeStats
+from sectormon.frames import Frame, ScopeStats, scope_order
 from sectormon.ui.bars import bar_segments, grid_text
 from sectormon.ui.context import RenderContext
 from sectormon.ui.format import NA, format_value, is_low_confidence, metric_value
-from sectormon.ui.header_info import cmg_sort_key, l1_sector_ways, sector_ways
+from sectormon.ui.header_info import l1_sector_ways, sector_ways
 
 ROLES = ("sce", "nonsec0")
 GLYPHS = ("█", "▓")
@@ -45,7 +45,7 @@ class SectorView(Static):
     def _config_lines(self, frame: Frame, ctx: RenderContext) -> Text:
         config = ctx.header.get("sector_config")
         config = config if isinstance(config, Mapping) else {}
-        cmgs = sorted(ctx.scopes(frame).cmgs, key=cmg_sort_key)
+        cmgs = sorted(ctx.scopes(frame).cmgs, key=scope_order)
         ways = sector_ways(config, cmgs)
         text = Text(no_wrap=True, overflow="ellipsis")
         if ways:
