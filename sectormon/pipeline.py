@@ -147,11 +147,16 @@ class SessionOptions:
     record: str | None = None
 
 
+HOST_ENV = "SECTORMON_HOST"
+"""Names the host in the header (and the OpenMetrics ``host`` label) instead of the hostname:
+simulated nodes, or a node known to the job by another name."""
+
+
 def host_facts() -> dict[str, Any]:
     """Host facts for the header (what perf stat prints above its table)."""
     uname = platform.uname()
     return {
-        "host": socket.gethostname(),
+        "host": os.environ.get(HOST_ENV) or socket.gethostname(),
         "kernel": uname.release,
         "machine": uname.machine,
         "python": platform.python_version(),

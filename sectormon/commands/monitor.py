@@ -19,6 +19,7 @@ from collections.abc import Sequence
 from typing import IO, Any
 
 from sectormon.errors import UsageError
+from sectormon.export.options import add_openmetrics_options, check_output_mode, open_exporter
 from sectormon.pipeline import Session, SessionOptions, build_header, default_cpu_model
 from sectormon.profiles.model import Profile
 from sectormon.schedule import plan_rotation, select_groups
@@ -70,6 +71,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
     )
     out.add_argument("--record", metavar="FILE", help="record raw readings to FILE (.gz to compress)")
     out.add_argument("--theme", help="TUI theme name or path (dark, light, high-contrast, or a file)")
+    add_openmetrics_options(out)
     _add_sim_options(parser)
 
 
@@ -211,6 +213,7 @@ def run_with_source(
     if profile is None:
         profile = load_profile("a64fx" if getattr(args, "profile", "auto") == "auto" else args.profile)
     _validate_numbers(args)
+    check_output_mode(args)
     output, record = getattr(args, "output", None), getattr(args, "record", None)
     if output and record and output != "-" and _same_file(output, record):
         raise UsageError(
@@ -264,6 +267,7 @@ def run_with_source(
     if command_log is not None:
         notes.append(f"the command's output goes to {command_log.path}; it is shown when you quit")
     handle = _open_output(args)
+    exporter = open_exporter(args)  # the port is bound before anything starts
     source.start()  # after the probe (not timed), before the header (which names the target's pid)
     options = SessionOptions(
         interval=interval,
@@ -294,16 +298,26 @@ def run_with_source(
         cmg_enabled=not cmg_reason,
         startup_warnings=notes,
     )
-    if getattr(args, "json", False):
-        status = _run_json(session, handle)
-    else:
-        from sectormon.ui.app import run_tui
+    if exporter is not None:
+        exporter.start(session.header)
+        session.subscribe(exporter.publish)
+    try:
+        if getattr(args, "headless", False):
+            session.run_headless()
+            status = 0
+        elif getattr(args, "json", False):
+            status = _run_json(session, handle)
+        else:
+            from sectormon.ui.app import run_tui
 
-        try:
-            status = run_tui(session, theme=getattr(args, "theme", None))
-        finally:
-            if command_log is not None:
-                command_log.show_and_remove()
+            try:
+                status = run_tui(session, theme=getattr(args, "theme", None))
+            finally:
+                if command_log is not None:
+                    command_log.show_and_remove()
+    finally:
+        if exporter is not None:
+            exporter.close()
     return _command_status(session) if status == 0 else status
 
 

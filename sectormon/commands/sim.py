@@ -16,6 +16,7 @@ from collections.abc import Mapping
 from typing import Any, Protocol
 
 from sectormon.errors import UsageError
+from sectormon.export.options import add_openmetrics_options
 from sectormon.sim.config import (
     L1_WAYS,
     L2_WAYS_TOTAL,
@@ -224,6 +225,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "--baseline-after", type=float, metavar="S", help="mark the baseline after S simulated seconds"
     )
     out.add_argument("--theme", help="TUI theme name or path")
+    add_openmetrics_options(out)
     how = parser.add_argument_group("how to count")
     how.add_argument("--profile", default="auto", help="event profile (default a64fx)")
     how.add_argument("--groups", help="comma-separated groups to rotate (default: all)")
@@ -254,6 +256,9 @@ def run(args: argparse.Namespace) -> int:
                 ("--duration", "duration"),
                 ("--baseline-after", "baseline_after"),
                 ("--theme", "theme"),
+                ("--openmetrics", "openmetrics"),
+                ("--openmetrics-threads", "openmetrics_threads"),
+                ("--headless", "headless"),
             )
             if getattr(args, attr, None) not in (None, False)
         ]
