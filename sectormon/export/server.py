@@ -16,7 +16,6 @@ from collections.abc import Mapping
 from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
-from urllib.parse import urlsplit
 
 from prometheus_client.exposition import choose_encoder, gzip_accepted
 from prometheus_client.registry import CollectorRegistry
@@ -51,7 +50,7 @@ class _Handler(BaseHTTPRequestHandler):
         return True
 
     def do_GET(self) -> None:
-        if urlsplit(self.path).path != METRICS_PATH:
+        if self.path.partition("?")[0] != METRICS_PATH:
             self.send_error(HTTPStatus.NOT_FOUND, explain=f"only {METRICS_PATH} is served here")
             return
         encoder, content_type = choose_encoder(self.headers.get("Accept", ""))
