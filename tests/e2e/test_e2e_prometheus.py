@@ -29,6 +29,7 @@ import pytest
 from sectormon.export.names import exported_metrics
 from tests.e2e.helpers import read_jsonl
 from tests.e2e.openmetrics_helpers import expected_values, scrape_after_frames, start_serving
+from tests.export.dashboard import dashboard_queries
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 
@@ -202,6 +203,15 @@ def test_prometheus_scrapes_what_each_instance_streams(cluster: tuple[Prometheus
     # A metric that is n/a in JSON is absent: the simulated cores have no CMG-wide energy.
     assert prometheus.query('sectormon_energy_per_inst_joules_per_instruction{scope="core"}', at) == []
     assert len(prometheus.query('sectormon_energy_per_inst_joules_per_instruction{scope="cmg"}', at)) == 8
+
+    # Every query of the Grafana dashboard finds data (all jobs, hosts and CMGs selected).
+    for query in dashboard_queries():
+        expr = query.replace("$__rate_interval", "5s")
+        for variable in ("$job", "$host", "$cmg"):
+            expr = expr.replace(variable, ".*")
+        if expr.startswith("label_values("):
+            expr = expr[len("label_values(") : expr.rindex(",")]
+        assert prometheus.query(expr, at), f"the dashboard's query finds nothing: {query}"
 
     for proc_host, out in outputs.items():
         lines = out.read_text().splitlines()

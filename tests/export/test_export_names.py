@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 import pytest
 from hypothesis import given
@@ -68,3 +69,9 @@ def test_any_metric_name_exports_with_its_unit_once(metric: str, unit: str) -> N
     assert NAME.match(exported.name)
     if exported.unit:
         assert exported.name.endswith("_" + exported.unit)
+
+
+def test_cluster_doc_lists_every_a64fx_series() -> None:
+    doc = (Path(__file__).resolve().parents[2] / "docs" / "cluster.md").read_text(encoding="utf-8")
+    for exported in exported_metrics(profile_to_dict(load_profile("a64fx"))["metrics"]):
+        assert f"| `{exported.name}` | `{exported.metric}` |" in doc, exported.name
