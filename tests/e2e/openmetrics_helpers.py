@@ -30,12 +30,17 @@ def start_serving(
         env=env,
     )
     assert proc.stderr is not None
-    line = proc.stderr.readline().decode()
-    match = _URL.search(line)
-    if match is None:
-        proc.kill()
-        raise AssertionError(f"no OpenMetrics URL on stderr: {line!r} {proc.stderr.read()!r}")
-    return proc, match.group(1)
+    said = []
+    while True:  # the URL comes after the probe's warnings
+        line = proc.stderr.readline().decode()
+        said.append(line)
+        match = _URL.search(line)
+        if match is not None:
+            return proc, match.group(1)
+        if not line:
+            proc.kill()
+            proc.wait()
+            raise AssertionError(f"no OpenMetrics URL on stderr: {''.join(said)!r}")
 
 
 def scrape(url: str) -> Samples:
