@@ -286,7 +286,9 @@ class Frame:
 
     ``overhead`` is the sampler's own CPU use over the interval, as a fraction of one core.
     ``groups`` maps each group to its coverage in the interval; ``active_group`` is the group
-    running at the end of the interval (the rotation indicator).
+    running at the end of the interval (the rotation indicator). ``nodes`` is a job's nodes (their
+    totals by host; each node's CMGs and cores are in ``cmgs``/``cores`` under ``node:HOST/...``):
+    empty for one node's session.
     """
 
     t: float
@@ -303,6 +305,7 @@ class Frame:
     baseline: Baseline | None = None
     final: bool = False
     warnings: tuple[str, ...] = ()
+    nodes: Mapping[str, ScopeStats] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
         data: dict[str, Any] = {
@@ -323,6 +326,8 @@ class Frame:
         }
         if self.warnings:
             data["warnings"] = list(self.warnings)
+        if self.nodes:
+            data["nodes"] = {k: v.to_json() for k, v in self.nodes.items()}
         return data
 
 

@@ -17,6 +17,7 @@ import platform
 import signal
 import socket
 import threading
+import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -174,12 +175,17 @@ def build_header(
     profile_dict: Mapping[str, Any],
     probe: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """The header record shared by the JSON stream and the recording."""
+    """The header record shared by the JSON stream and the recording.
+
+    ``wall_t0`` is the Unix time of stream time 0 (``None`` on the simulator, whose seconds are
+    simulated): merged nodes of a job are aligned by it (``created`` has whole seconds only).
+    """
     described = source.describe()
     return {
         "schema": HEADER_SCHEMA,
         "sectormon": __version__,
         "created": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+        "wall_t0": None if described.get("simulated") else time.time() - source.now(),
         **host_facts(),
         "cpu": cpu_model,
         "topology": dict(topology or {}),

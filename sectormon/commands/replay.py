@@ -66,6 +66,10 @@ def _check(args: argparse.Namespace) -> None:
 def run(args: argparse.Namespace) -> int:
     _check(args)
     check_output_mode(args, can_record=False)
+    from sectormon.job.jobfile import is_job_file
+
+    if is_job_file(args.file):
+        return _run_job(args)
     exporter = open_exporter(args, source="replay")
     try:
         if args.headless:
@@ -115,6 +119,39 @@ def _tui_runner() -> Callable[..., int] | None:
         return None
     runner: Callable[..., int] | None = getattr(app, "run_tui", None)
     return runner
+
+
+def _run_job(args: argparse.Namespace) -> int:
+    """A merged job: the job's frames (totals, and every node under its host) as JSON."""
+    from sectormon.io.stream import JsonStream
+    from sectormon.job.jobfile import open_job
+    from sectormon.job.replay import job_frames, job_header
+
+    if args.openmetrics:
+        raise UsageError(
+            f"{args.file} is a merged job; serve each node's own recording with "
+            "'sectormon replay NODE.jsonl.gz --openmetrics PORT' (one endpoint per host)"
+        )
+    if not args.json:
+        return _run_tui(args, None)
+    with open_job(args.file, skip_bad=args.skip_bad) as alignment:
+        for warning in alignment.warnings:
+            _warn(warning)
+        out = JsonStream(sys.stdout)
+        out.write_header(job_header(alignment))
+        frames = job_frames(
+            alignment,
+            skip_bad=args.skip_bad,
+            t_from=args.t_from,
+            t_to=args.t_to,
+            speed=args.speed,
+            on_warning=_warn,
+        )
+        for frame in frames:
+            out.write_frame(frame)
+            if out.closed:
+                return 0
+    return 0
 
 
 class _Terminated(Exception):
