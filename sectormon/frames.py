@@ -207,20 +207,25 @@ EMPTY_SCOPE = ScopeStats(counts={}, rates={}, metrics={}, coverage={})
 
 @dataclass(frozen=True, slots=True)
 class WindowStats:
-    """All scopes of one window (the last N seconds, or the whole run)."""
+    """All scopes of one window (the last N seconds, or the whole run); ``nodes``: a job's
+    (see :class:`Frame`)."""
 
     seconds: float
     total: ScopeStats
     cmgs: Mapping[str, ScopeStats]
     cores: Mapping[str, ScopeStats]
+    nodes: Mapping[str, ScopeStats] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
-        return {
+        data = {
             "seconds": self.seconds,
             "total": self.total.to_json(),
             "cmgs": {k: v.to_json() for k, v in self.cmgs.items()},
             "cores": {k: v.to_json() for k, v in self.cores.items()},
         }
+        if self.nodes:
+            data["nodes"] = {k: v.to_json() for k, v in self.nodes.items()}
+        return data
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> WindowStats:
@@ -229,6 +234,7 @@ class WindowStats:
             total=ScopeStats.from_json(data["total"]),
             cmgs={k: ScopeStats.from_json(v) for k, v in data.get("cmgs", {}).items()},
             cores={k: ScopeStats.from_json(v) for k, v in data.get("cores", {}).items()},
+            nodes={k: ScopeStats.from_json(v) for k, v in data.get("nodes", {}).items()},
         )
 
 

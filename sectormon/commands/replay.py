@@ -133,7 +133,7 @@ def _run_job(args: argparse.Namespace) -> int:
             "'sectormon replay NODE.jsonl.gz --openmetrics PORT' (one endpoint per host)"
         )
     if not args.json:
-        return _run_tui(args, None)
+        return _run_job_tui(args)
     with open_job(args.file, skip_bad=args.skip_bad) as alignment:
         for warning in alignment.warnings:
             _warn(warning)
@@ -152,6 +152,27 @@ def _run_job(args: argparse.Namespace) -> int:
             if out.closed:
                 return 0
     return 0
+
+
+def _run_job_tui(args: argparse.Namespace) -> int:
+    runner = _tui_runner()
+    if runner is None:
+        raise UsageError("the TUI is not available in this installation; use 'sectormon replay JOB --json'")
+    from sectormon.job.session import JobReplaySession
+
+    session = JobReplaySession(
+        args.file,
+        skip_bad=args.skip_bad,
+        speed=args.speed if args.speed is not None else 1.0,
+        on_warning=_warn,
+    )
+    if args.t_from is not None:
+        session.seek_to(args.t_from)
+    result = runner(session, theme=args.theme)
+    error = session.error()
+    if error is not None:
+        raise SectormonError(error)
+    return int(result or 0)
 
 
 class _Terminated(Exception):

@@ -58,6 +58,7 @@ class JobCombiner:
             total=self.summed([(w.total, w.seconds) for w in parts.values()], seconds),
             cmgs={node_key(h, "cmg", k): v for h, w in parts.items() for k, v in w.cmgs.items()},
             cores={node_key(h, "core", k): v for h, w in parts.items() for k, v in w.cores.items()},
+            nodes={h: w.total for h, w in parts.items()},
         )
 
     def frame(
