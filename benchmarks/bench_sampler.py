@@ -267,7 +267,7 @@ def measure_openmetrics(profile: Path, threads: int, seconds: float) -> tuple[di
             [sectormon, "--json", *common], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, text=True
         )
         tools["with --openmetrics"] = subprocess.Popen(
-            [sectormon, "--headless", "--openmetrics", "0", *common],
+            [sectormon, "--json", "--openmetrics", "0", *common],  # the same JSON work as the peer
             stdout=subprocess.DEVNULL,
             stderr=subprocess.PIPE,
             text=True,
