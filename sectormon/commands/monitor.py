@@ -168,9 +168,10 @@ def _perf_setup(args: argparse.Namespace, command: Sequence[str]) -> tuple[Sourc
         cpus = parse_cpu_list(args.cpus, what="--cpus")
         topology.require_cpus(cpus, option="--cpus")
         target = CpuTarget(cpus)
-    elif args.json:
-        # The JSON stream owns stdout: the command's own output goes to stderr instead.
-        target = CommandTarget(list(command), stdout=None if args.output else 2)
+    elif args.json or args.headless:
+        # The JSON stream owns stdout, and a headless service writes nothing there: the command's
+        # own output goes to stderr instead.
+        target = CommandTarget(list(command), stdout=None if args.json and args.output else 2)
     else:
         # The TUI owns the terminal: the command reads nothing from it and writes to a log shown
         # after the TUI ends (it drew over the screen and took the keys meant for the TUI).

@@ -124,3 +124,14 @@ def test_bad_openmetrics_options_are_one_line(args: list[str], message: str) -> 
     assert len(lines) == 1, done.stderr
     assert lines[0].startswith("sectormon: ")
     assert re.search(re.escape(message.rstrip("$")) + ("$" if message.endswith("$") else ""), lines[0])
+
+
+def test_a_headless_service_sends_a_commands_output_to_stderr() -> None:
+    """A per-node service writes nothing to stdout, not even what the counted command prints."""
+    done = run_sectormon(
+        "--headless", "--openmetrics", "0", "--", "sh", "-c", "echo to-stdout; echo to-stderr >&2"
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == ""
+    assert "to-stdout" in done.stderr and "to-stderr" in done.stderr
+    assert "sectormon: OpenMetrics at http://127.0.0.1:" in done.stderr
