@@ -7,7 +7,12 @@ of one core and their ratio. Targets (issue 3): sectormon <= 2% of one core and 
 Then, on the same target, the CPU the rotation's syscalls alone take (see syscall_floor): the
 part of sectormon's figure no Python change can remove.
 
-Usage: python benchmarks/bench_sampler.py [--seconds 20] [--threads 48]
+With --openmetrics: two sectormon instances on the same target in the same run, one of them
+serving --openmetrics and scraped once a second (as Prometheus would); prints the CPU the
+endpoint adds, as % of one core and as a ratio to the instance without it. Target (issue 21):
+<= 0.2 % of a core.
+
+Usage: python benchmarks/bench_sampler.py [--seconds 20] [--threads 48] [--openmetrics]
 """
 
 from __future__ import annotations
@@ -21,7 +26,9 @@ import subprocess
 import sys
 import tempfile
 import textwrap
+import threading
 import time
+import urllib.request
 from pathlib import Path
 
 import psutil
@@ -234,6 +241,67 @@ def measure(
     return used, wall, floor
 
 
+def measure_openmetrics(profile: Path, threads: int, seconds: float) -> tuple[dict[str, float], float, int]:
+    """CPU seconds of sectormon with and without a scraped --openmetrics endpoint, side by side on
+    one target over the same ``seconds``; the wall time; the scrapes made."""
+    sectormon = shutil.which("sectormon") or str(Path(sys.executable).with_name("sectormon"))
+    target = subprocess.Popen([sys.executable, "-c", TARGET, str(threads)], stdout=subprocess.PIPE, text=True)
+    assert target.stdout is not None
+    pid = int(target.stdout.readline())
+    time.sleep(0.5)
+    common = ["--pid", str(pid), "--profile", str(profile), "--timeslice", "0.02", "--interval", "1"]
+    common += ["--duration", str(seconds + 5)]
+    tools: dict[str, subprocess.Popen[str]] = {}
+    stop = threading.Event()
+    scrapes = 0
+
+    def scrape(url: str) -> None:
+        nonlocal scrapes
+        while not stop.wait(1.0):  # Prometheus's 1 s scrape interval
+            with urllib.request.urlopen(url, timeout=5) as response:
+                response.read()
+            scrapes += 1
+
+    try:
+        tools["without"] = subprocess.Popen(
+            [sectormon, "--json", *common], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, text=True
+        )
+        tools["with --openmetrics"] = subprocess.Popen(
+            [sectormon, "--json", "--openmetrics", "0", *common],  # the same JSON work as the peer
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        stderr = tools["with --openmetrics"].stderr
+        assert stderr is not None
+        line = ""
+        while "OpenMetrics at " not in line:  # after the probe's warnings
+            line = stderr.readline()
+            if not line:
+                raise RuntimeError("sectormon --openmetrics said no URL on stderr")
+        url = line.split("OpenMetrics at ", 1)[1].strip()
+        scraper = threading.Thread(target=scrape, args=(url,), daemon=True)
+        scraper.start()
+        time.sleep(2.0)  # start-up is not steady state
+        procs = {name: psutil.Process(p.pid) for name, p in tools.items()}
+        start = {name: cpu_seconds(p) for name, p in procs.items()}
+        wall0 = time.monotonic()
+        time.sleep(seconds)
+        wall = time.monotonic() - wall0
+        used = {name: cpu_seconds(p) - start[name] for name, p in procs.items()}
+        stop.set()
+        scraper.join()
+    finally:
+        stop.set()
+        for proc in tools.values():
+            proc.terminate()
+        for proc in tools.values():
+            proc.wait(timeout=10)
+        target.kill()
+        target.wait()
+    return used, wall, scrapes
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seconds", type=float, default=20.0)
@@ -241,7 +309,12 @@ def main() -> int:
     parser.add_argument(
         "--no-same-cpu", action="store_true", help="skip the second run with everything on one CPU"
     )
+    parser.add_argument(
+        "--openmetrics", action="store_true", help="measure only what a scraped --openmetrics endpoint adds"
+    )
     args = parser.parse_args()
+    if args.openmetrics:
+        return bench_openmetrics(args.threads, args.seconds)
     with tempfile.TemporaryDirectory() as tmp:
         profile = Path(tmp, "bench.yaml")
         profile.write_text(PROFILE)
@@ -279,6 +352,23 @@ def main() -> int:
         "kernel cost of one group enable/disable ioctl on another process's thread here: "
         + ", ".join(f"{state} {us:.1f} us" for state, us in costs.items())
         + f" -> rotation floor for {args.threads} threads: {low:.1f}-{high:.1f} % of a core"
+    )
+    return 0
+
+
+def bench_openmetrics(threads: int, seconds: float) -> int:
+    with tempfile.TemporaryDirectory() as tmp:
+        profile = Path(tmp, "bench.yaml")
+        profile.write_text(PROFILE)
+        used, wall, scrapes = measure_openmetrics(profile, threads, seconds)
+    print(f"target: {threads} busy threads, 5 groups of software events, 20 ms timeslices, {wall:.1f} s")
+    for name, cpu in used.items():
+        print(f"{name:>18}: {100 * cpu / wall:6.2f} % of one core ({cpu:.3f} s CPU)")
+    base, served = used["without"], used["with --openmetrics"]
+    ratio = served / base if base > 0 else float("nan")
+    print(
+        f"{'added':>18}: {100 * (served - base) / wall:+6.2f} % of one core, ratio {ratio:.3f}x "
+        f"({scrapes} scrapes, one a second; target <= 0.2 % of a core)"
     )
     return 0
 

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Set up everything the test suite needs on a fresh Debian/Ubuntu machine, then run it: ruff, mypy,
 # the import contracts, vulture, and every test (the slow ones too) on all CPUs.
-# System tools: tmux (TUI end-to-end tests), linux-perf (accuracy peer), jq (replay benchmark peer).
+# System tools: tmux (TUI end-to-end tests), linux-perf (accuracy peer), jq (replay benchmark peer),
+# prometheus (the OpenMetrics endpoint scraped by the real server).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -9,6 +10,7 @@ missing=()
 command -v tmux >/dev/null 2>&1 || missing+=(tmux)
 command -v jq >/dev/null 2>&1 || missing+=(jq)
 command -v perf >/dev/null 2>&1 || missing+=(linux-perf)
+command -v prometheus >/dev/null 2>&1 || missing+=(prometheus)
 if [ ${#missing[@]} -gt 0 ]; then
   if command -v apt-get >/dev/null 2>&1 && [ "$(id -u)" = 0 ]; then
     export DEBIAN_FRONTEND=noninteractive

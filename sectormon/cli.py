@@ -32,6 +32,10 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "fapp": ("fapp", "Compute the CPU PA report and sector metrics from fapp cpupa CSV files."),
     "import": ("import_", "Convert foreign data (fapp cpupa CSV) into a sectormon recording."),
     "compare": ("compare", "Compare a baseline run with a tuned run (recordings or fapp directories)."),
+    "merge": (
+        "merge",
+        "Merge the nodes' recordings of one job into a job file (replay and compare read it).",
+    ),
 }
 
 

@@ -340,9 +340,25 @@ def load_fapp_side(path: str, region: str | None = None) -> Side:
     return Side(run=run, info=fapp_metric_info())
 
 
+def load_job_side(path: str, *, skip_bad: bool = False) -> Side:
+    """A job file from ``sectormon merge``, or ``FILE,FILE...``: node recordings taken as one job."""
+    from sectormon.job.runs import job_side_runs
+
+    paths = [p for p in path.split(",") if p]
+    run, profile, warnings = job_side_runs(
+        paths, label=Path(paths[0]).name if len(paths) == 1 else path, skip_bad=skip_bad
+    )
+    return Side(run=run, info=metric_info_from_profile(profile), warnings=tuple(warnings))
+
+
 def load_side(path: str, *, skip_bad: bool = False, region: str | None = None) -> Side:
-    """A recording file or a fapp directory (``region``: its measured region, when it has several)."""
+    """A recording file or a fapp directory (``region``: its measured region, when it has several);
+    a job file or ``FILE,FILE...`` is a job (:func:`load_job_side`)."""
+    from sectormon.job.jobfile import is_job_file
+
     p = Path(path)
+    if ("," in path and not p.exists()) or (p.is_file() and is_job_file(path)):
+        return load_job_side(path, skip_bad=skip_bad)
     if p.is_dir():
         return load_fapp_side(path, region)
     if p.is_file():
@@ -375,7 +391,15 @@ def compare_paths(
     b = load_side(base, skip_bad=skip_bad, region=base_region)
     o = load_side(other, skip_bad=skip_bad, region=other_region)
     info = {**o.info, **b.info}
-    return compare_runs(b.run, o.run, info=info, scopes=scopes, warnings=(*b.warnings, *o.warnings))
+    base_run, other_run = b.run, o.run
+    paired: list[str] = []
+    if base_run.kind == "job" and other_run.kind == "job":
+        from sectormon.job.runs import pair_nodes
+
+        base_run, other_run, paired = pair_nodes(base_run, other_run)
+    return compare_runs(
+        base_run, other_run, info=info, scopes=scopes, warnings=(*b.warnings, *o.warnings, *paired)
+    )
 
 
 # ------------------------------------------------------------------------------------- rendering

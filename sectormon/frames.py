@@ -212,20 +212,25 @@ EMPTY_SCOPE = ScopeStats(counts={}, rates={}, metrics={}, coverage={})
 
 @dataclass(frozen=True, slots=True)
 class WindowStats:
-    """All scopes of one window (the last N seconds, or the whole run)."""
+    """All scopes of one window (the last N seconds, or the whole run); ``nodes``: a job's
+    (see :class:`Frame`)."""
 
     seconds: float
     total: ScopeStats
     cmgs: Mapping[str, ScopeStats]
     cores: Mapping[str, ScopeStats]
+    nodes: Mapping[str, ScopeStats] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
-        return {
+        data = {
             "seconds": self.seconds,
             "total": self.total.to_json(),
             "cmgs": {k: v.to_json() for k, v in self.cmgs.items()},
             "cores": {k: v.to_json() for k, v in self.cores.items()},
         }
+        if self.nodes:
+            data["nodes"] = {k: v.to_json() for k, v in self.nodes.items()}
+        return data
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> WindowStats:
@@ -234,6 +239,7 @@ class WindowStats:
             total=ScopeStats.from_json(data["total"]),
             cmgs={k: ScopeStats.from_json(v) for k, v in data.get("cmgs", {}).items()},
             cores={k: ScopeStats.from_json(v) for k, v in data.get("cores", {}).items()},
+            nodes={k: ScopeStats.from_json(v) for k, v in data.get("nodes", {}).items()},
         )
 
 
@@ -291,7 +297,9 @@ class Frame:
 
     ``overhead`` is the sampler's own CPU use over the interval, as a fraction of one core.
     ``groups`` maps each group to its coverage in the interval; ``active_group`` is the group
-    running at the end of the interval (the rotation indicator).
+    running at the end of the interval (the rotation indicator). ``nodes`` is a job's nodes (their
+    totals by host; each node's CMGs and cores are in ``cmgs``/``cores`` under ``node:HOST/...``):
+    empty for one node's session.
     """
 
     t: float
@@ -308,6 +316,7 @@ class Frame:
     baseline: Baseline | None = None
     final: bool = False
     warnings: tuple[str, ...] = ()
+    nodes: Mapping[str, ScopeStats] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
         data: dict[str, Any] = {
@@ -328,6 +337,8 @@ class Frame:
         }
         if self.warnings:
             data["warnings"] = list(self.warnings)
+        if self.nodes:
+            data["nodes"] = {k: v.to_json() for k, v in self.nodes.items()}
         return data
 
 

@@ -12,10 +12,13 @@ import sys
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("base", metavar="BASE", help="baseline run: a recording file or a fapp directory")
     parser.add_argument(
-        "other", metavar="OTHER", help="tuned (sector cache) run: a recording or a fapp directory"
+        "base",
+        metavar="BASE",
+        help="baseline run: a recording, a job file (sectormon merge), FILE,FILE... (node recordings "
+        "of one job) or a fapp directory",
     )
+    parser.add_argument("other", metavar="OTHER", help="tuned (sector cache) run: the same kinds as BASE")
     fmt = parser.add_mutually_exclusive_group()
     fmt.add_argument("--json", action="store_true", help="one JSON object")
     fmt.add_argument("--csv", action="store_true", help="CSV, one row per scope and metric")
@@ -25,7 +28,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
         action="append",
         default=[],
         metavar="S",
-        help="only these scopes: total, cmg, core, thread, or one like cmg:0 (repeatable; default all)",
+        help="only these scopes: total, cmg, core, thread, node (a job's), or one like cmg:0 "
+        "(repeatable; default all)",
     )
     parser.add_argument("--skip-bad", action="store_true", help="skip malformed recording lines")
     parser.add_argument(

@@ -15,7 +15,9 @@ import sys
 import tempfile
 from typing import IO
 
+from sectormon.commands.openmetrics import add_openmetrics_options, check_output_mode
 from sectormon.errors import UsageError
+from sectormon.export.server import OpenMetricsExporter
 from sectormon.session.live import LiveSession
 from sectormon.session.options import SessionRequest
 from sectormon.sources.targets import describe_exit, shell_status
@@ -47,6 +49,7 @@ def add_session_options(
     )
     out.add_argument("--record", metavar="FILE", help="record raw readings to FILE (.gz to compress)")
     out.add_argument("--theme", help="TUI theme name or path (dark, light, high-contrast, or a file)")
+    add_openmetrics_options(out)
 
 
 def session_request(args: argparse.Namespace) -> SessionRequest:
@@ -69,6 +72,7 @@ def session_request(args: argparse.Namespace) -> SessionRequest:
         groups = tuple(part.strip() for part in args.groups.split(",") if part.strip())
         if not groups:
             raise UsageError(f"--groups {args.groups!r}: name at least one group, e.g. --groups SC1,SC3")
+    check_output_mode(args, record=args.record)
     if args.output and args.record and args.output != "-" and _same_file(args.output, args.record):
         raise UsageError(
             f"-o {args.output} and --record {args.record} name the same file: the frame stream and the "
@@ -142,21 +146,34 @@ def run_session(
     session: LiveSession,
     output: IO[str] | None,
     *,
+    headless: bool = False,
     theme: str | None = None,
     command_log: CommandLog | None = None,
+    exporter: OpenMetricsExporter | None = None,
 ) -> int:
-    """Run ``session`` headless into ``output`` (JSON Lines) or, with ``output`` None, in the TUI;
-    the exit status (a launched command's own when it ended by itself)."""
-    if output is not None:
-        status = _run_json(session, output)
-    else:
-        from sectormon.ui.app import run_tui
+    """Run ``session`` into ``output`` (JSON Lines), ``headless`` (only the recording and the
+    ``exporter`` see its frames) or in the TUI; the exit status (a launched command's own when it
+    ended by itself)."""
+    if exporter is not None:
+        exporter.start(session.header)
+        session.subscribe(exporter.publish)
+    try:
+        if headless:
+            session.run_headless()
+            status = 0
+        elif output is not None:
+            status = _run_json(session, output)
+        else:
+            from sectormon.ui.app import run_tui
 
-        try:
-            status = run_tui(session, theme=theme)
-        finally:
-            if command_log is not None:
-                command_log.show_and_remove()
+            try:
+                status = run_tui(session, theme=theme)
+            finally:
+                if command_log is not None:
+                    command_log.show_and_remove()
+    finally:
+        if exporter is not None:
+            exporter.close()
     return _command_status(session) if status == 0 else status
 
 

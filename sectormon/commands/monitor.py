@@ -19,6 +19,7 @@ from sectormon.commands.live import (
     run_session,
     session_request,
 )
+from sectormon.commands.openmetrics import open_exporter
 from sectormon.commands.sim_options import add_sim_options, sim_source
 from sectormon.errors import UsageError
 from sectormon.profiles.loader import resolve_profile
@@ -83,14 +84,16 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError("--source perf needs a target: --pid PID, --cpus LIST or -- CMD ARGS")
     request = session_request(args)
     output = open_output(args)
+    headless = args.headless or output is not None
     command_log: CommandLog | None = None
     source: Source
     if source_kind == "sim":
         profile, _ = resolve_profile(args.profile, None)
-        source = sim_source(args, headless=output is not None)
+        source = sim_source(args, headless=headless)
     else:
         _refuse_sim_options(args, modes[0])
-        profile, source, command_log = _perf_setup(args, command, headless=output is not None)
+        profile, source, command_log = _perf_setup(args, command, headless=headless)
+    exporter = open_exporter(args)  # the port is bound before anything starts
     try:
         session = open_session(
             source,
@@ -101,10 +104,14 @@ def run(args: argparse.Namespace) -> int:
         )
     except BaseException:
         source.close()
+        if exporter is not None:
+            exporter.close()
         if command_log is not None:
             command_log.show_and_remove()
         raise
-    return run_session(session, output, theme=args.theme, command_log=command_log)
+    return run_session(
+        session, output, headless=args.headless, theme=args.theme, command_log=command_log, exporter=exporter
+    )
 
 
 def _perf_setup(
@@ -127,8 +134,9 @@ def _perf_setup(
         topology.require_cpus(cpus, option="--cpus")
         target = CpuTarget(cpus)
     elif headless:
-        # The JSON stream owns stdout: the command's own output goes to stderr instead.
-        target = CommandTarget(list(command), stdout=None if args.output else 2)
+        # The JSON stream owns stdout, and a headless service writes nothing there: the command's
+        # own output goes to stderr instead.
+        target = CommandTarget(list(command), stdout=None if args.json and args.output else 2)
     else:
         # The TUI owns the terminal: the command reads nothing from it and writes to a log shown
         # after the TUI ends (it would draw over the screen and take the keys meant for the TUI).

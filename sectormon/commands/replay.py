@@ -10,9 +10,16 @@ from __future__ import annotations
 
 import argparse
 import math
+import signal
 import sys
+from types import FrameType
+from typing import TYPE_CHECKING
 
+from sectormon.commands.openmetrics import add_openmetrics_options, check_output_mode, open_exporter
 from sectormon.errors import SectormonError, UsageError
+
+if TYPE_CHECKING:
+    from sectormon.export.server import OpenMetricsExporter
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -25,7 +32,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
         type=float,
         default=None,
         metavar="X",
-        help="pace frames in real time times X (default: as fast as possible with --json, 1 in the TUI)",
+        help="pace frames in real time times X (default: as fast as possible with --json, 1 in the TUI "
+        "and --headless, where a simulated recording plays one frame interval per second at 1)",
     )
     parser.add_argument(
         "--from", dest="t_from", type=float, default=None, metavar="S", help="first second to show"
@@ -39,6 +47,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
         help="skip malformed lines (counted and reported on stderr) instead of stopping at the first",
     )
     parser.add_argument("--theme", help="TUI theme name or path (dark, light, high-contrast, or a file)")
+    add_openmetrics_options(parser)
 
 
 def _check(args: argparse.Namespace) -> None:
@@ -54,16 +63,28 @@ def _check(args: argparse.Namespace) -> None:
 
 def run(args: argparse.Namespace) -> int:
     _check(args)
-    if args.json:
-        return _run_json(args)
-    return _run_tui(args)
+    check_output_mode(args, record=None, can_record=False)
+    from sectormon.job.jobfile import is_job_file
+
+    if is_job_file(args.file):
+        return _run_job(args)
+    exporter = open_exporter(args, source="replay")
+    try:
+        if args.headless:
+            return _run_headless(args, exporter)
+        if args.json:
+            return _run_json(args, exporter)
+        return _run_tui(args, exporter)
+    finally:
+        if exporter is not None:
+            exporter.close()
 
 
 def _warn(message: str) -> None:
     print(f"sectormon: warning: {message}", file=sys.stderr)
 
 
-def _run_json(args: argparse.Namespace) -> int:
+def _run_json(args: argparse.Namespace, exporter: OpenMetricsExporter | None) -> int:
     from sectormon.io.reader import open_recording
     from sectormon.io.stream import JsonStream
     from sectormon.session.replay import frame_builder, replay_frames, stream_header
@@ -71,8 +92,13 @@ def _run_json(args: argparse.Namespace) -> int:
     with open_recording(args.file, skip_bad=args.skip_bad) as stream:
         frame_builder(stream.header, args.file)  # a bad profile fails before anything is printed
         out = JsonStream(sys.stdout)
-        out.write_header(stream_header(stream.header))
+        header = stream_header(stream.header)
+        out.write_header(header)
+        if exporter is not None:
+            exporter.start(header)
         for frame in replay_frames(stream, t_from=args.t_from, t_to=args.t_to, speed=args.speed):
+            if exporter is not None:
+                exporter.publish(frame)
             out.write_frame(frame)
             if out.closed:
                 return 0
@@ -83,7 +109,93 @@ def _run_json(args: argparse.Namespace) -> int:
     return 0
 
 
-def _run_tui(args: argparse.Namespace) -> int:
+def _run_job(args: argparse.Namespace) -> int:
+    """A merged job: the job's frames (totals, and every node under its host) as JSON."""
+    from sectormon.io.stream import JsonStream
+    from sectormon.job.jobfile import open_job
+    from sectormon.job.replay import job_frames, job_header
+
+    if args.openmetrics:
+        raise UsageError(
+            f"{args.file} is a merged job; serve each node's own recording with "
+            "'sectormon replay NODE.jsonl.gz --openmetrics PORT' (one endpoint per host)"
+        )
+    if not args.json:
+        return _run_job_tui(args)
+    with open_job(args.file, skip_bad=args.skip_bad) as alignment:
+        for warning in alignment.warnings:
+            _warn(warning)
+        out = JsonStream(sys.stdout)
+        out.write_header(job_header(alignment))
+        frames = job_frames(
+            alignment,
+            skip_bad=args.skip_bad,
+            t_from=args.t_from,
+            t_to=args.t_to,
+            speed=args.speed,
+            on_warning=_warn,
+        )
+        for frame in frames:
+            out.write_frame(frame)
+            if out.closed:
+                return 0
+    return 0
+
+
+def _run_job_tui(args: argparse.Namespace) -> int:
+    from sectormon.job.session import JobReplaySession
+    from sectormon.ui.app import run_tui
+
+    session = JobReplaySession(
+        args.file,
+        skip_bad=args.skip_bad,
+        speed=args.speed if args.speed is not None else 1.0,
+        on_warning=_warn,
+    )
+    if args.t_from is not None:
+        session.seek_to(args.t_from)
+    result = run_tui(session, theme=args.theme)
+    error = session.error()
+    if error is not None:
+        raise SectormonError(error)
+    return int(result or 0)
+
+
+class _Terminated(Exception):
+    """SIGTERM during a headless replay: end it like Ctrl-C, without a traceback."""
+
+
+def _terminate(_signum: int, _frame: FrameType | None) -> None:
+    raise _Terminated
+
+
+def _run_headless(args: argparse.Namespace, exporter: OpenMetricsExporter | None) -> int:
+    """Serve the recording's frames on the endpoint, paced as the TUI plays them (``--speed``
+    times real time; a simulated recording plays one frame interval per second at 1x)."""
+    from sectormon.io.reader import open_recording
+    from sectormon.session.replay import default_time_scale, frame_builder, replay_frames, stream_header
+
+    assert exporter is not None  # check_output_mode: --headless needs --openmetrics here
+    previous = signal.signal(signal.SIGTERM, _terminate)
+    try:
+        with open_recording(args.file, skip_bad=args.skip_bad) as stream:
+            frame_builder(stream.header, args.file)
+            exporter.start(stream_header(stream.header))
+            speed = (args.speed or 1.0) * default_time_scale(stream.header, args.file)
+            for frame in replay_frames(stream, t_from=args.t_from, t_to=args.t_to, speed=speed):
+                exporter.publish(frame)
+            for warning in stream.warnings:
+                _warn(warning)
+            if args.skip_bad and stream.skipped:
+                _warn(f"{args.file}: skipped {stream.skipped} line(s)")
+    except _Terminated:
+        return 0
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+    return 0
+
+
+def _run_tui(args: argparse.Namespace, exporter: OpenMetricsExporter | None) -> int:
     from sectormon.session.replay import ReplaySession
     from sectormon.ui.app import run_tui
 
@@ -96,6 +208,9 @@ def _run_tui(args: argparse.Namespace) -> int:
     )
     if args.t_from is not None:
         session.seek_to(args.t_from)
+    if exporter is not None:
+        exporter.start(session.header)
+        session.subscribe(exporter.publish)
     result = run_tui(session, theme=args.theme)
     error = session.error()
     if error is not None:

@@ -21,6 +21,7 @@ from sectormon.commands.live import (
     run_session,
     session_request,
 )
+from sectormon.commands.openmetrics import open_exporter
 from sectormon.commands.sim_options import add_sim_options, sim_source
 from sectormon.errors import UsageError
 from sectormon.profiles.loader import resolve_profile
@@ -61,6 +62,9 @@ def run(args: argparse.Namespace) -> int:
                 ("--duration", args.duration),
                 ("--baseline-after", args.baseline_after),
                 ("--theme", args.theme),
+                ("--openmetrics", args.openmetrics),
+                ("--openmetrics-threads", args.openmetrics_threads),
+                ("--headless", args.headless),
             )
             if value not in (None, False)
         ]
@@ -74,10 +78,16 @@ def run(args: argparse.Namespace) -> int:
         return 0
     request = session_request(args)
     output = open_output(args)
-    source = sim_source(args, headless=output is not None)
+    source = sim_source(args, headless=args.headless or output is not None)
     profile, _ = resolve_profile(args.profile, None)
-    session = open_session(source, profile, request, on_warning=print_warning)
-    return run_session(session, output, theme=args.theme)
+    exporter = open_exporter(args)  # the port is bound before anything starts
+    try:
+        session = open_session(source, profile, request, on_warning=print_warning)
+    except BaseException:
+        if exporter is not None:
+            exporter.close()
+        raise
+    return run_session(session, output, headless=args.headless, theme=args.theme, exporter=exporter)
 
 
 def summarize(source: SimSource, profile_name: str = "auto") -> dict[str, Any]:

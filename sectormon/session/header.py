@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import datetime as _dt
+import os
 import platform
 import socket
+import time
 from collections.abc import Mapping
 from typing import Any
 
@@ -17,12 +19,16 @@ from sectormon.schedule import RotationPlan
 from sectormon.session.options import SessionOptions
 from sectormon.sources.base import Source
 
+HOST_ENV = "SECTORMON_HOST"
+"""Names the host in the header (and the OpenMetrics ``host`` label) instead of the hostname:
+simulated nodes, or a node known to the job by another name."""
+
 
 def host_facts() -> dict[str, Any]:
     """Host facts for the header (what perf stat prints above its table)."""
     uname = platform.uname()
     return {
-        "host": socket.gethostname(),
+        "host": os.environ.get(HOST_ENV) or socket.gethostname(),
         "kernel": uname.release,
         "machine": uname.machine,
         "python": platform.python_version(),
@@ -37,12 +43,17 @@ def build_header(
     options: SessionOptions,
     probe: Mapping[str, ProbeResult] | None = None,
 ) -> dict[str, Any]:
-    """The header record shared by the JSON stream and the recording."""
+    """The header record shared by the JSON stream and the recording.
+
+    ``wall_t0`` is the Unix time of stream time 0 (``None`` on the simulator, whose seconds are
+    simulated): merged nodes of a job are aligned by it (``created`` has whole seconds only).
+    """
     described = source.describe()
     return {
         "schema": HEADER_SCHEMA,
         "sectormon": __version__,
         "created": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+        "wall_t0": None if described.get("simulated") else time.time() - source.now(),
         **host_facts(),
         "cpu": source.cpu_description(),
         "topology": source.topology_json(),

@@ -251,7 +251,7 @@ class ReplaySession(SessionBase):
         self._last_built: Frame | None = None  # the newest frame of the current builder
         self._speed = _check_speed(speed)
         if time_scale is None:
-            time_scale = _default_time_scale(scan.header, self.path)
+            time_scale = default_time_scale(scan.header, self.path)
         self._time_scale = time_scale
         if not (math.isfinite(self._time_scale) and self._time_scale > 0):
             raise ValueError(f"time_scale must be > 0, not {self._time_scale!r}")
@@ -596,7 +596,7 @@ class ReplaySession(SessionBase):
                 self._quiet_pass = False
 
 
-def _default_time_scale(header: Mapping[str, Any], path: str) -> float:
+def default_time_scale(header: Mapping[str, Any], path: str) -> float:
     """One frame interval per wall second for a simulated recording, else real time."""
     source = header.get("source")
     if isinstance(source, Mapping) and source.get("simulated") is True:

@@ -33,6 +33,7 @@ class Scopes:
     total: ScopeStats
     cmgs: Mapping[str, ScopeStats]
     cores: Mapping[str, ScopeStats]
+    nodes: Mapping[str, ScopeStats] = field(default_factory=dict)  # a job's nodes (their totals)
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,10 +78,10 @@ class RenderContext:
     def scopes(self, frame: Frame) -> Scopes:
         """The chosen window; with a baseline the deltas are of the rolling window, so is the table."""
         if self.window == "recent" or (frame.baseline is not None and self.show_deltas):
-            return Scopes(frame.recent.total, frame.recent.cmgs, frame.recent.cores)
+            return Scopes(frame.recent.total, frame.recent.cmgs, frame.recent.cores, frame.recent.nodes)
         if self.window == "run":
-            return Scopes(frame.run.total, frame.run.cmgs, frame.run.cores)
-        return Scopes(frame.total, frame.cmgs, frame.cores)
+            return Scopes(frame.run.total, frame.run.cmgs, frame.run.cores, frame.run.nodes)
+        return Scopes(frame.total, frame.cmgs, frame.cores, frame.nodes)
 
     def baseline(self, frame: Frame) -> Baseline | None:
         return frame.baseline if self.show_deltas else None

@@ -70,6 +70,8 @@ def scope_stats(frame: Frame, ctx: RenderContext, kind: str, key: str) -> ScopeS
     scopes = ctx.scopes(frame)
     if kind == "total":
         return scopes.total
+    if kind == "node":
+        return scopes.nodes.get(key)
     table = scopes.cmgs if kind == "cmg" else scopes.cores
     return table.get(key)
 
@@ -77,6 +79,8 @@ def scope_stats(frame: Frame, ctx: RenderContext, kind: str, key: str) -> ScopeS
 def scope_title(kind: str, key: str, ctx: RenderContext) -> str:
     if kind == "total":
         return "Total (all cores and CMGs)"
+    if kind == "node":
+        return f"Node {key} (its cores and CMGs)"
     if kind == "cmg":
         return f"CMG {key} — CMG-wide events count the whole CMG, not only the target"
     cmg = ctx.cmg_map.get(key)
@@ -86,7 +90,12 @@ def scope_title(kind: str, key: str, ctx: RenderContext) -> str:
     return f"Core {key}{where}"
 
 
-SCOPES_AT = {"core": ("any", "core"), "cmg": ("any", "cmg"), "total": ("any", "cmg", "total")}
+SCOPES_AT = {
+    "core": ("any", "core"),
+    "cmg": ("any", "cmg"),
+    "total": ("any", "cmg", "total"),
+    "node": ("any", "cmg", "total"),
+}
 """Metric scopes (``MetricDef.scope``) the engine computes at each level; the others are left out."""
 
 

@@ -16,10 +16,16 @@ from sectormon.ui.messages import OpenDetail
 from sectormon.ui.widgets.metric_table import MetricTable
 
 TOTAL_KEY = "total"
+NODE_PREFIX = "node:"
 
 
 def cmg_label(cmg: str, ctx: RenderContext) -> str:
-    """``CMG0`` on A64FX; ``dom0`` for the cache domain playing the CMG's role elsewhere."""
+    """``CMG0`` on A64FX; ``dom0`` for the cache domain playing the CMG's role elsewhere; in a job,
+    ``node1 CMG0`` for ``node:node1/cmg:0``."""
+    if cmg.startswith(NODE_PREFIX):
+        host, _, scope = cmg[len(NODE_PREFIX) :].partition("/")
+        ident = scope.partition(":")[2]
+        return f"  {cmg_label(ident, ctx)}" if ident else host  # under its node's row
     if not cmg.isdigit():
         return cmg
     return f"CMG{cmg}" if ctx.panels.profile == "a64fx" else f"dom{cmg}"
@@ -36,11 +42,23 @@ def cmg_rows(
     baseline = ctx.baseline(frame)
     columns = ctx.panels.cmg if columns is None else columns
     rows: list[tuple[str, list[Cell]]] = []
+    # A job: each node's total (the Nodes level), then that node's CMGs.
+    under: dict[str, list[str]] = {host: [] for host in scopes.nodes}
+    alone: list[str] = []
     for cmg in sorted(scopes.cmgs, key=scope_order):
-        cells = scope_cells(
-            scopes.cmgs[cmg], columns, ctx.units, deltas_for(baseline, "cmg", cmg), ctx.low_coverage
-        )
-        rows.append((cmg, [label_cell(cmg_label(cmg, ctx)), *cells]))
+        host = cmg[len(NODE_PREFIX) :].partition("/")[0] if cmg.startswith(NODE_PREFIX) else ""
+        under.get(host, alone).append(cmg)
+
+    def cmg_row(cmg: str) -> tuple[str, list[Cell]]:
+        deltas = deltas_for(baseline, "cmg", cmg)
+        cells = scope_cells(scopes.cmgs[cmg], columns, ctx.units, deltas, ctx.low_coverage)
+        return cmg, [label_cell(cmg_label(cmg, ctx)), *cells]
+
+    for host, stats in scopes.nodes.items():
+        cells = scope_cells(stats, columns, ctx.units, None, ctx.low_coverage)
+        rows.append((NODE_PREFIX + host, [label_cell(host), *cells]))
+        rows += [cmg_row(cmg) for cmg in under[host]]
+    rows += [cmg_row(cmg) for cmg in alone]
     total = scope_cells(
         scopes.total, columns, ctx.units, deltas_for(baseline, "total", TOTAL_KEY), ctx.low_coverage
     )
@@ -92,4 +110,9 @@ class CmgPanel(Vertical):
 
     def on_metric_table_row_selected(self, event: MetricTable.RowSelected) -> None:
         event.stop()
-        self.post_message(OpenDetail("total" if event.key == TOTAL_KEY else "cmg", event.key))
+        if event.key == TOTAL_KEY:
+            self.post_message(OpenDetail("total", event.key))
+        elif event.key.startswith(NODE_PREFIX) and "/" not in event.key:
+            self.post_message(OpenDetail("node", event.key[len(NODE_PREFIX) :]))
+        else:
+            self.post_message(OpenDetail("cmg", event.key))

@@ -25,6 +25,14 @@ CPU_KEY = "cpu"
 LABEL_WIDTH = 8
 
 
+def core_label(core: str) -> str:
+    """A core's CPU number; in a job, ``node1:12`` for ``node:node1/core:12`` (its node first)."""
+    if core.startswith("node:"):
+        host, _, scope = core[len("node:") :].partition("/")
+        return f"{host}:{scope.partition(':')[2]}"
+    return core
+
+
 def _delta_value(delta: MetricDelta | None, metric: str) -> float | None:
     if delta is None:
         return None
@@ -57,7 +65,7 @@ def core_rows(
     for core in cores:
         deltas = deltas_for(baseline, "core", core)
         cells = scope_cells(scopes.cores[core], ctx.panels.core, ctx.units, deltas, ctx.low_coverage)
-        rows.append((core, [label_cell(core), *cells]))
+        rows.append((core, [label_cell(core_label(core)), *cells]))
     return rows
 
 

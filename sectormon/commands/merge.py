@@ -1,0 +1,53 @@
+"""``sectormon merge NODE1 NODE2 ... -o JOB``: the nodes' recordings of one job as one job file.
+
+The nodes are aligned by the wall-clock start in their headers; a node that started late or
+ended early is reported (its missing time shows as coverage in the job's frames, never as zeros).
+``replay`` and ``compare`` read the job file; each node's part is its recording unchanged.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "files", nargs="+", metavar="NODE", help="one recording per node (.jsonl or .jsonl.gz)"
+    )
+    parser.add_argument(
+        "-o", "--output", required=True, metavar="JOB", help="the job file to write (.gz to compress)"
+    )
+    parser.add_argument(
+        "--skip-bad", action="store_true", help="skip malformed lines while scanning the nodes"
+    )
+
+
+def run(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from sectormon.errors import UsageError
+    from sectormon.job.jobfile import is_job_file, write_job
+    from sectormon.job.nodes import align, node_from_recording
+
+    for path in args.files:
+        if not Path(path).is_file():
+            raise UsageError(f"{path}: no such file (give one sectormon recording per node)")
+        if is_job_file(path):
+            raise UsageError(f"{path} is a merged job already; merge the nodes' own recordings")
+        if Path(path).resolve() == Path(args.output).resolve():
+            raise UsageError(
+                f"-o {args.output} is one of the nodes' recordings; write the job to another file"
+            )
+    nodes = [node_from_recording(path, label=path, skip_bad=args.skip_bad) for path in args.files]
+    alignment = align(nodes)
+    write_job(alignment, args.output)
+    for warning in alignment.warnings:
+        print(f"sectormon: warning: {warning}", file=sys.stderr)
+    hosts = ", ".join(n.host for n in alignment.nodes)
+    print(
+        f"sectormon: merged {len(nodes)} nodes ({hosts}) into {args.output}: "
+        f"{alignment.seconds:.6g} s, {alignment.interval:g} s intervals",
+        file=sys.stderr,
+    )
+    return 0

@@ -1,0 +1,62 @@
+"""``--openmetrics [HOST:]PORT``, ``--openmetrics-threads`` and ``--headless``: the options of the
+commands that run a session (the live monitor, ``sim``, ``replay``) and the exporter they make."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from sectormon.errors import UsageError
+from sectormon.export.listen import DEFAULT_BIND, parse_listen
+from sectormon.export.server import OpenMetricsExporter
+
+
+def add_openmetrics_options(parser: argparse._ActionsContainer) -> None:
+    parser.add_argument(
+        "--openmetrics",
+        metavar="[HOST:]PORT",
+        help=f"serve the newest frame for Prometheus at http://HOST:PORT/metrics (HOST default "
+        f"{DEFAULT_BIND}: other addresses only when given; PORT 0 picks a free one)",
+    )
+    parser.add_argument(
+        "--openmetrics-threads",
+        action="store_true",
+        help="also export per-thread series (one set per thread: many series on a busy node)",
+    )
+    parser.add_argument(
+        "--headless",
+        action="store_true",
+        help="no TUI and nothing on stdout: serve --openmetrics and/or --record until stopped",
+    )
+
+
+def check_output_mode(args: argparse.Namespace, *, record: str | None, can_record: bool = True) -> None:
+    """``--headless`` and ``--openmetrics-threads`` need what they act on: say so instead of
+    ignoring them. ``can_record``: the command has ``--record`` (a replay has not)."""
+    if args.openmetrics_threads and not args.openmetrics:
+        raise UsageError(
+            "--openmetrics-threads adds series to --openmetrics; give --openmetrics [HOST:]PORT too"
+        )
+    if args.headless:
+        if args.json:
+            raise UsageError(
+                "--headless writes nothing to stdout and --json streams frames there; choose one"
+            )
+        if not args.openmetrics and not record:
+            needed = "--openmetrics [HOST:]PORT" + (" and/or --record FILE" if can_record else "")
+            raise UsageError(f"--headless shows nothing by itself: add {needed}")
+
+
+def open_exporter(args: argparse.Namespace, *, source: str | None = None) -> OpenMetricsExporter | None:
+    """The exporter ``--openmetrics`` asks for, its port bound (None without the option).
+
+    Call it before the session starts anything; then ``start(header)`` it, subscribe its
+    ``publish`` and ``close`` it at the end. ``source`` overrides the header's source kind in the
+    ``source`` label (a replay passes ``replay``).
+    """
+    if not args.openmetrics:
+        return None
+    host, port = parse_listen(args.openmetrics)
+    exporter = OpenMetricsExporter(host=host, port=port, threads=args.openmetrics_threads, source=source)
+    print(f"sectormon: OpenMetrics at {exporter.url}", file=sys.stderr, flush=True)
+    return exporter

@@ -1,0 +1,143 @@
+"""The OpenMetrics endpoint: GET of one path, nothing else.
+
+prometheus_client's own ``start_http_server`` answers every path and method; a per-node service
+on a shared cluster should not. This server answers ``GET /metrics`` (a query string is ignored)
+with the collector's families in the format the scraper asks for (OpenMetrics for Prometheus,
+the 0.0.4 text format otherwise, gzip when accepted), 404 for any other path and 405 for any
+other method, without touching the collector. It binds to loopback unless told otherwise.
+"""
+
+from __future__ import annotations
+
+import gzip
+import socket
+import threading
+from collections.abc import Mapping
+from http import HTTPStatus
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+from prometheus_client.exposition import choose_encoder, gzip_accepted
+from prometheus_client.registry import CollectorRegistry
+
+from sectormon.errors import UsageError
+from sectormon.export.collector import FrameCollector
+from sectormon.export.listen import DEFAULT_BIND, METRICS_PATH
+from sectormon.frames import Frame
+
+REQUEST_TIMEOUT = 10.0
+"""Seconds a connection may take to send its request: a stalled client does not keep a thread."""
+
+
+class _Handler(BaseHTTPRequestHandler):
+    server: _Server
+    timeout = REQUEST_TIMEOUT
+
+    def version_string(self) -> str:
+        return "sectormon"
+
+    def parse_request(self) -> bool:
+        if not super().parse_request():
+            return False
+        if self.command != "GET":
+            self.send_response(HTTPStatus.METHOD_NOT_ALLOWED)
+            self.send_header("Allow", "GET")
+            self.send_header("Content-Length", "0")
+            self.send_header("Connection", "close")
+            self.end_headers()
+            self.close_connection = True
+            return False
+        return True
+
+    def do_GET(self) -> None:
+        if self.path.partition("?")[0] != METRICS_PATH:
+            self.send_error(HTTPStatus.NOT_FOUND, explain=f"only {METRICS_PATH} is served here")
+            return
+        encoder, content_type = choose_encoder(self.headers.get("Accept", ""))
+        body = encoder(self.server.registry)
+        self.send_response(HTTPStatus.OK)
+        self.send_header("Content-Type", content_type)
+        if gzip_accepted(self.headers.get("Accept-Encoding", "")):
+            body = gzip.compress(body, compresslevel=1)
+            self.send_header("Content-Encoding", "gzip")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *_args: Any) -> None:
+        """No line per request: a scrape a second would fill the service's log."""
+
+
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+    registry: CollectorRegistry
+
+
+class _Server6(_Server):
+    address_family = socket.AF_INET6
+
+
+class OpenMetricsExporter:
+    """A frame subscriber that serves the newest frame. The port is bound when it is made (a
+    taken port fails before the session starts anything); :meth:`start` takes the session's header
+    and serves; :meth:`publish` is called with each frame from the session's thread; :meth:`close`
+    stops serving."""
+
+    def __init__(
+        self, *, host: str = DEFAULT_BIND, port: int, threads: bool = False, source: str | None = None
+    ) -> None:
+        """``threads`` and ``source``: see :class:`FrameCollector`."""
+        self._threads = threads
+        self._source = source
+        where = f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
+        try:
+            server = (_Server6 if ":" in host else _Server)((host, port), _Handler)
+        except OSError as exc:
+            raise UsageError(
+                f"--openmetrics {where}: cannot listen there ({exc.strerror or exc}); "
+                "give a free port (0 picks one) or another address"
+            ) from exc
+        self._server = server
+        self._thread: threading.Thread | None = None
+        self.collector: FrameCollector | None = None
+
+    @property
+    def address(self) -> tuple[str, int]:
+        """The address and port served (the port the system picked for port 0)."""
+        host, port = self._server.server_address[:2]
+        return str(host), int(port)
+
+    @property
+    def url(self) -> str:
+        host, port = self.address
+        shown = f"[{host}]" if ":" in host else host
+        return f"http://{shown}:{port}{METRICS_PATH}"
+
+    def publish(self, frame: Frame) -> None:
+        collector = self.collector
+        if collector is not None:
+            collector.publish(frame)
+
+    def start(self, header: Mapping[str, Any]) -> None:
+        """Serve the session ``header`` describes, in a background thread."""
+        if self._thread is not None:
+            return
+        collector = FrameCollector(header, source=self._source, threads=self._threads)
+        registry = CollectorRegistry(auto_describe=False)
+        registry.register(collector)
+        self._server.registry = registry
+        self.collector = collector
+        thread = threading.Thread(
+            target=self._server.serve_forever, kwargs={"poll_interval": 0.5}, name="sectormon-openmetrics"
+        )
+        thread.daemon = True
+        self._thread = thread
+        thread.start()
+
+    def close(self) -> None:
+        """Stop serving and release the port. Idempotent."""
+        thread, self._thread = self._thread, None
+        if thread is not None:
+            self._server.shutdown()
+            thread.join(timeout=5.0)
+        self._server.server_close()

@@ -1,0 +1,101 @@
+"""One job frame from the nodes' frames of one interval: job totals, and every node's scopes.
+
+Job totals are sums of the nodes' scaled counts (in the nodes' order, so a sum is the same float
+every time), with the profile's metrics evaluated over them. A node that has no frame in an
+interval (it started late or ended early) adds nothing to the counts and lowers the coverage:
+an event's job coverage is the nodes' coverage weighted by their seconds, over all nodes times the
+window. Each node keeps its own scopes as its own replay computed them: its total under
+``nodes[host]``, its CMGs and cores in ``cmgs``/``cores`` as ``node:HOST/cmg:N`` and
+``node:HOST/core:N``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+from sectormon.frames import Frame, ScopeStats, WindowStats
+from sectormon.metrics.formulas import MetricSet
+
+
+def node_key(host: str, kind: str, ident: str) -> str:
+    """A node's scope key in a job frame: ``node:HOST/cmg:N``, ``node:HOST/core:N``."""
+    return f"node:{host}/{kind}:{ident}"
+
+
+class JobCombiner:
+    """Builds job frames from node frames (a profile's metrics, the number of nodes)."""
+
+    def __init__(self, metrics: MetricSet, hosts: Sequence[str]) -> None:
+        self._metrics = metrics
+        self._hosts = tuple(hosts)
+
+    def summed(self, parts: Sequence[tuple[ScopeStats, float]], seconds: float) -> ScopeStats:
+        """The job scope of ``parts`` (each node's scope and its seconds) over ``seconds``."""
+        counts: dict[str, float] = {}
+        covered: dict[str, float] = {}
+        for stats, part_seconds in parts:
+            coverage = stats.coverage
+            for event, count in stats.counts.items():
+                counts[event] = counts.get(event, 0.0) + count
+                covered[event] = covered.get(event, 0.0) + coverage.get(event, 0.0) * part_seconds
+        span = len(self._hosts) * seconds
+        event_coverage = {e: (c / span if span > 0 else 0.0) for e, c in covered.items()}
+        mset = self._metrics
+        metrics = mset.evaluate(counts, seconds, "total")
+        rates = {e: c / seconds for e, c in counts.items()} if seconds > 0 else {}
+        return ScopeStats(
+            counts=counts,
+            rates=rates,
+            metrics=metrics,
+            coverage={**event_coverage, **mset.coverage(event_coverage, "total")},
+            split=mset.split_at("total"),
+            seconds=seconds,
+        )
+
+    def window(self, parts: Mapping[str, WindowStats], seconds: float) -> WindowStats:
+        return WindowStats(
+            seconds=seconds,
+            total=self.summed([(w.total, w.seconds) for w in parts.values()], seconds),
+            cmgs={node_key(h, "cmg", k): v for h, w in parts.items() for k, v in w.cmgs.items()},
+            cores={node_key(h, "core", k): v for h, w in parts.items() for k, v in w.cores.items()},
+            nodes={h: w.total for h, w in parts.items()},
+        )
+
+    def frame(
+        self,
+        t: float,
+        frames: Mapping[str, Frame],
+        *,
+        interval: float,
+        run_seconds: float,
+        final: bool = False,
+    ) -> Frame:
+        """The job frame at job time ``t`` from the frames the nodes made for it (by host).
+
+        A final frame's top level is the whole run (``interval`` is then the job's span), as a
+        node's is.
+        """
+        present = [h for h in self._hosts if h in frames]
+        ordered = {h: frames[h] for h in present}
+        recent_seconds = max((f.recent.seconds for f in ordered.values()), default=0.0)
+        groups: dict[str, float] = {}
+        for f in ordered.values():
+            for group, share in f.groups.items():
+                groups[group] = groups.get(group, 0.0) + share / len(ordered)
+        active = {f.active_group for f in ordered.values()}
+        return Frame(
+            t=t,
+            interval=interval,
+            overhead=sum(f.overhead for f in ordered.values()) / len(ordered) if ordered else 0.0,
+            total=self.summed([(f.total, f.interval) for f in ordered.values()], interval),
+            cmgs={node_key(h, "cmg", k): v for h, f in ordered.items() for k, v in f.cmgs.items()},
+            cores={node_key(h, "core", k): v for h, f in ordered.items() for k, v in f.cores.items()},
+            threads={node_key(h, "thread", k): v for h, f in ordered.items() for k, v in f.threads.items()},
+            recent=self.window({h: f.recent for h, f in ordered.items()}, recent_seconds),
+            run=self.window({h: f.run for h, f in ordered.items()}, run_seconds),
+            groups=groups,
+            active_group=active.pop() if len(active) == 1 else "",
+            final=final,
+            warnings=tuple(f"node {h}: {w}" for h, f in ordered.items() for w in f.warnings),
+            nodes={h: f.total for h, f in ordered.items()},
+        )
