@@ -5,7 +5,8 @@ from __future__ import annotations
 import argparse
 import sys
 
-from sectormon.fapp.csvread import TIME_SET, read_measurement
+from sectormon.fapp.measurement import read_measurement
+from sectormon.fapp.model import TIME_SET
 from sectormon.fapp.to_recording import write_recording
 
 FORMATS = ("fapp",)

@@ -12,7 +12,8 @@ from pathlib import Path
 from typing import Any
 
 from sectormon.fapp.counts import measurement_counts
-from sectormon.fapp.csvread import Measurement, read_measurement
+from sectormon.fapp.measurement import read_measurement
+from sectormon.fapp.model import Measurement
 from sectormon.fapp.report import Report, Value, compute_report, report_profile
 from sectormon.fapp.section3 import Section3, compute_section3
 from sectormon.runmetrics import RunMetrics

@@ -19,10 +19,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from sectormon.fapp.csvread import EventSet, Measurement, ThreadRow
+from sectormon.fapp.model import CPU_CYCLES_CODE, EventSet, Measurement, ThreadRow
 from sectormon.fapp.names import CYCLES_NAME, event_name, is_cmg_scoped
-
-CPU_CYCLES_CODE = 0x11
 
 
 def counts_cycles(event_set: EventSet) -> bool:

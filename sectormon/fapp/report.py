@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from sectormon.errors import DataError
-from sectormon.fapp.csvread import Measurement
+from sectormon.fapp.model import Measurement
 from sectormon.fapp.names import measurement_profile, part_variant
 from sectormon.profiles.model import Profile
 

@@ -29,7 +29,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from sectormon.fapp.counts import cmg_counts, has_event, row_counts
-from sectormon.fapp.csvread import Measurement
+from sectormon.fapp.model import Measurement
 from sectormon.fapp.names import CYCLES_NAME
 from sectormon.fapp.report import report_profile
 from sectormon.metrics import evaluate_metrics

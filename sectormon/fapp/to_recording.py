@@ -26,7 +26,7 @@ from typing import Any
 from sectormon import __version__
 from sectormon.errors import DataError, SectormonError, UsageError
 from sectormon.fapp.counts import CPU_CYCLES_CODE, cmg_counts, row_counts
-from sectormon.fapp.csvread import EventSet, Measurement
+from sectormon.fapp.model import EventSet, Measurement
 from sectormon.fapp.names import CYCLES_NAME, event_def
 from sectormon.fapp.report import report_profile
 from sectormon.io.jsonl import RECORDING_SCHEMA

@@ -9,7 +9,7 @@ import pytest
 
 from sectormon.cli import main
 from sectormon.fapp import run_metrics
-from sectormon.fapp.csvread import read_measurement
+from sectormon.fapp.measurement import read_measurement
 from sectormon.fapp.table import format_value
 
 STEM = "axhelm2.29503716.0"

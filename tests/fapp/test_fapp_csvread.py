@@ -11,7 +11,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from sectormon.errors import DataError
-from sectormon.fapp.csvread import parse_cpupa, read_cpupa, read_measurement
+from sectormon.fapp.csvread import parse_cpupa
+from sectormon.fapp.measurement import read_export, read_measurement
 
 HEADER = "LABEL-FAPP-cpupa,Level,Spawn,Process,Thread,Region_name,Region_number,Call,CNTVCT,PMCCNTR," + (
     "0x0011,0x0008,-"
@@ -29,7 +30,7 @@ def small_csv(threads: int = 3) -> str:
 
 
 def test_reads_real_pa1(fapp_dir: Path) -> None:
-    s = read_cpupa(fapp_dir / "axhelm2.29503716.0" / "pa1.csv")
+    s = read_export(fapp_dir / "axhelm2.29503716.0" / "pa1.csv")
     assert s.name == "pa1"
     assert s.codes == (0x80C0, 0x80C1, 0x17, 0x18, 0x325, 0x326, 0x121, 0x8000)
     assert s.threads() == tuple(range(12))
@@ -40,7 +41,7 @@ def test_reads_real_pa1(fapp_dir: Path) -> None:
 
 
 def test_unused_columns_are_dropped(fapp_dir: Path) -> None:
-    s = read_cpupa(fapp_dir / "axhelm2.29503716.0" / "pa12.csv")
+    s = read_export(fapp_dir / "axhelm2.29503716.0" / "pa12.csv")
     assert s.codes == (0x8008, 0x198, 0x199, 0x139, 0x10, 0x12)
 
 
@@ -137,7 +138,7 @@ def test_bad_utf8_names_the_line() -> None:
 
 
 def test_directory_errors(tmp_path: Path) -> None:
-    with pytest.raises(DataError, match="no cpupa CSV files"):
+    with pytest.raises(DataError, match="no cpupa export files"):
         read_measurement(tmp_path)
     with pytest.raises(DataError, match="no such file or directory"):
         read_measurement(tmp_path / "missing")

@@ -13,7 +13,7 @@ import pytest
 from sectormon.cli import main
 from sectormon.compare import compare_paths
 from sectormon.fapp.counts import measurement_counts
-from sectormon.fapp.csvread import read_measurement
+from sectormon.fapp.measurement import read_measurement
 from sectormon.fapp.names import event_def
 from sectormon.fapp.section3 import metric_inputs
 from sectormon.fapp.to_recording import write_recording
