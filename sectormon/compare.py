@@ -1,33 +1,32 @@
 """Baseline vs tuned run: every metric per scope with delta, improvement and the section-3 effects.
 
-Each side is reduced to a :class:`RunMetrics` first: a recording is replayed to its final frame
-(its whole-run window: total, CMGs, cores), a fapp directory goes through the fapp importer. The
-comparison follows the PMU document (sections 3 and 6.6): ``delta = other - base``;
+Each side is reduced to a :class:`RunMetrics` first (:mod:`sectormon.compare_sides`: a recording
+to its final frame's whole-run window, a fapp directory or import through the fapp analysis).
+The comparison follows the PMU document (sections 3 and 6.6): ``delta = other - base``;
 ``improvement`` is positive when the other run is better, by the metric's ``better`` convention
 (``base - other`` for lower-is-better miss/stall rates and energy, ``other - base`` for IPC);
 ``relative`` is the improvement relative to ``|base|`` (for metrics with no better direction, the
-plain relative change ``delta / |base|``). ``IPC_improvement`` is ``(IPC_other - IPC_base) /
-IPC_base * 100`` and ``L2_effectiveness`` the ratio of L2 miss counts other / base. A metric only
-one side can compute is ``None`` (n/a) on the other side, never 0.
+plain relative change ``delta / |base|``). ``IPC_improvement`` is section 3.8's ``(IPC_other -
+IPC_base) / IPC_base * 100`` from the profile's ``IPC`` (INST_RETIRED / CPU_CYCLES) whenever both
+sides have it, else from the CPU PA report's (``report:IPC``), and says which; ``L2_effectiveness``
+is the ratio of L2 miss counts other / base. A metric only one side can compute is ``None`` (n/a)
+on the other side, never 0. Rendering: :mod:`sectormon.compare_render`.
 """
 
 from __future__ import annotations
 
-import csv
-import io
-import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 from sectormon.errors import UsageError
-from sectormon.frames import Frame, ScopeStats
 from sectormon.metrics.baseline import metric_delta as baseline_delta
-from sectormon.runmetrics import RunMetrics
+from sectormon.runmetrics import REPORT_PREFIX, RunMetrics
 
-COMPARE_SCHEMA = "sectormon/compare/1"
+COMPARE_SCHEMA = "sectormon/compare/2"
 IPC_METRIC = "IPC"
+IPC_METRICS = (IPC_METRIC, REPORT_PREFIX + IPC_METRIC)
+"""Where IPC_improvement comes from, first choice first: section 3's IPC, else the CPU PA report's."""
 L2_MISS_CORRECTED = "L2_miss_count_corrected"
 L2_MISS_RAW = "L2_MISS_COUNT"
 
@@ -74,6 +73,7 @@ class ScopeComparison:
     scope: str
     rows: tuple[Row, ...]
     ipc_improvement: float | None = None
+    ipc_source: str = ""
     l2_effectiveness: float | None = None
     l2_source: str = ""
 
@@ -87,6 +87,7 @@ class ScopeComparison:
         return {
             "metrics": {r.metric: r.to_json() for r in self.rows},
             "IPC_improvement": self.ipc_improvement,
+            "IPC_improvement_source": self.ipc_source or None,
             "L2_effectiveness": self.l2_effectiveness,
             "L2_effectiveness_source": self.l2_source or None,
         }
@@ -94,10 +95,14 @@ class ScopeComparison:
 
 @dataclass(frozen=True)
 class Comparison:
+    """``mixed``: what makes the two sides unlike (profiles, sources), said before the tables and
+    first in ``warnings``."""
+
     base: RunMetrics
     other: RunMetrics
     scopes: tuple[ScopeComparison, ...]
     warnings: tuple[str, ...] = field(default=())
+    mixed: tuple[str, ...] = field(default=())
 
     def scope(self, name: str) -> ScopeComparison:
         for s in self.scopes:
@@ -141,6 +146,18 @@ def ipc_improvement(base: float | None, other: float | None) -> float | None:
     if base is None or other is None or base == 0:
         return None
     return (other - base) / base * 100.0
+
+
+def scope_ipc_improvement(
+    base: Mapping[str, float | None], other: Mapping[str, float | None]
+) -> tuple[float | None, str]:
+    """IPC_improvement of one scope and the metric it came from (:data:`IPC_METRICS`, first that
+    both sides have), ``(None, "")`` when neither is on both sides."""
+    for name in IPC_METRICS:
+        b, o = _num(base.get(name)), _num(other.get(name))
+        if b is not None and o is not None:
+            return ipc_improvement(b, o), name
+    return None, ""
 
 
 def _l2_miss(run: RunMetrics, scope: str, name: str) -> float | None:
@@ -198,6 +215,7 @@ def compare_runs(
     info: Mapping[str, MetricInfo] | None = None,
     scopes: Iterable[str] = (),
     warnings: Iterable[str] = (),
+    mixed: Iterable[str] = (),
 ) -> Comparison:
     """Every metric present on either side, for every scope present on either side."""
     info = info or {}
@@ -239,290 +257,22 @@ def compare_runs(
                 )
             )
         l2, l2_source = l2_effectiveness(base, other, scope)
+        ipc, ipc_source = scope_ipc_improvement(bm, om)
         out.append(
             ScopeComparison(
                 scope=scope,
                 rows=tuple(rows),
-                ipc_improvement=ipc_improvement(_num(bm.get(IPC_METRIC)), _num(om.get(IPC_METRIC))),
+                ipc_improvement=ipc,
+                ipc_source=ipc_source,
                 l2_effectiveness=l2,
                 l2_source=l2_source,
             )
         )
-    return Comparison(base=base, other=other, scopes=tuple(out), warnings=tuple(warnings))
+    said = tuple(mixed)
+    return Comparison(base=base, other=other, scopes=tuple(out), warnings=(*said, *warnings), mixed=said)
 
 
 def _num(value: object) -> float | None:
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         return None
     return float(value)
-
-
-# --------------------------------------------------------------------------------- loading sides
-
-
-def run_metrics_from_frame(frame: Frame, *, label: str, info: Mapping[str, Any] | None = None) -> RunMetrics:
-    """A recording's final frame as a :class:`RunMetrics`: its whole-run window."""
-    window = frame.run
-    scopes: dict[str, ScopeStats] = {"total": window.total}
-    scopes.update(
-        (f"cmg:{k}", v) for k, v in sorted(window.cmgs.items(), key=lambda kv: scope_sort_key(kv[0]))
-    )
-    scopes.update(
-        (f"core:{k}", v) for k, v in sorted(window.cores.items(), key=lambda kv: scope_sort_key(kv[0]))
-    )
-    return RunMetrics(
-        label=label,
-        kind="recording",
-        metrics={k: dict(v.metrics) for k, v in scopes.items()},
-        coverage={k: dict(v.coverage) for k, v in scopes.items()},
-        counts={k: dict(v.counts) for k, v in scopes.items()},
-        info=dict(info or {}),
-    )
-
-
-def metric_info_from_profile(profile: Any) -> dict[str, MetricInfo]:
-    return {m.name: MetricInfo(better=m.better, unit=m.unit) for m in profile.metrics}
-
-
-def builtin_metric_info(name: str = "a64fx") -> dict[str, MetricInfo]:
-    """Metric conventions of a profile shipped with sectormon (for fapp sides, which have none)."""
-    from sectormon.profiles.loader import load_profile
-
-    return metric_info_from_profile(load_profile(name))
-
-
-@dataclass(frozen=True)
-class Side:
-    """One side of a comparison, loaded."""
-
-    run: RunMetrics
-    info: Mapping[str, MetricInfo]
-    warnings: tuple[str, ...] = ()
-
-
-def load_recording_side(path: str, *, skip_bad: bool = False) -> Side:
-    from sectormon.profiles.loader import profile_from_dict
-    from sectormon.session.replay import final_frame
-
-    header, frame, stream = final_frame(path, skip_bad=skip_bad)
-    source = header.get("source")
-    facts = {
-        "path": path,
-        "source": source.get("kind") if isinstance(source, dict) else None,
-        "target": header.get("target"),
-        "sector_config": header.get("sector_config"),
-        "created": header.get("created"),
-        "seconds": frame.run.seconds,
-        "skipped_lines": stream.skipped,
-    }
-    run = run_metrics_from_frame(frame, label=Path(path).name, info=facts)
-    profile = profile_from_dict(header["profile"], source=path)
-    warnings = list(stream.warnings)
-    if stream.skipped:
-        warnings.append(f"{path}: skipped {stream.skipped} malformed line(s) (--skip-bad)")
-    return Side(run=run, info=metric_info_from_profile(profile), warnings=tuple(warnings))
-
-
-def fapp_metric_info() -> dict[str, MetricInfo]:
-    """Conventions for a fapp side: the a64fx profile's for the section-3 metrics, and Fujitsu's
-    report metrics' own (:data:`sectormon.fapp.report.BETTER` and ``UNITS``)."""
-    from sectormon.fapp.report import BETTER, UNITS
-
-    info = builtin_metric_info("a64fx")
-    info.update((name, MetricInfo(better=better, unit=UNITS[name])) for name, better in BETTER.items())
-    return info
-
-
-def load_fapp_side(path: str, region: str | None = None) -> Side:
-    from sectormon.fapp import run_metrics
-
-    run = run_metrics(path, region)
-    return Side(run=run, info=fapp_metric_info())
-
-
-def load_side(path: str, *, skip_bad: bool = False, region: str | None = None) -> Side:
-    """A recording file or a fapp directory (``region``: its measured region, when it has several)."""
-    p = Path(path)
-    if p.is_dir():
-        return load_fapp_side(path, region)
-    if p.is_file():
-        return load_recording_side(path, skip_bad=skip_bad)
-    raise UsageError(
-        f"{path}: no such file or directory (give a sectormon recording or a fapp cpupa directory)"
-    )
-
-
-def compare_paths(
-    base: str,
-    other: str,
-    *,
-    skip_bad: bool = False,
-    scopes: Iterable[str] = (),
-    region: str | None = None,
-) -> Comparison:
-    """``region`` picks the measured region of fapp sides whose CSVs hold several: ``NAME`` for
-    both, ``BASE,OTHER`` for each its own (two regions of one run compare too)."""
-    base_region = other_region = region
-    if region is not None:
-        if not (Path(base).is_dir() or Path(other).is_dir()):
-            raise UsageError(
-                "--region picks a fapp directory's measured region; neither side is a fapp directory"
-            )
-        names = region.split(",")
-        if len(names) > 2 or not all(n.strip() for n in names):
-            raise UsageError(f"--region {region!r}: give NAME (both sides) or BASE_NAME,OTHER_NAME")
-        base_region, other_region = names[0].strip(), names[-1].strip()
-    b = load_side(base, skip_bad=skip_bad, region=base_region)
-    o = load_side(other, skip_bad=skip_bad, region=other_region)
-    info = {**o.info, **b.info}
-    return compare_runs(b.run, o.run, info=info, scopes=scopes, warnings=(*b.warnings, *o.warnings))
-
-
-# ------------------------------------------------------------------------------------- rendering
-
-
-def fmt_value(v: float | None) -> str:
-    if v is None:
-        return "n/a"
-    if v == 0:
-        return "0"
-    if 1e-4 <= abs(v) < 1e7:
-        return f"{v:.6f}".rstrip("0").rstrip(".") if abs(v) >= 1e3 else f"{v:.6f}"
-    return f"{v:.6e}"
-
-
-def fmt_signed(v: float | None) -> str:
-    text = fmt_value(v)
-    return "+" + text if v is not None and v >= 0 else text
-
-
-def fmt_pct(v: float | None) -> str:
-    return "n/a" if v is None else f"{v * 100:+.2f}%"
-
-
-def fmt_cov(v: float | None) -> str:
-    return "n/a" if v is None else f"{v * 100:.0f}%"
-
-
-COLUMNS = ("Metric", "Unit", "Baseline", "Sector", "Delta", "Improvement", "Rel", "Cov B", "Cov O")
-
-
-def _table_rows(sc: ScopeComparison) -> list[tuple[str, ...]]:
-    return [
-        (
-            r.metric,
-            r.unit,
-            fmt_value(r.base),
-            fmt_value(r.other),
-            fmt_signed(r.delta),
-            fmt_signed(r.improvement),
-            fmt_pct(r.relative),
-            fmt_cov(r.coverage_base),
-            fmt_cov(r.coverage_other),
-        )
-        for r in sc.rows
-    ]
-
-
-def _summary(sc: ScopeComparison) -> str:
-    ipc = "n/a" if sc.ipc_improvement is None else f"{sc.ipc_improvement:+.2f} %"
-    l2 = "n/a" if sc.l2_effectiveness is None else f"{sc.l2_effectiveness:.4f}"
-    source = f" ({sc.l2_source} other/base)" if sc.l2_source else ""
-    return f"IPC_improvement: {ipc}   L2_effectiveness: {l2}{source}"
-
-
-def render_text(cmp: Comparison) -> str:
-    """Aligned tables per scope, like the PMU document's comparison script (section 6.6)."""
-    out: list[str] = [
-        f"Baseline: {cmp.base.label} ({cmp.base.kind})",
-        f"Sector:   {cmp.other.label} ({cmp.other.kind})",
-        "Improvement > 0: the sector run is better. Rel = improvement / |baseline| (the plain change where a "
-        "metric has no better direction). n/a = not computable.",
-    ]
-    name_width = max([32, *(len(r.metric) for sc in cmp.scopes for r in sc.rows)])
-    unit_width = max([4, *(len(r.unit) for sc in cmp.scopes for r in sc.rows)])
-    widths = [name_width, unit_width, 14, 14, 14, 14, 9, 6, 6]
-    rule = sum(widths) + len(widths) - 1
-    for sc in cmp.scopes:
-        out += ["", "=" * rule, f"  {sc.scope}", "=" * rule]
-        out.append(_line(COLUMNS, widths))
-        out.append("-" * rule)
-        out += [_line(cells, widths) for cells in _table_rows(sc)]
-        out.append(_summary(sc))
-    for warning in cmp.warnings:
-        out.append(f"warning: {warning}")
-    return "\n".join(out) + "\n"
-
-
-def _line(cells: Iterable[str], widths: list[int]) -> str:
-    parts = []
-    for i, (cell, width) in enumerate(zip(cells, widths, strict=False)):
-        parts.append(cell.ljust(width) if i < 2 else cell.rjust(width))  # name and unit to the left
-    return " ".join(parts).rstrip()
-
-
-def render_markdown(cmp: Comparison) -> str:
-    base = f"{_md(cmp.base.label)} ({cmp.base.kind})"
-    other = f"{_md(cmp.other.label)} ({cmp.other.kind})"
-    out = [f"**Baseline:** {base} — **Sector:** {other}"]
-    for sc in cmp.scopes:
-        out += ["", f"### {sc.scope}", ""]
-        out.append("| " + " | ".join(COLUMNS) + " |")
-        out.append("|" + "---|" * 2 + "---:|" * (len(COLUMNS) - 2))
-        out += ["| " + " | ".join(_md(c) for c in cells) + " |" for cells in _table_rows(sc)]
-        out += ["", _summary(sc)]
-    return "\n".join(out) + "\n"
-
-
-def _md(text: str) -> str:
-    return re.sub(r"([|\\`*_])", r"\\\1", text)
-
-
-CSV_FIELDS = (
-    "scope",
-    "metric",
-    "unit",
-    "better",
-    "baseline",
-    "sector",
-    "delta",
-    "improvement",
-    "relative",
-    "coverage_baseline",
-    "coverage_sector",
-    "value",
-)
-
-
-def render_csv(cmp: Comparison) -> str:
-    """One row per scope and metric; ``IPC_improvement`` and ``L2_effectiveness`` rows fill ``value``."""
-    buf = io.StringIO()
-    writer = csv.writer(buf, lineterminator="\n")
-    writer.writerow(CSV_FIELDS)
-
-    def cell(v: float | None) -> str:
-        return "" if v is None else repr(v)
-
-    for sc in cmp.scopes:
-        for r in sc.rows:
-            writer.writerow(
-                (
-                    sc.scope,
-                    r.metric,
-                    r.unit,
-                    r.better,
-                    cell(r.base),
-                    cell(r.other),
-                    cell(r.delta),
-                    cell(r.improvement),
-                    cell(r.relative),
-                    cell(r.coverage_base),
-                    cell(r.coverage_other),
-                    "",
-                )
-            )
-        writer.writerow((sc.scope, "IPC_improvement", "%", "higher", *[""] * 7, cell(sc.ipc_improvement)))
-        writer.writerow(
-            (sc.scope, "L2_effectiveness", "ratio", "lower", *[""] * 7, cell(sc.l2_effectiveness))
-        )
-    return buf.getvalue()

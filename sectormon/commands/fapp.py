@@ -7,6 +7,7 @@ import json
 import shutil
 import sys
 
+from sectormon.commands.output import write_stdout
 from sectormon.errors import UsageError
 from sectormon.fapp.analysis import Analysis, analyze
 from sectormon.fapp.report import CMG_METRICS
@@ -18,7 +19,10 @@ PLAIN_UNITS = ("", "ratio", "count")
 
 def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
-        "path", metavar="DIR", help="a fapp measurement folder (pa1.csv .. pa17.csv, info.json)"
+        "path",
+        metavar="DIR",
+        help="a fapp measurement folder: pa1.csv .. pa17.csv (or event_raw sets such as sc1.csv ..), "
+        "CSV or XML exports, info.json",
     )
     parser.add_argument(
         "--json",
@@ -41,11 +45,10 @@ def run(args: argparse.Namespace) -> int:
     for warning in analysis.measurement.warnings:
         print(f"sectormon: warning: {warning}", file=sys.stderr)
     if args.json:
-        json.dump(analysis.to_json(), sys.stdout, allow_nan=False)
-        sys.stdout.write("\n")
+        write_stdout(json.dumps(analysis.to_json(), allow_nan=False) + "\n")
         return 0
     width = args.width or min(160, max(80, shutil.get_terminal_size((160, 24)).columns))
-    sys.stdout.write(render(analysis, width))
+    write_stdout(render(analysis, width))
     return 0
 
 

@@ -42,6 +42,16 @@ def row_counts(event_set: EventSet, row: ThreadRow) -> dict[str, int]:
     return counts
 
 
+def row_columns(event_set: EventSet, row: ThreadRow) -> dict[str, int]:
+    """One thread row whole by name: :func:`row_counts` plus its CMG-wide columns (that thread's
+    reading of the whole CMG), so the row can be rebuilt from a recording exactly."""
+    counts = row_counts(event_set, row)
+    for code in event_set.codes:
+        if is_cmg_scoped(code):
+            counts[event_name(code)] = row.counts[code]
+    return counts
+
+
 def cmg_counts(event_set: EventSet) -> dict[str, int]:
     """The set's CMG-wide counts by name: the mean of the thread rows, rounded (module docstring)."""
     rows = event_set.rows

@@ -136,9 +136,9 @@ def _info_frequency(sets: Mapping[str, EventSet]) -> float | None:
     return None
 
 
-def _valid_vector_length(bits: float) -> bool:
+def valid_vector_length(bits: float) -> bool:
     """SVE vector lengths: multiples of 128 bits up to 2048 (512 on the A64FX)."""
-    return bits.is_integer() and 128 <= bits <= 2048 and bits % 128 == 0
+    return float(bits).is_integer() and 128 <= bits <= 2048 and bits % 128 == 0
 
 
 def _info_vector_length(sets: Mapping[str, EventSet]) -> int | None:
@@ -146,14 +146,14 @@ def _info_vector_length(sets: Mapping[str, EventSet]) -> int | None:
         for key, value in event_set.info.items():
             if "vector length" in key.lower():
                 digits = re.match(r"\s*(\d{1,6})\b", value)
-                if digits and _valid_vector_length(float(digits.group(1))):
+                if digits and valid_vector_length(float(digits.group(1))):
                     return int(digits.group(1))
     return None
 
 
 def _vector_length(info: Mapping[str, Any], directory: Path) -> float | None:
     bits = positive_number(info, "vector_length_bits", directory)
-    if bits is not None and not _valid_vector_length(bits):
+    if bits is not None and not valid_vector_length(bits):
         raise DataError(
             str(directory / INFO_FILE),
             None,

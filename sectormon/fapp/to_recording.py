@@ -3,9 +3,13 @@
 The model: every event set (pa1 .. pa17) measured the SAME region, once each, so the recording
 is ONE slice as long as that region, T̄ = the mean pa1 time of the threads (CNTVCT / CNTFRQ; the
 report's CMG time), holding every set's counts. Each set is a group of the profile; the slice has
-one reading per (thread, set) (unit ``thread:<n>``: the row's per-PE events plus ``CPU_CYCLES`` =
-PMCCNTR) and one per (CMG unit, set) for the set's CMG-wide events (unit ``cmg:<id>``, as the
-live sampler opens them once per CMG: the mean of the thread rows, :mod:`sectormon.fapp.counts`).
+one reading per (thread, set) (unit ``thread:<n>``: the row whole, ``CPU_CYCLES`` = PMCCNTR unless
+the set counted 0x11) and one per (CMG unit, set) for the set's CMG-wide events (unit ``cmg:<id>``,
+as the live sampler opens them once per CMG: the mean of the thread rows,
+:mod:`sectormon.fapp.counts`). The engine takes CMG-wide events from CMG units only, so the thread
+readings' copies (each thread's reading of the whole CMG) are not counted twice; they are there so
+that ``compare`` can rebuild the rows exactly (:mod:`sectormon.fapp.from_recording`). The header's
+``source.event_sets`` names each set's columns in file order.
 
 Why this gives the raw counts: the engine scales an event by ``present / counted`` seconds. Here
 every unit is present the slice's duration and every reading adds that duration to its event's
@@ -25,9 +29,9 @@ from typing import Any
 
 from sectormon import __version__
 from sectormon.errors import DataError, SectormonError, UsageError
-from sectormon.fapp.counts import CPU_CYCLES_CODE, cmg_counts, row_counts
-from sectormon.fapp.model import EventSet, Measurement
-from sectormon.fapp.names import CYCLES_NAME, event_def
+from sectormon.fapp.counts import cmg_counts, row_columns
+from sectormon.fapp.model import CPU_CYCLES_CODE, EventSet, Measurement
+from sectormon.fapp.names import CYCLES_NAME, event_def, event_name
 from sectormon.fapp.report import report_profile
 from sectormon.io.jsonl import RECORDING_SCHEMA
 from sectormon.profiles.model import EventDef, GroupDef, MetricDef, Profile
@@ -50,6 +54,11 @@ def _set_events(event_set: EventSet) -> tuple[list[EventDef], bool]:
     """The set's events (profile names) and whether CPU_CYCLES comes from 0x11 instead of PMCCNTR."""
     events = [event_def(code) for code in event_set.codes]
     return events, CPU_CYCLES_CODE in event_set.codes
+
+
+def set_columns(event_set: EventSet) -> dict[str, str]:
+    """A set's event columns in file order: hex code -> the name its counts have in the readings."""
+    return {f"0x{code:04x}": event_name(code) for code in event_set.codes}
 
 
 def build_profile(m: Measurement) -> Profile:
@@ -130,7 +139,7 @@ def _rows(m: Measurement, event_set: EventSet, cmg: int) -> list[Row]:
     rows: list[Row] = []
     for row in event_set.rows:
         ns = _ns(row.cntvct, m.cntfrq_hz)
-        counts = row_counts(event_set, row)
+        counts = row_columns(event_set, row)
         unit = f"thread:{row.thread}"
         rows.append((unit, None, cmg, event_set.name, ns, ns, tuple(counts), list(counts.values())))
     cmg_values = cmg_counts(event_set)
@@ -182,7 +191,8 @@ def convert(m: Measurement) -> Conversion:
             **info,
             "path": Path(m.path).name,
             "cntfrq_hz_used": m.cntfrq_hz,
-            "event_sets": list(m.sets),
+            "vector_length_bits_used": m.vector_length_bits,
+            "event_sets": {name: set_columns(event_set) for name, event_set in m.sets.items()},
         },
         "profile": profile_to_dict(profile),
         "options": {
