@@ -22,6 +22,7 @@ not the thread's own T: the engine has one window per frame.)
 from __future__ import annotations
 
 import errno
+import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -37,6 +38,7 @@ from sectormon.io.jsonl import RECORDING_SCHEMA
 from sectormon.profiles.model import EventDef, GroupDef, MetricDef, Profile
 from sectormon.readings import Mark, Row, Slice
 
+_DISK_FULL = (errno.ENOSPC, errno.EFBIG, errno.EDQUOT)
 SLICE_GROUP = "fapp"
 """The slice's ``group``: all event sets at once (each reading names its own set)."""
 
@@ -222,7 +224,31 @@ def convert(m: Measurement) -> Conversion:
 
 
 def write_recording(m: Measurement, path: str | Path) -> Conversion:
-    """Write the recording of ``m`` to ``path`` (``.gz`` compresses); raises if the write failed."""
+    """Write the recording of ``m`` to ``path`` (``.gz`` compresses); raises if the write failed.
+
+    A file is written under a temporary name next to it and renamed when whole, so a failed
+    write (full disk) leaves neither a partial recording nor a clobbered older file. A path that
+    is not a regular file (``/dev/stdout``, a pipe) is written directly.
+    """
+    target = Path(path)
+    direct = target.exists() and not target.is_file()
+    if not direct:
+        target = Path(os.path.realpath(target))
+    work = target if direct else target.with_name(f".partial-{os.getpid()}-{target.name}")
+    try:
+        conversion = _write(m, work, shown=str(path), atomic=not direct)
+        if not direct:
+            try:
+                os.replace(work, target)
+            except OSError as exc:
+                raise UsageError(f"cannot write recording {path}: {exc.strerror or exc}") from None
+    finally:
+        if not direct:
+            work.unlink(missing_ok=True)
+    return conversion
+
+
+def _write(m: Measurement, path: Path, *, shown: str, atomic: bool) -> Conversion:
     from sectormon.io.recording import RecordingWriter
 
     conversion = convert(m)
@@ -237,8 +263,12 @@ def write_recording(m: Measurement, path: str | Path) -> Conversion:
         writer.close()
     if writer.failed is None:
         return conversion
+    failed = writer.failed.replace(str(path), shown)
     if writer.failed_errno == errno.EPIPE:
-        raise BrokenPipeError(errno.EPIPE, writer.failed)  # `-o - | head`: the CLI ends quietly
+        raise BrokenPipeError(errno.EPIPE, failed)  # `-o - | head`: the CLI ends quietly
+    if writer.failed_errno in _DISK_FULL:
+        fix = f"free space or write it elsewhere; nothing was written to {shown}" if atomic else "free space"
+        raise SectormonError(f"{failed} ({fix})")
     if not opened:
-        raise UsageError(f"{writer.failed} (check -o: its folder must exist and be writable)")
-    raise SectormonError(writer.failed)
+        raise UsageError(f"{failed} (check -o: its folder must exist and be writable)")
+    raise SectormonError(f"{failed} (nothing was written to {shown})" if atomic else failed)

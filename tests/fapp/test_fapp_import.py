@@ -262,7 +262,7 @@ def test_without_pa1_the_time_set_is_named(
     out = tmp_path / "partial.jsonl"
     assert main(["import", "fapp", str(partial), "-o", str(out)]) == 0
     err = capsys.readouterr().err
-    assert "no pa1.csv: the recording takes the region's time from pa2" in err
+    assert "no pa1 set: the recording takes the region's time from pa2" in err
     assert "(the mean pa2 time)" in err and "pa1 time" not in err
     measurement = read_measurement(str(partial))
     first = read_recording(out).items[0]
