@@ -13,7 +13,7 @@ from typing import Any
 
 from sectormon.fapp.counts import measurement_counts
 from sectormon.fapp.measurement import read_measurement
-from sectormon.fapp.model import Measurement
+from sectormon.fapp.model import Measurement, cmg_of
 from sectormon.fapp.report import Report, Value, compute_report, report_profile
 from sectormon.fapp.section3 import Section3, compute_section3
 from sectormon.runmetrics import REPORT_PREFIX, RunMetrics
@@ -103,8 +103,7 @@ def measurement_run_metrics(a: Analysis, *, label: str, kind: str) -> RunMetrics
     for the whole run of its set. Counts: :func:`counts_by_name`.
     """
     m = a.measurement
-    cmg = m.info.get("cmg", 0)
-    cmg_id = cmg if isinstance(cmg, int) and not isinstance(cmg, bool) and 0 <= cmg < 1 << 16 else 0
+    cmg_id = cmg_of(m.info)
     report_first = is_cpupa_report(a.report)
     metrics: dict[str, dict[str, float | None]] = {}
     for thread, values in a.report.threads.items():

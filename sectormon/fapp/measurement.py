@@ -25,7 +25,10 @@ from sectormon.fapp.model import (
     TIME_SET,
     EventSet,
     Measurement,
+    shown,
+    valid_cmg,
 )
+from sectormon.fapp.names import a64fx_profile
 from sectormon.fapp.xmlread import parse_cpupa_xml
 
 SUFFIXES = (".csv", ".xml")
@@ -117,6 +120,14 @@ def read_info(directory: Path) -> dict[str, Any]:
     return info
 
 
+CNTFRQ_RANGE_HZ = (1e3, 1e10)
+"""Timer frequencies taken as real: the A64FX's is 100 MHz, Arm's generic timers run at 1 MHz to 1 GHz."""
+
+
+def _plausible_cntfrq(hz: float) -> bool:
+    return CNTFRQ_RANGE_HZ[0] <= hz <= CNTFRQ_RANGE_HZ[1]
+
+
 _FREQ_RE = re.compile(r"^\s*([0-9]+(?:\.[0-9]*)?)\s*(hz|khz|mhz|ghz)?\s*$", re.IGNORECASE)
 _FREQ_UNITS = {None: 1.0, "hz": 1.0, "khz": 1e3, "mhz": 1e6, "ghz": 1e9}
 
@@ -131,7 +142,7 @@ def _info_frequency(sets: Mapping[str, EventSet]) -> float | None:
                 if match:
                     unit = match.group(2).lower() if match.group(2) else None
                     hz = float(match.group(1)) * _FREQ_UNITS[unit]
-                    if 0 < hz < math.inf:
+                    if _plausible_cntfrq(hz):
                         return hz
     return None
 
@@ -173,6 +184,25 @@ def positive_number(info: Mapping[str, Any], key: str, path: Path) -> float | No
     return float(value)
 
 
+def _check_part(info: Mapping[str, Any], directory: Path, warnings: list[str]) -> None:
+    """``cmg`` and ``variant`` of info.json: a wrong CMG is an error, a part the a64fx profile does
+    not know a warning (its energy factors then are the 48-core parts', as for no variant)."""
+    path = str(directory / INFO_FILE)
+    if "cmg" in info and not valid_cmg(info["cmg"]):
+        raise DataError(path, None, f"cmg must be a CMG number (0, 1, ...), not {info['cmg']!r}")
+    variant = info.get("variant")
+    if variant is None:
+        return
+    if not isinstance(variant, str) or not variant:
+        raise DataError(path, None, f"variant must be an A64FX part like '24c-2.6GHz', not {variant!r}")
+    profile = a64fx_profile(variant)
+    if profile is not None and profile.variant != variant:
+        warnings.append(
+            f"{path}: variant {shown(variant)} is not a part the a64fx profile knows: "
+            "its default energy factors (the 48-core parts') apply"
+        )
+
+
 def _select(
     sets: dict[str, EventSet], region: str | None, directory: Path
 ) -> tuple[dict[str, EventSet], list[str]]:
@@ -188,13 +218,16 @@ def _select(
             raise DataError(
                 str(directory),
                 None,
-                f"several measured regions ({', '.join(regions)})",
+                f"several measured regions ({', '.join(map(shown, regions))})",
                 "choose one with --region NAME",
             )
         region = next(iter(regions))
     elif region not in regions:
         raise DataError(
-            str(directory), None, f"no region {region!r} (found: {', '.join(regions)})", "check --region"
+            str(directory),
+            None,
+            f"no region {region!r} (found: {', '.join(map(shown, regions))})",
+            "check --region",
         )
     warnings: list[str] = []
     proc = next(iter(procs))
@@ -232,6 +265,13 @@ def read_measurement(path: str | Path, region: str | None = None) -> Measurement
         sets[event_set.name] = event_set
     sets, warnings = _select(sets, region, directory)
     cntfrq = positive_number(info, "cntfrq_hz", directory)
+    if cntfrq is not None and not _plausible_cntfrq(cntfrq):
+        raise DataError(
+            str(directory / INFO_FILE),
+            None,
+            f"cntfrq_hz {info['cntfrq_hz']!r} is not a timer frequency",
+            "1 kHz .. 10 GHz; the A64FX's is 100 MHz",
+        )
     if cntfrq is None:
         cntfrq = _info_frequency(sets)
     if cntfrq is None:
@@ -240,6 +280,7 @@ def read_measurement(path: str | Path, region: str | None = None) -> Measurement
             "CNTFRQ unknown (no info.json cntfrq_hz, no FAPP-info timer frequency): "
             f"assuming {DEFAULT_CNTFRQ_HZ} Hz"
         )
+    _check_part(info, directory, warnings)
     vl_info = _vector_length(info, directory)
     vector_length = int(vl_info) if vl_info is not None else _info_vector_length(sets)
     inputs = [str(f) for f in files]

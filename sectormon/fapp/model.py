@@ -21,6 +21,25 @@ TIME_SET = "pa1"
 CPU_CYCLES_CODE = 0x11
 
 
+MAX_CMG = 1 << 16
+
+
+def valid_cmg(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and 0 <= value < MAX_CMG
+
+
+def cmg_of(info: Mapping[str, Any]) -> int:
+    """The CMG the measurement ran on: ``info.json`` ``cmg`` (checked when read), else 0."""
+    cmg = info.get("cmg", 0)
+    return cmg if isinstance(cmg, int) and valid_cmg(cmg) else 0
+
+
+def shown(name: str) -> str:
+    """A name from the data as an error or warning shows it: quoted with escapes when it holds
+    control characters, which would break the message's one line."""
+    return name if name.isprintable() else repr(name)
+
+
 def parse_count(text: str, column: str, path: str, line: int) -> int:
     """One count of an export: a plain non-negative integer below 2**64, else a one-line error."""
     digits = text[1:] if text.startswith("-") else text

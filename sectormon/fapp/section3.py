@@ -157,7 +157,9 @@ def compute_section3(m: Measurement, profile: Profile | None = None) -> Section3
             else:
                 values = evaluate_metrics(profile, thread_counts(m, choice, scope), thread_seconds(m, scope))
             cache[key] = values
-        return values[name]
+        result = values[name]
+        # A result too large for a float (absurd counts or times) is not a number to show: n/a.
+        return result if result is None or math.isfinite(result) else None
 
     threads = {
         str(t): {name: value(name, t) if name in at_thread else None for name in names} for t in m.threads

@@ -31,7 +31,7 @@ from typing import Any
 from sectormon import __version__
 from sectormon.errors import DataError, SectormonError, UsageError
 from sectormon.fapp.counts import cmg_counts, row_columns
-from sectormon.fapp.model import CPU_CYCLES_CODE, EventSet, Measurement
+from sectormon.fapp.model import CPU_CYCLES_CODE, EventSet, Measurement, cmg_of
 from sectormon.fapp.names import CYCLES_NAME, event_def, event_name
 from sectormon.fapp.report import report_profile
 from sectormon.io.jsonl import RECORDING_SCHEMA
@@ -123,11 +123,6 @@ def _rehint(
     return tuple(out)
 
 
-def _cmg_id(info: Mapping[str, Any]) -> int:
-    cmg = info.get("cmg", 0)
-    return cmg if isinstance(cmg, int) and not isinstance(cmg, bool) else 0
-
-
 def _ns(ticks: int, cntfrq: float) -> int:
     return round(ticks / cntfrq * 1e9)
 
@@ -172,7 +167,7 @@ def convert(m: Measurement) -> Conversion:
     from sectormon.profiles.loader import profile_to_dict
 
     profile = build_profile(m)
-    cmg = _cmg_id(m.info)
+    cmg = cmg_of(m.info)
     t = region_seconds(m)
     rows = [r for event_set in m.sets.values() for r in _rows(m, event_set, cmg)]
     slices = [Slice(t=t, index=0, duration=t, group=SLICE_GROUP, rows=tuple(rows))]

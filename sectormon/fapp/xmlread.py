@@ -252,6 +252,8 @@ def parse_cpupa_xml(data: bytes, path: str, name: str) -> EventSet:
         raise DataError(
             path, exc.getLineNumber(), f"malformed XML ({exc.getMessage()})", _EXPORT_FIX
         ) from None
+    except LookupError as exc:  # an XML declaration naming an encoding Python does not know
+        raise DataError(path, handler.line(), f"malformed XML ({exc})", "export the XML as UTF-8") from None
     except DefusedXmlException as exc:
         raise DataError(
             path, handler.line(), f"XML with a DTD or entities ({type(exc).__name__})", "fapp's XML has none"
