@@ -93,28 +93,23 @@ def rebuild_measurement(path: str, header: Mapping[str, Any], slices: tuple[Slic
     region = info.get("region_name") if isinstance(info.get("region_name"), str) else ""
     region_number = _int(info.get("region_number"), 0)
     rows: dict[str, list[ThreadRow]] = {name: [] for name in columns}
-    for reading in s.readings:
-        thread = _thread(reading.unit)
+    for unit, _core, _cmg, group, time_enabled, _tr, names, values in s.rows:
+        thread = _thread(unit)
         if thread is None:
             continue  # the CMG unit's readings: means of the rows, which the rows give again
-        codes = columns.get(reading.group)
+        codes = columns.get(group)
         if codes is None:
-            raise DataError(
-                path, SLICE_LINE, f"a reading of {reading.unit} in unknown set {reading.group!r}", _FIX
-            )
-        missing = [name for name in (CYCLES_NAME, *codes.values()) if name not in reading.counts]
+            raise DataError(path, SLICE_LINE, f"a reading of {unit} in unknown set {group!r}", _FIX)
+        reading = dict(zip(names, values, strict=True))
+        missing = [name for name in (CYCLES_NAME, *codes.values()) if name not in reading]
         if missing:
             raise DataError(
-                path,
-                SLICE_LINE,
-                f"the {reading.group} reading of {reading.unit} lacks {', '.join(missing)}",
-                _FIX,
+                path, SLICE_LINE, f"the {group} reading of {unit} lacks {', '.join(missing)}", _FIX
             )
-        if any(row.thread == thread for row in rows[reading.group]):
-            raise DataError(path, SLICE_LINE, f"two {reading.group} readings of {reading.unit}", _FIX)
-        counts = {code: reading.counts[name] for code, name in codes.items()}
-        cycles = reading.counts[CYCLES_NAME]
-        rows[reading.group].append(
+        if any(row.thread == thread for row in rows[group]):
+            raise DataError(path, SLICE_LINE, f"two {group} readings of {unit}", _FIX)
+        counts = {code: reading[name] for code, name in codes.items()}
+        rows[group].append(
             ThreadRow(
                 line=SLICE_LINE,
                 spawn=spawn,
@@ -123,8 +118,8 @@ def rebuild_measurement(path: str, header: Mapping[str, Any], slices: tuple[Slic
                 region_name=str(region),
                 region_number=region_number,
                 call=1,
-                cntvct=round(reading.time_enabled * cntfrq / 1e9),
-                pmccntr=counts.get(CPU_CYCLES_CODE, cycles),
+                cntvct=round(time_enabled * cntfrq / 1e9),
+                pmccntr=counts.get(CPU_CYCLES_CODE, reading[CYCLES_NAME]),
                 counts=counts,
             )
         )

@@ -69,4 +69,3 @@ def build_header(
             "baseline_after": options.baseline_after,
         },
     }
-

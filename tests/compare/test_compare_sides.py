@@ -13,7 +13,8 @@ import pytest
 from sectormon import cli
 from sectormon.io import RecordingWriter
 from sectormon.profiles.loader import load_profile, profile_to_dict
-from sectormon.readings import Mark, Reading, Slice
+from sectormon.readings import Mark, Slice
+from tests.rows import row
 
 REPO = Path(__file__).resolve().parent.parent.parent
 SIM_OFF = REPO / "recordings" / "scenario-a-sectors-off.jsonl.gz"
@@ -39,8 +40,8 @@ def _generic_perf_recording(path: Path, *, groups: tuple[str, ...] = ("HW1", "SW
     with RecordingWriter(path, hdr) as w:
         for i in range(20):
             group = groups[i % len(groups)]
-            reading = Reading("thread:7", 0, 0, group, te, te, counts[group])
-            w.write_slice(Slice(t=(i + 1) * 0.02, index=i, duration=0.02, group=group, readings=(reading,)))
+            reading = row("thread:7", 0, 0, group, te, te, counts[group])
+            w.write_slice(Slice(t=(i + 1) * 0.02, index=i, duration=0.02, group=group, rows=(reading,)))
         w.write_mark(Mark(t=20 * 0.02, kind="end"))
     return path
 

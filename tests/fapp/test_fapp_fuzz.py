@@ -6,7 +6,7 @@ Every case must end within 5 s with exit 0 (a JSON report that parses; warnings 
 warning:`` lines, and the warning the damage calls for) or exit 2 with one ``sectormon:`` line
 naming the damaged file (and its line where the damage is in a line): never a traceback or a
 hang. A folder that imports also compares with its import to the same metrics. The default run
-takes 1,200 seeded cases; ``-m slow`` runs 12,000 more.
+takes 1,200 seeded cases; the ``slow`` ones 6,000 more.
 """
 
 from __future__ import annotations
@@ -329,7 +329,7 @@ def test_fuzz(bases: dict[str, Path], tmp_path: Path, block: int) -> None:
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("block", range(12, 132))
+@pytest.mark.parametrize("block", range(12, 72))
 def test_fuzz_more(bases: dict[str, Path], tmp_path: Path, block: int) -> None:
     for seed in range(block * 100, block * 100 + 100):
         run_case(seed, bases, tmp_path)
