@@ -9,7 +9,7 @@ import sys
 
 from sectormon.commands.output import write_stdout
 from sectormon.errors import UsageError
-from sectormon.fapp.analysis import Analysis, analyze
+from sectormon.fapp.analysis import Analysis, analyze, is_cpupa_report
 from sectormon.fapp.report import CMG_METRICS
 from sectormon.fapp.table import render_table
 
@@ -53,19 +53,18 @@ def run(args: argparse.Namespace) -> int:
 
 
 def render(analysis: Analysis, width: int = 160) -> str:
-    """The text report: the CPU PA table, then the section-3 table."""
+    """The text report: the CPU PA table, then the section-3 table; when the sets are not the
+    report's (no report metric has a value, e.g. the PMU document's SC1 .. SC5), the section-3
+    table alone and one line in place of the report's."""
     m = analysis.measurement
     report = analysis.report
-    columns = [(f"thread {t}", values) for t, values in report.threads.items()]
-    columns.append(("CMG total", report.cmg_total))
     freq = f", CPU {report.cpu_frequency_hz / 1e9:.4g} GHz" if report.cpu_frequency_hz else ""
     region = m.info.get("measured_region") or m.info.get("region_name") or ""
-    title = (
-        f"CPU PA report: {m.path}"
+    about = (
+        f"{m.path}"
         + (f" (region {region})" if region else "")
         + f", {len(report.threads)} threads, {len(m.sets)} event sets, CNTFRQ {m.cntfrq_hz:.0f} Hz{freq}"
     )
-    text = render_table(title, CMG_METRICS, columns, width=width, split=report.split)
     s3 = analysis.section3
     s3_columns = [(f"thread {t}", values) for t, values in s3.threads.items()]
     s3_columns.append(("CMG total", s3.cmg_total))
@@ -74,13 +73,20 @@ def render(analysis: Analysis, width: int = 160) -> str:
         for name, unit in s3.units.items()
         if unit not in PLAIN_UNITS and not name.endswith(f"_{unit}")  # power_core_W is in W already
     }
-    text += "\n" + render_table(
+    section3 = render_table(
         "a64fx profile metrics: PMU document section 3, errata corrections, per-cycle rates "
-        "(n/a: events not in these sets, or CMG-wide events per thread)",
+        "(n/a: events not in these sets, or CMG-wide events per thread)"
+        + ("" if is_cpupa_report(report) else f": {about}"),
         list(s3.names),
         s3_columns,
         width=width,
         units=units,
         split=s3.split,
     )
-    return text
+    if not is_cpupa_report(report):
+        sets = ", ".join(m.sets)
+        return section3 + f"\nCPU PA report: no values ({sets} are not its pa1 .. pa17 sets)\n"
+    columns = [(f"thread {t}", values) for t, values in report.threads.items()]
+    columns.append(("CMG total", report.cmg_total))
+    text = render_table(f"CPU PA report: {about}", CMG_METRICS, columns, width=width, split=report.split)
+    return text + "\n" + section3

@@ -180,3 +180,16 @@ def test_xml_summaries_are_skipped_and_a_file_without_threads_is_thread_0(tmp_pa
     )
     m = read_measurement(tmp_path / "sc1.xml")
     assert m.threads == (0,) and m.sets["sc1"].rows[0].region_name == "k"
+
+
+def test_sectormon_fapp_shows_section_3_alone_on_the_sc_sets(
+    results: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The CPU PA table of SC1 .. SC5 was 51 rows of n/a per thread before the section-3 table."""
+    assert main(["fapp", str(results / "results_baseline"), "--width", "120"]) == 0
+    text = capsys.readouterr().out
+    assert text.startswith("a64fx profile metrics: PMU document section 3")
+    assert "Execution time (s)" not in text
+    assert text.rstrip().endswith(
+        "CPU PA report: no values (sc1, sc2, sc3, sc4, sc5 are not its pa1 .. pa17 sets)"
+    )
