@@ -69,3 +69,4 @@ def build_header(
             "baseline_after": options.baseline_after,
         },
     }
+
