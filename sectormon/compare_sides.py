@@ -193,7 +193,7 @@ def unlike(base: Side, other: Side) -> list[str]:
     b, o = base.run.label, other.run.label
     if base.profile != other.profile:
         out.append(
-            f"different profiles: {b} uses {base.profile}, {other.run.label} uses {other.profile}; "
+            f"different profiles: {b} uses {base.profile}, {o} uses {other.profile}; "
             "a metric of one name may be computed from other events, and only the metrics both "
             "have can be compared"
         )
