@@ -29,8 +29,8 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "events": ("events", "List a profile's events with code, scope, groups and support on this host."),
     "sim": ("sim", "Run the simulated A64FX sector-cache model (kernels or a din trace)."),
     "replay": ("replay", "Replay a recording in the TUI or as a JSON stream."),
-    "fapp": ("fapp", "Compute the CPU PA report and sector metrics from fapp cpupa CSV files."),
-    "import": ("import_", "Convert foreign data (fapp cpupa CSV) into a sectormon recording."),
+    "fapp": ("fapp", "Compute the CPU PA report and sector metrics from fapp cpupa exports (CSV or XML)."),
+    "import": ("import_", "Convert foreign data (fapp cpupa CSV or XML) into a sectormon recording."),
     "compare": ("compare", "Compare a baseline run with a tuned run (recordings or fapp directories)."),
     "merge": (
         "merge",

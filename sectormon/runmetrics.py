@@ -1,8 +1,10 @@
 """A run reduced to metric tables: what `sectormon compare` compares, whatever the run came from.
 
-A recording yields its final frame's whole-run window; a fapp directory yields the report's
-per-thread and CMG-total values. Scope keys: ``total``, ``cmg:<id>``, ``core:<cpu>`` (or
-``core:unbound``), ``thread:<tid>``.
+A recording yields its final frame's whole-run window; a fapp directory yields the profile's
+and the CPU PA report's per-thread and CMG-total values. Scope keys: ``total``, ``cmg:<id>``,
+``core:<cpu>`` (or ``core:unbound``), ``thread:<tid>``. Metric keys: the profile's metric names;
+a vendor report's metrics (Fujitsu's CPU PA report) carry :data:`REPORT_PREFIX`, so the
+report's ``IPC`` (``report:IPC``) is never taken for the profile's ``IPC``.
 """
 
 from __future__ import annotations
@@ -10,6 +12,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
+
+REPORT_PREFIX = "report:"
+"""Metric keys of Fujitsu's CPU PA report: ``report:IPC``, ``report:Execution time (s)``, ..."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,7 +1,8 @@
 """``sectormon compare BASE OTHER``: a baseline run against a sector-cache run.
 
-Each side is a sectormon recording (replayed to its whole-run window) or a fapp cpupa directory.
-Output: aligned tables per scope (default), ``--csv``, ``--markdown`` or ``--json``.
+Each side is a sectormon recording (replayed to its whole-run window), a recording made by
+``sectormon import fapp``, or a fapp cpupa directory. Output: aligned tables per scope (default),
+``--csv``, ``--markdown`` or ``--json``.
 """
 
 from __future__ import annotations
@@ -20,9 +21,14 @@ def configure(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("other", metavar="OTHER", help="tuned (sector cache) run: the same kinds as BASE")
     fmt = parser.add_mutually_exclusive_group()
-    fmt.add_argument("--json", action="store_true", help="one JSON object")
+    fmt.add_argument("--json", action="store_true", help="one JSON object (every metric, null where n/a)")
     fmt.add_argument("--csv", action="store_true", help="CSV, one row per scope and metric")
     fmt.add_argument("--markdown", action="store_true", help="Markdown tables")
+    parser.add_argument(
+        "--all",
+        action="store_true",
+        help="also show the metrics with no value on either side (text and Markdown leave them out)",
+    )
     parser.add_argument(
         "--scope",
         action="append",
@@ -41,18 +47,20 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from sectormon.compare import compare_paths, render_csv, render_markdown, render_text
+    from sectormon.commands.output import write_stdout
+    from sectormon.compare.render import render_csv, render_markdown, render_text
+    from sectormon.compare.sides import compare_paths
 
     scopes = [s.strip() for item in args.scope for s in item.split(",") if s.strip()]
     cmp = compare_paths(args.base, args.other, skip_bad=args.skip_bad, scopes=scopes, region=args.region)
     if args.json:
-        sys.stdout.write(json.dumps(cmp.to_json(), allow_nan=False) + "\n")
+        write_stdout(json.dumps(cmp.to_json(), allow_nan=False) + "\n")
     elif args.csv:
-        sys.stdout.write(render_csv(cmp))
+        write_stdout(render_csv(cmp))
     elif args.markdown:
-        sys.stdout.write(render_markdown(cmp))
+        write_stdout(render_markdown(cmp, show_all=args.all))
     else:
-        sys.stdout.write(render_text(cmp))
+        write_stdout(render_text(cmp, show_all=args.all))
     # The text report ends with the warnings: on a terminal they are on screen already.
     shown = not (args.csv or args.markdown) and sys.stdout.isatty()
     if not args.json and not shown:

@@ -7,8 +7,9 @@ import json
 import shutil
 import sys
 
+from sectormon.commands.output import write_stdout
 from sectormon.errors import UsageError
-from sectormon.fapp.analysis import Analysis, analyze
+from sectormon.fapp.analysis import Analysis, analyze, is_cpupa_report
 from sectormon.fapp.report import CMG_METRICS
 from sectormon.fapp.table import render_table
 
@@ -18,7 +19,10 @@ PLAIN_UNITS = ("", "ratio", "count")
 
 def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
-        "path", metavar="DIR", help="a fapp measurement folder (pa1.csv .. pa17.csv, info.json)"
+        "path",
+        metavar="DIR",
+        help="a fapp measurement folder: pa1.csv .. pa17.csv (or event_raw sets such as sc1.csv ..), "
+        "CSV or XML exports, info.json",
     )
     parser.add_argument(
         "--json",
@@ -41,28 +45,26 @@ def run(args: argparse.Namespace) -> int:
     for warning in analysis.measurement.warnings:
         print(f"sectormon: warning: {warning}", file=sys.stderr)
     if args.json:
-        json.dump(analysis.to_json(), sys.stdout, allow_nan=False)
-        sys.stdout.write("\n")
+        write_stdout(json.dumps(analysis.to_json(), allow_nan=False) + "\n")
         return 0
     width = args.width or min(160, max(80, shutil.get_terminal_size((160, 24)).columns))
-    sys.stdout.write(render(analysis, width))
+    write_stdout(render(analysis, width))
     return 0
 
 
 def render(analysis: Analysis, width: int = 160) -> str:
-    """The text report: the CPU PA table, then the section-3 table."""
+    """The text report: the CPU PA table, then the section-3 table; when the sets are not the
+    report's (no report metric has a value, e.g. the PMU document's SC1 .. SC5), the section-3
+    table alone and one line in place of the report's."""
     m = analysis.measurement
     report = analysis.report
-    columns = [(f"thread {t}", values) for t, values in report.threads.items()]
-    columns.append(("CMG total", report.cmg_total))
     freq = f", CPU {report.cpu_frequency_hz / 1e9:.4g} GHz" if report.cpu_frequency_hz else ""
     region = m.info.get("measured_region") or m.info.get("region_name") or ""
-    title = (
-        f"CPU PA report: {m.path}"
+    about = (
+        f"{m.path}"
         + (f" (region {region})" if region else "")
         + f", {len(report.threads)} threads, {len(m.sets)} event sets, CNTFRQ {m.cntfrq_hz:.0f} Hz{freq}"
     )
-    text = render_table(title, CMG_METRICS, columns, width=width, split=report.split)
     s3 = analysis.section3
     s3_columns = [(f"thread {t}", values) for t, values in s3.threads.items()]
     s3_columns.append(("CMG total", s3.cmg_total))
@@ -71,13 +73,20 @@ def render(analysis: Analysis, width: int = 160) -> str:
         for name, unit in s3.units.items()
         if unit not in PLAIN_UNITS and not name.endswith(f"_{unit}")  # power_core_W is in W already
     }
-    text += "\n" + render_table(
+    section3 = render_table(
         "a64fx profile metrics: PMU document section 3, errata corrections, per-cycle rates "
-        "(n/a: events not in these sets, or CMG-wide events per thread)",
+        "(n/a: events not in these sets, or CMG-wide events per thread)"
+        + ("" if is_cpupa_report(report) else f": {about}"),
         list(s3.names),
         s3_columns,
         width=width,
         units=units,
         split=s3.split,
     )
-    return text
+    if not is_cpupa_report(report):
+        sets = ", ".join(m.sets)
+        return section3 + f"\nCPU PA report: no values ({sets} are not its pa1 .. pa17 sets)\n"
+    columns = [(f"thread {t}", values) for t, values in report.threads.items()]
+    columns.append(("CMG total", report.cmg_total))
+    text = render_table(f"CPU PA report: {about}", CMG_METRICS, columns, width=width, split=report.split)
+    return text + "\n" + section3

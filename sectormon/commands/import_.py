@@ -3,9 +3,14 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
+import os
 import sys
+from collections.abc import Sequence
 
-from sectormon.fapp.csvread import TIME_SET, read_measurement
+from sectormon.errors import UsageError
+from sectormon.fapp.measurement import read_measurement
+from sectormon.fapp.model import TIME_SET
 from sectormon.fapp.to_recording import write_recording
 
 FORMATS = ("fapp",)
@@ -14,7 +19,10 @@ FORMATS = ("fapp",)
 def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("format", choices=FORMATS, help="what to import: fapp (cpupa CSV folder)")
     parser.add_argument(
-        "path", metavar="DIR", help="the fapp measurement folder (pa1.csv .. pa17.csv, info.json)"
+        "path",
+        metavar="DIR",
+        help="the fapp measurement folder (pa1.csv .. pa17.csv or sets like sc1.csv .., CSV or XML; "
+        "info.json)",
     )
     parser.add_argument(
         "-o",
@@ -32,12 +40,16 @@ def run(args: argparse.Namespace) -> int:
         print(f"sectormon: warning: {warning}", file=sys.stderr)
     if measurement.time_set != TIME_SET:
         print(
-            f"sectormon: warning: {args.path}: no {TIME_SET}.csv: the recording takes the region's time "
+            f"sectormon: warning: {args.path}: no {TIME_SET} set: the recording takes the region's time "
             f"from {measurement.time_set} (fapp's report takes it from {TIME_SET} only); every set "
             "measured the same region, but their times differ a little",
             file=sys.stderr,
         )
     to_stdout = args.output == "-"  # as in most Unix tools: `-o - | jq ...`
+    if to_stdout:
+        _check_stdout()
+    else:
+        refuse_own_input(args.output, measurement.files)
     conversion = write_recording(measurement, "/dev/stdout" if to_stdout else args.output)
     readings = sum(len(s.rows) for s in conversion.slices)
     print(
@@ -47,3 +59,22 @@ def run(args: argparse.Namespace) -> int:
         file=sys.stderr,
     )
     return 0
+
+
+def refuse_own_input(output: str, inputs: Sequence[str]) -> None:
+    """``-o DIR/pa1.csv`` would replace an input with the recording: refused before anything is written."""
+    target = os.path.realpath(output)
+    for path in inputs:
+        same = os.path.realpath(path) == target
+        if not same and os.path.exists(output):
+            with contextlib.suppress(OSError):
+                same = os.path.samefile(path, output)
+        if same:
+            raise UsageError(f"-o {output} is {path}, which this import reads: write the recording elsewhere")
+
+
+def _check_stdout() -> None:
+    try:
+        os.fstat(1)
+    except OSError:
+        raise UsageError("-o -: stdout is closed (redirect it to a file or a pipe)") from None

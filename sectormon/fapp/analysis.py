@@ -12,14 +12,15 @@ from pathlib import Path
 from typing import Any
 
 from sectormon.fapp.counts import measurement_counts
-from sectormon.fapp.csvread import Measurement, read_measurement
+from sectormon.fapp.measurement import read_measurement
+from sectormon.fapp.model import Measurement, cmg_of
 from sectormon.fapp.report import Report, Value, compute_report, report_profile
 from sectormon.fapp.section3 import Section3, compute_section3
-from sectormon.runmetrics import RunMetrics
+from sectormon.runmetrics import REPORT_PREFIX, RunMetrics
 
 KIND = "fapp"
-SECTION3_IPC_NAME = "IPC (INST_RETIRED)"
-"""The profile's IPC (INST_RETIRED / CPU_CYCLES) when 0x8 was counted; ``IPC`` is the report's (0x121)."""
+IMPORT_KIND = "fapp-import"
+"""The kind of a compare side read from a recording made by ``sectormon import fapp``."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,7 +52,10 @@ class Analysis:
 
 
 def analyze(path: str | Path, region: str | None = None) -> Analysis:
-    m = read_measurement(path, region)
+    return analyze_measurement(read_measurement(path, region))
+
+
+def analyze_measurement(m: Measurement) -> Analysis:
     profile = report_profile(m)  # the part's energy factors, for the report and section 3 alike
     return Analysis(m, compute_report(m, profile), compute_section3(m, profile))
 
@@ -70,33 +74,41 @@ def counts_by_name(m: Measurement, cmg_id: int = 0) -> dict[str, dict[str, float
     return out
 
 
-def _merge(report: Mapping[str, Value], section3: Mapping[str, float | None]) -> dict[str, float | None]:
-    merged: dict[str, float | None] = {k: (None if v is None else float(v)) for k, v in report.items()}
-    for name, value in section3.items():
-        if name in merged:
-            if value is None:
-                continue
-            name = SECTION3_IPC_NAME if name == "IPC" else f"{name} (section 3)"
-        merged[name] = value
-    return merged
+def is_cpupa_report(report: Report) -> bool:
+    """Whether the data are Fujitsu's CPU PA report sets: some report metric has a value."""
+    return any(v is not None for v in report.cmg_total.values())
+
+
+def _scope_metrics(
+    report: Mapping[str, Value], section3: Mapping[str, float | None], report_first: bool
+) -> dict[str, float | None]:
+    """One scope's metrics: the profile's by their own names, the report's as ``report:<name>``."""
+    of_report = {REPORT_PREFIX + k: (None if v is None else float(v)) for k, v in report.items()}
+    of_profile = dict(section3)
+    return {**of_report, **of_profile} if report_first else {**of_profile, **of_report}
 
 
 def run_metrics(path: str | Path, region: str | None = None) -> RunMetrics:
-    """A fapp measurement folder as a :class:`RunMetrics` for ``sectormon compare``.
+    """A fapp measurement folder as a :class:`RunMetrics` for ``sectormon compare``."""
+    return measurement_run_metrics(analyze(path, region), label=Path(path).name or str(path), kind=KIND)
+
+
+def measurement_run_metrics(a: Analysis, *, label: str, kind: str) -> RunMetrics:
+    """An analysed measurement as a :class:`RunMetrics` (a folder's, or an import's rebuilt rows).
 
     Scopes: ``thread:<n>`` per thread, ``total`` = the CMG total, and ``cmg:<id>`` (same values).
-    Metrics: the CPU PA report's plus the a64fx profile's (:mod:`~sectormon.fapp.section3`;
-    ``None`` = n/a). Coverage is 1.0 for every value present: each event was counted for the
-    whole run of its set. Counts: :func:`counts_by_name`.
+    Metrics: the a64fx profile's (:mod:`~sectormon.fapp.section3`) by their names and the CPU PA
+    report's as ``report:<name>`` (``None`` = n/a); the report's first when the data are its
+    sets, else the profile's. Coverage is 1.0 for every value present: each event was counted
+    for the whole run of its set. Counts: :func:`counts_by_name`.
     """
-    a = analyze(path, region)
     m = a.measurement
-    cmg = m.info.get("cmg", 0)
-    cmg_id = cmg if isinstance(cmg, int) and not isinstance(cmg, bool) else 0
+    cmg_id = cmg_of(m.info)
+    report_first = is_cpupa_report(a.report)
     metrics: dict[str, dict[str, float | None]] = {}
     for thread, values in a.report.threads.items():
-        metrics[f"thread:{thread}"] = _merge(values, a.section3.threads.get(thread, {}))
-    total = _merge(a.report.cmg_total, a.section3.cmg_total)
+        metrics[f"thread:{thread}"] = _scope_metrics(values, a.section3.threads.get(thread, {}), report_first)
+    total = _scope_metrics(a.report.cmg_total, a.section3.cmg_total, report_first)
     metrics["total"] = total
     metrics[f"cmg:{cmg_id}"] = dict(total)
     counts = counts_by_name(m, cmg_id)
@@ -105,14 +117,7 @@ def run_metrics(path: str | Path, region: str | None = None) -> RunMetrics:
         for scope, values in metrics.items()
     }
     info: dict[str, Any] = dict(m.info)
-    info.setdefault("split", list(a.split))
+    info.setdefault("split", [REPORT_PREFIX + n for n in a.report.split] + list(a.section3.split))
     if m.warnings:
         info.setdefault("warnings", list(m.warnings))
-    return RunMetrics(
-        label=Path(path).name or str(path),
-        kind=KIND,
-        metrics=metrics,
-        coverage=coverage,
-        counts=counts,
-        info=info,
-    )
+    return RunMetrics(label=label, kind=kind, metrics=metrics, coverage=coverage, counts=counts, info=info)

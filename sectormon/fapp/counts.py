@@ -19,10 +19,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from sectormon.fapp.csvread import EventSet, Measurement, ThreadRow
+from sectormon.fapp.model import CPU_CYCLES_CODE, EventSet, Measurement, ThreadRow
 from sectormon.fapp.names import CYCLES_NAME, event_name, is_cmg_scoped
-
-CPU_CYCLES_CODE = 0x11
 
 
 def counts_cycles(event_set: EventSet) -> bool:
@@ -40,6 +38,16 @@ def row_counts(event_set: EventSet, row: ThreadRow) -> dict[str, int]:
     counts: dict[str, int] = {} if counts_cycles(event_set) else {CYCLES_NAME: row.pmccntr}
     for code in event_set.codes:
         if not is_cmg_scoped(code):
+            counts[event_name(code)] = row.counts[code]
+    return counts
+
+
+def row_columns(event_set: EventSet, row: ThreadRow) -> dict[str, int]:
+    """One thread row whole by name: :func:`row_counts` plus its CMG-wide columns (that thread's
+    reading of the whole CMG), so the row can be rebuilt from a recording exactly."""
+    counts = row_counts(event_set, row)
+    for code in event_set.codes:
+        if is_cmg_scoped(code):
             counts[event_name(code)] = row.counts[code]
     return counts
 

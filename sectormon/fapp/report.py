@@ -17,13 +17,14 @@ CMG's means of thread values and of the core-power sum (the workbook would avera
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from sectormon.errors import DataError
-from sectormon.fapp.csvread import Measurement
+from sectormon.fapp.model import Measurement
 from sectormon.fapp.names import measurement_profile, part_variant
 from sectormon.profiles.model import Profile
 
@@ -365,9 +366,11 @@ def _evaluate(
     for name, formula in formulas.items():
         inputs.used = set()
         try:
-            out[name] = formula()
-        except (_Missing, ZeroDivisionError):
-            out[name] = None
+            value = formula()
+        except (_Missing, ZeroDivisionError, OverflowError):
+            value = None
+        # A result too large for a float (absurd counts or times) is not a number to show: n/a.
+        out[name] = value if value is None or math.isfinite(value) else None
         sources.setdefault(name, set()).update(inputs.used)
     return out
 

@@ -29,7 +29,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from sectormon.fapp.counts import cmg_counts, has_event, row_counts
-from sectormon.fapp.csvread import Measurement
+from sectormon.fapp.model import Measurement
 from sectormon.fapp.names import CYCLES_NAME
 from sectormon.fapp.report import report_profile
 from sectormon.metrics import evaluate_metrics
@@ -157,7 +157,9 @@ def compute_section3(m: Measurement, profile: Profile | None = None) -> Section3
             else:
                 values = evaluate_metrics(profile, thread_counts(m, choice, scope), thread_seconds(m, scope))
             cache[key] = values
-        return values[name]
+        result = values[name]
+        # A result too large for a float (absurd counts or times) is not a number to show: n/a.
+        return result if result is None or math.isfinite(result) else None
 
     threads = {
         str(t): {name: value(name, t) if name in at_thread else None for name in names} for t in m.threads

@@ -3,9 +3,13 @@
 The model: every event set (pa1 .. pa17) measured the SAME region, once each, so the recording
 is ONE slice as long as that region, T̄ = the mean pa1 time of the threads (CNTVCT / CNTFRQ; the
 report's CMG time), holding every set's counts. Each set is a group of the profile; the slice has
-one reading per (thread, set) (unit ``thread:<n>``: the row's per-PE events plus ``CPU_CYCLES`` =
-PMCCNTR) and one per (CMG unit, set) for the set's CMG-wide events (unit ``cmg:<id>``, as the
-live sampler opens them once per CMG: the mean of the thread rows, :mod:`sectormon.fapp.counts`).
+one reading per (thread, set) (unit ``thread:<n>``: the row whole, ``CPU_CYCLES`` = PMCCNTR unless
+the set counted 0x11) and one per (CMG unit, set) for the set's CMG-wide events (unit ``cmg:<id>``,
+as the live sampler opens them once per CMG: the mean of the thread rows,
+:mod:`sectormon.fapp.counts`). The engine takes CMG-wide events from CMG units only, so the thread
+readings' copies (each thread's reading of the whole CMG) are not counted twice; they are there so
+that ``compare`` can rebuild the rows exactly (:mod:`sectormon.fapp.from_recording`). The header's
+``source.event_sets`` names each set's columns in file order.
 
 Why this gives the raw counts: the engine scales an event by ``present / counted`` seconds. Here
 every unit is present the slice's duration and every reading adds that duration to its event's
@@ -18,6 +22,7 @@ not the thread's own T: the engine has one window per frame.)
 from __future__ import annotations
 
 import errno
+import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -25,14 +30,15 @@ from typing import Any
 
 from sectormon import __version__
 from sectormon.errors import DataError, SectormonError, UsageError
-from sectormon.fapp.counts import CPU_CYCLES_CODE, cmg_counts, row_counts
-from sectormon.fapp.csvread import EventSet, Measurement
-from sectormon.fapp.names import CYCLES_NAME, event_def
+from sectormon.fapp.counts import cmg_counts, row_columns
+from sectormon.fapp.model import CPU_CYCLES_CODE, EventSet, Measurement, cmg_of
+from sectormon.fapp.names import CYCLES_NAME, event_def, event_name
 from sectormon.fapp.report import report_profile
 from sectormon.io.jsonl import RECORDING_SCHEMA
 from sectormon.profiles.model import EventDef, GroupDef, MetricDef, Profile
 from sectormon.readings import Mark, Row, Slice
 
+_DISK_FULL = (errno.ENOSPC, errno.EFBIG, errno.EDQUOT)
 SLICE_GROUP = "fapp"
 """The slice's ``group``: all event sets at once (each reading names its own set)."""
 
@@ -50,6 +56,11 @@ def _set_events(event_set: EventSet) -> tuple[list[EventDef], bool]:
     """The set's events (profile names) and whether CPU_CYCLES comes from 0x11 instead of PMCCNTR."""
     events = [event_def(code) for code in event_set.codes]
     return events, CPU_CYCLES_CODE in event_set.codes
+
+
+def set_columns(event_set: EventSet) -> dict[str, str]:
+    """A set's event columns in file order: hex code -> the name its counts have in the readings."""
+    return {f"0x{code:04x}": event_name(code) for code in event_set.codes}
 
 
 def build_profile(m: Measurement) -> Profile:
@@ -112,11 +123,6 @@ def _rehint(
     return tuple(out)
 
 
-def _cmg_id(info: Mapping[str, Any]) -> int:
-    cmg = info.get("cmg", 0)
-    return cmg if isinstance(cmg, int) and not isinstance(cmg, bool) else 0
-
-
 def _ns(ticks: int, cntfrq: float) -> int:
     return round(ticks / cntfrq * 1e9)
 
@@ -130,7 +136,7 @@ def _rows(m: Measurement, event_set: EventSet, cmg: int) -> list[Row]:
     rows: list[Row] = []
     for row in event_set.rows:
         ns = _ns(row.cntvct, m.cntfrq_hz)
-        counts = row_counts(event_set, row)
+        counts = row_columns(event_set, row)
         unit = f"thread:{row.thread}"
         rows.append((unit, None, cmg, event_set.name, ns, ns, tuple(counts), list(counts.values())))
     cmg_values = cmg_counts(event_set)
@@ -161,7 +167,7 @@ def convert(m: Measurement) -> Conversion:
     from sectormon.profiles.loader import profile_to_dict
 
     profile = build_profile(m)
-    cmg = _cmg_id(m.info)
+    cmg = cmg_of(m.info)
     t = region_seconds(m)
     rows = [r for event_set in m.sets.values() for r in _rows(m, event_set, cmg)]
     slices = [Slice(t=t, index=0, duration=t, group=SLICE_GROUP, rows=tuple(rows))]
@@ -182,7 +188,8 @@ def convert(m: Measurement) -> Conversion:
             **info,
             "path": Path(m.path).name,
             "cntfrq_hz_used": m.cntfrq_hz,
-            "event_sets": list(m.sets),
+            "vector_length_bits_used": m.vector_length_bits,
+            "event_sets": {name: set_columns(event_set) for name, event_set in m.sets.items()},
         },
         "profile": profile_to_dict(profile),
         "options": {
@@ -212,7 +219,31 @@ def convert(m: Measurement) -> Conversion:
 
 
 def write_recording(m: Measurement, path: str | Path) -> Conversion:
-    """Write the recording of ``m`` to ``path`` (``.gz`` compresses); raises if the write failed."""
+    """Write the recording of ``m`` to ``path`` (``.gz`` compresses); raises if the write failed.
+
+    A file is written under a temporary name next to it and renamed when whole, so a failed
+    write (full disk) leaves neither a partial recording nor a clobbered older file. A path that
+    is not a regular file (``/dev/stdout``, a pipe) is written directly.
+    """
+    target = Path(path)
+    direct = target.exists() and not target.is_file()
+    if not direct:
+        target = Path(os.path.realpath(target))
+    work = target if direct else target.with_name(f".partial-{os.getpid()}-{target.name}")
+    try:
+        conversion = _write(m, work, shown=str(path), atomic=not direct)
+        if not direct:
+            try:
+                os.replace(work, target)
+            except OSError as exc:
+                raise UsageError(f"cannot write recording {path}: {exc.strerror or exc}") from None
+    finally:
+        if not direct:
+            work.unlink(missing_ok=True)
+    return conversion
+
+
+def _write(m: Measurement, path: Path, *, shown: str, atomic: bool) -> Conversion:
     from sectormon.io.recording import RecordingWriter
 
     conversion = convert(m)
@@ -227,8 +258,12 @@ def write_recording(m: Measurement, path: str | Path) -> Conversion:
         writer.close()
     if writer.failed is None:
         return conversion
+    failed = writer.failed.replace(str(path), shown)
     if writer.failed_errno == errno.EPIPE:
-        raise BrokenPipeError(errno.EPIPE, writer.failed)  # `-o - | head`: the CLI ends quietly
+        raise BrokenPipeError(errno.EPIPE, failed)  # `-o - | head`: the CLI ends quietly
+    if writer.failed_errno in _DISK_FULL:
+        fix = f"free space or write it elsewhere; nothing was written to {shown}" if atomic else "free space"
+        raise SectormonError(f"{failed} ({fix})")
     if not opened:
-        raise UsageError(f"{writer.failed} (check -o: its folder must exist and be writable)")
-    raise SectormonError(writer.failed)
+        raise UsageError(f"{failed} (check -o: its folder must exist and be writable)")
+    raise SectormonError(f"{failed} (nothing was written to {shown})" if atomic else failed)

@@ -11,19 +11,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from sectormon.profiles.model import MetricDef
 from sectormon.topology import format_cpu_list, parse_cpu_list
-
-
-@dataclass(frozen=True, slots=True)
-class MetricInfo:
-    """What the profile says about one metric (its value always comes from the frame)."""
-
-    name: str
-    unit: str = ""
-    better: str = "none"
-    formula: str = ""
-    description: str = ""
-    scope: str = "any"
 
 
 @dataclass(frozen=True, slots=True)
@@ -31,15 +20,16 @@ class ProfileView:
     """The header's profile, as the UI needs it: metric order, units, formulas, event facts."""
 
     name: str
-    metrics: Mapping[str, MetricInfo] = field(default_factory=dict)
+    metrics: Mapping[str, MetricDef] = field(default_factory=dict)
     events: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
 
     def unit(self, metric: str) -> str:
         info = self.metrics.get(metric)
         return info.unit if info else ""
 
-    def info(self, metric: str) -> MetricInfo:
-        return self.metrics.get(metric) or MetricInfo(metric)
+    def info(self, metric: str) -> MetricDef:
+        """What the profile says about ``metric`` (its value always comes from the frame)."""
+        return self.metrics.get(metric) or MetricDef(metric, "")
 
 
 def _mapping(value: Any) -> Mapping[Any, Any]:
@@ -60,9 +50,9 @@ def _named_items(value: Any) -> Iterable[tuple[str, Mapping[str, Any]]]:
 def profile_view(header: Mapping[str, Any]) -> ProfileView:
     """The profile recorded in the header (``name``, ``metrics``, ``events``)."""
     profile = _mapping(header.get("profile"))
-    metrics: dict[str, MetricInfo] = {}
+    metrics: dict[str, MetricDef] = {}
     for name, fields in _named_items(profile.get("metrics")):
-        metrics[name] = MetricInfo(
+        metrics[name] = MetricDef(
             name=name,
             unit=str(fields.get("unit", "") or ""),
             better=str(fields.get("better", "none") or "none"),

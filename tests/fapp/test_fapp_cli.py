@@ -8,8 +8,9 @@ from pathlib import Path
 import pytest
 
 from sectormon.cli import main
-from sectormon.fapp import run_metrics
-from sectormon.fapp.csvread import read_measurement
+from sectormon.fapp import analyze, run_metrics
+from sectormon.fapp.measurement import read_measurement
+from sectormon.fapp.report import CMG_METRICS
 from sectormon.fapp.table import format_value
 
 STEM = "axhelm2.29503716.0"
@@ -73,13 +74,19 @@ def test_run_metrics(fapp_dir: Path) -> None:
     assert rm.label == STEM
     assert rm.scopes() == (*(f"thread:{t}" for t in range(12)), "total", "cmg:0")
     expected = json.loads((fapp_dir / "expected" / f"{STEM}.json").read_text())
-    assert rm.metrics["total"]["IPC"] == pytest.approx(expected["cmg_total"]["IPC"], rel=1e-12)
-    assert rm.metrics["thread:3"]["GFLOPS"] == pytest.approx(expected["threads"]["3"]["GFLOPS"], rel=1e-12)
-    assert rm.metrics["cmg:0"] == rm.metrics["total"]
-    # Section 3 merged in; its IPC (0x8) is absent so the report's IPC keeps the name alone.
-    assert rm.metrics["total"]["mem_stall_rate"] is not None
-    assert rm.metrics["total"]["L1D_miss_rate"] is None
-    assert "IPC (INST_RETIRED)" not in rm.metrics["total"]
+    total = rm.metrics["total"]
+    assert total["report:IPC"] == pytest.approx(expected["cmg_total"]["IPC"], rel=1e-12)
+    assert rm.metrics["thread:3"]["report:GFLOPS"] == pytest.approx(
+        expected["threads"]["3"]["GFLOPS"], rel=1e-12
+    )
+    assert rm.metrics["cmg:0"] == total
+    # The profile's metrics by their own names, the report's as report:<name>: the profile's IPC
+    # (INST_RETIRED / CPU_CYCLES) is n/a on the CPU PA sets (no 0x8), never the report's 0x121 one.
+    assert total["IPC"] is None
+    assert total["mem_stall_rate"] is not None and total["L1D_miss_rate"] is None
+    assert set(total) == {f"report:{n}" for n in CMG_METRICS} | set(analyze(fapp_dir / STEM).section3.names)
+    # A CPU PA report: its metrics first, in the report's order.
+    assert list(total)[: len(CMG_METRICS)] == [f"report:{n}" for n in CMG_METRICS]
     # The profile's errata-corrected L2 miss count (what compare's L2_effectiveness uses): CMG only.
     assert rm.metrics["total"]["L2_miss_count_corrected"] is not None
     assert rm.metrics["thread:0"]["L2_miss_count_corrected"] is None
@@ -99,8 +106,8 @@ def test_run_metrics(fapp_dir: Path) -> None:
     cycles = [m.value(s, "PMCCNTR", 0) or 0 for s in m.sets]
     assert counts["thread:0"]["CPU_CYCLES"] == pytest.approx(sum(cycles) / len(cycles), rel=1e-15)
     assert rm.info["node_name"] == "h34-5001c"
-    assert "L1D miss rate" in rm.info["split"]
-    assert rm.coverage["total"]["IPC"] == 1.0 and "L1D_miss_rate" not in rm.coverage["total"]
+    assert "report:L1D miss rate" in rm.info["split"]
+    assert rm.coverage["total"]["report:IPC"] == 1.0 and "L1D_miss_rate" not in rm.coverage["total"]
 
 
 def test_format_value() -> None:

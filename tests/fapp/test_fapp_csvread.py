@@ -10,8 +10,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from sectormon.cli import main
 from sectormon.errors import DataError
-from sectormon.fapp.csvread import parse_cpupa, read_cpupa, read_measurement
+from sectormon.fapp.csvread import parse_cpupa
+from sectormon.fapp.measurement import read_export, read_measurement
 
 HEADER = "LABEL-FAPP-cpupa,Level,Spawn,Process,Thread,Region_name,Region_number,Call,CNTVCT,PMCCNTR," + (
     "0x0011,0x0008,-"
@@ -29,7 +31,7 @@ def small_csv(threads: int = 3) -> str:
 
 
 def test_reads_real_pa1(fapp_dir: Path) -> None:
-    s = read_cpupa(fapp_dir / "axhelm2.29503716.0" / "pa1.csv")
+    s = read_export(fapp_dir / "axhelm2.29503716.0" / "pa1.csv")
     assert s.name == "pa1"
     assert s.codes == (0x80C0, 0x80C1, 0x17, 0x18, 0x325, 0x326, 0x121, 0x8000)
     assert s.threads() == tuple(range(12))
@@ -40,7 +42,7 @@ def test_reads_real_pa1(fapp_dir: Path) -> None:
 
 
 def test_unused_columns_are_dropped(fapp_dir: Path) -> None:
-    s = read_cpupa(fapp_dir / "axhelm2.29503716.0" / "pa12.csv")
+    s = read_export(fapp_dir / "axhelm2.29503716.0" / "pa12.csv")
     assert s.codes == (0x8008, 0x198, 0x199, 0x139, 0x10, 0x12)
 
 
@@ -137,7 +139,7 @@ def test_bad_utf8_names_the_line() -> None:
 
 
 def test_directory_errors(tmp_path: Path) -> None:
-    with pytest.raises(DataError, match="no cpupa CSV files"):
+    with pytest.raises(DataError, match="no cpupa export files"):
         read_measurement(tmp_path)
     with pytest.raises(DataError, match="no such file or directory"):
         read_measurement(tmp_path / "missing")
@@ -145,6 +147,38 @@ def test_directory_errors(tmp_path: Path) -> None:
     (tmp_path / "info.json").write_text("{\n  bad")
     with pytest.raises(DataError, match=r"info.json:2: bad JSON"):
         read_measurement(tmp_path)
+
+
+def test_a_utf8_bom_is_accepted(tmp_path: Path) -> None:
+    """Spreadsheet programs save CSV with a byte-order mark; the header was then not found."""
+    (tmp_path / "pa1.csv").write_bytes(b"\xef\xbb\xbf" + small_csv(2).encode())
+    (tmp_path / "info.json").write_bytes(b"\xef\xbb\xbf" + b'{"cntfrq_hz": 100000000}')
+    m = read_measurement(tmp_path)
+    assert m.threads == (0, 1) and m.warnings == () and m.sets["pa1"].rows[0].line == 2
+
+
+@pytest.mark.parametrize(
+    ("text", "line", "problem"),
+    [
+        ('{\n  "cntfrq_hz": NaN\n}', 2, "NaN is not a JSON number"),
+        ('{"note": "NaN here",\n "vector_length_bits": Infinity}', 2, "Infinity is not a JSON number"),
+        ('{"cntfrq_hz":\n\n-Infinity}', 3, "-Infinity is not a JSON number"),
+        ('{"cntfrq_hz": 1e999}', None, "cntfrq_hz must be a positive number, not inf"),
+        ('{"vector_length_bits": 100}', None, "vector_length_bits must be a multiple of 128"),
+        ('{"vector_length_bits": 1e308}', None, "vector_length_bits must be a multiple of 128"),
+        ("[" * 100_000, None, "nested too deeply"),
+    ],
+)
+def test_info_json_that_is_not_json_is_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], text: str, line: int | None, problem: str
+) -> None:
+    """info.json with NaN passed as a number and ended in a ValueError traceback at the JSON output."""
+    (tmp_path / "pa1.csv").write_text(small_csv())
+    (tmp_path / "info.json").write_text(text)
+    assert main(["fapp", str(tmp_path), "--json"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    where = f"{tmp_path / 'info.json'}" + (f":{line}" if line is not None else "")
+    assert len(err) == 1 and err[0].startswith(f"sectormon: {where}: ") and problem in err[0], err
 
 
 def test_several_regions_need_a_choice(tmp_path: Path) -> None:

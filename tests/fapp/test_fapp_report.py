@@ -12,7 +12,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from sectormon.errors import DataError
-from sectormon.fapp.csvread import read_measurement
+from sectormon.fapp.measurement import read_measurement
 from sectormon.fapp.report import (
     BETTER,
     CA_ITEMS,

@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from sectormon.fapp.csvread import Measurement, read_measurement
+from sectormon.fapp.measurement import read_measurement
+from sectormon.fapp.model import Measurement
 from sectormon.fapp.names import a64fx_profile, part_variant
 from sectormon.fapp.report import compute_report
 from sectormon.fapp.section3 import compute_section3, metric_inputs

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from sectormon.compare import compare_paths
+from sectormon.compare.sides import compare_paths
 from sectormon.job.jobfile import open_job
 from sectormon.job.replay import final_job_frame
 from tests.e2e.helpers import read_jsonl, run_sectormon

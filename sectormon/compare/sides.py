@@ -1,0 +1,280 @@
+"""The two sides of ``sectormon compare``, loaded: each path reduced to a :class:`RunMetrics`.
+
+- A recording: replayed to its final frame, whose whole-run window gives ``total``, ``cmg:<id>``
+  and ``core:<cpu>``.
+- A recording made by ``sectormon import fapp``: its rows rebuilt (:mod:`sectormon.fapp.
+  from_recording`) and analysed like the folder it came from, so a folder and its import give
+  the same metrics.
+- A fapp folder: the fapp analysis (the a64fx profile's metrics and the CPU PA report's).
+
+Sides that are unlike (another profile, another source of counts) are said before the tables
+and in ``warnings``; sides with no metric that has a value on both are an error, since every
+row would be n/a.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from sectormon.compare.runs import Comparison, compare_runs, scope_sort_key
+from sectormon.errors import UsageError
+from sectormon.frames import Frame, ScopeStats
+from sectormon.profiles.model import MetricDef, Profile
+from sectormon.runmetrics import REPORT_PREFIX, RunMetrics
+
+FAPP_SOURCE = "fapp"
+SOURCE_NAMES = {
+    "perf": "counted by perf",
+    "sim": "the simulated A64FX",
+    FAPP_SOURCE: "fapp data",
+    "job": "a merged job",
+}
+
+
+@dataclass(frozen=True)
+class Side:
+    """One side of a comparison, loaded: its metrics, their conventions, and what it is."""
+
+    run: RunMetrics
+    info: Mapping[str, MetricDef]
+    warnings: tuple[str, ...] = ()
+    profile: str = ""
+    """The profile its metrics come from: ``name`` or ``name (variant)``."""
+    source: str = ""
+    """Where its counts come from: ``perf``, ``sim``, ``fapp``."""
+
+
+def run_metrics_from_frame(frame: Frame, *, label: str, info: Mapping[str, Any] | None = None) -> RunMetrics:
+    """A recording's final frame as a :class:`RunMetrics`: its whole-run window."""
+    window = frame.run
+    scopes: dict[str, ScopeStats] = {"total": window.total}
+    scopes.update(
+        (f"cmg:{k}", v) for k, v in sorted(window.cmgs.items(), key=lambda kv: scope_sort_key(kv[0]))
+    )
+    scopes.update(
+        (f"core:{k}", v) for k, v in sorted(window.cores.items(), key=lambda kv: scope_sort_key(kv[0]))
+    )
+    return RunMetrics(
+        label=label,
+        kind="recording",
+        metrics={k: dict(v.metrics) for k, v in scopes.items()},
+        coverage={k: dict(v.coverage) for k, v in scopes.items()},
+        counts={k: dict(v.counts) for k, v in scopes.items()},
+        info=dict(info or {}),
+    )
+
+
+def metric_info_from_profile(profile: Profile) -> dict[str, MetricDef]:
+    return {m.name: m for m in profile.metrics}
+
+
+def builtin_metric_info(name: str = "a64fx") -> dict[str, MetricDef]:
+    """Metric conventions of a profile shipped with sectormon (for fapp sides, which have none)."""
+    from sectormon.profiles.loader import load_profile
+
+    return metric_info_from_profile(load_profile(name))
+
+
+def fapp_metric_info() -> dict[str, MetricDef]:
+    """Conventions for a fapp side: the a64fx profile's for its metrics, and Fujitsu's report
+    metrics' own (:data:`sectormon.fapp.report.BETTER` and ``UNITS``) under ``report:<name>``."""
+    from sectormon.fapp.report import BETTER, UNITS
+
+    info = builtin_metric_info("a64fx")
+    info.update(
+        (REPORT_PREFIX + name, MetricDef(REPORT_PREFIX + name, "", unit=UNITS[name], better=better))
+        for name, better in BETTER.items()
+    )
+    return info
+
+
+def _profile_label(name: object, variant: object) -> str:
+    text = name if isinstance(name, str) and name else "unnamed"
+    return f"{text} ({variant})" if isinstance(variant, str) and variant else text
+
+
+def _header_source(header: Mapping[str, Any]) -> str:
+    source = header.get("source")
+    kind = source.get("kind") if isinstance(source, dict) else None
+    return kind if isinstance(kind, str) and kind else "unknown"
+
+
+def load_recording_side(path: str, *, skip_bad: bool = False) -> Side:
+    from sectormon.fapp.from_recording import is_fapp_import
+    from sectormon.io.reader import open_recording
+
+    with open_recording(path, skip_bad=skip_bad) as stream:
+        header = stream.header
+    if is_fapp_import(header):
+        return _load_fapp_import(path, skip_bad=skip_bad)
+    return _load_engine_side(path, skip_bad=skip_bad)
+
+
+def _load_engine_side(path: str, *, skip_bad: bool) -> Side:
+    from sectormon.profiles.loader import profile_from_dict
+    from sectormon.session.replay import final_frame
+
+    header, frame, stream = final_frame(path, skip_bad=skip_bad)
+    source = header.get("source")
+    facts = {
+        "path": path,
+        "source": source.get("kind") if isinstance(source, dict) else None,
+        "target": header.get("target"),
+        "sector_config": header.get("sector_config"),
+        "created": header.get("created"),
+        "seconds": frame.run.seconds,
+        "skipped_lines": stream.skipped,
+    }
+    run = run_metrics_from_frame(frame, label=Path(path).name, info=facts)
+    profile = profile_from_dict(header["profile"], source=path)
+    warnings = list(stream.warnings)
+    if stream.skipped:
+        warnings.append(f"{path}: skipped {stream.skipped} malformed line(s) (--skip-bad)")
+    return Side(
+        run=run,
+        info=metric_info_from_profile(profile),
+        warnings=tuple(warnings),
+        profile=_profile_label(profile.name, profile.variant),
+        source=_header_source(header),
+    )
+
+
+def _load_fapp_import(path: str, *, skip_bad: bool) -> Side:
+    from sectormon.fapp.analysis import IMPORT_KIND, analyze_measurement, measurement_run_metrics
+    from sectormon.fapp.from_recording import rebuild_measurement
+    from sectormon.io.reader import read_recording
+
+    recording = read_recording(path, skip_bad=skip_bad)
+    m = rebuild_measurement(path, recording.header, recording.slices)
+    analysis = analyze_measurement(m)
+    run = measurement_run_metrics(analysis, label=Path(path).name, kind=IMPORT_KIND)
+    warnings = [*recording.warnings, *_named(path, m.warnings)]
+    if recording.skipped:
+        warnings.append(f"{path}: skipped {recording.skipped} malformed line(s) (--skip-bad)")
+    return Side(
+        run=run,
+        info=fapp_metric_info(),
+        warnings=tuple(warnings),
+        profile=_profile_label("a64fx", analysis.section3.variant),
+        source=FAPP_SOURCE,
+    )
+
+
+def load_fapp_side(path: str, region: str | None = None) -> Side:
+    from sectormon.fapp.analysis import KIND, analyze, measurement_run_metrics
+
+    analysis = analyze(path, region)
+    run = measurement_run_metrics(analysis, label=Path(path).name or str(path), kind=KIND)
+    return Side(
+        run=run,
+        info=fapp_metric_info(),
+        warnings=_named(path, analysis.measurement.warnings),
+        profile=_profile_label("a64fx", analysis.section3.variant),
+        source=FAPP_SOURCE,
+    )
+
+
+def _named(path: str, warnings: Iterable[str]) -> tuple[str, ...]:
+    """A measurement's warnings, each naming the side (most name their file and line already)."""
+    return tuple(w if w.startswith(path) else f"{path}: {w}" for w in warnings)
+
+
+def load_job_side(path: str, *, skip_bad: bool = False) -> Side:
+    """A job file from ``sectormon merge``, or ``FILE,FILE...``: node recordings taken as one job."""
+    from sectormon.job.runs import job_side_runs
+
+    paths = [p for p in path.split(",") if p]
+    run, profile, warnings = job_side_runs(
+        paths, label=Path(paths[0]).name if len(paths) == 1 else path, skip_bad=skip_bad
+    )
+    return Side(
+        run=run,
+        info=metric_info_from_profile(profile),
+        warnings=tuple(warnings),
+        profile=_profile_label(profile.name, profile.variant),
+        source="job",
+    )
+
+
+def load_side(path: str, *, skip_bad: bool = False, region: str | None = None) -> Side:
+    """A recording file or a fapp directory (``region``: its measured region, when it has several);
+    a job file or ``FILE,FILE...`` is a job (:func:`load_job_side`)."""
+    from sectormon.job.jobfile import is_job_file
+
+    p = Path(path)
+    if ("," in path and not p.exists()) or (p.is_file() and is_job_file(path)):
+        return load_job_side(path, skip_bad=skip_bad)
+    if p.is_dir():
+        return load_fapp_side(path, region)
+    if p.is_file():
+        return load_recording_side(path, skip_bad=skip_bad)
+    raise UsageError(
+        f"{path}: no such file or directory (give a sectormon recording or a fapp cpupa directory)"
+    )
+
+
+def unlike(base: Side, other: Side) -> list[str]:
+    """What makes the two sides unlike, one line each (empty when they are alike)."""
+    out: list[str] = []
+    b, o = base.run.label, other.run.label
+    if base.profile != other.profile:
+        out.append(
+            f"different profiles: {b} uses {base.profile}, {o} uses {other.profile}; "
+            "a metric of one name may be computed from other events, and only the metrics both "
+            "have can be compared"
+        )
+    if base.source != other.source:
+        out.append(
+            f"different sources: {b} is {SOURCE_NAMES.get(base.source, base.source)}, "
+            f"{o} is {SOURCE_NAMES.get(other.source, other.source)}; their counts were not taken "
+            "the same way"
+        )
+    return out
+
+
+def compare_paths(
+    base: str,
+    other: str,
+    *,
+    skip_bad: bool = False,
+    scopes: Iterable[str] = (),
+    region: str | None = None,
+) -> Comparison:
+    """``region`` picks the measured region of fapp sides whose CSVs hold several: ``NAME`` for
+    both, ``BASE,OTHER`` for each its own (two regions of one run compare too)."""
+    base_region = other_region = region
+    if region is not None:
+        if not (Path(base).is_dir() or Path(other).is_dir()):
+            raise UsageError(
+                "--region picks a fapp directory's measured region; neither side is a fapp directory"
+            )
+        names = region.split(",")
+        if len(names) > 2 or not all(n.strip() for n in names):
+            raise UsageError(f"--region {region!r}: give NAME (both sides) or BASE_NAME,OTHER_NAME")
+        base_region, other_region = names[0].strip(), names[-1].strip()
+    b = load_side(base, skip_bad=skip_bad, region=base_region)
+    o = load_side(other, skip_bad=skip_bad, region=other_region)
+    base_run, other_run = b.run, o.run
+    paired: list[str] = []
+    if base_run.kind == "job" and other_run.kind == "job":
+        from sectormon.job.runs import pair_nodes
+
+        base_run, other_run, paired = pair_nodes(base_run, other_run)
+    cmp = compare_runs(
+        base_run,
+        other_run,
+        info={**o.info, **b.info},
+        scopes=scopes,
+        warnings=(*b.warnings, *o.warnings, *paired),
+        mixed=unlike(b, o),
+    )
+    if not any(r.base is not None and r.other is not None for sc in cmp.scopes for r in sc.rows):
+        profiles = b.profile if b.profile == o.profile else f"{b.profile} and {o.profile}"
+        raise UsageError(
+            f"{base} and {other}: no metric has a value on both sides (profiles {profiles}, "
+            f"sources {b.source} and {o.source}); compare runs counted with the same profile and events"
+        )
+    return cmp
