@@ -1,7 +1,8 @@
 """Command-line entry point: picks the subcommand module and turns errors into one-line messages.
 
 ``sectormon [options] [-- CMD ARGS]`` is the live monitor (TUI, or ``--json``); the other jobs are
-subcommands (``check``, ``events``, ``sim``, ``replay``, ``fapp``, ``import``, ``compare``). Each
+subcommands (``check``, ``events``, ``sim``, ``replay``, ``fapp``, ``import``, ``compare``,
+``hotspots``). Each
 lives in ``sectormon/commands/<name>.py`` with ``configure(parser)`` and ``run(args) -> int``, so
 this module stays a dispatcher and imports only the command that runs (the JSON path never pulls in
 Textual).
@@ -32,6 +33,10 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "fapp": ("fapp", "Compute the CPU PA report and sector metrics from fapp cpupa CSV files."),
     "import": ("import_", "Convert foreign data (fapp cpupa CSV) into a sectormon recording."),
     "compare": ("compare", "Compare a baseline run with a tuned run (recordings or fapp directories)."),
+    "hotspots": (
+        "hotspots",
+        "Sample an event and attribute it to functions and data objects (scale factor, latency buckets).",
+    ),
 }
 
 

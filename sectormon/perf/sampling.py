@@ -15,9 +15,11 @@ CLOCK_MONOTONIC makes every time comparable with ``time.monotonic_ns()``.
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
+import struct
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from types import TracebackType
 
 from sectormon.perf import abi, syscall
@@ -34,6 +36,7 @@ SAMPLE_TYPE = (
     | abi.PERF_SAMPLE_CPU
     | abi.PERF_SAMPLE_WEIGHT
 )
+_VALUE_LOST = struct.Struct("=QQ")  # read(): the count, then the lost samples
 DEFAULT_PAGES = 128  # 512 KiB with 4 KiB pages: perf record's default, inside the unprivileged allowance
 CLOCK_MONOTONIC = time.CLOCK_MONOTONIC
 
@@ -71,14 +74,22 @@ class SamplingConfig:
         return RecordLayout(self.sample_type, sample_id_all=True)
 
 
-def sampling_attr(spec: EventSpec, config: SamplingConfig, *, page_size: int) -> abi.PerfEventAttr:
-    """The attr of a sampling event with the side-band records symbolization needs."""
+def sampling_attr(
+    spec: EventSpec, config: SamplingConfig, *, page_size: int, count_lost: bool = True
+) -> abi.PerfEventAttr:
+    """The attr of a sampling event with the side-band records symbolization needs.
+
+    ``count_lost`` asks for the event's lost-sample count in its reads (PERF_FORMAT_LOST, Linux
+    6.0): unlike PERF_RECORD_LOST, which the kernel writes only when the ring has room again, it
+    also covers the samples dropped at the very end of a run.
+    """
     attr = abi.make_attr(
         spec.type,
         spec.config,
         config1=spec.config1,
         config2=spec.config2,
         config3=spec.config3,
+        read_format=abi.PERF_FORMAT_LOST if count_lost else 0,
         sample_period=config.freq or config.period,
         sample_type=config.sample_type,
         wakeup=config.wakeup_bytes or max(1, config.pages * page_size // 4),
@@ -130,10 +141,22 @@ class SamplingEvent:
         self.cpu = cpu
         self.config = config
         self.layout = config.layout()
-        attr = sampling_attr(spec, config, page_size=os.sysconf("SC_PAGE_SIZE"))
+        page_size = os.sysconf("SC_PAGE_SIZE")
         attempt = Attempt(self.name, pid, cpu, spec=spec.spec, exclude_kernel=config.exclude_kernel)
+        self.counts_lost = True
         try:
-            self.fd: int | None = syscall.perf_event_open(attr, pid, cpu, attempt=attempt)
+            try:
+                self.fd: int | None = syscall.perf_event_open(
+                    sampling_attr(spec, config, page_size=page_size), pid, cpu, attempt=attempt
+                )
+            except InvalidAttribute as exc:
+                if exc.errno != errno.EINVAL:
+                    raise
+                # A kernel before 6.0 has no PERF_FORMAT_LOST: lost samples then come from the
+                # PERF_RECORD_LOST records alone.
+                self.counts_lost = False
+                attr = sampling_attr(spec, config, page_size=page_size, count_lost=False)
+                self.fd = syscall.perf_event_open(attr, pid, cpu, attempt=attempt)
         except InvalidAttribute as exc:
             raise InvalidAttribute(
                 f"{exc} (sampling needs a kernel of 4.1 or later, and some PMUs cannot sample: "
@@ -158,6 +181,16 @@ class SamplingEvent:
 
     def disable(self) -> None:
         syscall.ioctl(self._fd(), abi.PERF_EVENT_IOC_DISABLE, 0, attempt=self._attempt)
+
+    def lost(self) -> int | None:
+        """Samples of this event the kernel dropped so far (None: this kernel does not count them)."""
+        if not self.counts_lost:
+            return None
+        try:
+            data = os.read(self._fd(), 16)
+        except OSError:
+            return None
+        return _VALUE_LOST.unpack(data)[1] if len(data) == _VALUE_LOST.size else None
 
     def read_raw(self) -> bytes:
         """The bytes the kernel published since the last read (the ring's space is freed); b""
@@ -193,3 +226,14 @@ class SamplingEvent:
         self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
     ) -> None:
         self.close()
+
+
+def check_sampling(spec: EventSpec, config: SamplingConfig, *, name: str = "") -> None:
+    """Open ``spec`` as a sampling event on this thread and close it again: raises the
+    :class:`~sectormon.perf.errors.PerfError` a real open would (unsupported event, PMU that
+    cannot sample, permissions) before any target is started."""
+    plain = replace(config, inherit=False, enable_on_exec=False)
+    attr = sampling_attr(spec, plain, page_size=4096, count_lost=False)
+    attempt = Attempt(name or spec.spec, 0, -1, spec=spec.spec, exclude_kernel=config.exclude_kernel)
+    fd = syscall.perf_event_open(attr, 0, -1, attempt=attempt)
+    os.close(fd)

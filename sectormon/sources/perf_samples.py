@@ -184,12 +184,17 @@ def _record_time(record: Record) -> int:
 
 @dataclass(frozen=True)
 class SamplingRun:
-    """What a run produced: the rings' bytes (see :attr:`stream`), the counted total, the costs."""
+    """What a run produced: the rings' bytes (see :attr:`stream`), the counted total, the costs.
+
+    ``lost`` is the kernel's own count of dropped samples (PERF_FORMAT_LOST; None before Linux 6.0,
+    where only the stream's PERF_RECORD_LOST records tell).
+    """
 
     config: SamplingConfig
     rings: tuple[tuple[bytes, ...], ...]
     before: tuple[MapEvent, ...]
     counted: CountedTotal | None
+    lost: int | None
     wall_seconds: float
     cpu_seconds: float
     target_cpu_seconds: float | None
@@ -260,6 +265,16 @@ class _Rings:
 
     def events(self) -> list[SamplingEvent]:
         return [*self.owners.values(), *self.members]
+
+    def lost(self) -> int | None:
+        """Samples the kernel dropped on every event (None: this kernel does not count them)."""
+        total = 0
+        for event in self.events():
+            lost = event.lost()
+            if lost is None:
+                return None
+            total += lost
+        return total
 
     def drain(self) -> int:
         total = 0
@@ -386,6 +401,7 @@ def sample_target(
             cpu_seconds = time.process_time() - cpu_start
             wall_seconds = time.monotonic() - wall_start
         counted = _counted(rings.counters)
+        lost = rings.lost()
     finally:
         rings.close()
         target.close()
@@ -400,6 +416,7 @@ def sample_target(
         rings=tuple(tuple(chunks) for chunks in rings.chunks.values()),
         before=tuple(before),
         counted=counted,
+        lost=lost,
         wall_seconds=wall_seconds,
         cpu_seconds=cpu_seconds,
         target_cpu_seconds=target_cpu,
