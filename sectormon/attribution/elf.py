@@ -38,17 +38,19 @@ class Segment:
 class SymbolTable:
     """Sorted, non-overlapping symbol ranges: ``lookup(vaddr)`` -> (name, offset) or None.
 
-    Where several symbols share an address the global one wins over a weak, then a local one
-    (aliases such as ``__libc_malloc``/``malloc``). A zero-size symbol covers up to the next
+    Where several symbols share an address a sized one wins over a zero-size marker (such as
+    ``__TMC_END__``), then the global one over a weak, then a local one (aliases such as
+    ``__libc_malloc``/``malloc``), then the larger. A zero-size symbol covers up to the next
     symbol when ``extend_empty`` (hand-written assembly functions), else only its own address.
     """
 
     def __init__(self, symbols: Iterable[tuple[int, int, str, int]], *, extend_empty: bool) -> None:
-        best: dict[int, tuple[int, int, str]] = {}
+        best: dict[int, tuple[tuple[bool, int, int], int, str]] = {}
         for start, size, name, rank in symbols:
+            preference = (size == 0, rank, -size)
             known = best.get(start)
-            if known is None or (rank, -size) < (known[0], -known[1]):
-                best[start] = (rank, size, name)
+            if known is None or preference < known[0]:
+                best[start] = (preference, size, name)
         starts = sorted(best)
         self._starts: list[int] = []
         self._ends: list[int] = []
