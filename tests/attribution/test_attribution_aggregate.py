@@ -15,8 +15,11 @@ from sectormon.attribution.samples import AttributedSample, CodeLocation, DataLo
 
 BUCKETS = (LatencyBucket("L1 hit", 21), LatencyBucket("L2 hit", 148), LatencyBucket("memory"))
 FUNCTIONS = [CodeLocation(f"f{i}", "prog", f"prog.c:{10 + i}" if i % 2 else None) for i in range(4)]
-OBJECTS = [DataLocation(name, kind, module) for name, kind, module in
-           (("a", "symbol", "prog"), ("b", "symbol", "prog"), ("[heap]", "heap", ""))]  # fmt: skip
+OBJECTS = [
+    DataLocation("a", "symbol", "prog"),
+    DataLocation("b", "symbol", "prog"),
+    DataLocation("[heap]", "heap"),
+]
 
 
 def attributed(
