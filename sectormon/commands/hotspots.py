@@ -106,7 +106,15 @@ def run(args: argparse.Namespace) -> int:
         )
     except ValueError as exc:
         raise UsageError(f"--mmap-pages {args.mmap_pages}: {exc}") from None
-    check_sampling(spec, config, name=name)
+    try:
+        check_sampling(spec, config, name=name)
+    except EventUnsupported as exc:
+        raise EventUnsupported(
+            f"--event {name}: {spec.spec} cannot be sampled on this host ({exc.errno_name}: no such event "
+            f"on this PMU, or it cannot sample) (fix: another --event; {FALLBACK_EVENT} samples on any host)",
+            errno=exc.errno,
+            event=name,
+        ) from None
     target = perf_samples.make_target(
         pid=args.pid,
         cpus=_cpus(args.cpus) if args.cpus else (),
