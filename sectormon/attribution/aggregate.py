@@ -18,7 +18,7 @@ import bisect
 from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass
 
-from sectormon.attribution.samples import AttributedSample
+from sectormon.attribution.samples import AttributedSample, CodeLocation, DataLocation
 from sectormon.attribution.table import HotspotRow, HotspotTable
 
 
@@ -42,13 +42,20 @@ class _Tally:
 
 
 class HotspotAggregator:
-    """Running counts; ``buckets`` classify each sample's weight (latency in cycles), in order."""
+    """Running counts; ``buckets`` classify each sample's weight (latency in cycles), in order.
 
-    def __init__(self, buckets: Sequence[LatencyBucket] = (), *, line_size: int = 64) -> None:
+    Cache lines are counted only with ``lines`` (each line is a table entry: a million samples
+    over fresh memory are a million lines).
+    """
+
+    def __init__(
+        self, buckets: Sequence[LatencyBucket] = (), *, line_size: int = 64, lines: bool = False
+    ) -> None:
         if line_size < 1 or line_size & (line_size - 1):
             raise ValueError(f"cache line size must be a power of two, not {line_size}")
         self.buckets = tuple(buckets)
         self.line_size = line_size
+        self.count_lines = lines
         self._bounds = [b.max_cycles for b in self.buckets if b.max_cycles is not None]
         self._open_ended = bool(self.buckets) and self.buckets[-1].max_cycles is None
         self.samples = 0
@@ -60,6 +67,10 @@ class HotspotAggregator:
         self._statements: dict[Hashable, _Tally] = {}
         self._objects: dict[Hashable, _Tally] = {}
         self._lines: dict[Hashable, _Tally] = {}
+        # The symbolizer hands out the same location object again and again: find its tallies by
+        # identity first (the object is kept, so its id stays its own), by value when it is new.
+        self._by_code: dict[int, tuple[CodeLocation, tuple[_Tally, ...]]] = {}
+        self._by_data: dict[int, tuple[DataLocation, _Tally]] = {}
 
     def bucket_of(self, weight: float) -> int | None:
         """Index of the bucket a latency falls in (None: beyond the last bounded bucket and no
@@ -70,40 +81,63 @@ class HotspotAggregator:
         return None
 
     def add(self, sample: AttributedSample) -> None:
+        period = sample.period
         self.samples += 1
-        self.periods += sample.period
+        self.periods += period
         bucket = None
         if sample.weight and self.buckets:
             self.with_weight += 1
             bucket = self.bucket_of(sample.weight)
         code = sample.code
-        self._count(self._functions, (code.function, code.module), code.source, sample.period, bucket)
-        if code.source is not None:
-            key = (code.source, code.function, code.module)
-            self._count(self._statements, key, code.function, sample.period, bucket)
+        known = self._by_code.get(id(code))
+        if known is None or known[0] is not code:
+            known = self._code_tallies(code)
+        for tally in known[1]:
+            tally.samples += 1
+            tally.periods += period
+            if bucket is not None:
+                tally.buckets[bucket] += 1
         data = sample.data
-        if data is not None:
-            self.with_address += 1
-            self._count(self._objects, (data.name, data.module), data.kind, sample.period, bucket)
-            if sample.addr is not None:
-                line = sample.addr - sample.addr % self.line_size
-                self._count(self._lines, (line, data.module), data.name, sample.period, bucket)
-
-    def _count(
-        self,
-        table: dict[Hashable, _Tally],
-        key: Hashable,
-        detail: str | None,
-        period: int,
-        bucket: int | None,
-    ) -> None:
-        tally = table.get(key)
-        if tally is None:
-            tally = table[key] = _Tally(detail, len(self.buckets))
+        if data is None:
+            return
+        self.with_address += 1
+        found = self._by_data.get(id(data))
+        if found is None or found[0] is not data:
+            found = self._data_tally(data)
+        tally = found[1]
         tally.samples += 1
         tally.periods += period
         if bucket is not None:
             tally.buckets[bucket] += 1
+        addr = sample.addr
+        if addr is not None and self.count_lines:
+            key = (addr - addr % self.line_size, data.module)
+            line = self._lines.get(key)
+            if line is None:
+                line = self._lines[key] = _Tally(data.name, len(self.buckets))
+            line.samples += 1
+            line.periods += period
+            if bucket is not None:
+                line.buckets[bucket] += 1
+
+    def _tally(self, table: dict[Hashable, _Tally], key: Hashable, detail: str | None) -> _Tally:
+        tally = table.get(key)
+        if tally is None:
+            tally = table[key] = _Tally(detail, len(self.buckets))
+        return tally
+
+    def _code_tallies(self, code: CodeLocation) -> tuple[CodeLocation, tuple[_Tally, ...]]:
+        tallies = [self._tally(self._functions, (code.function, code.module), code.source)]
+        if code.source is not None:
+            key = (code.source, code.function, code.module)
+            tallies.append(self._tally(self._statements, key, code.function))
+        entry = self._by_code[id(code)] = (code, tuple(tallies))
+        return entry
+
+    def _data_tally(self, data: DataLocation) -> tuple[DataLocation, _Tally]:
+        tally = self._tally(self._objects, (data.name, data.module), data.kind)
+        entry = self._by_data[id(data)] = (data, tally)
+        return entry
 
     def add_lost(self, lost: int) -> None:
         """Samples the kernel dropped (ring buffer full): they lower the sampled share of the

@@ -72,11 +72,17 @@ class SymbolTable:
         return len(self._starts)
 
     def lookup(self, vaddr: int) -> tuple[str, int] | None:
+        """(name, offset into the symbol) of the symbol covering ``vaddr``."""
+        found = self.find(vaddr)
+        return (found[0], vaddr - found[1]) if found is not None else None
+
+    def find(self, vaddr: int) -> tuple[str, int, int] | None:
+        """(name, start, end) of the symbol covering ``vaddr``."""
         i = bisect.bisect_right(self._starts, vaddr) - 1
         # A symbol nested inside a larger one (rare) may hide the outer one: look one back too.
         for j in (i, i - 1):
             if j >= 0 and self._starts[j] <= vaddr < self._ends[j]:
-                return self._names[j], vaddr - self._starts[j]
+                return self._names[j], self._starts[j], self._ends[j]
         return None
 
 

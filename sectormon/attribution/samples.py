@@ -12,12 +12,12 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 
-@dataclass(frozen=True, slots=True)
-class Sample:
-    """One sampled event.
+class Sample(NamedTuple):
+    """One sampled event (a named tuple: millions are made, three times faster than a frozen
+    dataclass).
 
     ``time`` is in ns (CLOCK_MONOTONIC for perf). ``addr`` is the data address, None when the
     event or the PMU gives none (A64FX overflow samples, most hardware events). ``weight`` is the
@@ -101,9 +101,9 @@ class DataLocation:
         return {"name": self.name, "kind": self.kind, "module": self.module}
 
 
-@dataclass(frozen=True, slots=True)
-class AttributedSample:
-    """A sample with its locations resolved: what the aggregator counts and a recording keeps."""
+class AttributedSample(NamedTuple):
+    """A sample with its locations resolved: what the aggregator counts and a recording keeps
+    (a named tuple, like :class:`Sample`)."""
 
     time: int
     tid: int

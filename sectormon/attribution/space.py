@@ -118,6 +118,15 @@ class AddressSpace:
             return self._modules[self._ranges[i][2]]
         return None
 
+    def outside_modules(self, addr: int, start: int, end: int) -> tuple[int, int]:
+        """The part of ``[start, end)`` around ``addr`` (itself in no module) that no module covers."""
+        i = bisect.bisect_right(self._range_starts, addr)
+        if i < len(self._ranges):
+            end = min(end, self._ranges[i][0])
+        if i > 0:
+            start = max(start, self._ranges[i - 1][1])
+        return start, end
+
     @property
     def regions(self) -> tuple[Region, ...]:
         return tuple(self._regions)

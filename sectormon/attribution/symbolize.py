@@ -3,7 +3,10 @@
 :meth:`Symbolizer.feed` takes the time-ordered stream of :mod:`~sectormon.attribution.samples`
 events: map, exec and fork events change the address spaces, and each :class:`Sample` is resolved
 against its process's space as it was when the sample was taken. IPs repeat a lot, so each
-process keeps a cache of resolved code locations, dropped when its mappings change.
+process keeps a cache of resolved code locations, dropped when its mappings change; data
+addresses come in runs (a loop over an array), so each process remembers the last data range it
+resolved (a variable, section or mapping) and its location. Locations are interned: equal
+locations are the same object, which keeps them cheap to count.
 """
 
 from __future__ import annotations
@@ -45,6 +48,8 @@ class Symbolizer:
         self.images = images if images is not None else ElfCache()
         self._spaces: dict[int, AddressSpace] = {}
         self._code: dict[int, dict[int, CodeLocation]] = {}
+        self._last_data: dict[int, tuple[int, int, DataLocation]] = {}
+        self._interned: dict[DataLocation, DataLocation] = {}
         self._read_proc = read_proc
         self._procfs_root = procfs_root
 
@@ -54,13 +59,14 @@ class Symbolizer:
             return self.resolve(event)
         if isinstance(event, MapEvent):
             self._space(event.pid).map(event, self.images)
-            self._code.pop(event.pid, None)
         elif event.kind == "exec":
             self._spaces[event.pid] = AddressSpace()
-            self._code.pop(event.pid, None)
         elif event.kind == "fork" and event.parent in self._spaces and event.pid != event.parent:
             self._spaces[event.pid] = self._spaces[event.parent].copy()
-            self._code.pop(event.pid, None)
+        else:
+            return None
+        self._code.pop(event.pid, None)
+        self._last_data.pop(event.pid, None)
         return None
 
     def _space(self, pid: int) -> AddressSpace:
@@ -73,18 +79,23 @@ class Symbolizer:
         return space
 
     def resolve(self, sample: Sample) -> AttributedSample:
-        cache = self._code.get(sample.pid)
+        time, pid, tid, cpu, ip, addr, period, weight, kernel = sample
+        cache = self._code.get(pid)
         if cache is None:
-            cache = self._code[sample.pid] = {}
-        code = cache.get(sample.ip)
-        space = self._space(sample.pid)
+            cache = self._code[pid] = {}
+        code = cache.get(ip)
         if code is None:
-            code = KERNEL if sample.kernel else self._code_at(space, sample.ip)
-            cache[sample.ip] = code
-        data = None if sample.addr is None else self._data_at(space, sample.addr)
-        return AttributedSample(
-            sample.time, sample.tid, sample.cpu, sample.period, sample.weight, code, data, sample.addr
-        )
+            code = KERNEL if kernel else self._code_at(self._space(pid), ip)
+            cache[ip] = code
+        data = None
+        if addr is not None:
+            last = self._last_data.get(pid)
+            if last is not None and last[0] <= addr < last[1]:
+                data = last[2]
+            else:
+                start, end, data = self._data_at(self._space(pid), addr)
+                self._last_data[pid] = (start, end, data)
+        return AttributedSample(time, tid, cpu, period, weight, code, data, addr)
 
     def _code_at(self, space: AddressSpace, ip: int) -> CodeLocation:
         module = space.module_at(ip)
@@ -100,25 +111,38 @@ class Symbolizer:
             return CodeLocation(label, label)
         return UNKNOWN_CODE
 
-    def _data_at(self, space: AddressSpace, addr: int) -> DataLocation:
+    def _data_at(self, space: AddressSpace, addr: int) -> tuple[int, int, DataLocation]:
+        """The location of a data address and the address range it holds for."""
         module = space.module_at(addr)
         if module is not None:
             image = module.image
-            vaddr = addr - module.bias
-            found = image.objects.lookup(vaddr)
-            if found is not None:
-                return DataLocation(found[0], "symbol", image.name)
-            section = image.sections.lookup(vaddr)
-            return DataLocation(section[0] if section is not None else image.name, "section", image.name)
+            bias = module.bias
+            vaddr = addr - bias
+            found = image.objects.find(vaddr)
+            kind = "symbol"
+            if found is None:
+                found = image.sections.find(vaddr)
+                kind = "section"
+            if found is None:
+                return addr, addr + 1, self._intern(DataLocation(image.name, "section", image.name))
+            name, start, end = found
+            return start + bias, end + bias, self._intern(DataLocation(name, kind, image.name))
         region = space.region_at(addr)
         if region is None:
-            return UNKNOWN_DATA
+            return addr, addr + 1, UNKNOWN_DATA
         label = _region_label(region)
         if label == "[heap]":
-            return DataLocation(label, "heap")
-        if label.startswith("[stack"):
-            return DataLocation("[stack]", "stack")
-        return DataLocation(label, "mapping")
+            where = DataLocation(label, "heap")
+        elif label.startswith("[stack"):
+            where = DataLocation("[stack]", "stack")
+        else:
+            where = DataLocation(label, "mapping")
+        # Addresses of this mapping that lie in a module (a .bss in //anon) belong to the module.
+        start, end = space.outside_modules(addr, region.start, region.end)
+        return start, end, self._intern(where)
+
+    def _intern(self, location: DataLocation) -> DataLocation:
+        return self._interned.setdefault(location, location)
 
 
 def _region_label(region: Region) -> str:

@@ -124,7 +124,7 @@ def run(args: argparse.Namespace) -> int:
     sampled = perf_samples.sample_target(target, spec, config, name=name, duration=args.duration)
 
     buckets = [LatencyBucket(b.name, b.max_cycles) for b in profile.latency_buckets]
-    aggregator = HotspotAggregator(buckets, line_size=args.line_size or _line_size())
+    aggregator = HotspotAggregator(buckets, line_size=args.line_size or _line_size(), lines=args.lines)
     symbolizer = Symbolizer(read_proc=isinstance(target, perf_samples.CpuTarget))
     stream = sampled.stream()
     for event in stream:

@@ -149,16 +149,10 @@ class RecordStream:
 
     def _event(self, record: Record) -> Event | None:
         if isinstance(record, SampleRecord):
+            ip, pid, tid, time, addr, cpu, period, weight, _, misc = record
+            kernel = misc & abi.PERF_RECORD_MISC_CPUMODE_MASK == abi.PERF_RECORD_MISC_KERNEL
             return Sample(
-                record.time,
-                record.pid,
-                record.tid,
-                record.cpu,
-                record.ip,
-                record.addr or None,
-                record.period or self.period,
-                record.weight or None,
-                record.cpumode == abi.PERF_RECORD_MISC_KERNEL,
+                time, pid, tid, cpu, ip, addr or None, period or self.period, weight or None, kernel
             )
         if isinstance(record, MmapRecord):
             end = record.addr + record.length

@@ -43,7 +43,7 @@ SAMPLES = st.builds(
 def test_estimates_add_up_to_the_counted_total(samples: list[AttributedSample], total: int) -> None:
     """scale = total / (sampled x period), estimate = scale x sampled x period per location, so each
     view's estimates sum to the total (objects: over the samples that have a data address)."""
-    aggregator = HotspotAggregator(BUCKETS)
+    aggregator = HotspotAggregator(BUCKETS, lines=True)
     for s in samples:
         aggregator.add(s)
     table = aggregator.table(total=total)
@@ -95,7 +95,8 @@ def test_bucket_bounds_are_inclusive_and_the_last_is_open() -> None:
 
 
 def test_lines_group_addresses_by_cache_line_and_top_keeps_the_hottest() -> None:
-    aggregator = HotspotAggregator(line_size=256)
+    assert HotspotAggregator().table(total=None).lines == ()
+    aggregator = HotspotAggregator(line_size=256, lines=True)
     for addr in (0x1000, 0x10FF, 0x1100, 0x1000):
         aggregator.add(attributed(FUNCTIONS[0], OBJECTS[0], addr=addr))
     table = aggregator.table(total=4, top=1)
@@ -122,7 +123,7 @@ def test_attributed_samples_round_trip_through_json(sample: AttributedSample) ->
 
 
 def report(total: int | None, **kwargs: object) -> HotspotReport:
-    aggregator = HotspotAggregator(BUCKETS)
+    aggregator = HotspotAggregator(BUCKETS, lines=True)
     aggregator.add(attributed(FUNCTIONS[1], OBJECTS[0], period=10, weight=30, addr=0x40))
     aggregator.add(attributed(FUNCTIONS[2], None, period=10))
     defaults: dict[str, object] = {

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from attribution_helpers import Program, addr2line, nm_symbols
 
 from sectormon.attribution.elf import ElfCache, ElfImage
@@ -136,3 +138,19 @@ def test_proc_maps_lines() -> None:
         (0x7F3B1C000000, 0x7F3B1C021000, 0, "//anon", 3),
     ]
     assert all(e.pid == 7 and e.time == 9 for e in events)
+
+
+def test_the_last_data_range_never_spans_into_a_module(program: Path) -> None:
+    """The anonymous mapping that holds .bss runs on to the next page boundary: an address in
+    that tail is [anon], and the variable right before it is still the variable."""
+    symbolizer = symbolizer_for(program)
+    image = ElfImage(str(program.path))
+    last = image.segments[-1]
+    bss_end = BASE + last.vaddr + last.memsz
+    assert bss_end % 4096, "the test needs a .bss that ends inside a page"
+    ip = BASE + nm_symbols(program.path)["fill"][0]
+    assert symbolizer.resolve(sample(ip, bss_end)).data == DataLocation("[anon]", "mapping")
+    table_end = BASE + sum(nm_symbols(program.path)["table"][:2]) - 8  # in the anonymous part
+    assert table_end >= bss_end - bss_end % 4096
+    assert symbolizer.resolve(sample(ip, table_end)).data == DataLocation("table", "symbol", "demo")
+    assert symbolizer.resolve(sample(ip, bss_end + 8)).data == DataLocation("[anon]", "mapping")
