@@ -196,8 +196,8 @@ class HotspotAggregator:
             lines=rows(self._lines, line),
             counts={
                 "functions": len(self._functions),
-                "statements": len(self._statements),
+                "source_lines": len(self._statements),
                 "objects": len(self._objects),
-                "lines": len(self._lines),
+                "cache_lines": len(self._lines),
             },
         )

@@ -158,7 +158,7 @@ def render_text(report: HotspotReport) -> str:
     if table.statements:
         lines.append("")
         columns = ["line", "function", "module"]
-        lines += _rows("Source lines", table.statements, counts.get("statements", 0), columns, buckets)
+        lines += _rows("Source lines", table.statements, counts.get("source_lines", 0), columns, buckets)
     lines.append("")
     if table.with_address:
         columns = ["object", "kind", "module"]
@@ -169,7 +169,7 @@ def render_text(report: HotspotReport) -> str:
         lines.append("")
         title = f"Cache lines ({table.line_size} bytes)"
         columns = ["cache line", "object", "module"]
-        lines += _rows(title, table.lines, counts.get("lines", 0), columns, buckets)
+        lines += _rows(title, table.lines, counts.get("cache_lines", 0), columns, buckets)
     for warning in report.warnings:
         lines.append(f"warning: {warning}")
     return "\n".join(lines)

@@ -101,7 +101,7 @@ def test_lines_group_addresses_by_cache_line_and_top_keeps_the_hottest() -> None
         aggregator.add(attributed(FUNCTIONS[0], OBJECTS[0], addr=addr))
     table = aggregator.table(total=4, top=1)
     assert [(r.name, r.samples, r.detail) for r in table.lines] == [("0x1000", 3, "a")]
-    assert table.counts["lines"] == 2
+    assert table.counts["cache_lines"] == 2
     assert "cache_lines" in table.to_json(lines=True) and "cache_lines" not in table.to_json()
     with pytest.raises(ValueError, match="power of two"):
         HotspotAggregator(line_size=100)
