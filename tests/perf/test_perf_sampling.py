@@ -67,8 +67,13 @@ def test_every_fault_is_a_sample_at_its_address(event_on_this_thread: SamplingEv
     assert sorted(s.addr - address for s in inside) == [i * PAGE for i in range(300)]
     assert all(before <= s.time <= after for s in inside)  # CLOCK_MONOTONIC, as asked for
     assert all(s.tid == threading.get_native_id() for s in inside)
-    maps = [r for r in result.records if isinstance(r, MmapRecord) and r.addr == address]
-    assert maps and maps[0].length == 300 * PAGE and not maps[0].executable
+    # The kernel may merge the new mapping with a neighbour: the record then covers both.
+    maps = [
+        r
+        for r in result.records
+        if isinstance(r, MmapRecord) and r.addr <= address and address + 300 * PAGE <= r.addr + r.length
+    ]
+    assert maps and not maps[-1].executable and maps[-1].prot == 3  # PROT_READ | PROT_WRITE
     assert event.lost() == 0
     region.close()
 
