@@ -9,6 +9,7 @@ from __future__ import annotations
 import ctypes
 import itertools
 import mmap
+import os
 import sys
 import threading
 import time
@@ -181,3 +182,32 @@ def test_sampling_a_command_counts_the_same_event_in_the_same_run() -> None:
     assert abs(run.counted.value - len(found)) <= max(5, run.counted.value // 1000)
     assert len(found) > 3000
     assert run.target_cpu_seconds is not None and run.target_cpu_seconds > 0
+
+
+def test_sampling_cpus_sees_every_process_there() -> None:
+    """CPU-wide: this process's faults are among the samples, with its mappings read from /proc."""
+    from sectormon.perf.errors import PermissionDenied
+
+    cpus = tuple(sorted(os.sched_getaffinity(0)))
+    done = threading.Event()
+    regions: list[tuple[mmap.mmap, int]] = []
+
+    def work() -> None:
+        time.sleep(0.1)
+        regions.append(touch(400))
+        done.set()
+
+    worker = threading.Thread(target=work)
+    worker.start()
+    try:
+        run = sample_target(make_target(cpus=cpus), FAULTS, SamplingConfig(period=1), duration=3.0, stop=done)
+    except PermissionDenied as exc:
+        worker.join()
+        pytest.skip(f"CPU-wide sampling is not allowed here: {exc}")
+    worker.join()
+    region, address = regions[0]
+    samples_here = [e for e in run.stream() if isinstance(e, Sample) and e.pid == os.getpid()]
+    mine = [e for e in samples_here if address <= (e.addr or 0) < address + 400 * PAGE]
+    assert len(mine) == 400
+    assert run.units == len(cpus) and any(e.pid == os.getpid() for e in run.before)
+    region.close()
