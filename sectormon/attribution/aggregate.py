@@ -17,6 +17,7 @@ from __future__ import annotations
 import bisect
 from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass
+from types import MappingProxyType
 
 from sectormon.attribution.samples import AttributedSample, CodeLocation, DataLocation
 from sectormon.attribution.table import HotspotRow, HotspotTable
@@ -194,10 +195,12 @@ class HotspotAggregator:
             statements=rows(self._statements, pair),
             objects=rows(self._objects, pair),
             lines=rows(self._lines, line),
-            counts={
-                "functions": len(self._functions),
-                "source_lines": len(self._statements),
-                "objects": len(self._objects),
-                "cache_lines": len(self._lines),
-            },
+            counts=MappingProxyType(
+                {
+                    "functions": len(self._functions),
+                    "source_lines": len(self._statements),
+                    "objects": len(self._objects),
+                    "cache_lines": len(self._lines),
+                }
+            ),
         )

@@ -125,7 +125,7 @@ def run(args: argparse.Namespace) -> int:
 
     buckets = [LatencyBucket(b.name, b.max_cycles) for b in profile.latency_buckets]
     aggregator = HotspotAggregator(buckets, line_size=args.line_size or _line_size(), lines=args.lines)
-    symbolizer = Symbolizer(read_proc=isinstance(target, perf_samples.CpuTarget))
+    symbolizer = Symbolizer(read_proc=sampled.cpu_wide)
     stream = sampled.stream()
     for event in stream:
         attributed = symbolizer.feed(event)

@@ -181,7 +181,8 @@ class SamplingRun:
     """What a run produced: the rings' bytes (see :attr:`stream`), the counted total, the costs.
 
     ``lost`` is the kernel's own count of dropped samples (PERF_FORMAT_LOST; None before Linux 6.0,
-    where only the stream's PERF_RECORD_LOST records tell).
+    where only the stream's PERF_RECORD_LOST records tell). ``cpu_wide``: every process on the
+    CPUs was sampled, including ones that never announced their mappings in the rings.
     """
 
     config: SamplingConfig
@@ -193,6 +194,7 @@ class SamplingRun:
     cpu_seconds: float
     target_cpu_seconds: float | None
     units: int
+    cpu_wide: bool = False
 
     @property
     def bytes(self) -> int:
@@ -415,6 +417,7 @@ def sample_target(
         cpu_seconds=cpu_seconds,
         target_cpu_seconds=target_cpu,
         units=len(rings.counters),
+        cpu_wide=isinstance(target, CpuTarget),
     )
 
 
