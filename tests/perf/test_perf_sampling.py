@@ -211,3 +211,15 @@ def test_sampling_cpus_sees_every_process_there() -> None:
     assert len(mine) == 400
     assert run.units == len(cpus) and any(e.pid == os.getpid() for e in run.before)
     region.close()
+
+
+def test_a_ring_over_the_locked_memory_allowance_says_how_to_fix_it() -> None:
+    import errno
+
+    from sectormon.perf.errors import PermissionDenied
+    from sectormon.perf.ring import _mmap_error
+
+    error = _mmap_error(OSError(errno.EPERM, "Operation not permitted"), 1024, "page-faults")
+    assert isinstance(error, PermissionDenied)
+    assert "4100 KiB ring buffer of 'page-faults'" in str(error)
+    assert "perf_event_mlock_kb" in str(error) and "fewer --mmap-pages" in str(error)
