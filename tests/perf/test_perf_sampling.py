@@ -221,5 +221,5 @@ def test_a_ring_over_the_locked_memory_allowance_says_how_to_fix_it() -> None:
 
     error = _mmap_error(OSError(errno.EPERM, "Operation not permitted"), 1024, "page-faults")
     assert isinstance(error, PermissionDenied)
-    assert "4100 KiB ring buffer of 'page-faults'" in str(error)
+    assert f"{1025 * PAGE // 1024} KiB ring buffer of 'page-faults'" in str(error)
     assert "perf_event_mlock_kb" in str(error) and "fewer --mmap-pages" in str(error)
