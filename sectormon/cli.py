@@ -1,7 +1,8 @@
 """Command-line entry point: picks the subcommand module and turns errors into one-line messages.
 
 ``sectormon [options] [-- CMD ARGS]`` is the live monitor (TUI, or ``--json``); the other jobs are
-subcommands (``check``, ``events``, ``sim``, ``replay``, ``fapp``, ``import``, ``compare``). Each
+subcommands (``check``, ``events``, ``sim``, ``replay``, ``fapp``, ``import``, ``compare``,
+``hotspots``). Each
 lives in ``sectormon/commands/<name>.py`` with ``configure(parser)`` and ``run(args) -> int``, so
 this module stays a dispatcher and imports only the command that runs (the JSON path never pulls in
 Textual).
@@ -35,6 +36,10 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "merge": (
         "merge",
         "Merge the nodes' recordings of one job into a job file (replay and compare read it).",
+    ),
+    "hotspots": (
+        "hotspots",
+        "Sample an event and attribute it to functions and data objects (scale factor, latency buckets).",
     ),
 }
 

@@ -6,6 +6,8 @@
 - :mod:`~sectormon.perf.events`: event spec strings -> attr fields.
 - :mod:`~sectormon.perf.group`: a group of counters on one thread or CPU.
 - :mod:`~sectormon.perf.probe`: does each event open and count on this host?
+- :mod:`~sectormon.perf.sampling`: a sampling event with its ring buffer (:mod:`.ring`) and the
+  parser of the records it writes (:mod:`.records`).
 """
 
 from __future__ import annotations

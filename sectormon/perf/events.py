@@ -1,6 +1,7 @@
 """Event spec strings -> (type, config, config1, config2, config3), as ``perf`` spells them.
 
-Three forms, the ones profiles use: perf's generic names (``cycles``, ``task-clock``), raw codes
+Three forms, the ones profiles use: perf's generic names (``cycles``, ``task-clock``, and the
+cache events such as ``L1-dcache-load-misses``), raw codes
 (``r11`` = PERF_TYPE_RAW with config 0x11) and PMU forms (``armv8_pmuv3_0/event=0x11/``) resolved
 through sysfs: ``<root>/bus/event_source/devices/<pmu>/type`` gives the type and ``format/<term>``
 (e.g. ``config:0-15``, ``config1:0-7``) says where each term's bits go. The sysfs root is a
@@ -48,6 +49,16 @@ SOFTWARE_EVENTS: dict[str, int] = {
     "emulation-faults": abi.PERF_COUNT_SW_EMULATION_FAULTS,
     "dummy": abi.PERF_COUNT_SW_DUMMY,
 }
+
+# perf's generic cache events: <cache>-<op>-<result>, config = cache | op << 8 | result << 16.
+_CACHES = {"l1-dcache": 0, "l1-icache": 1, "llc": 2, "dtlb": 3, "itlb": 4, "branch": 5, "node": 6}
+_CACHE_OPS = {"load": 0, "store": 1, "prefetch": 2}
+_CACHE_ACCESS_NAMES = {"load": "loads", "store": "stores", "prefetch": "prefetches"}
+HW_CACHE_EVENTS: dict[str, int] = {}
+for _cache, _cache_id in _CACHES.items():
+    for _op, _op_id in _CACHE_OPS.items():
+        HW_CACHE_EVENTS[f"{_cache}-{_CACHE_ACCESS_NAMES[_op]}"] = _cache_id | _op_id << 8
+        HW_CACHE_EVENTS[f"{_cache}-{_op}-misses"] = _cache_id | _op_id << 8 | 1 << 16
 
 # Software events the kernel raises from its own code (the scheduler), with kernel-mode registers:
 # exclude_kernel filters every one of them out, so user-only counting always reads 0 for these.
@@ -189,6 +200,8 @@ def parse_event(spec: str, *, sysfs_root: str | Path = "/sys") -> EventSpec:
         return EventSpec(text, abi.PERF_TYPE_HARDWARE, HARDWARE_EVENTS[low])
     if low in SOFTWARE_EVENTS:
         return EventSpec(text, abi.PERF_TYPE_SOFTWARE, SOFTWARE_EVENTS[low])
+    if low in HW_CACHE_EVENTS:
+        return EventSpec(text, abi.PERF_TYPE_HW_CACHE, HW_CACHE_EVENTS[low])
     m = _RAW.fullmatch(text)
     if m:
         code = int(m.group(1), 16)
@@ -205,7 +218,8 @@ def parse_event(spec: str, *, sysfs_root: str | Path = "/sys") -> EventSpec:
     raise _bad(
         spec,
         "unknown event name",
-        "use a perf generic name (cycles, instructions, task-clock, page-faults, ...), "
+        "use a perf generic name (cycles, instructions, task-clock, page-faults, "
+        "L1-dcache-load-misses, ...), "
         "a raw code like r11, or pmu/event=0x11/",
     )
 

@@ -43,6 +43,16 @@ _ioctl.argtypes = [ctypes.c_int, ctypes.c_ulong, ctypes.c_void_p]
 _ioctl.restype = ctypes.c_int
 
 raw_ioctl = _ioctl
+
+_mutex_lock = _libc["pthread_mutex_lock"]
+_mutex_unlock = _libc["pthread_mutex_unlock"]
+for _function in (_mutex_lock, _mutex_unlock):
+    _function.argtypes = [ctypes.c_void_p]
+    _function.restype = ctypes.c_int
+# A private, never contended mutex; PTHREAD_MUTEX_INITIALIZER is all zeros in glibc and musl, and 64
+# bytes cover pthread_mutex_t on every Linux ABI (40 on x86_64, 48 on aarch64).
+_barrier_mutex = ctypes.create_string_buffer(64)
+_barrier_address = ctypes.addressof(_barrier_mutex)
 """libc ``ioctl(fd, request, arg)`` with errno kept: returns -1 and leaves the error in
 ``ctypes.get_errno()``. For hot paths that check the result themselves (PerfGroup enable/disable)."""
 
@@ -108,6 +118,22 @@ def perf_event_open(
             emfile_retried = True
             continue
         raise error_for(err, attempt)
+
+
+def memory_barrier() -> None:
+    """A full memory barrier between the loads and stores before it and those after it.
+
+    The ring buffer protocol needs one after reading ``data_head`` (so no record byte is read
+    before the kernel published it) and one before storing ``data_tail`` (so every byte is read
+    before the kernel may overwrite it). Python has no fence of its own; POSIX lists
+    ``pthread_mutex_unlock``/``pthread_mutex_lock`` among the functions that synchronize memory
+    (XBD 4.12), and an unlock followed by a lock is a release then an acquire, which is a full
+    fence on arm64 (stlr then ldaxr are ordered) and on x86 (locked instructions).
+    """
+    _mutex_lock(_barrier_address)
+    _mutex_unlock(_barrier_address)
+    _mutex_lock(_barrier_address)
+    _mutex_unlock(_barrier_address)
 
 
 def _check(result: int, attempt: Attempt) -> int:

@@ -21,7 +21,17 @@ import yaml
 from sectormon.errors import DataError, UsageError
 from sectormon.profiles.expr import ExprError
 from sectormon.profiles.expr import parse as parse_formula
-from sectormon.profiles.model import BETTER, METRIC_SCOPES, SCOPES, EventDef, GroupDef, MetricDef, Profile
+from sectormon.profiles.model import (
+    BETTER,
+    METRIC_SCOPES,
+    SCOPES,
+    EventDef,
+    GroupDef,
+    LatencyBucket,
+    MetricDef,
+    Profile,
+    SamplingDef,
+)
 
 if TYPE_CHECKING:
     from sectormon.topology import Topology
@@ -39,11 +49,15 @@ TOP_KEYS = (
     "events",
     "groups",
     "metrics",
+    "sampling",
+    "latency_buckets",
 )
 EVENT_KEYS = ("code", "spec", "scope", "unit", "nj_per_count", "desc")
 GROUP_KEYS = ("events", "desc")
 METRIC_KEYS = ("formula", "unit", "better", "scope", "desc", "group")
 MATCH_KEYS = ("a64fx", "model")
+SAMPLING_KEYS = ("event", "period")
+BUCKET_KEYS = ("name", "max_cycles", "desc")
 
 Path_ = tuple[Any, ...]
 # The C composer keeps node marks too and is ~5x faster; both only build plain YAML nodes.
@@ -367,7 +381,64 @@ def _check(
                     f"metric {metric.name} has scope cmg but uses per-PE event {per_pe[0]}",
                     "use scope: any",
                 )
+    problems += _check_sampling(profile, line_of)
     return problems, metric_inputs
+
+
+def _check_sampling(profile: Profile, line_of: LineOf) -> list[Problem]:
+    """The sampling event must be in the catalog; buckets need names and rising bounds."""
+    problems: list[Problem] = []
+    sampling = profile.sampling
+    if sampling is not None:
+        if sampling.event not in profile.events:
+            problems.append(
+                Problem(
+                    line_of(("sampling", "event")),
+                    f"sampling: unknown event {sampling.event!r}",
+                    _suggest(sampling.event, profile.events) or "name an event defined under events:",
+                )
+            )
+        if sampling.period < 1:
+            problems.append(
+                Problem(
+                    line_of(("sampling", "period")),
+                    f"sampling: period must be a positive integer, not {sampling.period}",
+                    "e.g. period: 10007",
+                )
+            )
+    names: set[str] = set()
+    previous: float | None = None
+    last = len(profile.latency_buckets) - 1
+    for i, bucket in enumerate(profile.latency_buckets):
+        path: Path_ = ("latency_buckets", i)
+        if not bucket.name:
+            problems.append(Problem(line_of(path), "latency bucket without a name", "add name: L1 hit"))
+        elif bucket.name in names:
+            problems.append(
+                Problem(line_of(path), f"latency bucket {bucket.name!r} is defined twice", "rename one")
+            )
+        names.add(bucket.name)
+        if bucket.max_cycles is None:
+            if i != last:
+                problems.append(
+                    Problem(
+                        line_of(path),
+                        f"latency bucket {bucket.name!r} has no max_cycles but is not the last",
+                        "only the last bucket may be open-ended: add max_cycles",
+                    )
+                )
+            continue
+        if not bucket.max_cycles > 0 or (previous is not None and bucket.max_cycles <= previous):
+            problems.append(
+                Problem(
+                    line_of((*path, "max_cycles")),
+                    f"latency bucket {bucket.name!r}: max_cycles {bucket.max_cycles:g} must be > 0 and "
+                    "above the previous bucket's",
+                    "list buckets from fastest to slowest",
+                )
+            )
+        previous = bucket.max_cycles
+    return problems
 
 
 def _group_hint(profile: Profile, inputs: frozenset[str]) -> str:
@@ -486,6 +557,8 @@ class _Builder:
 
         groups = self.groups(self.mapping(top.get("groups"), ("groups",), "groups"))
         metrics = self.metrics(self.mapping(top.get("metrics"), ("metrics",), "metrics"))
+        sampling = self.sampling(top.get("sampling"))
+        buckets = self.latency_buckets(top.get("latency_buckets"))
         profile = Profile(
             name=name,
             description=self.text(top.get("description"), ("description",), "description"),
@@ -496,8 +569,50 @@ class _Builder:
             constants=constants,
             source=source,
             variant=chosen,
+            sampling=sampling,
+            latency_buckets=buckets,
         )
         return profile, match
+
+    def sampling(self, raw: Any) -> SamplingDef | None:
+        if raw is None:
+            return None
+        fields = self.mapping(raw, ("sampling",), "sampling", SAMPLING_KEYS)
+        event = self.text(fields.get("event"), ("sampling", "event"), "sampling: event")
+        period = fields.get("period")
+        if isinstance(period, bool) or not isinstance(period, int):
+            self.bad(
+                ("sampling", "period") if "period" in fields else ("sampling",),
+                f"sampling: period must be an integer, not {period!r}",
+                "e.g. period: 10007",
+            )
+            period = 1
+        if not event:
+            self.bad(("sampling",), "sampling: no event", "e.g. event: L1D_CACHE_REFILL")
+        return SamplingDef(event, period)
+
+    def latency_buckets(self, raw: Any) -> tuple[LatencyBucket, ...]:
+        if raw is None:
+            return ()
+        if not isinstance(raw, list):
+            self.bad(
+                ("latency_buckets",), "latency_buckets must be a list", "write - {name: ..., max_cycles: ...}"
+            )
+            return ()
+        out = []
+        for i, item in enumerate(raw):
+            path: Path_ = ("latency_buckets", i)
+            fields = self.mapping(item, path, "latency bucket", BUCKET_KEYS)
+            limit = fields.get("max_cycles")
+            max_cycles = None if limit is None else self.number(limit, (*path, "max_cycles"), "max_cycles")
+            out.append(
+                LatencyBucket(
+                    self.text(fields.get("name"), (*path, "name"), "latency bucket name"),
+                    max_cycles,
+                    self.text(fields.get("desc"), (*path, "desc"), "latency bucket desc"),
+                )
+            )
+        return tuple(out)
 
     def events(self, raw: Mapping[Any, Any]) -> dict[str, EventDef]:
         out: dict[str, EventDef] = {}
@@ -616,6 +731,8 @@ def _with_hints(profile: Profile, metric_inputs: Mapping[str, frozenset[str]]) -
         profile.constants,
         profile.source,
         profile.variant,
+        profile.sampling,
+        profile.latency_buckets,
     )
 
 
@@ -753,7 +870,21 @@ def profile_to_dict(profile: Profile) -> dict[str, Any]:
             }
             for m in profile.metrics
         ],
+        **_sampling_to_dict(profile),
     }
+
+
+def _sampling_to_dict(profile: Profile) -> dict[str, Any]:
+    """The sampling defaults, only when the profile has them (older recordings stay byte-identical)."""
+    out: dict[str, Any] = {}
+    if profile.sampling is not None:
+        out["sampling"] = {"event": profile.sampling.event, "period": profile.sampling.period}
+    if profile.latency_buckets:
+        out["latency_buckets"] = [
+            {"name": b.name, "max_cycles": b.max_cycles, "description": b.description}
+            for b in profile.latency_buckets
+        ]
+    return out
 
 
 def profile_from_dict(data: Mapping[str, Any], source: str = "<recording>") -> Profile:
@@ -802,6 +933,19 @@ def profile_from_dict(data: Mapping[str, Any], source: str = "<recording>") -> P
             constants={str(k): float(v) for k, v in dict(data.get("constants", {})).items()},
             source=str(data.get("source", source)),
             variant=str(data.get("variant", "")),
+            sampling=(
+                None
+                if data.get("sampling") is None
+                else SamplingDef(str(data["sampling"]["event"]), _strict_int(data["sampling"]["period"]))
+            ),
+            latency_buckets=tuple(
+                LatencyBucket(
+                    str(b["name"]),
+                    None if b.get("max_cycles") is None else float(b["max_cycles"]),
+                    str(b.get("description", "")),
+                )
+                for b in data.get("latency_buckets", ())
+            ),
         )
     except KeyError as exc:
         raise fail(f"missing field {exc}") from exc

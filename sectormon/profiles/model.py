@@ -62,11 +62,30 @@ class MetricDef:
 
 
 @dataclass(frozen=True, slots=True)
+class SamplingDef:
+    """What ``sectormon hotspots`` samples by default: a catalog event, every ``period`` events."""
+
+    event: str
+    period: int
+
+
+@dataclass(frozen=True, slots=True)
+class LatencyBucket:
+    """A latency class of sampled accesses: at most ``max_cycles`` (None: anything slower than the
+    previous bucket), e.g. L1 hit / L2 hit / memory from the CPU's expected latencies."""
+
+    name: str
+    max_cycles: float | None = None
+    description: str = ""
+
+
+@dataclass(frozen=True, slots=True)
 class Profile:
     """A complete, validated profile.
 
     ``constants`` are numbers formulas may use by name (e.g. ``NJ_EA_CORE``); the loader derives
-    ``NJ_<EVENT>`` for every event that has ``nj_per_count``.
+    ``NJ_<EVENT>`` for every event that has ``nj_per_count``. ``sampling`` and ``latency_buckets``
+    are the defaults of sampled attribution (``sectormon hotspots``).
     """
 
     name: str
@@ -78,6 +97,8 @@ class Profile:
     constants: Mapping[str, float] = field(default_factory=dict)
     source: str = ""
     variant: str = ""
+    sampling: SamplingDef | None = None
+    latency_buckets: tuple[LatencyBucket, ...] = ()
 
     def event(self, name: str) -> EventDef:
         return self.events[name]

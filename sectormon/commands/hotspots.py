@@ -1,0 +1,291 @@
+"""``sectormon hotspots``: which functions and which data objects take the events (sampled attribution).
+
+Samples one event on a target (``--pid``, ``--cpus`` or ``-- CMD``) through perf_event_open, counts
+the same event in counting mode in the same run, then resolves every sample to a function (and
+``file:line``) and to a data object, and prints per function, source line, data object (and cache
+line with ``--lines``): samples, the HP Caliper estimate (scale x sampled x period, with the
+counted total it came from), share and latency buckets. Three separate steps: the sampling run
+(``sources/perf_samples.py``), symbolization and aggregation (``attribution/``), the report.
+
+Default event: the profile's ``sampling`` event (A64FX: L1D_CACHE_REFILL; generic: L1D load
+misses) at its period; where that cannot be sampled (no hardware PMU, as in many VMs), page-faults,
+whose samples carry the exact faulting data address on any Linux host.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from sectormon.errors import UsageError
+from sectormon.perf.errors import EventUnsupported, InvalidAttribute, PerfError
+from sectormon.perf.events import EventSpec, parse_event
+from sectormon.profiles.model import Profile
+
+if TYPE_CHECKING:
+    from sectormon.sources.perf_samples import CountedTotal, RecordStream
+
+FALLBACK_EVENT = "page-faults"
+FAULT_EVENTS = ("page-faults", "faults", "minor-faults", "major-faults")
+DEFAULT_FREQ = 1000
+DEFAULT_TOP = 20
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    target = parser.add_argument_group("what to sample (one of)")
+    target.add_argument("--pid", type=int, help="every thread of this running process")
+    target.add_argument(
+        "--cpus", metavar="LIST", help="everything on these CPUs, e.g. 0-3 (needs paranoid <= 0)"
+    )
+    target.add_argument(
+        "command", nargs=argparse.REMAINDER, help="-- CMD ARGS: launch CMD and sample it from exec"
+    )
+    how = parser.add_argument_group("how to sample")
+    how.add_argument(
+        "--event",
+        help="a profile event name or a perf event spec (default: the profile's sampling event, "
+        "else page-faults where there is no hardware PMU)",
+    )
+    rate = how.add_mutually_exclusive_group()
+    rate.add_argument("--period", type=int, metavar="N", help="one sample every N events")
+    rate.add_argument(
+        "--freq", type=int, metavar="HZ", help="about HZ samples a second (the kernel adapts the period)"
+    )
+    how.add_argument("--profile", default="auto", help="event profile: auto, a64fx, generic, or a YAML path")
+    how.add_argument(
+        "--duration", type=float, metavar="S", help="stop after S seconds (default: when the target ends)"
+    )
+    how.add_argument(
+        "--mmap-pages",
+        type=int,
+        default=128,
+        metavar="N",
+        help="ring buffer data pages per CPU, a power of two (default 128: 512 KiB with 4 KiB pages)",
+    )
+    how.add_argument(
+        "--include-kernel", action="store_true", help="also sample kernel mode (needs paranoid <= 1)"
+    )
+    how.add_argument(
+        "--precise",
+        type=int,
+        default=0,
+        choices=range(4),
+        metavar="0-3",
+        help="perf's precise_ip: 0 any skid .. 3 zero skid (PEBS events on x86)",
+    )
+    out = parser.add_argument_group("output")
+    out.add_argument("--json", action="store_true", help="print one JSON object instead of text")
+    out.add_argument("--lines", action="store_true", help="also show hot cache lines")
+    out.add_argument(
+        "--line-size", type=int, metavar="BYTES", help="cache line size (default: this host's L1D)"
+    )
+    out.add_argument("--top", type=int, default=DEFAULT_TOP, metavar="N", help="rows per view (default 20)")
+
+
+def run(args: argparse.Namespace) -> int:
+    from sectormon.attribution import HotspotAggregator, LatencyBucket, Symbolizer
+    from sectormon.attribution.report import HotspotReport, Overhead, render_text
+    from sectormon.perf.sampling import SamplingConfig, check_sampling
+    from sectormon.sources import perf_samples
+
+    command = _command(args)
+    _validate(args, command)
+    profile = _profile(args.profile)
+    name, spec, period, freq, warnings = _choose_event(args, profile)
+    try:
+        config = SamplingConfig(
+            period=period,
+            freq=freq,
+            pages=args.mmap_pages,
+            exclude_kernel=not args.include_kernel,
+            precise_ip=args.precise,
+        )
+    except ValueError as exc:
+        raise UsageError(f"--mmap-pages {args.mmap_pages}: {exc}") from None
+    try:
+        check_sampling(spec, config, name=name)
+    except EventUnsupported as exc:
+        raise EventUnsupported(
+            f"--event {name}: {spec.spec} cannot be sampled on this host ({exc.errno_name}: no such event "
+            f"on this PMU, or it cannot sample) (fix: another --event; {FALLBACK_EVENT} samples on any host)",
+            errno=exc.errno,
+            event=name,
+        ) from None
+    target = perf_samples.make_target(
+        pid=args.pid,
+        cpus=_cpus(args.cpus) if args.cpus else (),
+        command=command,
+        stdout=2 if args.json else None,
+    )
+    sampled = perf_samples.sample_target(target, spec, config, name=name, duration=args.duration)
+
+    buckets = [LatencyBucket(b.name, b.max_cycles) for b in profile.latency_buckets]
+    aggregator = HotspotAggregator(buckets, line_size=args.line_size or _line_size(), lines=args.lines)
+    symbolizer = Symbolizer(read_proc=sampled.cpu_wide)
+    stream = sampled.stream()
+    for event in stream:
+        attributed = symbolizer.feed(event)
+        if attributed is not None:
+            aggregator.add(attributed)
+    # The kernel's own count also covers drops after the last LOST record; the records are the
+    # fallback on kernels without PERF_FORMAT_LOST.
+    lost = max(stream.lost, sampled.lost or 0)
+    aggregator.add_lost(lost)
+    counted = sampled.counted
+    table = aggregator.table(total=counted.value if counted is not None else None, top=args.top)
+    warnings += _run_warnings(table.samples, lost, stream, counted, name)
+    status, ended = perf_samples.exit_status(target)
+    if ended:
+        warnings.append(ended)
+    report = HotspotReport(
+        event=name,
+        spec=spec.spec,
+        period=period,
+        freq=freq,
+        table=table,
+        overhead=Overhead(sampled.wall_seconds, sampled.cpu_seconds, sampled.target_cpu_seconds),
+        target=_describe_target(args, command),
+        multiplexed=counted.multiplexed if counted is not None else False,
+        throttled=stream.throttled,
+        lines=args.lines,
+        warnings=tuple(warnings),
+    )
+    if args.json:
+        print(json.dumps(report.to_json(), separators=(",", ":")))
+        for warning in warnings:
+            print(f"sectormon: warning: {warning}", file=sys.stderr)
+    else:
+        print(render_text(report))
+    return status
+
+
+def _command(args: argparse.Namespace) -> list[str]:
+    command = [c for c in (args.command or []) if c]
+    return command[1:] if command and command[0] == "--" else command
+
+
+def _validate(args: argparse.Namespace, command: list[str]) -> None:
+    chosen = (("--pid", args.pid is not None), ("--cpus", bool(args.cpus)), ("-- CMD", bool(command)))
+    given = [option for option, on in chosen if on]
+    if not given:
+        raise UsageError("nothing to sample: give --pid PID, --cpus LIST or -- CMD ARGS")
+    if len(given) > 1:
+        raise UsageError(f"choose one target: {' and '.join(given)} were both given")
+    for option, value in (("--period", args.period), ("--freq", args.freq), ("--top", args.top)):
+        if value is not None and value < 1:
+            raise UsageError(f"{option} {value}: give a whole number >= 1")
+    if args.duration is not None and not (math.isfinite(args.duration) and args.duration > 0):
+        raise UsageError(f"--duration {args.duration}: give a number of seconds > 0")
+    if args.line_size is not None and (args.line_size < 1 or args.line_size & (args.line_size - 1)):
+        raise UsageError(f"--line-size {args.line_size}: give a power of two, e.g. 64 or 256")
+
+
+def _profile(choice: str) -> Profile:
+    from sectormon.profiles.loader import auto_profile_name, load_profile
+    from sectormon.topology import load_topology
+
+    topology = load_topology()
+    name = auto_profile_name(topology) if choice == "auto" else choice
+    return load_profile(name, variant=topology.variant)
+
+
+def _choose_event(
+    args: argparse.Namespace, profile: Profile
+) -> tuple[str, EventSpec, int, int, list[str]]:
+    """(name, spec, period, freq, warnings): the event to sample and how often."""
+    from sectormon.perf.sampling import SamplingConfig, check_sampling
+
+    warnings: list[str] = []
+    if args.event:
+        name, spec = _resolve(args.event, profile)
+        own = profile.sampling is not None and profile.sampling.event == name
+        default_period = profile.sampling.period if own and profile.sampling is not None else 0
+    elif profile.sampling is not None:
+        name = profile.sampling.event
+        spec = parse_event(profile.events[name].spec)
+        default_period = profile.sampling.period
+        try:
+            check_sampling(spec, SamplingConfig(period=default_period), name=name)
+        except (EventUnsupported, InvalidAttribute) as exc:
+            warnings.append(
+                f"the {profile.name} profile's sampling event {name} ({spec.spec}) cannot be sampled here "
+                f"({exc.errno_name}: no hardware PMU, or it cannot sample); sampling {FALLBACK_EVENT} instead"
+            )
+            name, spec, default_period = FALLBACK_EVENT, parse_event(FALLBACK_EVENT), 0
+    else:
+        name, spec, default_period = FALLBACK_EVENT, parse_event(FALLBACK_EVENT), 0
+    if args.period or args.freq:
+        return name, spec, args.period or 0, args.freq or 0, warnings
+    if default_period:
+        return name, spec, default_period, 0, warnings
+    if spec.spec.lower() in FAULT_EVENTS:
+        return name, spec, 1, 0, warnings  # faults are microseconds apart: sample each one
+    return name, spec, 0, DEFAULT_FREQ, warnings
+
+
+def _resolve(event: str, profile: Profile) -> tuple[str, EventSpec]:
+    """A profile event name, else a perf event spec (one clear error for neither)."""
+    if event in profile.events:
+        return event, parse_event(profile.events[event].spec)
+    try:
+        return event, parse_event(event)
+    except PerfError as exc:
+        raise UsageError(f"--event {event}: not an event of the {profile.name} profile, and {exc}") from None
+
+
+def _cpus(text: str) -> tuple[int, ...]:
+    from sectormon.topology import load_topology, parse_cpu_list
+
+    cpus = parse_cpu_list(text, what="--cpus")
+    return load_topology().require_cpus(cpus, option="--cpus")
+
+
+def _line_size(sysfs_root: str = "/sys") -> int:
+    """The L1 data cache's line size from sysfs (64 when sysfs does not say)."""
+    base = Path(sysfs_root) / "devices/system/cpu/cpu0/cache"
+    try:
+        for index in sorted(base.glob("index*")):
+            if (index / "type").read_text().strip() in ("Data", "Unified"):
+                size = int((index / "coherency_line_size").read_text())
+                if size > 0 and not size & (size - 1):
+                    return size
+    except (OSError, ValueError):
+        pass
+    return 64
+
+
+def _run_warnings(
+    samples: int, lost: int, stream: RecordStream, counted: CountedTotal | None, name: str
+) -> list[str]:
+    warnings = []
+    if lost:
+        warnings.append(
+            f"{lost:,} samples lost: the ring buffer filled faster than it was read "
+            "(give more --mmap-pages or a larger --period); the scale factor makes up for them"
+        )
+    if stream.throttled:
+        warnings.append(
+            f"the kernel throttled sampling {stream.throttled} times (kernel.perf_event_max_sample_rate): "
+            "give a larger --period"
+        )
+    if stream.errors:
+        warnings.append(f"part of the sample data could not be read: {stream.errors[0]}")
+    if stream.malformed:
+        warnings.append(f"{stream.malformed} malformed records were skipped")
+    if not samples:
+        warnings.append(f"no samples: {name} did not occur often enough in the target (in user space)")
+    if counted is None:
+        warnings.append(f"the counted total of {name} could not be read: estimates are n/a")
+    return warnings
+
+
+def _describe_target(args: argparse.Namespace, command: list[str]) -> dict[str, Any]:
+    if args.pid is not None:
+        return {"mode": "pid", "pid": args.pid}
+    if args.cpus:
+        return {"mode": "cpus", "cpus": args.cpus}
+    return {"mode": "command", "argv": command}

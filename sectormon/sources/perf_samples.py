@@ -1,0 +1,480 @@
+"""Live sampling of a perf target: sampling events and their ring buffers, plus the counted total.
+
+For the launched command or each thread of a running process, one sampling event per CPU is
+opened with ``inherit`` (threads and processes the target starts later sample too), all writing
+into one ring buffer per CPU, and beside them the same event in counting mode (a
+:class:`~sectormon.perf.group.PerfGroup`) for the scale factor's total; ``--cpus`` opens one of
+each per CPU. While the target runs, :func:`sample_target` only copies the rings' bytes out
+(waking on the rings' watermark or every 100 ms); parsing, resolving and counting happen
+afterwards, on :meth:`SamplingRun.stream`, so the target is disturbed as little as possible.
+
+This is the one module of the sampling path that knows the target kinds (:mod:`sectormon.sources.targets`).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import heapq
+import os
+import resource
+import select
+import signal
+import threading
+import time
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from types import FrameType
+
+from sectormon.attribution.samples import Event, MapEvent, ProcessEvent, Sample
+from sectormon.attribution.space import read_proc_maps
+from sectormon.errors import UsageError
+from sectormon.perf import abi
+from sectormon.perf.errors import PerfError
+from sectormon.perf.events import EventSpec
+from sectormon.perf.group import PerfGroup
+from sectormon.perf.records import (
+    CommRecord,
+    LostRecord,
+    MmapRecord,
+    Record,
+    RecordLayout,
+    SampleRecord,
+    TaskRecord,
+    ThrottleRecord,
+)
+from sectormon.perf.sampling import SamplingConfig, SamplingEvent
+from sectormon.sources.targets import (
+    BadTarget,
+    CommandTarget,
+    CpuTarget,
+    PidTarget,
+    describe_exit,
+    shell_status,
+)
+from sectormon.topology import parse_cpu_list
+
+POLL_SECONDS = 0.1
+Target = CommandTarget | PidTarget | CpuTarget
+
+
+def make_target(
+    *,
+    pid: int | None = None,
+    cpus: Sequence[int] = (),
+    command: Sequence[str] = (),
+    stdout: int | None = None,
+) -> Target:
+    """The target of a sampling run: exactly one of ``pid``, ``cpus`` and ``command``."""
+    if pid is not None:
+        return PidTarget(pid)
+    if cpus:
+        return CpuTarget(cpus)
+    if command:
+        return CommandTarget(list(command), stdout=stdout)
+    raise BadTarget("nothing to sample: give --pid PID, --cpus LIST or -- CMD ARGS")
+
+
+def exit_status(target: Target) -> tuple[int, str]:
+    """(shell exit status, what happened) of a launched command that ended by itself; (0, "") else."""
+    if isinstance(target, CommandTarget) and not target.stopped and target.exit_code:
+        return shell_status(target.exit_code), describe_exit(target.exit_code)
+    return 0, ""
+
+
+@dataclass(frozen=True, slots=True)
+class CountedTotal:
+    """The event counted in counting mode over the run, summed over the units.
+
+    ``value`` is ``raw`` with each unit scaled by its enabled/running times where the kernel
+    multiplexed it (``multiplexed``); None when a unit was enabled but never got a counter.
+    """
+
+    raw: int
+    value: int | None
+    multiplexed: bool
+
+
+def counted_total(readings: Sequence[tuple[int, int, int]]) -> CountedTotal:
+    """Sum (raw count, time_enabled, time_running) readings of the units into a :class:`CountedTotal`."""
+    raw = 0
+    value: float | None = 0.0
+    multiplexed = False
+    for count, enabled, running in readings:
+        raw += count
+        if value is None:
+            continue
+        if running >= enabled:
+            value += count
+        elif running > 0:
+            multiplexed = True
+            value += count * enabled / running
+        else:
+            value = None
+    return CountedTotal(raw, None if value is None else round(value), multiplexed)
+
+
+@dataclass
+class RecordStream:
+    """The run's records, merged by time across rings and turned into attribution events.
+
+    ``period`` is the fixed sampling period (samples carry their own in ``freq`` mode). Iterating
+    fills the counters: ``lost`` records dropped by the kernel (ring full), ``throttled``
+    times the kernel paused sampling for the max sample rate, ``malformed`` records skipped, and
+    ``errors`` rings whose bytes could not be parsed to the end.
+    """
+
+    layout: RecordLayout
+    rings: Sequence[Sequence[bytes]]
+    before: Sequence[MapEvent] = ()
+    period: int = 0
+    lost: int = 0
+    throttled: int = 0
+    malformed: int = 0
+    errors: list[str] = field(default_factory=list)
+
+    def __iter__(self) -> Iterator[Event]:
+        yield from self.before
+        merged = heapq.merge(*(self._records(chunks) for chunks in self.rings), key=_record_time)
+        for record in merged:
+            event = self._event(record)
+            if event is not None:
+                yield event
+
+    def _records(self, chunks: Sequence[bytes]) -> Iterator[Record]:
+        carry = b""
+        for chunk in chunks:
+            data = carry + chunk if carry else chunk
+            result = self.layout.parse(data)
+            self.malformed += result.malformed
+            yield from result.records
+            if result.error:
+                self.errors.append(result.error)
+                return
+            carry = data[result.consumed :]
+
+    def _event(self, record: Record) -> Event | None:
+        if isinstance(record, SampleRecord):
+            ip, pid, tid, time, addr, cpu, period, weight, _, misc = record
+            kernel = misc & abi.PERF_RECORD_MISC_CPUMODE_MASK == abi.PERF_RECORD_MISC_KERNEL
+            return Sample(
+                time, pid, tid, cpu, ip, addr or None, period or self.period, weight or None, kernel
+            )
+        if isinstance(record, MmapRecord):
+            end = record.addr + record.length
+            return MapEvent(
+                record.time, record.pid, record.addr, end, record.pgoff, record.filename, record.prot or None
+            )
+        if isinstance(record, CommRecord):
+            return ProcessEvent(record.time, record.pid, "exec") if record.exec else None
+        if isinstance(record, TaskRecord):
+            if not record.exit and record.pid != record.ppid:
+                return ProcessEvent(record.time, record.pid, "fork", record.ppid)
+            return None
+        if isinstance(record, LostRecord):
+            self.lost += record.lost
+        elif isinstance(record, ThrottleRecord) and record.throttled:
+            self.throttled += 1
+        return None
+
+
+def _record_time(record: Record) -> int:
+    return record.time
+
+
+@dataclass(frozen=True)
+class SamplingRun:
+    """What a run produced: the rings' bytes (see :attr:`stream`), the counted total, the costs.
+
+    ``lost`` is the kernel's own count of dropped samples (PERF_FORMAT_LOST; None before Linux 6.0,
+    where only the stream's PERF_RECORD_LOST records tell). ``cpu_wide``: every process on the
+    CPUs was sampled, including ones that never announced their mappings in the rings.
+    """
+
+    config: SamplingConfig
+    rings: tuple[tuple[bytes, ...], ...]
+    before: tuple[MapEvent, ...]
+    counted: CountedTotal | None
+    lost: int | None
+    wall_seconds: float
+    cpu_seconds: float
+    target_cpu_seconds: float | None
+    units: int
+    cpu_wide: bool = False
+
+    @property
+    def bytes(self) -> int:
+        return sum(len(chunk) for ring in self.rings for chunk in ring)
+
+    def stream(self) -> RecordStream:
+        return RecordStream(self.config.layout(), self.rings, self.before, self.config.period)
+
+
+class _Rings:
+    """The sampling events of a run, one ring buffer per CPU, and the counting groups beside them.
+
+    The first event opened on a CPU owns that CPU's ring; every other event there (another thread
+    of the process) writes into it.
+    """
+
+    def __init__(self, spec: EventSpec, config: SamplingConfig, name: str) -> None:
+        self.spec = spec
+        self.config = config
+        self.name = name
+        self.owners: dict[int, SamplingEvent] = {}
+        self.members: list[SamplingEvent] = []
+        self.counters: list[PerfGroup] = []
+        self.chunks: dict[int, list[bytes]] = {}
+
+    def open_task(self, pid: int, cpus: Sequence[int]) -> None:
+        """Sample task ``pid`` (and, with ``inherit``, what it starts) on ``cpus``, and count it."""
+        counter = PerfGroup(
+            [self.spec],
+            pid=pid,
+            cpu=-1,
+            names=[self.name],
+            exclude_kernel=self.config.exclude_kernel,
+            exclude_hv=self.config.exclude_hv,
+            enable_on_exec=self.config.enable_on_exec,
+            inherit=self.config.inherit,
+        )
+        self.counters.append(counter)
+        for cpu in cpus:
+            self._open(pid, cpu)
+
+    def open_cpu(self, cpu: int) -> None:
+        """Sample and count everything on ``cpu``."""
+        self.counters.append(
+            PerfGroup(
+                [self.spec],
+                pid=-1,
+                cpu=cpu,
+                names=[self.name],
+                exclude_kernel=self.config.exclude_kernel,
+                exclude_hv=self.config.exclude_hv,
+            )
+        )
+        self._open(-1, cpu)
+
+    def _open(self, pid: int, cpu: int) -> None:
+        owner = self.owners.get(cpu)
+        event = SamplingEvent(self.spec, self.config, pid=pid, cpu=cpu, name=self.name, output=owner)
+        if owner is None:
+            self.owners[cpu] = event
+            self.chunks[cpu] = []
+        else:
+            self.members.append(event)
+
+    def events(self) -> list[SamplingEvent]:
+        return [*self.owners.values(), *self.members]
+
+    def lost(self) -> int | None:
+        """Samples the kernel dropped on every event (None: this kernel does not count them)."""
+        total = 0
+        for event in self.events():
+            lost = event.lost()
+            if lost is None:
+                return None
+            total += lost
+        return total
+
+    def drain(self) -> int:
+        total = 0
+        for cpu, owner in self.owners.items():
+            data = owner.read_raw()
+            if data:
+                self.chunks[cpu].append(data)
+                total += len(data)
+        return total
+
+    def close(self) -> None:
+        for event in self.members:
+            event.close()
+        for event in self.owners.values():
+            event.close()
+        for counter in self.counters:
+            counter.close()
+
+
+class _Stop:
+    """SIGTERM and SIGINT end the run (the report is still made), in the main thread only."""
+
+    def __init__(self) -> None:
+        self.requested = threading.Event()
+        self._previous: dict[int, object] = {}
+
+    def __enter__(self) -> _Stop:
+        if threading.current_thread() is threading.main_thread():
+            for signum in (signal.SIGTERM, signal.SIGINT):
+                self._previous[signum] = signal.signal(signum, self._handle)
+        return self
+
+    def _handle(self, signum: int, frame: FrameType | None) -> None:
+        self.requested.set()
+
+    def __exit__(self, *exc: object) -> None:
+        for signum, handler in self._previous.items():
+            signal.signal(signum, handler)  # type: ignore[arg-type]
+
+
+def online_cpus(sysfs_root: str | Path = "/sys") -> tuple[int, ...]:
+    """The CPUs a task may run on now (per-CPU inherited events must cover all of them)."""
+    try:
+        return parse_cpu_list((Path(sysfs_root) / "devices/system/cpu/online").read_text().strip())
+    except (OSError, UsageError):
+        return tuple(sorted(os.sched_getaffinity(0)))
+
+
+def _open_threads(target: PidTarget, rings: _Rings, cpus: Sequence[int]) -> None:
+    """Every thread of a running process; threads started while opening are caught by listing
+    again until no new one appears (those started later inherit their creator's events)."""
+    opened: set[int] = set()
+    while True:
+        new = [tid for tid in target.tids() if tid not in opened]
+        if not new:
+            break
+        for tid in new:
+            opened.add(tid)
+            try:
+                rings.open_task(tid, cpus)
+            except PerfError as exc:
+                if not exc.unit_gone:
+                    raise
+    if not rings.owners:
+        raise BadTarget(f"--pid {target.pid}: the process has no threads left to sample")
+
+
+def sample_target(
+    target: Target,
+    spec: EventSpec,
+    config: SamplingConfig,
+    *,
+    name: str = "",
+    duration: float | None = None,
+    stop: threading.Event | None = None,
+    procfs_root: str | Path = "/proc",
+    sysfs_root: str | Path = "/sys",
+) -> SamplingRun:
+    """Sample ``target`` until it ends, ``duration`` seconds pass, ``stop`` is set, or SIGINT/SIGTERM.
+
+    A command is launched gated and its events are enabled by the kernel at its exec; a running
+    process or CPUs are sampled from the moment every event is open. The command is ended with the
+    run (as ``perf record -- CMD`` does) when it is still running then.
+    """
+    name = name or spec.spec
+    before: list[MapEvent] = []
+    children_before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    if isinstance(target, CpuTarget):
+        config = replace(config, inherit=False, enable_on_exec=False)
+    else:
+        command = isinstance(target, CommandTarget)
+        config = replace(config, inherit=True, enable_on_exec=command)
+    rings = _Rings(spec, config, name)
+    try:
+        if isinstance(target, CommandTarget):
+            target.start()
+            assert target.pid is not None
+            rings.open_task(target.pid, online_cpus(sysfs_root))
+        elif isinstance(target, PidTarget):
+            _open_threads(target, rings, online_cpus(sysfs_root))
+            assert target.pid is not None
+            before = read_proc_maps(target.pid, 0, procfs_root)
+        else:
+            for cpu in target.cpus:
+                rings.open_cpu(cpu)
+            before = _all_proc_maps(procfs_root)
+        with _Stop() as signals:
+            wall_start = time.monotonic()
+            cpu_start = time.process_time()
+            if isinstance(target, CommandTarget):
+                target.release()
+            else:
+                for counter in rings.counters:
+                    counter.enable()
+                for event in rings.events():
+                    event.enable()
+            _run(target, rings, duration, stop, signals.requested)
+            if not isinstance(target, CommandTarget):
+                for event in rings.events():
+                    event.disable()
+                for counter in rings.counters:
+                    counter.disable()
+            rings.drain()
+            cpu_seconds = time.process_time() - cpu_start
+            wall_seconds = time.monotonic() - wall_start
+        counted = _counted(rings.counters)
+        lost = rings.lost()
+    finally:
+        rings.close()
+        target.close()
+    target_cpu = None
+    if isinstance(target, CommandTarget):
+        children = resource.getrusage(resource.RUSAGE_CHILDREN)
+        target_cpu = (children.ru_utime - children_before.ru_utime) + (
+            children.ru_stime - children_before.ru_stime
+        )
+    return SamplingRun(
+        config=config,
+        rings=tuple(tuple(chunks) for chunks in rings.chunks.values()),
+        before=tuple(before),
+        counted=counted,
+        lost=lost,
+        wall_seconds=wall_seconds,
+        cpu_seconds=cpu_seconds,
+        target_cpu_seconds=target_cpu,
+        units=len(rings.counters),
+        cpu_wide=isinstance(target, CpuTarget),
+    )
+
+
+def _run(
+    target: Target,
+    rings: _Rings,
+    duration: float | None,
+    stop: threading.Event | None,
+    signalled: threading.Event,
+) -> None:
+    """Drain every ring whenever one reaches its watermark, or every POLL_SECONDS, until the end."""
+    poller = select.poll()
+    for owner in rings.owners.values():
+        assert owner.fd is not None
+        poller.register(owner.fd, select.POLLIN)
+    deadline = None if duration is None else time.monotonic() + duration
+    while True:
+        timeout = POLL_SECONDS
+        if deadline is not None:
+            timeout = max(0.0, min(POLL_SECONDS, deadline - time.monotonic()))
+        try:
+            ready = poller.poll(timeout * 1000)
+        except InterruptedError:
+            ready = []
+        for fd, flags in ready:
+            if flags & (select.POLLHUP | select.POLLERR | select.POLLNVAL):
+                poller.unregister(fd)  # its task is gone: no more data, and poll() would spin
+        rings.drain()
+        if target.finished() or signalled.is_set() or (stop is not None and stop.is_set()):
+            return
+        if deadline is not None and time.monotonic() >= deadline:
+            return
+
+
+def _counted(counters: Sequence[PerfGroup]) -> CountedTotal | None:
+    readings = []
+    for counter in counters:
+        try:
+            values = counter.read()
+        except PerfError:
+            return None
+        readings.append((values.values[0], values.time_enabled, values.time_running))
+    return counted_total(readings)
+
+
+def _all_proc_maps(procfs_root: str | Path) -> list[MapEvent]:
+    """Every process's mappings now (CPU-wide sampling sees processes that started before it)."""
+    out: list[MapEvent] = []
+    with contextlib.suppress(OSError):
+        for entry in Path(procfs_root).iterdir():
+            if entry.name.isdigit():
+                out += read_proc_maps(int(entry.name), 0, procfs_root)
+    return out
+
