@@ -270,25 +270,32 @@ class MetricDelta:
 
 @dataclass(frozen=True, slots=True)
 class Baseline:
-    """Deltas of the current ``recent`` window against the window marked as baseline."""
+    """Deltas of the current ``recent`` window against the window marked as baseline.
+
+    ``after_change``: the baseline window starts at this configuration change, which cut it
+    short (a window never mixes two configurations); ``None`` when it was not cut.
+    """
 
     t_from: float
     t_to: float
     total: Mapping[str, MetricDelta]
     cmgs: Mapping[str, Mapping[str, MetricDelta]]
     cores: Mapping[str, Mapping[str, MetricDelta]]
+    after_change: float | None = None
 
     def to_json(self) -> dict[str, Any]:
         def scope(d: Mapping[str, MetricDelta]) -> dict[str, Any]:
             return {k: v.to_json() for k, v in d.items()}
 
-        return {
-            "t_from": self.t_from,
-            "t_to": self.t_to,
-            "total": scope(self.total),
-            "cmgs": {k: scope(v) for k, v in self.cmgs.items()},
-            "cores": {k: scope(v) for k, v in self.cores.items()},
-        }
+        out: dict[str, Any] = {"t_from": self.t_from, "t_to": self.t_to}
+        if self.after_change is not None:
+            out["after_change"] = self.after_change
+        out.update(
+            total=scope(self.total),
+            cmgs={k: scope(v) for k, v in self.cmgs.items()},
+            cores={k: scope(v) for k, v in self.cores.items()},
+        )
+        return out
 
 
 @dataclass(frozen=True, slots=True)

@@ -502,6 +502,13 @@ class RecentWindow:
                 rest[i] = 0.0
             sums[entity] = rest
 
+    def clear(self) -> None:
+        """Forget every interval: the window starts again (what it measured has changed)."""
+        self.intervals.clear()
+        self._sums = {}
+        self._refs = {}
+        self._since_rebuild = 0
+
     def _rebuild(self) -> None:
         self._since_rebuild = 0
         merged = merge_contributions(iv.contributions for iv in self.intervals)
