@@ -44,7 +44,7 @@ class SectorCache:
         self.mask = nsets - 1
         self.sets: list[list[int]] = [[] for _ in range(nsets)]
         self.tags: dict[int, int] = {}
-        self.counts = [0] * (nsets * 4)
+        self.counts: list[list[int]] = [[0, 0, 0, 0] for _ in range(nsets)]
         self.maxima = list(maxima)
         self.enabled = enabled
 
@@ -56,12 +56,11 @@ class SectorCache:
         self.enabled = enabled
 
     def _recount(self) -> None:
-        counts = [0] * (self.nsets * 4)
         tags = self.tags
-        for si, s in enumerate(self.sets):
+        for s, counts in zip(self.sets, self.counts, strict=True):
+            counts[:] = [0, 0, 0, 0]
             for line in s:
-                counts[si * 4 + (tags[line] & SECTOR_MASK)] += 1
-        self.counts = counts
+                counts[tags[line] & SECTOR_MASK] += 1
 
     def __contains__(self, line: int) -> bool:
         return line in self.tags
@@ -102,10 +101,9 @@ class SectorCache:
             victim = s.pop(0)
             return victim, tags.pop(victim)
         sec = state & SECTOR_MASK
-        base = (line & self.mask) << 2
-        counts = self.counts
+        counts = self.counts[line & self.mask]
         maxima = self.maxima
-        if counts[base + sec] >= maxima[sec]:
+        if counts[sec] >= maxima[sec]:
             # At its maximum the sector replaces its own LRU line (the counts do not change); with
             # a maximum of 0 and no line of its own it cannot allocate at all.
             for victim in s:
@@ -115,7 +113,7 @@ class SectorCache:
                     tags[line] = state
                     return victim, tags.pop(victim)
             return NO_VICTIM, 0
-        counts[base + sec] += 1
+        counts[sec] += 1
         s.append(line)
         tags[line] = state
         if len(s) <= self.ways:
@@ -124,13 +122,13 @@ class SectorCache:
         # filling sector is not one of them), else the set's LRU line.
         for victim in s:
             vsec = tags[victim] & SECTOR_MASK
-            if counts[base + vsec] > maxima[vsec]:
+            if counts[vsec] > maxima[vsec]:
                 break
         else:
             victim = s[0]
         s.remove(victim)
         vstate = tags.pop(victim)
-        counts[base + (vstate & SECTOR_MASK)] -= 1
+        counts[vstate & SECTOR_MASK] -= 1
         return victim, vstate
 
     def occupancy(self, set_index: int) -> list[int]:

@@ -264,7 +264,8 @@ class SimThread:
                         l2_refill_dm += 1
                         state2 = ready + l2_demand[fl]
                         sec2 = state2 & SECTOR_MASK
-                        s = l2sets[line & l2mask]
+                        si = line & l2mask
+                        s = l2sets[si]
                         if not l2_on:
                             s.append(line)
                             l2tags[line] = state2
@@ -272,7 +273,7 @@ class SimThread:
                                 l2_wb += 1
                         elif (
                             s
-                            and l2_counts[((line & l2mask) << 2) + sec2] >= l2_maxima[sec2]
+                            and l2_counts[si][sec2] >= l2_maxima[sec2]
                             and l2tags[s[0]] & SECTOR_MASK == sec2
                         ):
                             # At its maximum, the sector replaces its own LRU line: the set's LRU.
@@ -297,7 +298,8 @@ class SimThread:
                         source = FROM_MEMORY
                     miss_wait += ready - clk
                     sec = (fl >> 1) & 3
-                    s = sets[line & mask]
+                    si = line & mask
+                    s = sets[si]
                     if not l1_on:
                         s.append(line)
                         tags[line] = state
@@ -307,11 +309,7 @@ class SimThread:
                             if vstate & DIRTY:
                                 l1_wb += 1
                                 self._l2_write(victim, vstate & SECTOR_MASK, clk >> 4)
-                    elif (
-                        s
-                        and l1_counts[((line & mask) << 2) + sec] >= l1_maxima[sec]
-                        and tags[s[0]] & SECTOR_MASK == sec
-                    ):
+                    elif s and l1_counts[si][sec] >= l1_maxima[sec] and tags[s[0]] & SECTOR_MASK == sec:
                         victim = s.pop(0)
                         s.append(line)
                         tags[line] = state

@@ -117,7 +117,8 @@ def cache_digest(thread: SimThread) -> str:
     for cache in (thread.l1, thread.cmg.l2):
         for s in cache.sets:
             h.update(repr([(line, cache.tags[line]) for line in s]).encode())
-        h.update(repr(cache.counts if cache.enabled else None).encode())
+        counts = [n for per_set in cache.counts for n in per_set] if cache.enabled else None
+        h.update(repr(counts).encode())
     h.update(repr(list(thread.recent)).encode())
     return h.hexdigest()
 
