@@ -5,7 +5,8 @@ A thread consumes a stream of *records* ``(line, n, flags)``: ``n`` consecutive 
 of a record can miss: the others hit the line it just made MRU, so grouping them is exact, and it
 is what lets pure Python simulate over a million accesses per second.
 
-Flags: bit 0 write, bits 1-2 sector id, bit 3 SCE (tag override on), bit 4 PFE. Two special
+Flags: bit 0 write, bits 1-2 sector id, bit 3 SCE (tag override on), bit 4 PFE, bits 7 and up
+the data object's id (``ThreadSpec.objects``). Two special
 records carry no access: ``FL_EXIT`` (loop exits; frontend mispredict penalty) and ``FL_IFETCH``
 (instruction fetches of a din trace); their count is ``-1 - line``.
 
@@ -39,6 +40,9 @@ FL_EXIT = 32
 FL_IFETCH = 64
 FL_SPECIAL = FL_EXIT | FL_IFETCH
 FLAG_SLOTS = 128
+# Bits 7 and up: the data object (kernel array, trace object) of the access, so per-object counts
+# and samples cost one list index; ThreadSpec.objects names them.
+OBJECT_SHIFT = 7
 
 # The engine's clock ticks TICKS times per cycle, so fractional issue costs stay exact integers.
 TICKS = 4
@@ -53,22 +57,25 @@ Record = tuple[int, int, int]
 Chunks = Iterator[list[Record]]
 
 
-def flags(sector: int, write: bool, tagged: bool, pfe: bool) -> int:
-    """The flags of an access: an untagged access uses the default sector 0."""
+def flags(sector: int, write: bool, tagged: bool, pfe: bool, obj: int = 0) -> int:
+    """The flags of an access to data object ``obj``: an untagged access uses the default sector 0."""
+    base = (obj << OBJECT_SHIFT) | (FL_WRITE if write else 0)
     if not tagged:
-        return FL_WRITE if write else 0
-    return (FL_WRITE if write else 0) | (sector << 1) | FL_SCE | (FL_PFE if pfe else 0)
+        return base
+    return base | (sector << 1) | FL_SCE | (FL_PFE if pfe else 0)
 
 
 @dataclass(frozen=True, slots=True)
 class ThreadSpec:
-    """What one simulated thread runs: its stream factory (called again when looping) and its ISA mix."""
+    """What one simulated thread runs: its stream factory (called again when looping), its ISA mix,
+    and the names of the data objects its flags number (``flags(..., obj=i)`` is ``objects[i]``)."""
 
     tid: int
     cpu: int
     stream: Callable[[], Chunks]
     cycles_per_access: float = 1.0
     inst_per_access: float = 2.0
+    objects: tuple[str, ...] = ("",)
 
 
 class Cmg:
@@ -139,9 +146,10 @@ class SimThread:
         self.mispredict = t.mispredict * TICKS
         self.cpa = max(1, round(spec.cycles_per_access * TICKS))
         # Packed states of a demand fill, per access flags, less the ready time (see run()).
-        self.from_memory = [_fill_state(FROM_MEMORY, fl) for fl in range(FLAG_SLOTS)]
-        self.from_l2 = [_fill_state(FROM_L2, fl) for fl in range(FLAG_SLOTS)]
-        self.l2_demand = [(self.l2base | ((fl >> 1) & 1)) - 15 for fl in range(FLAG_SLOTS)]
+        slots = FLAG_SLOTS * max(1, len(spec.objects))
+        self.from_memory = [_fill_state(FROM_MEMORY, fl) for fl in range(slots)]
+        self.from_l2 = [_fill_state(FROM_L2, fl) for fl in range(slots)]
+        self.l2_demand = [(self.l2base | ((fl >> 1) & 1)) - 15 for fl in range(slots)]
         self.ipa = spec.inst_per_access
         p = config.prefetch
         self.prefetch = p.enabled
@@ -152,7 +160,11 @@ class SimThread:
         # Outstanding misses, oldest first: (access count closing the window, ready time in run()'s
         # clock, FROM_L2 or FROM_MEMORY).
         self.mq: deque[tuple[int, int, int]] = deque()
-        self.fcount = [0] * FLAG_SLOTS
+        # Per access flags (so per data object): accesses, L1D demand refills, and the demand
+        # misses that L2 sent to memory.
+        self.fcount = [0] * slots
+        self.demand_misses = [0] * slots
+        self.memory_reads = [0] * slots
         self.gen: Chunks = spec.stream()
         self.it: Iterator[Record] = iter(())
         self.done = False
@@ -160,12 +172,10 @@ class SimThread:
         self.pass_start = 0
         self.cyc = 0
         self.acc = 0
-        self.l1_refill_dm = 0
         self.l1_refill_pf = 0
         self.l1_wb = 0
         self.l1_miss_wait = 0
         self.l2_other = 0  # L2 requests that are not L1D refills: L2 prefetches, write-backs
-        self.l2_refill_dm = 0
         self.l2_refill_pf = 0
         self.l2_wb = 0
         self.swap_dm = 0
@@ -213,6 +223,8 @@ class SimThread:
         memory = self.memory << 4
         l2_hit = self.l2_hit << 4
         fcount = self.fcount
+        demand_misses = self.demand_misses
+        memory_reads = self.memory_reads
         mq = self.mq
         window = self.window
         mib = self.mib
@@ -226,8 +238,6 @@ class SimThread:
         wl1 = 0
         wl2 = 0
         # Counter deltas of the inline demand misses (times in clock units).
-        refill_dm = 0
-        l2_refill_dm = 0
         l1_wb = 0
         l2_wb = 0
         miss_wait = 0
@@ -255,13 +265,13 @@ class SimThread:
                             else:
                                 wl1 += e[1] - clk
                             clk = e[1]
-                    refill_dm += 1
+                    demand_misses[fl] += 1
                     v2 = l2tags.get(line)
                     if v2 is None:
                         ready = clk + memory
                         state = ready + from_memory[fl]
                         source = FROM_MEMORY
-                        l2_refill_dm += 1
+                        memory_reads[fl] += 1
                         state2 = ready + l2_demand[fl]
                         sec2 = state2 & SECTOR_MASK
                         si = line & l2mask
@@ -378,8 +388,6 @@ class SimThread:
         self.acc = acc
         self.wait_l1 += wl1 >> 4
         self.wait_l2 += wl2 >> 4
-        self.l1_refill_dm += refill_dm
-        self.l2_refill_dm += l2_refill_dm
         self.l1_wb += l1_wb
         self.l2_wb += l2_wb
         self.l1_miss_wait += miss_wait >> 4
@@ -420,8 +428,7 @@ class SimThread:
         self.cmg.l2.touch(line)
         allocated_by = (v2 >> 2) & 1
         if demand and allocated_by == BY_PREFETCH:
-            self.swap_dm += 1
-            self.l2_refill_dm += 1
+            self.swap_dm += 1  # counted in l2_refill_dm too
         elif not demand and allocated_by == BY_DEMAND:
             self.mibmch_prf += 1
             self.l2_refill_pf += 1
@@ -515,6 +522,31 @@ class SimThread:
     # ----------------------------------------------------------------- derived totals
     def cycles(self) -> int:
         return self.cyc // TICKS
+
+    @property
+    def l1_refill_dm(self) -> int:
+        """L1D demand refills."""
+        return sum(self.demand_misses)
+
+    @property
+    def l2_refill_dm(self) -> int:
+        """L2 demand refills: reads from memory, plus demands meeting a prefetch refill (errata 1.0)."""
+        return sum(self.memory_reads) + self.swap_dm
+
+    def object_counts(self) -> list[tuple[int, int, int]]:
+        """Per data object (index = object id): data accesses, L1D demand refills, memory reads."""
+        out = []
+        for obj in range(len(self.fcount) // FLAG_SLOTS):
+            lo = obj * FLAG_SLOTS
+            accesses = sum(c for fl, c in enumerate(self.fcount[lo : lo + FLAG_SLOTS]) if not fl & FL_SPECIAL)
+            out.append(
+                (
+                    accesses,
+                    sum(self.demand_misses[lo : lo + FLAG_SLOTS]),
+                    sum(self.memory_reads[lo : lo + FLAG_SLOTS]),
+                )
+            )
+        return out
 
     def l2_access(self) -> int:
         """L2 requests of this core: L1D refills (demand and prefetch), L2 prefetches, write-backs."""

@@ -47,6 +47,7 @@ def kernel_workload(kernel: KernelSpec, threads: int, tag_override: bool, prefet
             kernel.stream_factory(t, tag_override, prefetch),
             kernel.cycles_per_access,
             kernel.inst_per_access,
+            kernel.objects,
         )
         for t in range(threads)
     )

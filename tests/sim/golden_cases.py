@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from sectormon.sim.config import ModelConfig, Prefetch, SectorConfig
-from sectormon.sim.engine import FL_EXIT, FL_IFETCH, Machine, Record, SimThread, ThreadSpec, flags
+from sectormon.sim.engine import FL_EXIT, FL_IFETCH, FLAG_SLOTS, Machine, Record, SimThread, ThreadSpec, flags
 from sectormon.sim.kernels import make_kernel
 from sectormon.sim.workload import kernel_workload
 
@@ -127,7 +127,10 @@ def machine_state(machine: Machine) -> dict[str, Any]:
     threads = {}
     for t in machine.threads:
         row: dict[str, Any] = {name: getattr(t, name) for name in THREAD_COUNTERS}
-        row["fcount"] = {str(fl): c for fl, c in enumerate(t.fcount) if c}
+        folded = [0] * FLAG_SLOTS  # per access flags, whatever the data object
+        for fl, c in enumerate(t.fcount):
+            folded[fl % FLAG_SLOTS] += c
+        row["fcount"] = {str(fl): c for fl, c in enumerate(folded) if c}
         row["cache"] = cache_digest(t)
         threads[str(t.tid)] = row
     cmgs = {
