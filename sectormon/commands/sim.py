@@ -39,6 +39,7 @@ class _Adder(Protocol):
 
 
 DEFAULT_WARMUP = 50e-6  # simulated seconds: the kernels' cold misses are over by then
+TRACE_WARMUP = 0.0  # a trace is the measured region: all of it counts
 
 
 def add_sim_options(parser: _Adder) -> None:
@@ -46,10 +47,9 @@ def add_sim_options(parser: _Adder) -> None:
     parser.add_argument(
         "--warmup",
         type=float,
-        default=DEFAULT_WARMUP,
         metavar="S",
         help="simulated seconds run uncounted before counting starts, like a measured region after "
-        "initialisation (default 5e-05; 0 counts from the first access)",
+        "initialisation (default 5e-05 for kernels, 0 for traces; 0 counts from the first access)",
     )
     parser.add_argument(
         "--kernel",
@@ -204,7 +204,10 @@ def build_sim_source(args: argparse.Namespace, *, loop: bool | None = None) -> S
         # to run (a single pass of a kernel can be shorter than one interval).
         bounded = getattr(args, "count", None) is not None or getattr(args, "duration", None) is not None
         loop = bounded or not (getattr(args, "json", False) or getattr(args, "summary", False))
-    return SimSource(workload, config, loop=loop, warmup=getattr(args, "warmup", DEFAULT_WARMUP))
+    warmup = getattr(args, "warmup", None)
+    if warmup is None:
+        warmup = TRACE_WARMUP if traces else DEFAULT_WARMUP
+    return SimSource(workload, config, loop=loop, warmup=warmup)
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -314,6 +317,7 @@ def summarize(source: SimSource, profile_name: str = "auto") -> dict[str, Any]:
     warm_pe = {t.tid: pe_now(t) for t in machine.threads}
     warm_cmg = {c.ident: cmg_now(c) for c in machine.cmgs.values()}
     warm_cycles = machine.cycle
+    skipped = sum(t.acc for t in machine.threads)
     source.run_to_completion()
 
     def pe_counts(thread: Any) -> dict[str, int]:
@@ -345,6 +349,11 @@ def summarize(source: SimSource, profile_name: str = "auto") -> dict[str, Any]:
         "seconds": seconds,
         "cycles": machine.cycle - warm_cycles,
         "warmup_s": source.warmup,
+        "accesses": {
+            "counted": sum(t.acc for t in machine.threads) - skipped,
+            "skipped": skipped,
+            "warmup_s": source.warmup,
+        },
         "counts": dict(sorted(total.items())),
         "metrics": evaluate_metrics(profile, total, seconds),
         "threads": threads,
