@@ -26,6 +26,7 @@ from sectormon.sim.config import (
     parse_ways,
 )
 from sectormon.sim.kernels import KERNELS, default_sectors, make_kernel
+from sectormon.sim.objects import parse_objects
 from sectormon.sim.workload import kernel_workload, trace_workload
 from sectormon.sources.sim import SIM_DEFAULT_INTERVAL, SIM_DEFAULT_TIMESLICE, SimSource
 
@@ -64,6 +65,11 @@ def add_sim_options(parser: _Adder) -> None:
         metavar="FILE",
         help="replay a Dinero din trace ('<label> <hex address> [sector]') instead of a kernel; "
         "repeat for one thread per trace",
+    )
+    parser.add_argument(
+        "--objects",
+        metavar="FILE",
+        help="name the data objects of the --trace addresses: '<name> <hex start> <size>' per line",
     )
     parser.add_argument(
         "--threads",
@@ -188,8 +194,11 @@ def build_sim_source(args: argparse.Namespace, *, loop: bool | None = None) -> S
                 "--size and --assign set kernel parameters; a --trace carries its own addresses and sectors"
             )
         sectors = sector_config(args, None)
-        workload = trace_workload(traces, sectors.tag_override, prefetch)
+        objects = parse_objects(args.objects) if getattr(args, "objects", None) else None
+        workload = trace_workload(traces, sectors.tag_override, prefetch, objects)
     else:
+        if getattr(args, "objects", None):
+            raise UsageError("--objects names the data objects of a --trace; a kernel names its arrays")
         kernel = make_kernel(
             args.kernel, _pairs(args.size, "--size"), _pairs(args.assign, "--assign"), args.seed
         )
