@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import argparse
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any, Protocol
 
 from sectormon.errors import UsageError
@@ -25,8 +25,9 @@ from sectormon.sim.config import (
     parse_l2_sets,
     parse_ways,
 )
+from sectormon.sim.engine import SimThread
 from sectormon.sim.kernels import KERNELS, default_sectors, make_kernel
-from sectormon.sim.objects import parse_objects
+from sectormon.sim.objects import object_sectors, parse_objects
 from sectormon.sim.workload import kernel_workload, trace_workload
 from sectormon.sources.sim import SIM_DEFAULT_INTERVAL, SIM_DEFAULT_TIMESLICE, SimSource
 
@@ -189,13 +190,12 @@ def build_sim_source(args: argparse.Namespace, *, loop: bool | None = None) -> S
                 f"--threads {args.threads} with {len(traces)} --trace file(s): a trace is one thread; "
                 "give one --trace per thread and leave out --threads"
             )
-        if args.size or args.assign:
-            raise UsageError(
-                "--size and --assign set kernel parameters; a --trace carries its own addresses and sectors"
-            )
+        if args.size:
+            raise UsageError("--size sets kernel parameters; a --trace carries its own addresses")
         sectors = sector_config(args, None)
         objects = parse_objects(args.objects) if getattr(args, "objects", None) else None
-        workload = trace_workload(traces, sectors.tag_override, prefetch, objects)
+        assign = object_sectors(objects, _pairs(args.assign, "--assign")) if args.assign else None
+        workload = trace_workload(traces, sectors.tag_override, prefetch, objects, assign)
     else:
         if getattr(args, "objects", None):
             raise UsageError("--objects names the data objects of a --trace; a kernel names its arrays")
@@ -288,6 +288,21 @@ def run(args: argparse.Namespace) -> int:
     return run_with_source(source, args, profile=profile, topology=source.topology_json())
 
 
+def object_summary(
+    threads: Sequence[SimThread], before: Mapping[int, list[tuple[int, int, int]]]
+) -> dict[str, Any]:
+    """Per data object (summed over threads, by name): accesses, L1D demand refills and memory
+    reads since ``before`` (the counts at the end of the warm-up)."""
+    out: dict[str, dict[str, int]] = {}
+    for t in threads:
+        for name, now, then in zip(t.spec.objects, t.object_counts(), before[t.tid], strict=True):
+            row = out.setdefault(name, {"accesses": 0, "l1d_demand_refills": 0, "memory_reads": 0})
+            row["accesses"] += now[0] - then[0]
+            row["l1d_demand_refills"] += now[1] - then[1]
+            row["memory_reads"] += now[2] - then[2]
+    return out
+
+
 def _profile(name: str) -> Any:
     from sectormon.profiles.loader import load_profile
 
@@ -327,6 +342,7 @@ def summarize(source: SimSource, profile_name: str = "auto") -> dict[str, Any]:
     warm_cmg = {c.ident: cmg_now(c) for c in machine.cmgs.values()}
     warm_cycles = machine.cycle
     skipped = sum(t.acc for t in machine.threads)
+    warm_objects = {t.tid: t.object_counts() for t in machine.threads}
     source.run_to_completion()
 
     def pe_counts(thread: Any) -> dict[str, int]:
@@ -365,6 +381,7 @@ def summarize(source: SimSource, profile_name: str = "auto") -> dict[str, Any]:
         },
         "counts": dict(sorted(total.items())),
         "metrics": evaluate_metrics(profile, total, seconds),
+        "objects": object_summary(machine.threads, warm_objects),
         "threads": threads,
         "cmgs": cmgs,
         "unsupported": sorted(n for n, e in profile.events.items() if n not in modelled),

@@ -11,10 +11,11 @@ address outside every object belongs to ``[other]`` (object id 0); the file's ob
 from __future__ import annotations
 
 from bisect import bisect_right
+from collections.abc import Mapping
 from dataclasses import dataclass
 from itertools import pairwise
 
-from sectormon.errors import DataError
+from sectormon.errors import DataError, UsageError
 
 OTHER = "[other]"
 _HEX = frozenset("0123456789abcdefABCDEF")
@@ -49,6 +50,27 @@ class DataObjects:
             ],
             "unmapped": OTHER,
         }
+
+
+def object_sectors(objects: DataObjects | None, assign: Mapping[str, str]) -> tuple[int | None, ...]:
+    """``--assign name=sector`` for a trace: the sector id of each object's accesses (``None``:
+    the trace's own third field), as if the addresses carried the tag override bits."""
+    if objects is None:
+        raise UsageError(
+            "--assign on a --trace needs --objects FILE naming the objects (the trace's own third field "
+            "gives per-access sectors)"
+        )
+    out: list[int | None] = [None] * len(objects.names)
+    for name, text in assign.items():
+        if name not in objects.names:
+            raise UsageError(
+                f"--assign {name}={text}: {objects.path} has no object {name!r}; "
+                f"use {', '.join(objects.names[1:])} or {OTHER}"
+            )
+        if text not in ("0", "1", "2", "3"):
+            raise UsageError(f"--assign {name}={text}: a sector id is 0, 1, 2 or 3")
+        out[objects.names.index(name)] = int(text)
+    return tuple(out)
 
 
 def _size(text: str, path: str, number: int) -> int:

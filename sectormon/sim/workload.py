@@ -58,10 +58,15 @@ def kernel_workload(kernel: KernelSpec, threads: int, tag_override: bool, prefet
 
 
 def trace_workload(
-    paths: Sequence[str], tag_override: bool, prefetch: bool, objects: DataObjects | None = None
+    paths: Sequence[str],
+    tag_override: bool,
+    prefetch: bool,
+    objects: DataObjects | None = None,
+    assign: tuple[int | None, ...] | None = None,
 ) -> Workload:
     """One thread per trace file. Traces with instruction fetches count those as the instructions.
-    ``objects`` (``--objects``) names the data objects of every trace's addresses."""
+    ``objects`` (``--objects``) names the data objects of every trace's addresses; ``assign``
+    (``--assign``, per object id) sets their sectors."""
     _check_threads(len(paths))
     infos: list[TraceInfo] = [validate(p) for p in paths]
     names = objects.names if objects is not None else ("",)
@@ -69,7 +74,7 @@ def trace_workload(
         ThreadSpec(
             t,
             placement(t, len(paths)),
-            stream_factory(p, tag_override, prefetch, objects),
+            stream_factory(p, tag_override, prefetch, objects, assign),
             1.0,
             0.0 if info.ifetches else TRACE_INST_PER_ACCESS,
             names,
@@ -85,6 +90,11 @@ def trace_workload(
             "cpus": [s.cpu for s in specs],
             "inst_per_access": TRACE_INST_PER_ACCESS,
             **({"data_objects": objects.to_json()} if objects is not None else {}),
+            **(
+                {"object_sectors": {n: s for n, s in zip(names, assign, strict=True) if s is not None}}
+                if assign is not None
+                else {}
+            ),
             "note": "ifetch lines count as instructions; without them each data access "
             f"counts {TRACE_INST_PER_ACCESS:g} instructions",
         },
