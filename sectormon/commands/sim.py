@@ -16,6 +16,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any, Protocol
 
 from sectormon.errors import UsageError
+from sectormon.sim import advisor
 from sectormon.sim.config import (
     L1_WAYS,
     L2_WAYS_TOTAL,
@@ -228,6 +229,12 @@ def configure(parser: argparse.ArgumentParser) -> None:
         help="run to completion and print one JSON object: final counts and metrics",
     )
     out.add_argument("--json", action="store_true", help="headless: JSON Lines frames on stdout")
+    out.add_argument(
+        "--advise",
+        action="store_true",
+        help="search sector assignments and way splits for the workload; print them ranked (--json: as JSON)",
+    )
+    advisor.add_options(out)
     out.add_argument("-o", "--output", metavar="FILE", help="write the JSON stream to FILE instead of stdout")
     out.add_argument("--record", metavar="FILE", help="record raw readings to FILE (.gz to compress)")
     out.add_argument("--count", type=int, help="stop after N frames")
@@ -253,6 +260,14 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.advise:
+        advice = advisor.advise(
+            args,
+            lambda ns: summarize(build_sim_source(ns), ns.profile),
+            lambda ns: build_sim_source(ns, loop=False).workload.specs,
+        )
+        print(json.dumps(advice) if args.json else advisor.render(advice, args.top))
+        return 0
     if args.summary and args.loop:
         raise UsageError("--summary runs the workload to completion; it cannot --loop")
     if args.summary:

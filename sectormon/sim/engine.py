@@ -434,11 +434,6 @@ class SimThread:
             self.l2_refill_pf += 1
         return max(v2 >> 4, cyc + self.l2_hit)
 
-    def _l2_fill(self, line: int, sec2: int, ready: int, by: int) -> None:
-        _, vstate = self.cmg.l2.fill(line, (ready << 4) | (by << 2) | sec2)
-        if vstate & DIRTY:
-            self.l2_wb += 1
-
     def _l2_write(self, line: int, sec: int, cyc: int) -> None:
         """A dirty L1D victim written back to L2 (allocated there if L2 had dropped it)."""
         l2 = self.cmg.l2
@@ -478,46 +473,50 @@ class SimThread:
         self.l2_wb += written
 
     def _advance(self, line: int, fl: int, cyc: int) -> None:
-        """A prefetched line was used: keep the stream the same distance ahead."""
-        t = line + self.pf_d1
+        """A prefetched line was used: keep the stream the same distance ahead (every line of a
+        prefetched stream comes here once, so the L2 prefetch is inline)."""
         l1 = self.l1.tags
+        t = line + self.pf_d1
         if t not in l1:
             self._prefetch_l1(t, fl, cyc)
-        t = line + self.pf_d2
-        if self.pf_d2 > self.pf_d1 and t not in self.cmg.l2.tags and t not in l1:
-            self._prefetch_l2(t, fl, cyc)
+        if self.pf_d2 > self.pf_d1:
+            t = line + self.pf_d2
+            l2 = self.l2
+            if t not in l2.tags and t not in l1:
+                # A prefetch into L2 only, further ahead than the L1D prefetch.
+                self.l2_other += 1
+                self.l2_refill_pf += 1
+                state = ((cyc + self.memory) << 4) | (BY_PREFETCH << 2) | self.l2base | ((fl >> 1) & 1)
+                if l2.fill(t, state)[1] & DIRTY:
+                    self.l2_wb += 1
 
     def _prefetch_l1(self, line: int, fl: int, cyc: int) -> None:
         """A prefetch into L1D: an L1D refill (HWPRF) that reads the line from L2 (or memory)."""
         sec = (fl >> 1) & 3
         self.l1_refill_pf += 1
-        cmg = self.cmg
-        l2 = cmg.l2
+        l2 = self.l2
         v2 = l2.tags.get(line)
         if v2 is None:
             ready = cyc + self.memory
             source = FROM_MEMORY
             self.l2_refill_pf += 1
-            self._l2_fill(line, self.l2base + (sec & 1), ready, BY_PREFETCH)
+            if l2.fill(line, (ready << 4) | (BY_PREFETCH << 2) | self.l2base | (sec & 1))[1] & DIRTY:
+                self.l2_wb += 1
         elif v2 >> 4 <= cyc:
-            l2.touch(line)
+            s2 = l2.sets[line & l2.mask]
+            if s2[-1] != line:
+                s2.remove(line)
+                s2.append(line)
             ready = cyc + self.l2_hit
             source = FROM_L2
         else:
             ready = self._l2_inflight(line, v2, cyc, False)
             source = FROM_MEMORY
         self.l1_miss_wait += ready - cyc
-        l1 = self.l1
-        victim, vstate = l1.fill(line, PF_MARK | (ready << 4) | (source << 2) | sec)
+        victim, vstate = self.l1.fill(line, PF_MARK | (ready << 4) | (source << 2) | sec)
         if vstate & DIRTY:
             self.l1_wb += 1
             self._l2_write(victim, vstate & SECTOR_MASK, cyc)
-
-    def _prefetch_l2(self, line: int, fl: int, cyc: int) -> None:
-        """A prefetch into L2 only (further ahead than the L1D prefetch)."""
-        self.l2_other += 1
-        self.l2_refill_pf += 1
-        self._l2_fill(line, self.l2base + ((fl >> 1) & 1), cyc + self.memory, BY_PREFETCH)
 
     # ----------------------------------------------------------------- derived totals
     def cycles(self) -> int:
