@@ -369,6 +369,7 @@ def advise(
     ``sectormon sim --summary`` prints for options ``ns``; ``specs(ns)`` the workload's threads."""
     _check(args)
     started = time.perf_counter()
+    cpu = time.process_time()
     threads = specs(args)
     names = threads[0].objects
     objects = profile_objects(threads)
@@ -414,6 +415,7 @@ def advise(
             "how": found.how,
             "l2_split": "the same in SET0 and SET1 (sectors 0/1 of a set; ids 0/2 and 1/3 share them)",
             "seconds": round(time.perf_counter() - started, 2),
+            "cpu_seconds": round(time.process_time() - cpu, 2),
         },
         "objects": [
             {
@@ -477,7 +479,15 @@ def render(advice: Mapping[str, Any], top: int) -> str:
             f"{o.get('l1d_demand_refills', 'n/a'):>15} {o.get('memory_reads', 'n/a'):>10}"
         )
     s = advice["search"]
-    out += ["", f"Search: {s['how']}; {s['simulated']} simulations + the baseline in {s['seconds']} s."]
+    out += [
+        "",
+        f"Search: {s['how']}; {s['simulated']} simulations + the baseline in {s['seconds']} s "
+        f"({s['cpu_seconds']} s CPU).",
+    ]
+    rows = advice["rows"]
+    ties = sum(1 for r in rows if rows and r["metrics"] == rows[0]["metrics"])
+    if ties > 1:
+        out.append(f"{ties} configurations predict the same numbers as the best (listed in search order).")
     out.append(f"L2 split: {s['l2_split']}.")
     out.append(
         f"Ranked by the change of {advice['rank_by']} ({advice['better']} is better) against sectors off."
