@@ -458,16 +458,35 @@ class SimThread:
         for t in range(line + 1, line + self.pf_d1 + 1):
             if t not in l1:
                 self._prefetch_l1(t, fl, cyc)
-        # A stream's start issues up to l2_distance - l1_distance L2 prefetches: inline.
-        fill = l2.fill
+        # A stream's start issues up to l2_distance - l1_distance L2 prefetches: inline, with the
+        # sector cache's two common fills (as in run()).
         state = ((cyc + self.memory) << 4) | (BY_PREFETCH << 2) | self.l2base | ((fl >> 1) & 1)
+        sec2 = state & SECTOR_MASK
+        at_max = l2.maxima[sec2]
+        sets = l2.sets
+        mask = l2.mask
+        counts = l2.counts
         issued = 0
         written = 0
         for t in range(line + self.pf_d1 + 1, line + self.pf_d2 + 1):
-            if t not in l2tags and t not in l1:
-                issued += 1
-                if fill(t, state)[1] & DIRTY:
+            if t in l2tags or t in l1:
+                continue
+            issued += 1
+            si = t & mask
+            s = sets[si]
+            if not l2.enabled:
+                s.append(t)
+                l2tags[t] = state
+                if len(s) > l2.ways and l2tags.pop(s.pop(0)) & DIRTY:
                     written += 1
+            elif s and counts[si][sec2] >= at_max and l2tags[s[0]] & SECTOR_MASK == sec2:
+                victim = s.pop(0)
+                s.append(t)
+                l2tags[t] = state
+                if l2tags.pop(victim) & DIRTY:
+                    written += 1
+            elif l2.fill(t, state)[1] & DIRTY:
+                written += 1
         self.l2_other += issued
         self.l2_refill_pf += issued
         self.l2_wb += written
