@@ -371,8 +371,11 @@ def advise(
     started = time.perf_counter()
     cpu = time.process_time()
     threads = specs(args)
-    names = threads[0].objects
     objects = profile_objects(threads)
+    # An object the workload never accesses (a trace's [other] when the file maps every address)
+    # has nothing to place: it stays out of the search.
+    active = [o for o in objects if o.accesses]
+    names = tuple(o.name for o in active)
     l2_ways = getattr(args, "l2_ways", 14)
     runs = 0
 
@@ -383,7 +386,7 @@ def advise(
         summary = summarize(_with_options(args, extra))
         return Outcome(c, {m: summary["metrics"].get(m) for m in METRICS}, summary["objects"])
 
-    found = search(len(names), [o.reuse for o in objects], l2_ways, run, args.rank_by, args.budget)
+    found = search(len(names), [o.reuse for o in active], l2_ways, run, args.rank_by, args.budget)
     base = found.baseline
     rows = []
     for rank, o in enumerate(found.ranked, 1):

@@ -153,7 +153,9 @@ def test_advice_on_a_trace_with_objects(tmp_path: Path, capsys: pytest.CaptureFi
     base = ["--trace", str(trace), "--objects", str(objects), "--no-prefetch"]
     assert cli.main(["sim", "--advise", "--json", "--budget", "20", *base]) == 0
     advice = json.loads(capsys.readouterr().out)
-    assert advice["search"]["pruned"] is True
+    assert advice["search"]["pruned"] is True  # 80 configurations for the two objects ([other] is empty)
+    assert advice["search"]["configurations"] == 80
+    assert set(advice["rows"][0]["assignment"]) == {"table", "stream"}
     assert {o["name"]: o["reuse"] for o in advice["objects"]} == {
         "[other]": 0.0,
         "table": 30.0,
