@@ -260,6 +260,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    advisor.refuse_without_advise(args)
     if args.advise:
         advice = advisor.advise(
             args,

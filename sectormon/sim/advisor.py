@@ -63,14 +63,12 @@ def add_options(parser: Any) -> None:
     parser.add_argument(
         "--rank-by",
         choices=tuple(METRICS),
-        default="IPC",
         help="with --advise: the metric whose change against sectors off ranks the configurations "
         "(default IPC)",
     )
     parser.add_argument(
         "--budget",
         type=int,
-        default=DEFAULT_BUDGET,
         metavar="N",
         help=f"with --advise: simulate every configuration if there are at most N, else prune the "
         f"search (default {DEFAULT_BUDGET})",
@@ -78,7 +76,6 @@ def add_options(parser: Any) -> None:
     parser.add_argument(
         "--top",
         type=int,
-        default=DEFAULT_TOP,
         metavar="N",
         help=f"with --advise: rows of the table (default {DEFAULT_TOP}; --json gives every one)",
     )
@@ -347,6 +344,15 @@ def fujitsu(c: Candidate, names: Sequence[str], l2_ways: int) -> dict[str, Any]:
 
 
 # ----------------------------------------------------------------------------- the command
+def refuse_without_advise(args: argparse.Namespace) -> None:
+    """The advisor's options mean nothing to the other modes: say so instead of ignoring them."""
+    given = [
+        o for o, a in (("--rank-by", "rank_by"), ("--budget", "budget"), ("--top", "top")) if getattr(args, a)
+    ]
+    if given and not args.advise:
+        raise UsageError(f"{', '.join(given)} go with --advise (the sector advisor)")
+
+
 def _check(args: argparse.Namespace) -> None:
     given = [opt for opt, attr in _REFUSED if getattr(args, attr, None) not in (None, False)]
     if given:
@@ -354,6 +360,9 @@ def _check(args: argparse.Namespace) -> None:
             f"--advise searches the sector options and prints a table; drop {', '.join(given)} "
             "(give only the workload's options: --kernel/--trace, --size, --threads, ...)"
         )
+    args.rank_by = args.rank_by or next(iter(METRICS))
+    args.budget = DEFAULT_BUDGET if args.budget is None else args.budget
+    args.top = DEFAULT_TOP if args.top is None else args.top
     if args.budget < 1:
         raise UsageError(f"--budget {args.budget}: give 1 or more simulations")
     if args.top < 1:

@@ -126,6 +126,11 @@ def test_advise_refuses_the_options_it_searches(
     assert message in err and err.count("\n") == 1
 
 
+def test_advisor_options_without_advise_are_refused(capsys: pytest.CaptureFixture[str]) -> None:
+    assert cli.main(["sim", "--summary", "--rank-by", "IPC", "--top", "3"]) == 2
+    assert "--rank-by, --top go with --advise" in capsys.readouterr().err
+
+
 def test_a_trace_without_objects_has_nothing_to_assign(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
