@@ -125,3 +125,28 @@ def test_bad_objects_file_is_one_line(tmp_path: Path, capsys: pytest.CaptureFixt
     assert cli.main(["sim", "--summary", "--trace", trace, "--objects", objects]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and f"{objects}:2: start 'zz' is not hexadecimal" in err
+
+
+@pytest.mark.parametrize(
+    ("extra", "message"),
+    [
+        ([], "--assign on a --trace needs --objects FILE"),
+        (["--objects", "OBJ"], "has no object 'zz'; use a or [other]"),
+    ],
+)
+def test_assign_on_a_trace_names_file_objects(
+    tmp_path: Path, extra: list[str], message: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    trace = _write(tmp_path, "0 1000\n", "t.din")
+    objects = _write(tmp_path, "a 1000 4K\n")
+    args = [objects if a == "OBJ" else a for a in extra]
+    assert cli.main(["sim", "--summary", "--trace", trace, *args, "--assign", "zz=1"]) == 2
+    assert message in capsys.readouterr().err
+
+
+def test_assign_on_a_trace_sets_the_objects_sector(tmp_path: Path) -> None:
+    trace = _write(tmp_path, "0 1000\n0 2000 3\n0 9000\n", "t.din")
+    objects = parse_objects(_write(tmp_path, "a 1000 256\nb 2000 256\n"))
+    assign = (None, 2, None)  # [other] and b keep the trace's own field; a goes to sector 2
+    sectors = [(fl >> 1) & 3 for _, _, fl in records(trace, True, False, objects, assign)]
+    assert sectors == [2, 3, 0]
