@@ -1,9 +1,10 @@
 """Fingerprints of what the simulator produces end to end, to prove a change left every number alone.
 
 For each shipped recording: ``sectormon replay --json``. For each kernel (and a few variants): the
-simulated numbers of a fresh ``sectormon sim --summary`` (counts, metrics, per thread and CMG). For Scenario A with the sector cache on and off: a fresh recording made
-with the shipped recordings' options, its readings without the wall-clock fields. Each output is
-hashed; ``--save FILE`` stores the hashes, ``--check FILE`` compares and exits 1 on a difference.
+simulated numbers of a fresh ``sectormon sim --summary`` (counts, metrics, per thread and CMG). For
+Scenario A with the sector cache on and off: a fresh recording made with the shipped recordings'
+options, its readings without the wall-clock fields. Each output is hashed; ``--save FILE`` stores
+the hashes, ``--check FILE`` compares and exits 1 on a difference.
 
     .venv/bin/python scripts/sim_fingerprint.py --save /tmp/before.json   # before the change
     .venv/bin/python scripts/sim_fingerprint.py --check /tmp/before.json  # after it
