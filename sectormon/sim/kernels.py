@@ -79,6 +79,11 @@ class KernelSpec:
     extra: Mapping[str, Any] = field(default_factory=dict)
 
     @property
+    def objects(self) -> tuple[str, ...]:
+        """The arrays, in the order of their object ids in the access flags."""
+        return tuple(self.sectors)
+
+    @property
     def inst_per_access(self) -> float:
         return _ISA[self.name][0]
 
@@ -99,7 +104,7 @@ class KernelSpec:
 
     def stream_factory(self, thread: int, tag_override: bool, pfe: bool) -> Callable[[], Chunks]:
         """A callable making a fresh stream for ``thread`` (called again when the demo loops)."""
-        fl = {a: flags(s, False, tag_override, pfe) for a, s in self.sectors.items()}
+        fl = {a: flags(s, False, tag_override, pfe, obj) for obj, (a, s) in enumerate(self.sectors.items())}
         base = (thread + 1) << 40
         if self.name == "scenario-a":
             return lambda: _scenario_a(self.params, fl, base, self.seed + thread)
