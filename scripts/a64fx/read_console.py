@@ -1,0 +1,54 @@
+"""Read the emulated A64FX's serial console (scripts/a64fx-emulated.sh): print the guest's JSON summary
+and exit 1 with one line per failed check, or with the console's tail when the guest gave no summary."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from guest_checks import SUMMARY_BEGIN, SUMMARY_END
+
+PREFIX = "a64fx-emulated:"
+
+
+def find_summary(console: str) -> dict[str, Any] | None:
+    """The last complete summary on the console (None when the guest never printed one)."""
+    lines = [line.rstrip("\r") for line in console.splitlines()]
+    ends = [i for i, line in enumerate(lines) if line == SUMMARY_END]
+    for end in reversed(ends):
+        if end >= 2 and lines[end - 2] == SUMMARY_BEGIN:
+            try:
+                data: dict[str, Any] = json.loads(lines[end - 1])
+            except json.JSONDecodeError:
+                return None
+            return data
+    return None
+
+
+def verdict(summary: dict[str, Any] | None, console: str) -> tuple[int, list[str]]:
+    """(exit status, lines for stderr)."""
+    if summary is None:
+        tail = [line for line in console.splitlines() if line.strip()][-25:]
+        return 1, [f"{PREFIX} FAILED: the guest printed no summary; the console ended with:", *tail]
+    failed = [c for c in summary["checks"] if not c["ok"]]
+    if failed or not summary["ok"]:
+        return 1, [f"{PREFIX} FAILED check {c['name']}: {c['detail']}" for c in failed] or [
+            f"{PREFIX} FAILED: the summary is not ok and names no failed check"
+        ]
+    return 0, [f"{PREFIX} all {len(summary['checks'])} checks passed"]
+
+
+def main(argv: list[str]) -> int:
+    console = Path(argv[1]).read_text(errors="replace")
+    summary = find_summary(console)
+    if summary is not None:
+        print(json.dumps(summary, indent=1))
+    status, lines = verdict(summary, console)
+    print("\n".join(lines), file=sys.stderr)
+    return status
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
