@@ -33,11 +33,11 @@ def verdict(summary: dict[str, Any] | None, console: str) -> tuple[int, list[str
         tail = [line for line in console.splitlines() if line.strip()][-25:]
         return 1, [f"{PREFIX} FAILED: the guest printed no summary; the console ended with:", *tail]
     failed = [c for c in summary["checks"] if not c["ok"]]
+    count = f"{PREFIX} {len(summary['checks']) - len(failed)} passed, {len(failed)} failed"
     if failed or not summary["ok"]:
-        return 1, [f"{PREFIX} FAILED check {c['name']}: {c['detail']}" for c in failed] or [
-            f"{PREFIX} FAILED: the summary is not ok and names no failed check"
-        ]
-    return 0, [f"{PREFIX} all {len(summary['checks'])} checks passed"]
+        named = [f"{PREFIX} FAILED check {c['name']}: {c['detail']}" for c in failed]
+        return 1, [*(named or [f"{PREFIX} FAILED: the summary is not ok and names no failed check"]), count]
+    return 0, [count]
 
 
 def main(argv: list[str]) -> int:
