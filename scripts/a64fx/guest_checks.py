@@ -219,10 +219,11 @@ def check_probe(r: Results) -> None:
     zero = sorted(n for n, p in states.items() if p["state"] == "zero" and p["value"] == 0)
     other = sorted(set(states) - set(counting) - set(zero))
     expected = sorted(COUNTED_BY_QEMU if icount_shift() is not None else COUNTED_BY_QEMU[:1])
+    why = f"; {other[0]}: {states[other[0]]['state']}, {states[other[0]]['reason']}" if other else ""
     r.check(
         "events.counts",
         counting == expected,
-        f"counting: {', '.join(counting)} (expected {', '.join(expected)})",
+        f"counting: {', '.join(counting) or 'none'} (expected {', '.join(expected)}){why}",
     )
     r.check(
         "events.never_count",
@@ -337,11 +338,13 @@ def check_monitor(r: Results) -> None:
         return
     header, frames = (records[0], records[1:]) if records else ({}, [])
     finished = BUSY_OUTPUT in stderr
+    said = [line for line in stderr.splitlines() if line.startswith("sectormon: ")]
     r.check(
         "monitor.exit",
         result.returncode == 0 and finished,
         f"exit {result.returncode}; the command {'ran to its end' if finished else 'did not finish'} "
-        "(its output goes to stderr under --json)",
+        "(its output goes to stderr under --json)"
+        + (f"; {said[-1]}" if result.returncode != 0 and said else ""),
     )
     profile = header.get("profile", {}).get("name")
     r.check(

@@ -27,6 +27,18 @@ def find_summary(console: str) -> dict[str, Any] | None:
     return None
 
 
+def render(summary: dict[str, Any]) -> str:
+    """The summary as JSON with one line per top-level key and per check: readable in a CI log."""
+    lines = []
+    for key, value in summary.items():
+        if key == "checks":
+            rows = ",\n".join(f"  {json.dumps(check)}" for check in value)
+            lines.append(f' "checks": [\n{rows}\n ]')
+        else:
+            lines.append(f" {json.dumps(key)}: {json.dumps(value)}")
+    return "{\n" + ",\n".join(lines) + "\n}"
+
+
 def verdict(summary: dict[str, Any] | None, console: str) -> tuple[int, list[str]]:
     """(exit status, lines for stderr)."""
     if summary is None:
@@ -44,7 +56,7 @@ def main(argv: list[str]) -> int:
     console = Path(argv[1]).read_text(errors="replace")
     summary = find_summary(console)
     if summary is not None:
-        print(json.dumps(summary, indent=1))
+        print(render(summary))
     status, lines = verdict(summary, console)
     print("\n".join(lines), file=sys.stderr)
     return status
