@@ -234,7 +234,8 @@ main() {
   cat "$CACHE/base.cpio.gz" "$run/overlay.cpio.gz" > "$run/initrd.cpio.gz"
   local boot_start=$SECONDS
   boot "$run/initrd.cpio.gz" "$run/console.log"
-  say "the guest ran for $((SECONDS - boot_start)) s, $((SECONDS - start)) s in all (console: $run/console.log)"
+  say "the guest ran for $((SECONDS - boot_start)) s, $((SECONDS - start)) s in all"
+  say "console: $run/console.log"
   "$HOST_PY" "$REPO/scripts/a64fx/read_console.py" "$run/console.log"
 }
 

@@ -43,8 +43,8 @@ AGREEMENT_PCT = 2.0
 # events counted in a third of the timeslices (docs/perf.md).
 CPU = 1
 INTERVAL_S = 10
-# A deterministic single-threaded busy loop of about 2.2e10 instructions, 25 s of virtual time at
-# shift 1: `--count 3` sees two interval frames, then the command's end and the final frame.
+# A deterministic single-threaded busy loop of about 1.1e10 user-space instructions, 23 s of virtual
+# time at shift 1: `--count 3` sees two interval frames, then the command's end and the final frame.
 LOOPS = 9_000_000
 BUSY = ("python3", "-c", f"x = 0\nfor i in range({LOOPS}):\n    x += i * i\nprint(x)")
 BUSY_OUTPUT = str((LOOPS - 1) * LOOPS * (2 * LOOPS - 1) // 6)  # what it prints: the sum of i * i
@@ -81,7 +81,7 @@ class Results:
 def run(
     argv: Sequence[str], *, env: Mapping[str, str] | None = None, timeout: float = 600
 ) -> subprocess.CompletedProcess[str]:
-    """One command with its output captured; ``took_s`` is virtual (guest) time."""
+    """One command with its output captured; the time it reports is the guest's (virtual) time."""
     start = time.monotonic()
     result = subprocess.run(list(argv), capture_output=True, text=True, env=env, timeout=timeout, check=False)
     progress(
