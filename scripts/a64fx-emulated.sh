@@ -27,6 +27,8 @@ ROOT_PACKAGES=(busybox-static python3 linux-perf)
 SKIP_PACKAGES=(dpkg tar install-info perl perl-base perl-modules-5.36 readline-common mailcap mime-support
   media-types tzdata debconf)
 
+DOWNLOADED=0  # set by the fetch steps that had to download
+
 say() { echo "a64fx-emulated: $*" >&2; }
 die() { say "FAILED: $*"; exit 1; }
 
@@ -95,6 +97,7 @@ fetch_debs() {
   mapfile -t packages < <(closure "${ROOT_PACKAGES[@]}")
   [ ${#packages[@]} -gt 0 ] || die "cannot resolve the dependencies of ${ROOT_PACKAGES[*]} for arm64"
   rm -rf "$dir" && mkdir -p "$dir"
+  DOWNLOADED=1
   say "downloading ${#packages[@]} Debian arm64 packages and $kernel into $dir"
   local pkg specs=() native
   # Architecture-independent packages have no :arm64 record and are fetched as :all.
@@ -129,6 +132,7 @@ fetch_wheels() {
   wanted=$(runtime_requirements)
   [ -f "$dir/.complete" ] && [ "$(cat "$dir/.complete")" = "$wanted" ] && return 0
   rm -rf "$dir" && mkdir -p "$dir"
+  DOWNLOADED=1
   say "downloading cp311 aarch64 wheels of $(echo "$wanted" | tr '\n' ' ')into $dir"
   local req
   while IFS= read -r req; do
@@ -220,13 +224,11 @@ main() {
   exec 9>"$CACHE/.lock"
   flock 9
   HOST_PY=$(host_python)
-  if [ -f "$CACHE/debs/.complete" ] && [ -f "$CACHE/wheels/.complete" ]; then
-    say "using the cached Debian packages and wheels in $CACHE (no download)"
-  else
-    say "first run on this machine: downloading the guest's packages into $CACHE (once)"
-  fi
+  [ -f "$CACHE/debs/.complete" ] \
+    || say "first run on this machine: downloading the guest's packages into $CACHE (once)"
   fetch_debs
   fetch_wheels
+  [ "$DOWNLOADED" = 1 ] || say "using the cached Debian packages and wheels in $CACHE (no download)"
   build_base
   local run=$CACHE/run
   mkdir -p "$run"
