@@ -351,9 +351,8 @@ class SimThread:
                             if vstate & DIRTY:
                                 l1_wb += 1
                                 self._l2_write(victim, vstate & SECTOR_MASK, clk >> 4)
-                            if (
-                                fl & FL_WRITE and line not in tags
-                            ):  # the sector may not allocate: write through
+                            if fl & FL_WRITE and line not in tags:
+                                # The sector may not allocate: write through.
                                 self._l2_write(line, sec, clk >> 4)
                         if prefetch:
                             # The stream prefetcher: two misses to consecutive lines start a stream.
