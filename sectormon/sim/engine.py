@@ -192,8 +192,12 @@ class SimThread:
         self.ifetch = 0
 
     # ----------------------------------------------------------------- the hot loop
-    def run(self, limit: int) -> None:
+    def run(self, limit: int, next_limit: Callable[[int], int] | None = None) -> None:
         """Simulate until this core's clock reaches ``limit`` ticks or the stream ends.
+
+        ``next_limit``, if given, is called with the clock (ticks) each time it reaches ``limit``
+        and returns the next limit, or 0 to stop there: a thread alone on its machine runs its
+        quanta without leaving this loop (whose locals are costly to set up) at every one.
 
         The L1D hit and the L1D demand miss (through L2 to memory, with the caches' plain LRU
         fills and the sector rules' commonest fill) are inline, their counters kept in locals and
@@ -394,7 +398,12 @@ class SimThread:
                                 clk = r + 1
                     hc = qc[h] if len(qc) > h else NEVER
                 if clk >= limit:
-                    break
+                    if next_limit is None:
+                        break
+                    limit = next_limit(clk >> 4)
+                    if not limit:
+                        break
+                    limit = (limit << 4) | 15
             else:
                 del qr[:h]
                 del qc[:h]
@@ -663,6 +672,8 @@ class Machine:
         target = int(target_cycle * TICKS)
         quantum = self.config.quantum * TICKS
         threads = self.threads
+        if len(threads) == 1:
+            self._run_alone(threads[0], target, quantum)
         while self.tick < target and not self.finished():
             if self._pending is not None:
                 self.apply_sectors(self._pending)
@@ -678,6 +689,32 @@ class Machine:
             self.tick = max([self.tick] + [t.cyc for t in threads])
             for c in self.cmgs.values():
                 c.tick = self.tick
+
+    def _run_alone(self, thread: SimThread, target: int, quantum: int) -> None:
+        """The quanta of run_until for a single thread, the same boundaries (a requested sector
+        change applies at the first one reached, a quantum the thread's clock has passed is
+        skipped) without returning from :meth:`SimThread.run` at each boundary."""
+        step = self.tick
+
+        def next_step(cyc: int) -> int:
+            nonlocal step
+            self.tick = step
+            while self.tick < target and self._pending is None:
+                step = min(target, self.tick + quantum)
+                if cyc < step:
+                    return step
+                self.tick = step
+            return 0
+
+        while self.tick < target and not thread.done:
+            if self._pending is not None:
+                self.apply_sectors(self._pending)
+                self._pending = None
+            step = min(target, self.tick + quantum)
+            if thread.cyc < step:
+                thread.run(step, next_step)
+            self.tick = step
+            thread.cmg.tick = step
 
     def run_to_completion(self, max_cycles: float = float("inf")) -> None:
         while not self.finished() and self.cycle < max_cycles:
