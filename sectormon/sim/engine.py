@@ -237,7 +237,6 @@ class SimThread:
         l2_hit = self.l2_hit << 4
         fcount = self.fcount
         demand_misses = self.demand_misses
-        memory_reads = self.memory_reads
         qr = self.q_ready
         qc = self.q_close
         h = 0
@@ -252,12 +251,17 @@ class SimThread:
         clk = (self.cyc << 4) | 15
         limit = (limit << 4) | 15
         acc = self.acc
-        wl1 = 0
-        wl2 = 0
+        clk0 = clk
+        acc0 = acc
+        fe0 = self.fe_stall
+        wl1 = 0  # stalls on data from L2 (the others are on memory: derived at the end)
         # Counter deltas of the inline demand misses (times in clock units).
         l1_wb = 0
         l2_wb = 0
         miss_wait = 0
+        # The flags of the demand misses served by memory / by L2, counted per flags in bulk.
+        from_memory_flags: list[int] = []
+        from_l2_flags: list[int] = []
         it = self.it
         while True:
             for line, n, fl in it:
@@ -273,18 +277,15 @@ class SimThread:
                             h += 1
                             if r > clk:
                                 if r & 1:
-                                    wl2 += r - clk
                                     clk = r
                                 else:
                                     wl1 += r + 1 - clk
                                     clk = r + 1
-                        demand_misses[fl] += 1
                         v2 = l2tags.get(line)
                         if v2 is None:
                             ready = clk + memory
                             qr.append(ready)
-                            miss_wait += memory
-                            memory_reads[fl] += 1
+                            from_memory_flags.append(fl)
                             state = ready + from_memory[fl]
                             state2 = ready + l2_demand[fl]
                             sec = l2_sector[fl]
@@ -316,11 +317,12 @@ class SimThread:
                                 s.append(line)
                             ready = clk + l2_hit
                             qr.append(ready - 1)
-                            miss_wait += l2_hit
+                            from_l2_flags.append(fl)
                             state = ready + from_l2[fl]
                         else:
                             ready = (self._l2_inflight(line, v2, clk >> 4, True) << 4) | 15
                             qr.append(ready)
+                            demand_misses[fl] += 1
                             miss_wait += ready - clk
                             state = ready + from_memory[fl]
                         qc.append(acc + window)
@@ -391,7 +393,6 @@ class SimThread:
                         else:
                             h += 1
                             if r & 1:
-                                wl2 += r - clk
                                 clk = r
                             else:
                                 wl1 += r + 1 - clk
@@ -408,6 +409,7 @@ class SimThread:
                 del qr[:h]
                 del qc[:h]
                 h = 0
+                miss_wait += self._count_misses(from_memory_flags, from_l2_flags)
                 chunk = next(self.gen, None)
                 if chunk is None:
                     self.passes += 1
@@ -420,7 +422,6 @@ class SimThread:
                     for r in qr:
                         if r > clk:
                             if r & 1:
-                                wl2 += r - clk
                                 clk = r
                             else:
                                 wl1 += r + 1 - clk
@@ -433,14 +434,34 @@ class SimThread:
             break
         del qr[:h]
         del qc[:h]
+        miss_wait += self._count_misses(from_memory_flags, from_l2_flags)
         self.it = it
         self.cyc = clk >> 4
         self.acc = acc
+        # The clock moved by the issue cycles, the loop exits' penalties and the stalls.
+        stalls = clk - clk0 - cpa * (acc - acc0) - ((self.fe_stall - fe0) << 4)
         self.wait_l1 += wl1 >> 4
-        self.wait_l2 += wl2 >> 4
+        self.wait_l2 += (stalls - wl1) >> 4
         self.l1_wb += l1_wb
         self.l2_wb += l2_wb
         self.l1_miss_wait += miss_wait >> 4
+
+    def _count_misses(self, from_memory: list[int], from_l2: list[int]) -> int:
+        """Add run()'s demand misses to the per-flags counts (a stream has few distinct flags, so
+        counting each in bulk beats an increment per miss) and empty the lists; returns their
+        miss wait (clock units)."""
+        waited = len(from_memory) * (self.memory << 4) + len(from_l2) * (self.l2_hit << 4)
+        demand_misses = self.demand_misses
+        memory_reads = self.memory_reads
+        for fl in set(from_memory):
+            k = from_memory.count(fl)
+            demand_misses[fl] += k
+            memory_reads[fl] += k
+        for fl in set(from_l2):
+            demand_misses[fl] += from_l2.count(fl)
+        from_memory.clear()
+        from_l2.clear()
+        return waited
 
     # ----------------------------------------------------------------- rare paths
     def _rare(self, line: int, fl: int, v: int | None, clk: int, acc: int) -> int:
