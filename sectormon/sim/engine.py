@@ -271,8 +271,10 @@ class SimThread:
                     if fl & FL_SPECIAL:
                         clk = rare(line, fl, v, clk, acc)
                     else:
-                        # An L1D demand miss. With the L1D miss buffers full, wait for the oldest.
-                        while len(qr) - h >= mib:
+                        # An L1D demand miss. With the L1D miss buffers full, wait for the oldest:
+                        # the entries up to index ``last`` leave.
+                        last = len(qr) - mib
+                        while h <= last:
                             r = qr[h]
                             h += 1
                             if r > clk:
