@@ -118,7 +118,6 @@ def _bare(records: list[Record], table: bool, timing: bool) -> float:
     ready_q: list[int] = []
     head = 0
     clk = 15
-    streams = 0
     start = time.perf_counter()
     for line, n, _ in records:
         v = tags.get(line)
@@ -153,8 +152,7 @@ def _bare(records: list[Record], table: bool, timing: bool) -> float:
                 del tags[s.pop(0)]
             if table:
                 if line - 1 in recent:
-                    del recent[line - 1]
-                    streams += 1
+                    del recent[line - 1]  # the model starts a stream here
                 else:
                     recent[line] = None
                     if len(recent) > 32:
