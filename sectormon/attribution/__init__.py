@@ -8,7 +8,11 @@ Three separate steps, as in a sampling profiler (perf's session/symbol/hist spli
   functions and ``file:line``, data addresses to variables, heap, stack or mappings.
 - :mod:`~sectormon.attribution.aggregate`: count per function, source line, data object and cache
   line, with the HP Caliper scale factor and latency buckets, into an immutable
-  :class:`~sectormon.attribution.table.HotspotTable`.
+  :class:`~sectormon.attribution.table.HotspotTable`; :mod:`~sectormon.attribution.window` does so
+  per frame window for live and replayed sessions.
+
+The package itself exports the plain data and the aggregation only: frames, recordings and the
+engine pass samples around without loading pyelftools, which ``symbolize`` imports.
 """
 
 from __future__ import annotations
@@ -22,8 +26,8 @@ from sectormon.attribution.samples import (
     MapEvent,
     ProcessEvent,
     Sample,
+    SampleBatch,
 )
-from sectormon.attribution.symbolize import Symbolizer
 from sectormon.attribution.table import HotspotRow, HotspotTable
 
 __all__ = [
@@ -38,5 +42,5 @@ __all__ = [
     "MapEvent",
     "ProcessEvent",
     "Sample",
-    "Symbolizer",
+    "SampleBatch",
 ]

@@ -15,11 +15,13 @@ import sys
 import tempfile
 from typing import IO
 
+from sectormon.attribution.window import DEFAULT_TOP
 from sectormon.commands.openmetrics import add_openmetrics_options, check_output_mode
 from sectormon.errors import UsageError
 from sectormon.export.server import OpenMetricsExporter
 from sectormon.session.live import LiveSession
 from sectormon.session.options import SessionRequest
+from sectormon.sources.base import SampleRequest
 from sectormon.sources.targets import describe_exit, shell_status
 
 
@@ -33,6 +35,15 @@ def add_session_options(
         "--timeslice", type=float, help=f"{clock} seconds each group runs before the next ({timeslice})"
     )
     how.add_argument("--interval", type=float, help=f"{clock} seconds between frames ({interval})")
+    how.add_argument(
+        "--sample",
+        metavar="EVENT[:PERIOD]",
+        help="also sample EVENT (a profile event, or a perf event spec) every PERIOD events and show "
+        "its hot spots: functions and data objects (TUI view 6, the frames' 'hotspots')",
+    )
+    how.add_argument(
+        "--sample-top", type=int, metavar="N", help="hot-spot rows per view in each frame (default 10)"
+    )
     how.add_argument(
         "--recent",
         type=float,
@@ -72,6 +83,7 @@ def session_request(args: argparse.Namespace) -> SessionRequest:
         groups = tuple(part.strip() for part in args.groups.split(",") if part.strip())
         if not groups:
             raise UsageError(f"--groups {args.groups!r}: name at least one group, e.g. --groups SC1,SC3")
+    sample = sample_request(args.sample, args.sample_top)
     check_output_mode(args, record=args.record)
     if args.output and args.record and args.output != "-" and _same_file(args.output, args.record):
         raise UsageError(
@@ -87,7 +99,30 @@ def session_request(args: argparse.Namespace) -> SessionRequest:
         duration=args.duration,
         baseline_after=args.baseline_after,
         record=args.record,
+        sample=sample,
     )
+
+
+def sample_request(text: str | None, top: int | None) -> SampleRequest | None:
+    """``--sample EVENT[:PERIOD]`` and ``--sample-top N``, checked. A spec's own colons (perf
+    modifiers such as ``cycles:u``) stay in EVENT: only a number after the last one is a period."""
+    if text is None:
+        if top is not None:
+            raise UsageError(f"--sample-top {top} sets the rows of --sample's hot spots; add --sample EVENT")
+        return None
+    event, colon, tail = text.rpartition(":")
+    period = None
+    if colon and event and tail.isdigit():
+        period = int(tail)
+        if period < 1:
+            raise UsageError(f"--sample {text}: the period must be a whole number >= 1, e.g. {event}:10007")
+    else:
+        event = text
+    if not event.strip():
+        raise UsageError("--sample: name the event to sample, e.g. --sample L1D_CACHE_REFILL:10007")
+    if top is not None and top < 1:
+        raise UsageError(f"--sample-top {top}: give a number of rows >= 1")
+    return SampleRequest(event.strip(), period, DEFAULT_TOP if top is None else top)
 
 
 class CommandLog:

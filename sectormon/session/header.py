@@ -80,4 +80,3 @@ def build_header(
             "baseline_after": options.baseline_after,
         },
     }
-

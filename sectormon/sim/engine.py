@@ -31,6 +31,7 @@ from sectormon.sim.config import (
     ModelConfig,
     SectorConfig,
 )
+from sectormon.sim.sampling import RefillSampler
 
 FL_WRITE = 1
 FL_SCE = 8
@@ -163,6 +164,8 @@ class SimThread:
         self.fe_stall = 0
         self.exits = 0
         self.ifetch = 0
+        # Sees every L1D refill when a session samples them (``--sample``); off the hit path.
+        self.sampler: RefillSampler | None = None
 
     # ----------------------------------------------------------------- the hot loop
     def run(self, limit: int) -> None:
@@ -306,6 +309,9 @@ class SimThread:
             ready = self._l2_inflight(line, v2, cyc, True)
             source = FROM_MEMORY
         self.l1_miss_wait += ready - cyc
+        sampler = self.sampler
+        if sampler is not None and sampler.demand:
+            sampler.refill(self.tid, self.cpu, line, cyc, ready)
         state = (ready << 4) | (source << 2) | sec
         if fl & FL_WRITE:
             state |= DIRTY
@@ -405,6 +411,9 @@ class SimThread:
             ready = self._l2_inflight(line, v2, cyc, False)
             source = FROM_MEMORY
         self.l1_miss_wait += ready - cyc
+        sampler = self.sampler
+        if sampler is not None and sampler.prefetch:
+            sampler.refill(self.tid, self.cpu, line, cyc, ready)
         l1 = self.l1
         victim, vstate = l1.fill(line, PF_MARK | (ready << 4) | (source << 2) | sec)
         if vstate & DIRTY:

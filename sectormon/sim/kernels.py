@@ -55,6 +55,33 @@ _ISA: dict[str, tuple[float, float]] = {
 }
 
 
+# The source statement of each array's accesses: what a sampled access's "IP" names.
+_STATEMENTS: dict[str, dict[str, str]] = {
+    "scenario-a": {"reused": "s += reused[order[i]]", "stream": "s += stream[j]"},
+    "scenario-b": {"A": "a = A[i][k]", "B": "C[i][j] += a * B[k][j]", "C": "C[i][j] += a * B[k][j]"},
+    "random": {"table": "s += table[rand()]"},
+}
+ARRAY_STRIDE = 1 << 36
+"""Bytes between the starts of two arrays of one thread (the streams below place them so)."""
+
+
+def thread_base(thread: int) -> int:
+    """The address of thread ``thread``'s first array (every thread has its own arrays)."""
+    return (thread + 1) << 40
+
+
+@dataclass(frozen=True, slots=True)
+class KernelObject:
+    """An array of one thread: ``[start, start + size)`` in bytes, accessed by ``statement``
+    (statement number ``line`` of the kernel)."""
+
+    name: str
+    start: int
+    size: int
+    statement: str
+    line: int
+
+
 def kernel_defaults(kernel: str) -> dict[str, int]:
     return dict(_PARAMS[kernel])
 
@@ -96,6 +123,27 @@ class KernelSpec:
             "seed": self.seed,
             **self.extra,
         }
+
+    def data_objects(self, thread: int) -> tuple[KernelObject, ...]:
+        """The arrays of ``thread`` where its stream accesses them, each with its statement."""
+        p = self.params
+        if self.name == "scenario-a":
+            lines = p["reused"] >> LINE_SHIFT
+            sizes = {"reused": lines << LINE_SHIFT, "stream": p["passes"] * lines << LINE_SHIFT}
+        elif self.name == "scenario-b":
+            n = p["n"]
+            sizes = {"A": n * (n + p["pad"]) * 8, "B": n * n * 8, "C": n * n * 8}
+        else:
+            sizes = {"table": max(1, p["table"] >> LINE_SHIFT) << LINE_SHIFT}
+        statements = _STATEMENTS[self.name]
+        numbers = {text: i + 1 for i, text in enumerate(dict.fromkeys(statements.values()))}
+        base = thread_base(thread)
+        return tuple(
+            KernelObject(
+                name, base + slot * ARRAY_STRIDE, sizes[name], statements[name], numbers[statements[name]]
+            )
+            for slot, name in enumerate(self.sectors)
+        )
 
     def stream_factory(self, thread: int, tag_override: bool, pfe: bool) -> Callable[[], Chunks]:
         """A callable making a fresh stream for ``thread`` (called again when the demo loops)."""

@@ -27,10 +27,12 @@ def placement(thread: int, threads: int) -> int:
 
 @dataclass(frozen=True, slots=True)
 class Workload:
-    """The thread specs plus a JSON description for the header."""
+    """The thread specs plus a JSON description for the header; ``kernel`` when a kernel runs
+    (thread ``tid`` runs its stream ``tid``: it knows the arrays and statements samples name)."""
 
     specs: tuple[ThreadSpec, ...]
     description: dict[str, Any] = field(default_factory=dict)
+    kernel: KernelSpec | None = None
 
 
 def _check_threads(threads: int) -> None:
@@ -51,7 +53,9 @@ def kernel_workload(kernel: KernelSpec, threads: int, tag_override: bool, prefet
         for t in range(threads)
     )
     return Workload(
-        specs, {"kind": "kernel", **kernel.describe(), "threads": threads, "cpus": [s.cpu for s in specs]}
+        specs,
+        {"kind": "kernel", **kernel.describe(), "threads": threads, "cpus": [s.cpu for s in specs]},
+        kernel,
     )
 
 
