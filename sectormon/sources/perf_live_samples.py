@@ -86,8 +86,9 @@ class PerfSampleFeed:
         )
         self._stream = RecordStream(self._rings.config.layout(), (), period=period)
         self._symbolizer = Symbolizer(read_proc=isinstance(target, CpuTarget), procfs_root=procfs_root)
-        for event in before:
-            self._symbolizer.feed(event)
+        # The mappings that existed before go first, on the resolver thread: placing a process's
+        # libraries reads their ELF files, which must not hold up the session's start.
+        self._before = before
         self._lock = threading.Lock()
         self._taken: list[AttributedSample] = []
         self._said: set[str] = set()
@@ -144,6 +145,8 @@ class PerfSampleFeed:
     def _resolve_loop(self) -> None:
         stream = self._stream
         feed = self._symbolizer.feed
+        for event in self._before:
+            feed(event)
         while True:
             with self._arrived:
                 while not self._rounds and not self._reading_done:
