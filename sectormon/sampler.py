@@ -121,8 +121,8 @@ class Sampler:
         self._wall_start = time.monotonic()
         self._waiting_cpu = 0.0
         # A simulated source runs its model inside wait_until: that CPU is not sectormon's. perf
-        # sleeps there, and a CPU clock read costs ~9 us right after a sleep (measured), so its
-        # wait is not bracketed.
+        # sleeps there, and a CPU clock read right after a sleep is slow (docs/perf-tuning.md),
+        # so its wait is not bracketed.
         bracket_wait = self._source.kind != "perf"
         deadlines = Deadlines(self._timeslice)
         rotation = 0
@@ -150,7 +150,7 @@ class Sampler:
                     # Unit by unit, stop this slice's group and start the next one at once, before
                     # the reads: a unit's groups then follow each other with no gap, and the time
                     # spent reading and polling is counted by the next group instead of by none
-                    # (that gap, counted as if the next group had run, biased every count low).
+                    # (a gap counted as if the next group had run would make every count low).
                     rotation += 1
                     current = self._plan.group_at(rotation)
                     self._switch(done, current)

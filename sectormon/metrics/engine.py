@@ -399,8 +399,8 @@ class MetricsEngine:
 
     def _close(self, t: float, *, final: bool) -> Frame:
         # A frame allocates some ten thousand containers and frees most of them at the next one;
-        # the cyclic collector's passes over them (none of them can form a cycle) cost about 5 %
-        # of a frame, measured, so it waits until the frame is built.
+        # none of them can form a cycle, so the cyclic collector waits until the frame is built
+        # (docs/perf-tuning.md has what its passes cost).
         was_enabled = gc.isenabled()
         gc.disable()
         try:

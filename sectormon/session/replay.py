@@ -435,7 +435,7 @@ class ReplaySession(SessionBase):
             return
         try:
             snapshot = copy.deepcopy(builder)
-        except Exception:  # an engine that cannot be copied: seek from the start, as before
+        except Exception:  # an engine that cannot be copied: seeks replay from the start
             self._checkpointing = False
             return
         if self._quiet_pass:

@@ -157,7 +157,7 @@ def _read_proc_file(path: str) -> bytes | None:
     """The content of a small /proc file, or None when it cannot be read.
 
     Plain ``os.open``/``os.read``: the sampler reads /proc/PID/stat every timeslice, and pathlib
-    plus a text wrapper cost three times the syscalls themselves (measured: 32 vs 10 us).
+    plus a text wrapper cost several times the syscalls themselves.
     """
     try:
         fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
@@ -184,9 +184,9 @@ class _ProcessTarget:
     """Shared thread discovery for the pid and command modes.
 
     The sampler asks every timeslice whether the process has finished and whether its threads
-    changed. Reading /proc/PID/stat and listing /proc/PID/task answer both, but cost 10-30 us each
-    when warm and several times that right after the sampler's sleep next to a busy target
-    (measured), so on the real /proc the answers come from two descriptors kept open: a pidfd,
+    changed. Reading /proc/PID/stat and listing /proc/PID/task answer both, but cost more than
+    the counters themselves right after the sampler's sleep next to a busy target
+    (docs/perf-tuning.md), so on the real /proc the answers come from two descriptors kept open: a pidfd,
     readable once the process has exited (one ``poll``), and /proc/PID/task, whose link count is
     2 + the number of threads (one ``fstat``).
     """
