@@ -1,15 +1,6 @@
 """The sampling thread: rotates event groups over every unit in lock-step timeslices.
 
-At the end of each slice it switches every unit, one after the other, from the running group to
-the next one (stop, then start at once), then reads the group that just stopped and hands the
-slice's readings on. A unit's groups thus follow each other with no gap: what the reads, the
-polling and the downstream work cost is time the next group counts, not time nobody counts.
-
-It follows units as they come and go (new threads get their groups opened and the running group
-started; an ended thread is read one last time so its counts are kept, then closed).
-
-It knows nothing about Textual, metrics or files: it publishes immutable :class:`Slice` records
-through a callback.
+The design notes of this module are in docs/internals.md.
 """
 
 from __future__ import annotations

@@ -1,12 +1,6 @@
 """What a perf session counts: a running process, a set of CPUs, or a command it launches.
 
-A process is followed thread by thread (``inherit`` only covers threads created after an open, so an
-existing process is tracked by polling ``/proc/PID/task``). Each thread's CPU affinity decides the
-core and CMG its counts are attributed to; threads that are not pinned to one CPU can only be
-summed, which is why binding is asked for once (PMU document section 6.7, note 1).
-
-A command is launched *gated*: the child blocks on a pipe before ``execvp`` so the parent can open
-the first counter groups with ``enable_on_exec``; counting then starts exactly at exec.
+The design notes of this module are in docs/internals.md.
 """
 
 from __future__ import annotations
