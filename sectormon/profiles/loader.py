@@ -51,6 +51,7 @@ TOP_KEYS = (
     "metrics",
     "sampling",
     "latency_buckets",
+    "rotate_software",
 )
 EVENT_KEYS = ("code", "spec", "scope", "unit", "nj_per_count", "desc")
 GROUP_KEYS = ("events", "desc")
@@ -571,8 +572,18 @@ class _Builder:
             variant=chosen,
             sampling=sampling,
             latency_buckets=buckets,
+            rotate_software=self.flag(top.get("rotate_software"), ("rotate_software",), "rotate_software"),
         )
         return profile, match
+
+    def flag(self, raw: Any, path: Path_, what: str) -> bool:
+        """A yes/no setting (absent: no)."""
+        if raw is None:
+            return False
+        if not isinstance(raw, bool):
+            self.bad(path, f"{what} must be true or false, not {raw!r}", f"write {what}: true")
+            return False
+        return raw
 
     def sampling(self, raw: Any) -> SamplingDef | None:
         if raw is None:
@@ -733,6 +744,7 @@ def _with_hints(profile: Profile, metric_inputs: Mapping[str, frozenset[str]]) -
         profile.variant,
         profile.sampling,
         profile.latency_buckets,
+        profile.rotate_software,
     )
 
 
@@ -879,6 +891,8 @@ def _sampling_to_dict(profile: Profile) -> dict[str, Any]:
     out: dict[str, Any] = {}
     if profile.sampling is not None:
         out["sampling"] = {"event": profile.sampling.event, "period": profile.sampling.period}
+    if profile.rotate_software:
+        out["rotate_software"] = True
     if profile.latency_buckets:
         out["latency_buckets"] = [
             {"name": b.name, "max_cycles": b.max_cycles, "description": b.description}
@@ -946,6 +960,7 @@ def profile_from_dict(data: Mapping[str, Any], source: str = "<recording>") -> P
                 )
                 for b in data.get("latency_buckets", ())
             ),
+            rotate_software=data.get("rotate_software") is True,
         )
     except KeyError as exc:
         raise fail(f"missing field {exc}") from exc
