@@ -61,6 +61,7 @@ from dataclasses import dataclass
 from operator import add
 
 from sectormon.frames import EMPTY_SCOPE, Baseline, Frame, ScopeStats, WindowStats, scope_order
+from sectormon.gaps import GAP, lost_seconds
 from sectormon.metrics.baseline import keyed_deltas, scope_deltas
 from sectormon.metrics.batch import FOLD_EVERY, RowBatch
 from sectormon.metrics.formulas import MetricSet, evaluate_metrics
@@ -291,13 +292,16 @@ class MetricsEngine:
         return ent
 
     def add_mark(self, m: Mark) -> None:
-        """Baseline marks set/clear the baseline; a configuration change restarts the windows."""
+        """Baseline marks set/clear the baseline; a configuration change restarts the windows; a gap
+        (slices missing from a recording) is time the units were present but nothing was counted."""
         if m.kind == "baseline":
             self.mark_baseline()
         elif m.kind == "baseline-clear":
             self.clear_baseline()
         elif m.kind == "config":
             self.restart_windows(m.t)
+        elif m.kind == GAP:
+            self._cum += lost_seconds(m)
 
     def restart_windows(self, t: float) -> None:
         """What is measured changed at ``t`` (the sector configuration): the open interval and

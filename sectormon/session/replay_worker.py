@@ -268,7 +268,9 @@ def serve_spans(
             clock = FrameClock(interval, start)
             if begin.t_before > -math.inf:
                 clock.due(begin.t_before)  # the clock as the slice before the span left it
-            items = stream.iter_span(begin.offset, end, last_slice_t=begin.t_before)
+            items = stream.iter_span(
+                begin.offset, end, last_slice_t=begin.t_before, last_index=begin.index_before
+            )
             stopped = _sum(items, clock, t_to, send, span_end=end)
             send(_end(stream, stopped))
             if stopped:
