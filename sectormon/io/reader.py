@@ -400,12 +400,13 @@ class RecordingStream:
             try:
                 rec = loads(line)
             except (ValueError, RecursionError) as exc:
-                if cut and line.lstrip()[:1] in (b"{", "{"):
-                    raise RecordingError(
-                        self.path,
-                        lineno,
-                        "the header line is incomplete (the recording was cut at its start)",
-                    ) from None
+                if line.lstrip()[:1] in (b"{", "{"):
+                    problem = (
+                        "the header line is incomplete (the recording was cut at its start)"
+                        if cut
+                        else f"the header line is not valid JSON ({_short(exc)})"
+                    )
+                    raise RecordingError(self.path, lineno, problem) from None
                 raise RecordingError(
                     self.path, lineno, f"not a sectormon recording: first line is not JSON ({_short(exc)})"
                 ) from None
