@@ -15,8 +15,9 @@ from test_io_replay import real_header, write
 from sectormon.frames import FrameClock
 from sectormon.io import open_recording
 from sectormon.io.jsonl import MAX_SECONDS
-from sectormon.readings import Mark, Reading, Slice
-from sectormon.sources.replay import final_frame, replay_frames
+from sectormon.readings import Mark, Slice
+from sectormon.session.replay import final_frame, replay_frames
+from tests.rows import row
 
 
 # A clock that stepped through the gap took minutes to hours here: the timeouts stop that.
@@ -78,8 +79,8 @@ def _recording_with_a_jump(path: Path, jump_to: float) -> Path:
     hdr["options"]["interval"] = 0.25
     items: list[Slice | Mark] = []
     for i, t in enumerate([0.1, 0.2, 0.3, jump_to]):
-        reading = Reading("thread:1", 0, 0, "SW1", 10**8, 10**8, {"TASK_CLOCK": 10**8, "PAGE_FAULTS": 3})
-        items.append(Slice(t=t, index=i, duration=0.1, group="SW1", readings=(reading,)))
+        reading = row("thread:1", 0, 0, "SW1", 10**8, 10**8, {"TASK_CLOCK": 10**8, "PAGE_FAULTS": 3})
+        items.append(Slice(t=t, index=i, duration=0.1, group="SW1", rows=(reading,)))
     items.append(Mark(t=jump_to, kind="end"))
     return write(path, items, hdr)
 

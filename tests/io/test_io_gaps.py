@@ -24,8 +24,8 @@ from sectormon.io import RecordingError, open_recording, read_recording
 from sectormon.io.jsonl import encode
 from sectormon.io.reader import scan_recording
 from sectormon.readings import Mark, Slice
-from sectormon.sources import replay_worker
-from sectormon.sources.replay import ReplaySession, final_frame, replay_frames
+from sectormon.session import replay_worker
+from sectormon.session.replay import ReplaySession, final_frame, replay_frames
 from tests.e2e.helpers import run_sectormon
 
 REPO = Path(__file__).resolve().parents[2]
@@ -106,7 +106,7 @@ def test_seeks_from_snapshots_after_a_gap_show_the_frames_of_a_full_replay(
 ) -> None:
     """A replay that resumes from an engine snapshot reads the slice it stopped at for its index,
     so a gap right after it is found again."""
-    from sectormon.sources import replay as replay_module
+    from sectormon.session import replay as replay_module
 
     monkeypatch.setattr(replay_module, "CHECKPOINT_EVERY", 0.5)
     hdr = real_header()

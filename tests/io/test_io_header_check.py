@@ -16,7 +16,7 @@ from sectormon import cli
 from sectormon.io import RecordingError, open_recording
 from sectormon.io.jsonl import encode
 from sectormon.io.strict_json import dumps
-from sectormon.sources.replay import ReplaySession
+from sectormon.session.replay import ReplaySession
 from tests.e2e.helpers import run_sectormon
 
 
