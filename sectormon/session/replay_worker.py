@@ -212,8 +212,14 @@ def _start(args: list[str]) -> subprocess.Popen[bytes]:
         f"import sys; sys.path.append({package_root!r}); "
         "from sectormon.session.replay_worker import main; sys.exit(main(sys.argv[1:]))"
     )
+    # A session of its own: Ctrl-C at the terminal goes to the foreground process group, and
+    # the child must not get it (it would die with a traceback from wherever its interpreter is,
+    # even before ``main`` could ignore SIGINT); the parent stops it.
     proc = subprocess.Popen(
-        [sys.executable, "-c", bootstrap, *args], stdin=subprocess.DEVNULL, stdout=subprocess.PIPE
+        [sys.executable, "-c", bootstrap, *args],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        start_new_session=True,
     )
     assert proc.stdout is not None
     _widen(proc.stdout)
