@@ -125,13 +125,28 @@ class BoundedSafeLoader(BoundedSafeConstructor, _Base):
 
 def compose(text: str) -> Node | None:
     """The document's node graph (with lines), within the bounds; ``None`` for an empty one."""
-    node: Node | None = yaml.compose(text, Loader=BoundedSafeLoader)
+    try:
+        node: Node | None = yaml.compose(text, Loader=BoundedSafeLoader)
+    except yaml.reader.ReaderError as exc:
+        raise _with_line(exc, text) from None
     return node
 
 
 def load(text: str) -> Any:
-    """``yaml.safe_load(text)``, within the bounds."""
-    return yaml.load(text, Loader=BoundedSafeLoader)
+    """``yaml.safe_load(text)``, within the bounds (the loader is a ``SafeLoader``)."""
+    try:
+        return yaml.load(text, Loader=BoundedSafeLoader)
+    except yaml.reader.ReaderError as exc:
+        raise _with_line(exc, text) from None
+
+
+def _with_line(exc: yaml.reader.ReaderError, text: str) -> yaml.MarkedYAMLError:
+    """A character YAML does not allow (a control character) as an error with its line: the
+    reader's own names only a position, over two lines."""
+    line = text.count("\n", 0, exc.position)
+    mark = yaml.Mark("<text>", exc.position, line, 0, None, 0)
+    problem = f"unacceptable character #x{exc.character:04x}: {exc.reason}"
+    return yaml.MarkedYAMLError(None, None, problem, mark)
 
 
 def read_yaml_text(path: str | Path) -> str:

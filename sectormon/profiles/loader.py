@@ -961,9 +961,9 @@ def profile_from_dict(data: Mapping[str, Any], source: str = "<recording>") -> P
         raise fail(str(exc)) from exc
     problems, _ = _check(profile, _no_lines)
     if problems:
-        raise ProfileError(
-            source, [Problem(None, "bad profile in header: " + p.problem, p.fix) for p in problems]
-        )
+        # One line, as every error about a recording: the first fault, and how many more.
+        more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
+        raise fail(problems[0].problem + more)
     return profile
 
 

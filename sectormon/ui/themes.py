@@ -187,7 +187,7 @@ def parse_theme(text: str, path: str, default_name: str) -> Theme:
             f"unknown field {unknown[0]!r}",
             "allowed: " + ", ".join(sorted(ALLOWED_FIELDS)),
         )
-    if "primary" not in data:
+    if data.get("primary") is None:  # absent, or ``primary:`` with no value
         raise ThemeError(path, None, "missing field 'primary'", 'add e.g. primary: "#0178D4"')
     name = data.get("name", default_name)
     if not isinstance(name, str) or not name.strip():

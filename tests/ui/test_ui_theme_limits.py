@@ -95,3 +95,11 @@ def test_theme_is_checked_with_json_too(tmp_path: Path) -> None:
         assert done.stderr.count("\n") == 1 and said in done.stderr, (args, done.stderr)
     done = run_sectormon("--json", "--count", "1", "--theme", "light", timeout=60)
     assert done.returncode == 0 and done.stdout.count("\n") == 3, done.stderr
+
+
+def test_a_primary_with_no_value_is_a_missing_field(tmp_path: Path) -> None:
+    """Found by the fuzzer: ``primary:`` alone passed the check and failed in Textual's Theme()."""
+    path = tmp_path / "t.yaml"
+    path.write_text("primary:\nbackground: '#000000'\n", encoding="utf-8")
+    with pytest.raises(ThemeError, match="missing field 'primary'"):
+        load_theme_file(path)
