@@ -53,3 +53,28 @@ def test_hostile_profiles_through_the_command(tmp_path: Path) -> None:
         done = run_sectormon("events", "--profile", str(path), timeout=30)
         assert done.returncode == 2, (name, done.stderr)
         assert "Traceback" not in done.stderr and f"{path}:{line}: " in done.stderr and words in done.stderr
+
+
+def test_a_control_character_is_one_problem_with_its_line(tmp_path: Path) -> None:
+    """Found by the fuzzer: YAML's reader names a position over two lines; it is a line here."""
+    path = tmp_path / "p.yaml"
+    path.write_bytes(b"name: x\ndescription: a\x08b\n")
+    with pytest.raises(ProfileError) as info:
+        load_profile(str(path))
+    assert str(info.value) == (
+        f"{path}:2: YAML syntax error: unacceptable character #x0008: control characters are not allowed "
+        "(fix the YAML syntax at this line)"
+    )
+
+
+def test_a_damaged_recorded_profile_is_one_line() -> None:
+    """Found by the fuzzer: a recording's profile with several faults printed one line each."""
+    from sectormon.profiles.loader import profile_from_dict, profile_to_dict
+
+    data = profile_to_dict(load_profile("generic"))
+    data["counters"] = 1
+    with pytest.raises(ProfileError) as info:
+        profile_from_dict(data, source="run.jsonl")
+    message = str(info.value)
+    assert "\n" not in message and message.startswith("run.jsonl: bad profile in header: group ")
+    assert "more)" in message
