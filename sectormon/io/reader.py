@@ -10,7 +10,7 @@ sectormon is refused; an older one is brought up to date through :data:`MIGRATIO
 slices are decoded directly by :mod:`sectormon.io.v1`).
 
 Slices must follow each other in time and in ``index``; an index that jumps says slices are
-missing: a warning naming the line and the lost time, and a synthetic :data:`sectormon.gaps.GAP`
+missing: a warning naming the line and the lost time, and a synthetic :data:`sectormon.readings.GAP`
 mark before the slice, so the engine's coverage shows the time nothing was counted.
 """
 
@@ -23,7 +23,6 @@ from pathlib import Path
 from typing import IO, Any
 
 from sectormon.errors import DataError
-from sectormon.gaps import gap_mark
 from sectormon.io.header_check import check_header
 from sectormon.io.jsonl import (
     FORMAT_VERSION,
@@ -43,7 +42,7 @@ from sectormon.io.jsonl import (
     stream_seconds,
 )
 from sectormon.io.v1 import SLICE_SCHEMA_V1, slice_from_v1
-from sectormon.readings import Mark, Slice
+from sectormon.readings import Mark, Slice, gap_mark
 
 # The --json stream's records (sectormon.frames; io does not import it): a header, then frames.
 _FRAME_STREAM_SCHEMAS = ("sectormon/header/", "sectormon/frame/")

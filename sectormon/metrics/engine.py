@@ -61,7 +61,6 @@ from dataclasses import dataclass
 from operator import add
 
 from sectormon.frames import EMPTY_SCOPE, Baseline, Frame, ScopeStats, WindowStats, scope_order
-from sectormon.gaps import GAP, lost_seconds
 from sectormon.metrics.baseline import keyed_deltas, scope_deltas
 from sectormon.metrics.batch import FOLD_EVERY, RowBatch
 from sectormon.metrics.formulas import MetricSet, evaluate_metrics
@@ -82,7 +81,7 @@ from sectormon.metrics.windows import (
     merge_contributions,
 )
 from sectormon.profiles.model import Profile
-from sectormon.readings import Mark, Slice, split_unit_key
+from sectormon.readings import GAP, Mark, Slice, lost_seconds, split_unit_key
 
 __all__ = ["MetricsEngine", "evaluate_metrics"]
 

@@ -18,8 +18,8 @@ from typing import TYPE_CHECKING, Any
 
 import yaml
 
-from sectormon import safe_yaml
 from sectormon.errors import DataError, UsageError
+from sectormon.profiles import safe_yaml
 from sectormon.profiles.expr import ExprError
 from sectormon.profiles.expr import parse as parse_formula
 from sectormon.profiles.model import (
@@ -33,7 +33,7 @@ from sectormon.profiles.model import (
     Profile,
     SamplingDef,
 )
-from sectormon.safe_yaml import BoundedSafeConstructor, YamlInputError, YamlLimitError
+from sectormon.profiles.safe_yaml import BoundedSafeConstructor, YamlInputError, YamlLimitError
 
 if TYPE_CHECKING:
     from sectormon.topology import Topology

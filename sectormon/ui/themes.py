@@ -27,8 +27,8 @@ import yaml
 from textual.color import Color, ColorParseError
 from textual.theme import BUILTIN_THEMES, Theme
 
-from sectormon import safe_yaml
 from sectormon.errors import DataError, UsageError
+from sectormon.profiles import safe_yaml
 
 DEFAULT_THEME = "dark"
 THEME_SUFFIXES = (".yaml", ".yml")

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from sectormon.profiles.loader import ProfileError, load_profile
-from sectormon.safe_yaml import MAX_BYTES
+from sectormon.profiles.safe_yaml import MAX_BYTES
 from tests.e2e.helpers import run_sectormon
 from tests.yaml_cases import HOSTILE
 

@@ -40,7 +40,7 @@ _Base: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
 class YamlLimitError(yaml.MarkedYAMLError):
-    """A document beyond :mod:`sectormon.safe_yaml`'s bounds; ``problem_mark`` is where."""
+    """A document beyond :mod:`sectormon.profiles.safe_yaml`'s bounds; ``problem_mark`` is where."""
 
 
 class YamlInputError(ValueError):
