@@ -11,7 +11,7 @@ A seeded mutator, so a failure names its case and replays the same way:
 
 The default run is in-process (the CLI's own ``main``, so what is printed and the exit code are the
 command's): over 1,000 cases in seconds. ``test_damage_through_the_command`` runs a few dozen through
-the installed command (reader processes included); the ``slow`` tests run ten times as many.
+the installed command (reader processes included); ``pytest -m slow`` runs ten times as many.
 """
 
 from __future__ import annotations
@@ -248,7 +248,7 @@ def test_damaged_recordings_in_process(
 @pytest.mark.timeout(3600)
 @pytest.mark.parametrize("seed", range(10))
 def test_damaged_recordings_in_process_at_length(
-    base_lines: list[bytes], tmp_path: Path, monkeypatch: pytest.MonkeyPatch, seed: int
+    long_fuzz: None, base_lines: list[bytes], tmp_path: Path, monkeypatch: pytest.MonkeyPatch, seed: int
 ) -> None:
     monkeypatch.setenv(replay_worker.ENV_SWITCH, "0")
     fuzz(base_lines, tmp_path, seed=1000 + seed, n_random=1000, compare_every=2)
@@ -281,5 +281,7 @@ def test_damage_through_the_command(base_lines: list[bytes], tmp_path: Path) -> 
 @pytest.mark.e2e
 @pytest.mark.slow
 @pytest.mark.timeout(3600)
-def test_damage_through_the_command_at_length(base_lines: list[bytes], tmp_path: Path) -> None:
+def test_damage_through_the_command_at_length(
+    long_fuzz: None, base_lines: list[bytes], tmp_path: Path
+) -> None:
     _through_the_command(base_lines, tmp_path, seed=8, n=360)

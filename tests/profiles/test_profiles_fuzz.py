@@ -5,7 +5,7 @@ A seeded mutator over the shipped profiles: lines deleted, bytes flipped, values
 null, [], "x", .nan, .inf, 1e308, 2^64, -1, an undefined alias, a self-referencing one, a 5001-digit
 integer, deep nesting and a Python tag, and hostile documents added (alias bombs, ...). Over 1,000
 cases in the default run, in this process; a few dozen through ``sectormon events --profile``;
-ten times as many under ``slow``.
+ten times as many with ``pytest -m slow``.
 """
 
 from __future__ import annotations
@@ -107,7 +107,7 @@ def test_damaged_profiles_load_or_name_their_lines() -> None:
 @pytest.mark.slow
 @pytest.mark.timeout(3600)
 @pytest.mark.parametrize("seed", range(10))
-def test_damaged_profiles_at_length(seed: int) -> None:
+def test_damaged_profiles_at_length(long_fuzz: None, seed: int) -> None:
     fuzz(seed=100 + seed, n=1000)
 
 
@@ -136,5 +136,5 @@ def test_damaged_profiles_through_the_command(tmp_path: Path) -> None:
 @pytest.mark.e2e
 @pytest.mark.slow
 @pytest.mark.timeout(3600)
-def test_damaged_profiles_through_the_command_at_length(tmp_path: Path) -> None:
+def test_damaged_profiles_through_the_command_at_length(long_fuzz: None, tmp_path: Path) -> None:
     _through_the_command(tmp_path, seed=6, n=300)

@@ -38,5 +38,5 @@ def test_damaged_themes_load_or_name_their_line() -> None:
 
 @pytest.mark.slow
 @pytest.mark.timeout(3600)
-def test_damaged_themes_at_length() -> None:
+def test_damaged_themes_at_length(long_fuzz: None) -> None:
     fuzz(seed=22, n=6000)
