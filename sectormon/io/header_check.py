@@ -1,12 +1,5 @@
-"""The one check of a recording's header, made when the reader reads it.
-
-Every reader of a header (the engine's options, the replay's frame clock, compare's facts, the
-TUI's header bar) takes its fields as the types below, so a damaged header is refused here, once,
-with the field it names, instead of surfacing as an ``AttributeError`` or an ``OverflowError``
-somewhere downstream. Fields a header may lack (an imported fapp measurement has no host) are
-checked only when present; fields this sectormon does not know are left alone (a newer writer may
-add some).
-"""
+"""The one check of a recording's header, made when the reader reads it: every field a reader
+uses has the type it expects, or the error names the field."""
 
 from __future__ import annotations
 

@@ -1,17 +1,8 @@
 """The recording reader: streams a header, then slices and marks, and migrates older versions.
 
-A recording cut by a crash, ``kill -9`` or a full disk (a last line with no newline, a gzip
-stream that stops mid-way) is read up to its last whole line, with a warning. Anything else wrong,
-a whole last line of garbage included, is a :class:`RecordingError` naming the file and line,
-unless ``skip_bad`` is set. JSON's own grammar is enforced: ``NaN`` and ``Infinity`` are not
-numbers a recording can hold. The header is checked once, here
-(:mod:`sectormon.io.header_check`), so no reader of it meets a wrong type. A record from a newer
-sectormon is refused; an older one is brought up to date through :data:`MIGRATIONS` (version-1
-slices are decoded directly by :mod:`sectormon.io.v1`).
-
-Slices must follow each other in time and in ``index``; an index that jumps says slices are
-missing: a warning naming the line and the lost time, and a synthetic :data:`sectormon.readings.GAP`
-mark before the slice, so the engine's coverage shows the time nothing was counted.
+A cut file (a last line with no newline, a gzip stream that stops mid-way) is read up to its last
+whole line with a warning; anything else wrong is a :class:`RecordingError` naming the file and
+line (unless ``skip_bad``); slices missing from the file are a warning and a gap mark.
 """
 
 from __future__ import annotations

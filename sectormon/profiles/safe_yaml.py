@@ -1,17 +1,6 @@
-"""YAML from files users hand us (profiles, themes): safe tags only, and bounded.
-
-``yaml.safe_load`` never runs code, but it will still compose whatever a file describes: nine
-nested levels of ``&a [*a, *a, ...]`` expand to a billion nodes (an alias bomb), ``&a [*a]``
-makes a structure that contains itself, ten thousand ``[`` overflow Python's stack (and
-libyaml's C composer's: it crashes), and a 5001-digit integer is refused by ``int()`` with a
-``ValueError``. :class:`BoundedSafeLoader` is the safe loader (libyaml's parser when present)
-with a composer that counts as it goes: nesting depth, and the number of nodes the document
-stands for once every alias is expanded; an alias to a node still being composed is refused,
-and so is an integer longer than any value a profile or theme holds. Every such refusal is a
-:class:`YamlLimitError`, a ``yaml.MarkedYAMLError`` with the line it happened at, so a loader's
-usual ``file:line`` message covers it.
-
-:func:`read_yaml_text` reads the file itself: a size bound, and UTF-8 or a one-line error.
+"""YAML from files users hand us (profiles, themes): safe tags only, with bounds on nesting,
+alias expansion, self-reference, integer length, file size and encoding; each refusal is one error
+with its line.
 """
 
 from __future__ import annotations
