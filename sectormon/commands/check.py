@@ -8,7 +8,6 @@ when at least one group has an event that counts, 1 (with the reason) when nothi
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 from collections.abc import Mapping, Sequence
@@ -16,6 +15,7 @@ from typing import Any
 
 from sectormon.errors import SectormonError
 from sectormon.hostinfo import HostInfo, collect_hostinfo, paranoid_meaning
+from sectormon.io import strict_json
 from sectormon.perf import probe as perf_probe
 from sectormon.perf.probe import ProbeResult
 from sectormon.perf.syscall import syscall_number
@@ -313,7 +313,7 @@ def run(args: argparse.Namespace) -> int:
     probe, probe_error = run_probe(tuple(profile.events.values()))
     report = build_report(host, topology, profile, chosen, probe, probe_error, syscall_info())
     if args.json:
-        sys.stdout.write(json.dumps(report) + "\n")
+        sys.stdout.write(strict_json.dumps(report) + "\n")
     else:
         sys.stdout.write(render_text(report, profile, topology, probe) + "\n")
     if not report["ok"]:

@@ -10,7 +10,6 @@ The simulator's options are shared with ``sectormon --source sim`` (:mod:`.sim_o
 from __future__ import annotations
 
 import argparse
-import json
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any
@@ -25,6 +24,7 @@ from sectormon.commands.live import (
 from sectormon.commands.openmetrics import open_exporter
 from sectormon.commands.sim_options import add_sim_options, sim_options, sim_source
 from sectormon.errors import UsageError
+from sectormon.io import strict_json
 from sectormon.profiles.loader import resolve_profile
 from sectormon.session.setup import open_session
 from sectormon.sim import advisor
@@ -112,7 +112,7 @@ def run(args: argparse.Namespace) -> int:
                 "belong to the frame stream (drop --summary to use them)"
             )
         source = sim_source(args, headless=True)
-        print(json.dumps(summarize(source, args.profile), sort_keys=False))
+        print(strict_json.dumps(summarize(source, args.profile)))
         return 0
     request = session_request(args)
     output = open_output(args)
@@ -184,7 +184,7 @@ def _advise(args: argparse.Namespace) -> int:
         rank_by=args.rank_by or next(iter(advisor.METRICS)),
         budget=budget,
     )
-    print(json.dumps(advice) if args.json else advisor.render(advice, top))
+    print(strict_json.dumps(advice) if args.json else advisor.render(advice, top))
     return 0
 
 

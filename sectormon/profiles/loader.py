@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 import yaml
 
 from sectormon.errors import DataError, UsageError
+from sectormon.profiles import safe_yaml
 from sectormon.profiles.expr import ExprError
 from sectormon.profiles.expr import parse as parse_formula
 from sectormon.profiles.model import (
@@ -32,6 +33,7 @@ from sectormon.profiles.model import (
     Profile,
     SamplingDef,
 )
+from sectormon.profiles.safe_yaml import BoundedSafeConstructor, YamlInputError, YamlLimitError
 
 if TYPE_CHECKING:
     from sectormon.topology import Topology
@@ -61,8 +63,6 @@ SAMPLING_KEYS = ("event", "period")
 BUCKET_KEYS = ("name", "max_cycles", "desc")
 
 Path_ = tuple[Any, ...]
-# The C composer keeps node marks too and is ~5x faster; both only build plain YAML nodes.
-_SAFE_LOADER: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 LineOf = Callable[[Path_], "int | None"]
 
 
@@ -101,9 +101,17 @@ class _Composed:
     def __init__(self, text: str) -> None:
         self.lines: dict[Path_, int] = {(): 1}
         self.problems: list[Problem] = []
-        self._constructor = yaml.constructor.SafeConstructor()
+        self._constructor = BoundedSafeConstructor()
         try:
-            node = yaml.compose(text, Loader=_SAFE_LOADER)
+            node = safe_yaml.compose(text)
+        except YamlLimitError as exc:
+            mark = exc.problem_mark
+            line = mark.line + 1 if mark is not None else None
+            self.problems.append(
+                Problem(line, f"YAML refused: {exc.problem}", "a profile needs no more: fix this line")
+            )
+            self.data: Any = None
+            return
         except yaml.MarkedYAMLError as exc:
             mark = exc.problem_mark or exc.context_mark
             line = mark.line + 1 if mark is not None else None
@@ -113,7 +121,7 @@ class _Composed:
             self.problems.append(
                 Problem(line, f"YAML syntax error: {what}", "fix the YAML syntax at this line")
             )
-            self.data: Any = None
+            self.data = None
             return
         except yaml.YAMLError as exc:
             self.problems.append(Problem(None, f"YAML error: {exc}", "fix the YAML syntax"))
@@ -155,8 +163,9 @@ class _Composed:
         try:
             return self._constructor.construct_object(node, deep=True)
         except yaml.YAMLError as exc:
+            what = getattr(exc, "problem", None) or str(exc).splitlines()[0]
             self.problems.append(
-                Problem(node.start_mark.line + 1, f"bad value: {exc}", "write a plain value")
+                Problem(node.start_mark.line + 1, f"bad value: {what}", "write a plain value")
             )
             return None
 
@@ -807,9 +816,8 @@ def load_profile(name_or_path: str, *, variant: str = "") -> Profile:
             )
         return _builtin(name_or_path, variant)[0]
     try:
-        with open(name_or_path, encoding="utf-8") as handle:
-            text = handle.read()
-    except (OSError, UnicodeDecodeError) as exc:
+        text = safe_yaml.read_yaml_text(name_or_path)
+    except (OSError, YamlInputError) as exc:
         reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
         raise ProfileError(
             name_or_path, [Problem(None, f"cannot read profile: {reason}", "check the --profile path")]
@@ -968,9 +976,9 @@ def profile_from_dict(data: Mapping[str, Any], source: str = "<recording>") -> P
         raise fail(str(exc)) from exc
     problems, _ = _check(profile, _no_lines)
     if problems:
-        raise ProfileError(
-            source, [Problem(None, "bad profile in header: " + p.problem, p.fix) for p in problems]
-        )
+        # One line, as every error about a recording: the first fault, and how many more.
+        more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
+        raise fail(problems[0].problem + more)
     return profile
 
 
