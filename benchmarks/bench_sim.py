@@ -7,7 +7,8 @@ no sectors) and once with the full model (prefetcher, sectors, timing). Then the
 
     .venv/bin/python benchmarks/bench_sim.py [--quick]
 
-Numbers vary with the machine and its load; the ratios within one run are what to compare.
+Numbers vary with the machine and its load; the ratios within one run are what to compare. Each
+repetition times every contender in turn (alternating), and the best of each is printed.
 """
 
 from __future__ import annotations
@@ -98,8 +99,14 @@ def _kernel(name: str, sizes: dict[str, str], prefetch: bool) -> tuple[int, floa
     return machine.threads[0].acc, time.perf_counter() - start
 
 
-def _best(run: Callable[[], float], repeat: int) -> float:
-    return min(run() for _ in range(repeat))
+def _best_alternating(runs: list[Callable[[], float]], repeat: int) -> list[float]:
+    """The best time of each, measured in turn ``repeat`` times: every contender sees the same
+    phases of a shared machine (the slower runs are what other tenants took)."""
+    best = [float("inf")] * len(runs)
+    for _ in range(repeat):
+        for i, run in enumerate(runs):
+            best[i] = min(best[i], run())
+    return best
 
 
 def main() -> None:
@@ -107,18 +114,26 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help="smaller inputs, one repetition")
     args = parser.parse_args()
     n = 100_000 if args.quick else 400_000
-    repeat = 1 if args.quick else 3
+    repeat = 1 if args.quick else 5
 
-    print(f"trace-driven, {n} accesses each, best of {repeat} (M accesses/s; ratio = sectormon / pycachesim)")
+    print(
+        f"trace-driven, {n} accesses each, best of {repeat} alternating runs "
+        "(M accesses/s; ratio = sectormon / pycachesim)"
+    )
     head = f"{'trace':<20} {'pycachesim':>11} {'ours/access':>12} {'ours/grouped':>13} {'full model':>11}"
     print(head + "  ratios")
     for name, addresses in _traces(n).items():
         per = _records(addresses, grouped=False)
         grouped = _records(addresses, grouped=True)
-        t_ref = _best(partial(_pycachesim, addresses), repeat)
-        t_per = _best(partial(_ours, per, False), repeat)
-        t_grp = _best(partial(_ours, grouped, False), repeat)
-        t_full = _best(partial(_ours, grouped, True), repeat)
+        t_ref, t_per, t_grp, t_full = _best_alternating(
+            [
+                partial(_pycachesim, addresses),
+                partial(_ours, per, False),
+                partial(_ours, grouped, False),
+                partial(_ours, grouped, True),
+            ],
+            repeat,
+        )
         rates = [n / t / 1e6 for t in (t_ref, t_per, t_grp, t_full)]
         ratios = " ".join(f"{t_ref / t:.2f}" for t in (t_per, t_grp, t_full))
         print(f"{name:<20} {rates[0]:>11.2f} {rates[1]:>12.2f} {rates[2]:>13.2f} {rates[3]:>11.2f}  {ratios}")

@@ -12,6 +12,7 @@ different groups are listed in ``split``.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -274,25 +275,32 @@ class MetricDelta:
 
 @dataclass(frozen=True, slots=True)
 class Baseline:
-    """Deltas of the current ``recent`` window against the window marked as baseline."""
+    """Deltas of the current ``recent`` window against the window marked as baseline.
+
+    ``after_change``: the baseline window starts at this configuration change, which cut it
+    short (a window never mixes two configurations); ``None`` when it was not cut.
+    """
 
     t_from: float
     t_to: float
     total: Mapping[str, MetricDelta]
     cmgs: Mapping[str, Mapping[str, MetricDelta]]
     cores: Mapping[str, Mapping[str, MetricDelta]]
+    after_change: float | None = None
 
     def to_json(self) -> dict[str, Any]:
         def scope(d: Mapping[str, MetricDelta]) -> dict[str, Any]:
             return {k: v.to_json() for k, v in d.items()}
 
-        return {
-            "t_from": self.t_from,
-            "t_to": self.t_to,
-            "total": scope(self.total),
-            "cmgs": {k: scope(v) for k, v in self.cmgs.items()},
-            "cores": {k: scope(v) for k, v in self.cores.items()},
-        }
+        out: dict[str, Any] = {"t_from": self.t_from, "t_to": self.t_to}
+        if self.after_change is not None:
+            out["after_change"] = self.after_change
+        out.update(
+            total=scope(self.total),
+            cmgs={k: scope(v) for k, v in self.cmgs.items()},
+            cores={k: scope(v) for k, v in self.cores.items()},
+        )
+        return out
 
 
 @dataclass(frozen=True, slots=True)
@@ -355,12 +363,17 @@ class FrameClock:
     must agree to the slice, so this is the one place that decides).
 
     A frame is due at the first slice whose end time reaches the next multiple of ``interval``
-    after ``start``; missed multiples are skipped (one frame covers the gap).
+    after ``start``; missed multiples are skipped (one frame covers the gap). The next multiple is
+    computed from ``t`` alone, never by stepping through the gap: a gap costs the same as one
+    interval whatever its length, and the clock after a slice at ``t`` is the same whatever came
+    before it (a reader that starts mid-file finds the clock the whole-file reader has).
     """
 
     def __init__(self, interval: float, start: float = 0.0) -> None:
-        if interval <= 0:
-            raise ValueError("interval must be > 0")
+        if not (interval > 0 and math.isfinite(interval) and math.isfinite(start / interval)):
+            raise ValueError(
+                f"a frame clock needs a finite interval > 0 and start, not {interval!r}, {start!r}"
+            )
         self.interval = interval
         self._slack = 1e-9 * interval
         self._next = (int(start / interval) + 1) * interval
@@ -369,12 +382,26 @@ class FrameClock:
         """Whether a slice ending at ``t`` closes a frame (and if so, move to the next one)."""
         if not self.reaches_next(t):
             return False
-        slack = self._slack
-        while self._next <= t + slack:
-            self._next += self.interval
+        self._next = self._multiple_after(t + self._slack)
         return True
 
     def reaches_next(self, t: float) -> bool:
         """Whether a slice ending at ``t`` would close the next frame (:meth:`due`'s test, without
         moving): when not, no slice up to ``t`` closes another frame."""
         return not t + self._slack < self._next
+
+    def _multiple_after(self, reach: float) -> float:
+        """The first multiple of the interval after ``reach``: ``k * interval`` with ``k`` from one
+        division, corrected by one where the division rounded across a multiple."""
+        interval = self.interval
+        ratio = reach / interval
+        if not math.isfinite(ratio):
+            raise ValueError(f"a frame clock cannot count intervals of {interval!r} up to t={reach!r}")
+        k = math.floor(ratio) + 1
+        if (k - 1) * interval > reach:
+            k -= 1
+        elif k * interval <= reach:
+            k += 1
+        following = k * interval
+        # An interval below the resolution of floats near ``reach`` cannot step past it.
+        return following if following > reach else math.nextafter(reach, math.inf)

@@ -28,6 +28,7 @@ DOMAIN_MEANING = {
 
 _A64FX_IMPLEMENTER = 0x46
 _A64FX_PART = 0x001
+A64FX_CMG_CORES = 12  # compute cores of one CMG on every A64FX part (4 CMGs x 12)
 
 
 class CpuListError(UsageError, ValueError):
@@ -108,6 +109,25 @@ class Topology:
     def domain_meaning(self) -> str:
         """What "CMG" means on this host, in one sentence."""
         return DOMAIN_MEANING[self.domain]
+
+    def cmg_notes(self) -> list[str]:
+        """How CPUs map to CMGs when a CMG holds fewer CPUs than a real one (a VM, QEMU, CPUs offline).
+
+        Said rather than guessed around: per-CMG figures then sum only those CPUs.
+        """
+        if self.domain != "cmg":
+            return []
+        short = [(cmg, cpus) for cmg, cpus in sorted(self.cmgs.items()) if len(cpus) < A64FX_CMG_CORES]
+        if not short:
+            return []
+        listed = "; ".join(
+            f"CMG{cmg} = CPU{'s' if len(cpus) > 1 else ''} {format_cpu_list(cpus)}" for cmg, cpus in short
+        )
+        return [
+            f"{listed}: fewer CPUs than the {A64FX_CMG_CORES} cores of an A64FX CMG (a VM or emulator, or "
+            "CPUs offline); each NUMA node with CPUs is taken as one CMG, so per-CMG figures sum these "
+            "CPUs only and CMG-wide events are opened once, on the CMG's first CPU"
+        ]
 
     def require_cpus(self, cpus: Sequence[int], *, option: str = "--cpus") -> tuple[int, ...]:
         """Check that every requested CPU is an online compute CPU; a clear error names the bad ones."""

@@ -26,3 +26,11 @@ def fapp_dir() -> Path:
     if not FAPP_DATA.is_dir():
         pytest.skip(f"fapp reference data not found at {FAPP_DATA} (set SECTORMON_SHARED)")
     return FAPP_DATA
+
+
+@pytest.fixture
+def long_fuzz(request: pytest.FixtureRequest) -> None:
+    """The fuzzers' long runs (ten times the default cases, minutes each) run when asked for with
+    ``pytest -m slow``; the default run has over 1,000 cases of each fuzzer already."""
+    if "slow" not in (request.config.getoption("markexpr") or ""):
+        pytest.skip("the long fuzz runs with -m slow")

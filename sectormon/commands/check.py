@@ -8,15 +8,17 @@ when at least one group has an event that counts, 1 (with the reason) when nothi
 from __future__ import annotations
 
 import argparse
-import json
+import os
 import sys
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from sectormon.errors import SectormonError
 from sectormon.hostinfo import HostInfo, collect_hostinfo, paranoid_meaning
+from sectormon.io import strict_json
 from sectormon.perf import probe as perf_probe
 from sectormon.perf.probe import ProbeResult
+from sectormon.perf.syscall import syscall_number
 from sectormon.profiles.loader import resolve_profile
 from sectormon.profiles.model import EventDef, Profile
 from sectormon.topology import Topology, format_cpu_list, load_topology
@@ -43,6 +45,15 @@ def add_host_options(parser: argparse.ArgumentParser) -> None:
 
 def configure(parser: argparse.ArgumentParser) -> None:
     add_host_options(parser)
+
+
+def syscall_info() -> dict[str, Any]:
+    """The perf_event_open syscall number the perf wrapper calls on this machine (or why it has none)."""
+    machine = os.uname().machine
+    try:
+        return {"machine": machine, "perf_event_open": syscall_number(machine), "error": ""}
+    except SectormonError as exc:
+        return {"machine": machine, "perf_event_open": None, "error": str(exc)}
 
 
 def run_probe(events: Sequence[EventDef]) -> tuple[dict[str, ProbeResult], str]:
@@ -97,11 +108,12 @@ def build_report(
     chosen: str,
     probe: Mapping[str, ProbeResult],
     probe_error: str,
+    syscall: Mapping[str, Any],
 ) -> dict[str, Any]:
     """Everything ``check`` knows, as one JSON-able record (the text view renders this)."""
     groups = group_status(profile, probe)
     usable = [g["group"] for g in groups if g["status"] != "dropped"]
-    notes: list[str] = []
+    notes: list[str] = list(topology.cmg_notes())
     if not host.has_core_pmu:
         notes.append("no hardware core PMU found: only software events can count (a VM?)")
     cmg_events = [e.name for e in profile.events.values() if e.scope == "cmg"]
@@ -142,7 +154,12 @@ def build_report(
         "ok": ok,
         "reason": reason,
         "host": host.to_json(),
-        "topology": {**topology.to_json(), "meaning": topology.domain_meaning()},
+        "syscall": dict(syscall),
+        "topology": {
+            **topology.to_json(),
+            "meaning": topology.domain_meaning(),
+            "notes": topology.cmg_notes(),
+        },
         "profile": {
             "name": profile.name,
             "source": profile.source,
@@ -212,6 +229,7 @@ def render_text(
             " (privileged users are exempt)",
         ),
         ("Privileges", host["privilege"]),
+        ("perf_event_open", _syscall_text(report["syscall"])),
         (
             "CPU-wide counting",
             "allowed" if host["cpu_wide_counting"] else "not allowed (CMG-scoped events n/a)",
@@ -278,6 +296,12 @@ def render_text(
     return "\n".join(out)
 
 
+def _syscall_text(syscall: Mapping[str, Any]) -> str:
+    if syscall["perf_event_open"] is None:
+        return f"not available: {syscall['error']}"
+    return f"syscall {syscall['perf_event_open']} on {syscall['machine']}"
+
+
 def _code_text(event: EventDef) -> str:
     return f"0x{event.code:04x}" if event.code is not None else event.spec
 
@@ -287,9 +311,9 @@ def run(args: argparse.Namespace) -> int:
     topology = load_topology(args.sysfs_root, args.procfs_root)
     profile, chosen = resolve_profile(args.profile, topology)
     probe, probe_error = run_probe(tuple(profile.events.values()))
-    report = build_report(host, topology, profile, chosen, probe, probe_error)
+    report = build_report(host, topology, profile, chosen, probe, probe_error, syscall_info())
     if args.json:
-        sys.stdout.write(json.dumps(report) + "\n")
+        sys.stdout.write(strict_json.dumps(report) + "\n")
     else:
         sys.stdout.write(render_text(report, profile, topology, probe) + "\n")
     if not report["ok"]:

@@ -7,12 +7,13 @@ catalog's events they can rely on here.
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from collections.abc import Mapping
 from typing import Any
 
 from sectormon.commands import check
+from sectormon.io import strict_json
+from sectormon.metrics.formulas import MetricSet
 from sectormon.perf.probe import ProbeResult
 from sectormon.profiles.loader import resolve_profile
 from sectormon.profiles.model import Profile
@@ -35,11 +36,22 @@ def groups_of(profile: Profile) -> dict[str, list[str]]:
     return out
 
 
+def metric_states(profile: Profile, probe: Mapping[str, ProbeResult]) -> dict[str, dict[str, Any]]:
+    """Per metric: ``ok`` when every input event counted in the probe, else ``n/a`` with the inputs
+    that did not (``zero`` ones included: a never-counting input would make a made-up value)."""
+    states: dict[str, dict[str, Any]] = {}
+    for name, inputs in MetricSet(profile).inputs.items():
+        missing = [e for e in inputs if e not in probe or probe[e].state != "counts"]
+        states[name] = {"state": "n/a" if missing else "ok", "not_counting": missing}
+    return states
+
+
 def catalog(
     profile: Profile, probe: Mapping[str, ProbeResult] | None, probe_error: str = ""
 ) -> dict[str, Any]:
     """The JSON form of the catalog (and the probe, when one ran)."""
     member_of = groups_of(profile)
+    here = metric_states(profile, probe) if probe is not None else {}
     events = []
     for name, e in profile.events.items():
         row: dict[str, Any] = {
@@ -76,6 +88,7 @@ def catalog(
         ],
         "metrics": [
             {"name": m.name, "formula": m.formula, "unit": m.unit, "better": m.better, "scope": m.scope}
+            | ({"probe": here[m.name]} if m.name in here else {})
             for m in profile.metrics
         ],
     }
@@ -123,6 +136,9 @@ def render_text(record: Mapping[str, Any], probed: bool) -> str:
             "HERE: counts = counted in a short probe; zero = opens but never counted (suspicious, not a "
             "measured zero); unsupported = cannot be opened here (see sectormon check for the reason)",
         ]
+        unavailable = [m["name"] for m in record["metrics"] if m.get("probe", {}).get("state") == "n/a"]
+        if unavailable:
+            out.append(f"Metrics n/a here (an input does not count): {', '.join(unavailable)}")
     return "\n".join(out)
 
 
@@ -135,7 +151,7 @@ def run(args: argparse.Namespace) -> int:
         probe, probe_error = check.run_probe(tuple(profile.events.values()))
     record = catalog(profile, probe, probe_error)
     if args.json:
-        sys.stdout.write(json.dumps(record) + "\n")
+        sys.stdout.write(strict_json.dumps(record) + "\n")
     else:
         sys.stdout.write(render_text(record, probe is not None) + "\n")
     return 0

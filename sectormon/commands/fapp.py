@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import json
 import shutil
 import sys
 
@@ -12,6 +11,7 @@ from sectormon.errors import UsageError
 from sectormon.fapp.analysis import Analysis, analyze, is_cpupa_report
 from sectormon.fapp.report import CMG_METRICS
 from sectormon.fapp.table import render_table
+from sectormon.io import strict_json
 
 PLAIN_UNITS = ("", "ratio", "count")
 """Units not repeated after the metric name in the text table."""
@@ -45,7 +45,7 @@ def run(args: argparse.Namespace) -> int:
     for warning in analysis.measurement.warnings:
         print(f"sectormon: warning: {warning}", file=sys.stderr)
     if args.json:
-        write_stdout(json.dumps(analysis.to_json(), allow_nan=False) + "\n")
+        write_stdout(strict_json.dumps(analysis.to_json()) + "\n")
         return 0
     width = args.width or min(160, max(80, shutil.get_terminal_size((160, 24)).columns))
     write_stdout(render(analysis, width))

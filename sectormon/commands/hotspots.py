@@ -1,15 +1,6 @@
 """``sectormon hotspots``: which functions and which data objects take the events (sampled attribution).
 
-Samples one event on a target (``--pid``, ``--cpus`` or ``-- CMD``) through perf_event_open, counts
-the same event in counting mode in the same run, then resolves every sample to a function (and
-``file:line``) and to a data object, and prints per function, source line, data object (and cache
-line with ``--lines``): samples, the HP Caliper estimate (scale x sampled x period, with the
-counted total it came from), share and latency buckets. Three separate steps: the sampling run
-(``sources/perf_samples.py``), symbolization and aggregation (``attribution/``), the report.
-
-Default event: the profile's ``sampling`` event (A64FX: L1D_CACHE_REFILL; generic: L1D load
-misses) at its period; where that cannot be sampled (no hardware PMU, as in many VMs), page-faults,
-whose samples carry the exact faulting data address on any Linux host.
+The design notes of this module are in docs/internals.md.
 """
 
 from __future__ import annotations

@@ -17,6 +17,7 @@ from typing import IO
 
 from sectormon.attribution.window import DEFAULT_TOP
 from sectormon.commands.openmetrics import add_openmetrics_options, check_output_mode
+from sectormon.commands.theme_option import check_theme
 from sectormon.errors import UsageError
 from sectormon.export.server import OpenMetricsExporter
 from sectormon.session.live import LiveSession
@@ -168,6 +169,7 @@ def open_output(args: argparse.Namespace) -> IO[str] | None:
         if output:
             raise UsageError("-o/--output is for the --json stream; add --json (or use --record FILE)")
         return None
+    check_theme(args.theme)
     if not output or output == "-":
         return sys.stdout
     try:

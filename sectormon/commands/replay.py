@@ -85,10 +85,12 @@ def _warn(message: str) -> None:
 
 
 def _run_json(args: argparse.Namespace, exporter: OpenMetricsExporter | None) -> int:
+    from sectormon.commands.theme_option import check_theme
     from sectormon.io.reader import open_recording
     from sectormon.io.stream import JsonStream
     from sectormon.session.replay import frame_builder, replay_frames, stream_header
 
+    check_theme(args.theme)
     with open_recording(args.file, skip_bad=args.skip_bad) as stream:
         frame_builder(stream.header, args.file)  # a bad profile fails before anything is printed
         out = JsonStream(sys.stdout)

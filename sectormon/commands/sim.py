@@ -10,8 +10,8 @@ The simulator's options are shared with ``sectormon --source sim`` (:mod:`.sim_o
 from __future__ import annotations
 
 import argparse
-import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from typing import Any
 
 from sectormon.commands.live import (
@@ -22,11 +22,19 @@ from sectormon.commands.live import (
     session_request,
 )
 from sectormon.commands.openmetrics import open_exporter
-from sectormon.commands.sim_options import add_sim_options, sim_source
+from sectormon.commands.sim_options import add_sim_options, sim_options, sim_source
 from sectormon.errors import UsageError
+from sectormon.io import strict_json
 from sectormon.profiles.loader import resolve_profile
 from sectormon.session.setup import open_session
-from sectormon.sources.sim import SIM_DEFAULT_INTERVAL, SIM_DEFAULT_TIMESLICE, SimSource
+from sectormon.sim import advisor
+from sectormon.sim.engine import SimThread
+from sectormon.sources.sim import (
+    SIM_DEFAULT_INTERVAL,
+    SIM_DEFAULT_TIMESLICE,
+    SimSource,
+    build_sim_source,
+)
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -36,6 +44,31 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "--summary",
         action="store_true",
         help="run to completion and print one JSON object: final counts and metrics",
+    )
+    advise = parser.add_argument_group("sector advisor")
+    advise.add_argument(
+        "--advise",
+        action="store_true",
+        help="search sector assignments and way splits for the workload; print them ranked (--json: as JSON)",
+    )
+    advise.add_argument(
+        "--rank-by",
+        choices=tuple(advisor.METRICS),
+        help="with --advise: the metric whose change against sectors off ranks the configurations "
+        "(default IPC)",
+    )
+    advise.add_argument(
+        "--budget",
+        type=int,
+        metavar="N",
+        help=f"with --advise: simulate every configuration if there are at most N, else prune the "
+        f"search (default {advisor.DEFAULT_BUDGET})",
+    )
+    advise.add_argument(
+        "--top",
+        type=int,
+        metavar="N",
+        help=f"with --advise: rows of the table (default {advisor.DEFAULT_TOP}; --json gives every one)",
     )
     how = parser.add_argument_group("how to count")
     how.add_argument("--profile", default="auto", help="event profile (default a64fx)")
@@ -49,6 +82,11 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.advise:
+        return _advise(args)
+    given = [o for o, v in (("--rank-by", args.rank_by), ("--budget", args.budget), ("--top", args.top)) if v]
+    if given:
+        raise UsageError(f"{', '.join(given)} go with --advise (the sector advisor)")
     if args.summary and args.loop:
         raise UsageError("--summary runs the workload to completion; it cannot --loop")
     if args.summary:
@@ -75,7 +113,7 @@ def run(args: argparse.Namespace) -> int:
                 "belong to the frame stream (drop --summary to use them)"
             )
         source = sim_source(args, headless=True)
-        print(json.dumps(summarize(source, args.profile), sort_keys=False))
+        print(strict_json.dumps(summarize(source, args.profile)))
         return 0
     request = session_request(args)
     output = open_output(args)
@@ -89,6 +127,81 @@ def run(args: argparse.Namespace) -> int:
             exporter.close()
         raise
     return run_session(session, output, headless=args.headless, theme=args.theme, exporter=exporter)
+
+
+# Options the advisor sets itself, and the frame stream's (it produces none).
+_NOT_WITH_ADVISE = (
+    ("--l1-sectors", "l1_sectors"),
+    ("--l2-sectors", "l2_sectors"),
+    ("--sector-cache", "sector_cache"),
+    ("--assign", "assign"),
+    ("--summary", "summary"),
+    ("-o", "output"),
+    ("--record", "record"),
+    ("--count", "count"),
+    ("--duration", "duration"),
+    ("--baseline-after", "baseline_after"),
+    ("--theme", "theme"),
+    ("--loop", "loop"),
+    ("--openmetrics", "openmetrics"),
+    ("--headless", "headless"),
+)
+
+
+def _advise(args: argparse.Namespace) -> int:
+    """The sector advisor on the workload the options describe (:mod:`sectormon.sim.advisor`)."""
+    given = [option for option, dest in _NOT_WITH_ADVISE if vars(args)[dest] not in (None, False)]
+    if given:
+        raise UsageError(
+            f"--advise searches the sector options and prints a table; drop {', '.join(given)} "
+            "(give only the workload's options: --kernel/--trace, --size, --threads, ...)"
+        )
+    budget = advisor.DEFAULT_BUDGET if args.budget is None else args.budget
+    top = advisor.DEFAULT_TOP if args.top is None else args.top
+    if budget < 1:
+        raise UsageError(f"--budget {budget}: give 1 or more simulations")
+    if top < 1:
+        raise UsageError(f"--top {top}: give 1 or more rows")
+    workload = sim_options(args)
+
+    def summary(candidate: advisor.Candidate | None, names: Sequence[str]) -> dict[str, Any]:
+        """``sim --summary`` of the workload in the candidate's configuration (None: sectors off)."""
+        if candidate is None:
+            options = replace(workload, sector_cache=False)
+        else:
+            options = replace(
+                workload,
+                sector_cache=True,
+                assign=dict(zip(names, map(str, candidate.assignment), strict=True)),
+                l1_sectors=candidate.l1,
+                l2_sectors=(*candidate.l2, *candidate.l2),
+            )
+        return summarize(build_sim_source(options, loop=False), args.profile)
+
+    advice = advisor.advise(
+        build_sim_source(workload, loop=False).workload.specs,
+        summary,
+        l2_ways=workload.l2_ways,
+        rank_by=args.rank_by or next(iter(advisor.METRICS)),
+        budget=budget,
+    )
+    print(strict_json.dumps(advice) if args.json else advisor.render(advice, top))
+    return 0
+
+
+def object_summary(
+    threads: Sequence[SimThread], before: Mapping[int, list[tuple[int, int, int]]]
+) -> dict[str, Any]:
+    """Per data object (summed over threads, by name): accesses, L1D demand refills and memory
+    reads since ``before`` (the counts at the end of the warm-up)."""
+    out: dict[str, dict[str, int]] = {}
+    for t in threads:
+        for name, now, then in zip(t.spec.objects, t.object_counts(), before[t.tid], strict=True):
+            row = out.setdefault(name, {"accesses": 0, "l1d_demand_refills": 0, "memory_reads": 0})
+            row["accesses"] += now[0] - then[0]
+            row["l1d_demand_refills"] += now[1] - then[1]
+            row["memory_reads"] += now[2] - then[2]
+    return out
 
 
 def summarize(source: SimSource, profile_name: str = "auto") -> dict[str, Any]:
@@ -123,6 +236,8 @@ def summarize(source: SimSource, profile_name: str = "auto") -> dict[str, Any]:
     warm_pe = {t.tid: pe_now(t) for t in machine.threads}
     warm_cmg = {c.ident: cmg_now(c) for c in machine.cmgs.values()}
     warm_cycles = machine.cycle
+    skipped = sum(t.acc for t in machine.threads)
+    warm_objects = {t.tid: t.object_counts() for t in machine.threads}
     source.run_to_completion()
 
     def pe_counts(thread: Any) -> dict[str, int]:
@@ -154,8 +269,14 @@ def summarize(source: SimSource, profile_name: str = "auto") -> dict[str, Any]:
         "seconds": seconds,
         "cycles": machine.cycle - warm_cycles,
         "warmup_s": source.warmup,
+        "accesses": {
+            "counted": sum(t.acc for t in machine.threads) - skipped,
+            "skipped": skipped,
+            "warmup_s": source.warmup,
+        },
         "counts": dict(sorted(total.items())),
         "metrics": evaluate_metrics(profile, total, seconds),
+        "objects": object_summary(machine.threads, warm_objects),
         "threads": threads,
         "cmgs": cmgs,
         "unsupported": sorted(n for n, e in profile.events.items() if n not in modelled),

@@ -23,10 +23,10 @@ def add_sim_options(parser: argparse._ActionsContainer) -> list[argparse.Action]
     add(
         "--warmup",
         type=float,
-        default=DEFAULT_WARMUP,
         metavar="S",
         help="simulated seconds run uncounted before counting starts, like a measured region after "
-        "initialisation (default 5e-05; 0 counts from the first access)",
+        f"initialisation (default {DEFAULT_WARMUP:g} for kernels, 0 for traces; 0 counts from the "
+        "first access)",
     )
     add(
         "--kernel",
@@ -41,6 +41,11 @@ def add_sim_options(parser: argparse._ActionsContainer) -> list[argparse.Action]
         metavar="FILE",
         help="replay a Dinero din trace ('<label> <hex address> [sector]') instead of a kernel; "
         "repeat for one thread per trace",
+    )
+    add(
+        "--objects",
+        metavar="FILE",
+        help="name the data objects of the --trace addresses: '<name> <hex start> <size>' per line",
     )
     add(
         "--threads",
@@ -141,6 +146,7 @@ def sim_options(args: argparse.Namespace) -> SimOptions:
     return SimOptions(
         kernel=args.kernel,
         traces=tuple(args.trace or ()),
+        objects=args.objects,
         threads=args.threads,
         sizes=_pairs(args.size, "--size"),
         assign=_pairs(args.assign, "--assign"),

@@ -1,16 +1,6 @@
 """The two sides of ``sectormon compare``, loaded: each path reduced to a :class:`RunMetrics`.
 
-- A recording: replayed to its final frame, whose whole-run window gives ``total``, ``cmg:<id>``
-  and ``core:<cpu>``.
-- A recording made by ``sectormon import fapp``: its rows rebuilt (:mod:`sectormon.fapp.
-  from_recording`) and analysed like the folder it came from, so a folder and its import give
-  the same metrics.
-- A fapp folder: the fapp analysis (the a64fx profile's metrics and the CPU PA report's).
-
-Sides recorded with ``--sample`` bring their whole-run hot spots (:mod:`.hotspots` compares
-them). Sides that are unlike (another profile, another source of counts) are said before the
-tables and in ``warnings``; sides with no metric that has a value on both are an error, since every
-row would be n/a.
+The design notes of this module are in docs/internals.md.
 """
 
 from __future__ import annotations

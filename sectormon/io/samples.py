@@ -27,7 +27,7 @@ from sectormon.attribution.samples import (
     DataLocation,
     SampleBatch,
 )
-from sectormon.io.jsonl import FORMAT_VERSION, BadRecord, number
+from sectormon.io.jsonl import FORMAT_VERSION, BadRecord, stream_seconds
 
 SAMPLES_SCHEMA = f"sectormon/samples/{FORMAT_VERSION}"
 SAMPLE_FIELDS = "[time_ns, tid, cpu, period, weight, code, data, addr]"
@@ -91,7 +91,7 @@ class LocationInterner:
 def samples_from_record(rec: Mapping[str, Any], interner: LocationInterner | None = None) -> SampleBatch:
     """A ``samples`` record as a :class:`SampleBatch`; :class:`BadRecord` naming what is wrong."""
     interner = interner or LocationInterner()
-    t = number(rec, "t")
+    t = stream_seconds(rec, "t", what="samples ")
     lost = rec.get("lost", 0)
     counted = rec.get("counted")
     multiplexed = rec.get("multiplexed", False)

@@ -1,15 +1,6 @@
 """The merged job file: the nodes' recordings, verbatim, behind one job header.
 
-JSON Lines (gzip when the name ends in ``.gz``, like a recording):
-
-* line 1, the job header: ``{"schema": "sectormon/job/1", "interval": s, "start": s, "end": s,
-  "nodes": [{"host", "file", "offset", "first_t", "end_t"}], "warnings": [...], ...}``;
-* for each node, a marker ``{"schema": "sectormon/job-node/1", "node": i, "host": "..."}`` and
-  then that node's recording, line for line as it was recorded (header, slices, marks).
-
-The raw readings stay raw, so a job replays through today's formulas like any recording, and each
-node's part is that node's recording byte for byte (a node replayed from the job gives its own
-replay's frames exactly). Reading a job extracts each node's lines into a temporary recording.
+The design notes of this module are in docs/internals.md.
 """
 
 from __future__ import annotations

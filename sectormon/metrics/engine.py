@@ -81,7 +81,7 @@ from sectormon.metrics.windows import (
     merge_contributions,
 )
 from sectormon.profiles.model import Profile
-from sectormon.readings import Mark, Slice, split_unit_key
+from sectormon.readings import GAP, Mark, Slice, lost_seconds, split_unit_key
 
 __all__ = ["MetricsEngine", "evaluate_metrics"]
 
@@ -101,6 +101,7 @@ class _Snapshot:
 
     t_from: float
     t_to: float
+    after_change: float | None
     total: Mapping[str, float | None]
     cmgs: Mapping[str, Mapping[str, float | None]]
     cores: Mapping[str, Mapping[str, float | None]]
@@ -182,6 +183,7 @@ class MetricsEngine:
 
         self._baseline: _Snapshot | None = None
         self._baseline_pending = False
+        self._restarted_at: float | None = None  # the last configuration change (restart_windows)
 
     # -- input ----------------------------------------------------------------------------------
 
@@ -289,11 +291,26 @@ class MetricsEngine:
         return ent
 
     def add_mark(self, m: Mark) -> None:
-        """Baseline marks set/clear the baseline; other marks do not concern the engine."""
+        """Baseline marks set/clear the baseline; a configuration change restarts the windows; a gap
+        (slices missing from a recording) is time the units were present but nothing was counted."""
         if m.kind == "baseline":
             self.mark_baseline()
         elif m.kind == "baseline-clear":
             self.clear_baseline()
+        elif m.kind == "config":
+            self.restart_windows(m.t)
+        elif m.kind == GAP:
+            self._cum += lost_seconds(m)
+
+    def restart_windows(self, t: float) -> None:
+        """What is measured changed at ``t`` (the sector configuration): the open interval and
+        the recent window start again there, so neither a frame nor a baseline mixes data of two
+        configurations. The run window goes on; a baseline already taken stays."""
+        t = max(t, self._frame_t)
+        self._collect(reset=True)
+        self._recent.clear()
+        self._open_interval(t)
+        self._restarted_at = t
 
     # -- baseline -------------------------------------------------------------------------------
 
@@ -325,9 +342,13 @@ class MetricsEngine:
         return self._baseline is not None or self._baseline_pending
 
     def _snapshot(self, window: WindowStats, t_to: float) -> _Snapshot:
+        t_from = t_to - window.seconds
+        restarted = self._restarted_at
+        cut = restarted is not None and abs(t_from - restarted) <= 1e-9 * max(1.0, abs(restarted))
         return _Snapshot(
-            t_from=t_to - window.seconds,
+            t_from=t_from,
             t_to=t_to,
+            after_change=restarted if cut else None,
             total=dict(window.total.metrics),
             cmgs={k: dict(v.metrics) for k, v in window.cmgs.items()},
             cores={k: dict(v.metrics) for k, v in window.cores.items()},
@@ -341,6 +362,7 @@ class MetricsEngine:
         return Baseline(
             t_from=snap.t_from,
             t_to=snap.t_to,
+            after_change=snap.after_change,
             total=scope_deltas(snap.total, recent.total.metrics, better),
             cmgs=keyed_deltas(snap.cmgs, {k: v.metrics for k, v in recent.cmgs.items()}, better),
             cores=keyed_deltas(snap.cores, {k: v.metrics for k, v in recent.cores.items()}, better),
@@ -380,8 +402,8 @@ class MetricsEngine:
 
     def _close(self, t: float, *, final: bool) -> Frame:
         # A frame allocates some ten thousand containers and frees most of them at the next one;
-        # the cyclic collector's passes over them (none of them can form a cycle) cost about 5 %
-        # of a frame, measured, so it waits until the frame is built.
+        # none of them can form a cycle, so the cyclic collector waits until the frame is built
+        # (docs/perf-tuning.md has what its passes cost).
         was_enabled = gc.isenabled()
         gc.disable()
         try:

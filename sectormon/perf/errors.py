@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from sectormon.errors import SectormonError
+from sectormon.perf.abi import SYSCALL_NUMBERS
 
 PARANOID_MEANING: dict[int, str] = {
     -1: "no restrictions",
@@ -217,6 +218,15 @@ def error_for(err: int, attempt: Attempt, *, paranoid: int | None = None) -> Per
         return GroupTooLarge(
             f"{head}: member {attempt.member + 1} cannot join the group; the group does not fit on "
             "the PMU's counters or mixes incompatible PMUs (fix: split the group into smaller ones)",
+            errno=err,
+            event=event,
+        )
+    if err == _errno.ENOSYS and attempt.action == "open":
+        machine = os.uname().machine
+        return PerfError(
+            f"{head}: this kernel has no system call {SYSCALL_NUMBERS.get(machine, '?')} on {machine}, "
+            "the number sectormon calls perf_event_open by (fix: a kernel built with CONFIG_PERF_EVENTS; "
+            "if it has one, SYSCALL_NUMBERS in sectormon/perf/abi.py is wrong for this architecture)",
             errno=err,
             event=event,
         )

@@ -216,8 +216,14 @@ def _start(args: list[str]) -> subprocess.Popen[bytes]:
         f"import sys; sys.path.append({package_root!r}); "
         "from sectormon.session.replay_worker import main; sys.exit(main(sys.argv[1:]))"
     )
+    # A session of its own: Ctrl-C at the terminal goes to the foreground process group, and
+    # the child must not get it (it would die with a traceback from wherever its interpreter is,
+    # even before ``main`` could ignore SIGINT); the parent stops it.
     proc = subprocess.Popen(
-        [sys.executable, "-c", bootstrap, *args], stdin=subprocess.DEVNULL, stdout=subprocess.PIPE
+        [sys.executable, "-c", bootstrap, *args],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        start_new_session=True,
     )
     assert proc.stdout is not None
     _widen(proc.stdout)
@@ -272,7 +278,9 @@ def serve_spans(
             clock = FrameClock(interval, start)
             if begin.t_before > -math.inf:
                 clock.due(begin.t_before)  # the clock as the slice before the span left it
-            items = stream.iter_span(begin.offset, end, last_slice_t=begin.t_before)
+            items = stream.iter_span(
+                begin.offset, end, last_slice_t=begin.t_before, last_index=begin.index_before
+            )
             stopped = _sum(items, clock, t_to, send, span_end=end)
             send(_end(stream, stopped))
             if stopped:

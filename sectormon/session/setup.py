@@ -43,7 +43,7 @@ def open_session(
         for event in events:
             if event.scope == "cmg":
                 unavailable.setdefault(event.name, f"CMG-wide event needs per-CPU counting: {cmg_reason}")
-    plan = plan_rotation(profile, group_names, unavailable)
+    plan = plan_rotation(profile, group_names, unavailable, free=lambda e: not source.needs_counter(e))
     warnings = startup_warnings(profile, plan, probe)
     source.start()
     # Sampling starts before the target runs (a launched command is still held before its exec).

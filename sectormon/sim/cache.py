@@ -44,7 +44,7 @@ class SectorCache:
         self.mask = nsets - 1
         self.sets: list[list[int]] = [[] for _ in range(nsets)]
         self.tags: dict[int, int] = {}
-        self.counts = [0] * (nsets * 4)
+        self.counts: list[list[int]] = [[0, 0, 0, 0] for _ in range(nsets)]
         self.maxima = list(maxima)
         self.enabled = enabled
 
@@ -56,12 +56,11 @@ class SectorCache:
         self.enabled = enabled
 
     def _recount(self) -> None:
-        counts = [0] * (self.nsets * 4)
         tags = self.tags
-        for si, s in enumerate(self.sets):
+        for s, counts in zip(self.sets, self.counts, strict=True):
+            counts[:] = [0, 0, 0, 0]
             for line in s:
-                counts[si * 4 + (tags[line] & SECTOR_MASK)] += 1
-        self.counts = counts
+                counts[tags[line] & SECTOR_MASK] += 1
 
     def __contains__(self, line: int) -> bool:
         return line in self.tags
@@ -84,26 +83,6 @@ class SectorCache:
     def mark_dirty(self, line: int) -> None:
         self.tags[line] |= DIRTY
 
-    def _choose(self, s: list[int], base: int, sec: int) -> int | None:
-        """The line to evict for a fill of ``sec``: ``None`` = an invalid way, NO_VICTIM = bypass."""
-        counts = self.counts
-        maxima = self.maxima
-        tags = self.tags
-        if counts[base + sec] >= maxima[sec]:
-            for line in s:
-                if tags[line] & SECTOR_MASK == sec:
-                    return line
-            if maxima[sec] == 0:
-                return NO_VICTIM
-        if len(s) < self.ways:
-            return None
-        over = [k for k in range(4) if counts[base + k] > maxima[k]]
-        if over:
-            for line in s:
-                if tags[line] & SECTOR_MASK in over:
-                    return line
-        return s[0]
-
     def fill(self, line: int, state: int) -> tuple[int, int]:
         """Insert ``line`` (absent) as MRU of its set with packed ``state``; returns ``(victim, its state)``.
 
@@ -121,21 +100,36 @@ class SectorCache:
                 return NO_VICTIM, 0
             victim = s.pop(0)
             return victim, tags.pop(victim)
-        base = (line & self.mask) * 4
         sec = state & SECTOR_MASK
-        chosen = self._choose(s, base, sec)
-        if chosen == NO_VICTIM:
+        counts = self.counts[line & self.mask]
+        maxima = self.maxima
+        if counts[sec] >= maxima[sec]:
+            # At its maximum the sector replaces its own LRU line (the counts do not change); with
+            # a maximum of 0 and no line of its own it cannot allocate at all.
+            for victim in s:
+                if tags[victim] & SECTOR_MASK == sec:
+                    s.remove(victim)
+                    s.append(line)
+                    tags[line] = state
+                    return victim, tags.pop(victim)
             return NO_VICTIM, 0
-        counts = self.counts
+        counts[sec] += 1
         s.append(line)
         tags[line] = state
-        counts[base + sec] += 1
-        if chosen is None:
+        if len(s) <= self.ways:
             return NO_VICTIM, 0
-        s.remove(chosen)
-        vstate = tags.pop(chosen)
-        counts[base + (vstate & SECTOR_MASK)] -= 1
-        return chosen, vstate
+        # Under its maximum in a full set: the LRU line among the sectors over their maximum (the
+        # filling sector is not one of them), else the set's LRU line.
+        for victim in s:
+            vsec = tags[victim] & SECTOR_MASK
+            if counts[vsec] > maxima[vsec]:
+                break
+        else:
+            victim = s[0]
+        s.remove(victim)
+        vstate = tags.pop(victim)
+        counts[vstate & SECTOR_MASK] -= 1
+        return victim, vstate
 
     def occupancy(self, set_index: int) -> list[int]:
         """Lines per sector in one set (tests and the sector view)."""

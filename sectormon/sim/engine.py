@@ -5,7 +5,8 @@ A thread consumes a stream of *records* ``(line, n, flags)``: ``n`` consecutive 
 of a record can miss: the others hit the line it just made MRU, so grouping them is exact, and it
 is what lets pure Python simulate over a million accesses per second.
 
-Flags: bit 0 write, bits 1-2 sector id, bit 3 SCE (tag override on), bit 4 PFE. Two special
+Flags: bit 0 write, bits 1-2 sector id, bit 3 SCE (tag override on), bit 4 PFE, bits 7 and up
+the data object's id (``ThreadSpec.objects``). Two special
 records carry no access: ``FL_EXIT`` (loop exits; frontend mispredict penalty) and ``FL_IFETCH``
 (instruction fetches of a din trace); their count is ``-1 - line``.
 
@@ -40,6 +41,9 @@ FL_EXIT = 32
 FL_IFETCH = 64
 FL_SPECIAL = FL_EXIT | FL_IFETCH
 FLAG_SLOTS = 128
+# Bits 7 and up: the data object (kernel array, trace object) of the access, so per-object counts
+# and samples cost one list index; ThreadSpec.objects names them.
+OBJECT_SHIFT = 7
 
 # The engine's clock ticks TICKS times per cycle, so fractional issue costs stay exact integers.
 TICKS = 4
@@ -54,22 +58,25 @@ Record = tuple[int, int, int]
 Chunks = Iterator[list[Record]]
 
 
-def flags(sector: int, write: bool, tagged: bool, pfe: bool) -> int:
-    """The flags of an access: an untagged access uses the default sector 0."""
+def flags(sector: int, write: bool, tagged: bool, pfe: bool, obj: int = 0) -> int:
+    """The flags of an access to data object ``obj``: an untagged access uses the default sector 0."""
+    base = (obj << OBJECT_SHIFT) | (FL_WRITE if write else 0)
     if not tagged:
-        return FL_WRITE if write else 0
-    return (FL_WRITE if write else 0) | (sector << 1) | FL_SCE | (FL_PFE if pfe else 0)
+        return base
+    return base | (sector << 1) | FL_SCE | (FL_PFE if pfe else 0)
 
 
 @dataclass(frozen=True, slots=True)
 class ThreadSpec:
-    """What one simulated thread runs: its stream factory (called again when looping) and its ISA mix."""
+    """What one simulated thread runs: its stream factory (called again when looping), its ISA mix,
+    and the names of the data objects its flags number (``flags(..., obj=i)`` is ``objects[i]``)."""
 
     tid: int
     cpu: int
     stream: Callable[[], Chunks]
     cycles_per_access: float = 1.0
     inst_per_access: float = 2.0
+    objects: tuple[str, ...] = ("",)
 
 
 class Cmg:
@@ -111,6 +118,11 @@ class Cmg:
         return sum(t.l2_wb for t in self.threads)
 
 
+def _fill_state(source: int, fl: int) -> int:
+    """An L1D demand fill's state word less its ready time (``ready << 4 | 15`` in run()'s clock)."""
+    return (source << 2) + ((fl >> 1) & 3) + (DIRTY if fl & FL_WRITE else 0) - 15
+
+
 class SimThread:
     """One thread on one core: its L1D, prefetcher, timing state and per-PE counters.
 
@@ -126,6 +138,7 @@ class SimThread:
         s = config.sectors
         t = config.timing
         self.l1 = SectorCache(L1_SETS, L1_WAYS, s.l1, s.enabled)
+        self.l2 = cmg.l2
         self.l2base = 2 * s.l2_set_of(spec.tid)
         self.l2_hit = t.l2_hit * TICKS
         self.memory = t.memory * TICKS
@@ -133,6 +146,11 @@ class SimThread:
         self.mib = t.l1_mib
         self.mispredict = t.mispredict * TICKS
         self.cpa = max(1, round(spec.cycles_per_access * TICKS))
+        # Packed states of a demand fill, per access flags, less the ready time (see run()).
+        slots = FLAG_SLOTS * max(1, len(spec.objects))
+        self.from_memory = [_fill_state(FROM_MEMORY, fl) for fl in range(slots)]
+        self.from_l2 = [_fill_state(FROM_L2, fl) for fl in range(slots)]
+        self.l2_demand = [(self.l2base | ((fl >> 1) & 1)) - 15 for fl in range(slots)]
         self.ipa = spec.inst_per_access
         p = config.prefetch
         self.prefetch = p.enabled
@@ -140,8 +158,14 @@ class SimThread:
         self.pf_d2 = p.l2_distance
         self.pf_table = p.table
         self.recent: dict[int, None] = {}
+        # Outstanding misses, oldest first: (access count closing the window, ready time in run()'s
+        # clock, FROM_L2 or FROM_MEMORY).
         self.mq: deque[tuple[int, int, int]] = deque()
-        self.fcount = [0] * FLAG_SLOTS
+        # Per access flags (so per data object): accesses, L1D demand refills, and the demand
+        # misses that L2 sent to memory.
+        self.fcount = [0] * slots
+        self.demand_misses = [0] * slots
+        self.memory_reads = [0] * slots
         self.gen: Chunks = spec.stream()
         self.it: Iterator[Record] = iter(())
         self.done = False
@@ -149,12 +173,10 @@ class SimThread:
         self.pass_start = 0
         self.cyc = 0
         self.acc = 0
-        self.l1_refill_dm = 0
         self.l1_refill_pf = 0
         self.l1_wb = 0
         self.l1_miss_wait = 0
         self.l2_other = 0  # L2 requests that are not L1D refills: L2 prefetches, write-backs
-        self.l2_refill_dm = 0
         self.l2_refill_pf = 0
         self.l2_wb = 0
         self.swap_dm = 0
@@ -169,52 +191,181 @@ class SimThread:
 
     # ----------------------------------------------------------------- the hot loop
     def run(self, limit: int) -> None:
-        """Simulate until this core's clock reaches ``limit`` ticks or the stream ends."""
+        """Simulate until this core's clock reaches ``limit`` ticks or the stream ends.
+
+        The L1D hit and the L1D demand miss (through L2 to memory, with the sector caches' two
+        common fills) are inline, their counters kept in locals and added at the end: that is
+        what a random, miss-bound stream spends its time on. Everything rarer is a method.
+
+        Inside, the clock is ``clk = ticks << 4 | 15``, the unit of the packed states' ready
+        field, so "the line's data have arrived" is ``state <= clk`` and a fill's state is
+        ``clk`` plus a per-flags constant: no shifts per access. Queue entries hold their
+        ready time in that unit too, and the access count at which the window closes.
+        """
         if self.done:
             return
-        tags = self.l1.tags
-        sets = self.l1.sets
-        mask = self.l1.mask
+        l1 = self.l1
+        tags = l1.tags
+        sets = l1.sets
+        mask = l1.mask
+        l1_ways = l1.ways
+        l1_on = l1.enabled
+        l1_counts = l1.counts
+        l1_maxima = l1.maxima
+        l2 = self.l2
+        l2tags = l2.tags
+        l2sets = l2.sets
+        l2mask = l2.mask
+        l2_ways = l2.ways
+        l2_on = l2.enabled
+        l2_counts = l2.counts
+        l2_maxima = l2.maxima
+        from_memory = self.from_memory
+        from_l2 = self.from_l2
+        l2_demand = self.l2_demand
+        memory = self.memory << 4
+        l2_hit = self.l2_hit << 4
         fcount = self.fcount
+        demand_misses = self.demand_misses
+        memory_reads = self.memory_reads
         mq = self.mq
         window = self.window
-        cpa = self.cpa
-        miss = self._slow
-        cyc = self.cyc
+        mib = self.mib
+        cpa = self.cpa << 4
+        recent = self.recent if self.prefetch else None
+        sampler = self.sampler
+        pf_table = self.pf_table
+        rare = self._rare
+        clk = (self.cyc << 4) | 15
+        limit = (limit << 4) | 15
         acc = self.acc
         wl1 = 0
         wl2 = 0
+        # Counter deltas of the inline demand misses (times in clock units).
+        l1_wb = 0
+        l2_wb = 0
+        miss_wait = 0
         it = self.it
         while True:
             for line, n, fl in it:
                 fcount[fl] += n
                 v = tags.get(line)
-                if v is not None and v < (cyc << 4) + 16:
+                if v is not None and v <= clk:
                     s = sets[line & mask]
                     if s[-1] != line:
                         s.remove(line)
                         s.append(line)
                     if fl & 1:
                         tags[line] = v | 8
+                elif v is not None or fl & FL_SPECIAL:
+                    clk = rare(line, fl, v, clk, acc)
                 else:
-                    self.acc = acc
-                    cyc = miss(line, fl, v, cyc)
+                    # An L1D demand miss. With the L1D miss buffers full, wait for the oldest.
+                    while len(mq) >= mib:
+                        e = mq.popleft()
+                        if e[1] > clk:
+                            if e[2]:
+                                wl2 += e[1] - clk
+                            else:
+                                wl1 += e[1] - clk
+                            clk = e[1]
+                    demand_misses[fl] += 1
+                    v2 = l2tags.get(line)
+                    if v2 is None:
+                        ready = clk + memory
+                        state = ready + from_memory[fl]
+                        source = FROM_MEMORY
+                        memory_reads[fl] += 1
+                        state2 = ready + l2_demand[fl]
+                        sec2 = state2 & SECTOR_MASK
+                        si = line & l2mask
+                        s = l2sets[si]
+                        if not l2_on:
+                            s.append(line)
+                            l2tags[line] = state2
+                            if len(s) > l2_ways and l2tags.pop(s.pop(0)) & DIRTY:
+                                l2_wb += 1
+                        elif (
+                            s
+                            and l2_counts[si][sec2] >= l2_maxima[sec2]
+                            and l2tags[s[0]] & SECTOR_MASK == sec2
+                        ):
+                            # At its maximum, the sector replaces its own LRU line: the set's LRU.
+                            victim = s.pop(0)
+                            s.append(line)
+                            l2tags[line] = state2
+                            if l2tags.pop(victim) & DIRTY:
+                                l2_wb += 1
+                        elif l2.fill(line, state2)[1] & DIRTY:
+                            l2_wb += 1
+                    elif v2 <= clk:
+                        s = l2sets[line & l2mask]
+                        if s[-1] != line:
+                            s.remove(line)
+                            s.append(line)
+                        ready = clk + l2_hit
+                        state = ready + from_l2[fl]
+                        source = FROM_L2
+                    else:
+                        ready = (self._l2_inflight(line, v2, clk >> 4, True) << 4) | 15
+                        state = ready + from_memory[fl]
+                        source = FROM_MEMORY
+                    miss_wait += ready - clk
+                    if sampler is not None and sampler.demand:
+                        sampler.refill(self.tid, self.cpu, line, fl, clk >> 4, ready >> 4)
+                    sec = (fl >> 1) & 3
+                    si = line & mask
+                    s = sets[si]
+                    if not l1_on:
+                        s.append(line)
+                        tags[line] = state
+                        if len(s) > l1_ways:
+                            victim = s.pop(0)
+                            vstate = tags.pop(victim)
+                            if vstate & DIRTY:
+                                l1_wb += 1
+                                self._l2_write(victim, vstate & SECTOR_MASK, clk >> 4)
+                    elif s and l1_counts[si][sec] >= l1_maxima[sec] and tags[s[0]] & SECTOR_MASK == sec:
+                        victim = s.pop(0)
+                        s.append(line)
+                        tags[line] = state
+                        vstate = tags.pop(victim)
+                        if vstate & DIRTY:
+                            l1_wb += 1
+                            self._l2_write(victim, vstate & SECTOR_MASK, clk >> 4)
+                    else:
+                        victim, vstate = l1.fill(line, state)
+                        if vstate & DIRTY:
+                            l1_wb += 1
+                            self._l2_write(victim, vstate & SECTOR_MASK, clk >> 4)
+                        if fl & FL_WRITE and line not in tags:  # the sector may not allocate: write through
+                            self._l2_write(line, sec, clk >> 4)
+                    mq.append((acc + window, ready, source))
+                    if recent is not None:
+                        # The stream prefetcher: two misses to consecutive lines start a stream.
+                        if line - 1 in recent:
+                            del recent[line - 1]
+                            self._start_stream(line, fl, clk >> 4)
+                        else:
+                            recent[line] = None
+                            if len(recent) > pf_table:
+                                del recent[next(iter(recent))]
                 acc += n
-                cyc += n * cpa
+                clk += n * cpa
                 while mq:
                     e = mq[0]
-                    if e[1] <= cyc:
+                    if e[1] <= clk:
                         mq.popleft()
-                    elif acc - e[0] < window:
+                    elif acc < e[0]:
                         break
                     else:
                         if e[2]:
-                            wl2 += e[1] - cyc
+                            wl2 += e[1] - clk
                         else:
-                            wl1 += e[1] - cyc
-                        cyc = e[1]
+                            wl1 += e[1] - clk
+                        clk = e[1]
                         mq.popleft()
-                if cyc >= limit:
+                if clk >= limit:
                     break
             else:
                 chunk = next(self.gen, None)
@@ -228,103 +379,51 @@ class SimThread:
                     # The thread ends when its last outstanding miss has arrived.
                     while mq:
                         e = mq.popleft()
-                        if e[1] > cyc:
+                        if e[1] > clk:
                             if e[2]:
-                                wl2 += e[1] - cyc
+                                wl2 += e[1] - clk
                             else:
-                                wl1 += e[1] - cyc
-                            cyc = e[1]
+                                wl1 += e[1] - clk
+                            clk = e[1]
                     break
                 it = iter(chunk)
                 continue
             break
         self.it = it
-        self.cyc = cyc
+        self.cyc = clk >> 4
         self.acc = acc
-        self.wait_l1 += wl1
-        self.wait_l2 += wl2
+        self.wait_l1 += wl1 >> 4
+        self.wait_l2 += wl2 >> 4
+        self.l1_wb += l1_wb
+        self.l2_wb += l2_wb
+        self.l1_miss_wait += miss_wait >> 4
 
-    # ----------------------------------------------------------------- slow paths
-    def _stall_for_mib(self, cyc: int) -> int:
-        mq = self.mq
-        while len(mq) >= self.mib:
-            e = mq.popleft()
-            if e[1] > cyc:
-                if e[2]:
-                    self.wait_l2 += e[1] - cyc
-                else:
-                    self.wait_l1 += e[1] - cyc
-                cyc = e[1]
-        return cyc
-
-    def _slow(self, line: int, fl: int, v: int | None, cyc: int) -> int:
-        """Everything but a plain L1D hit on arrived data; returns the (possibly stalled) clock."""
-        if fl & FL_SPECIAL:
+    # ----------------------------------------------------------------- rare paths
+    def _rare(self, line: int, fl: int, v: int | None, clk: int, acc: int) -> int:
+        """A special record, or an access whose tag is in L1D but is not a plain hit: a prefetched
+        line used for the first time, and/or data still in flight. Takes and returns the clock in
+        :meth:`run`'s unit."""
+        if v is None:
             count = -1 - line
             if fl & FL_EXIT:
                 self.exits += count
                 self.fe_stall += count * self.mispredict
-                return cyc + count * self.mispredict
+                return clk + ((count * self.mispredict) << 4)
             self.ifetch += count
-            return cyc
+            return clk
         l1 = self.l1
         tags = l1.tags
-        if v is not None:
-            # The tag is there: a prefetched line used for the first time, and/or data still in flight.
-            if v >= PF_MARK:
-                v -= PF_MARK
-                tags[line] = v
-                if self.prefetch:
-                    self._advance(line, fl, cyc)
-            l1.touch(line)
-            if fl & FL_WRITE:
-                tags[line] = v | DIRTY
-            ready = v >> 4
-            if ready > cyc:
-                self.mq.append((self.acc, ready, (v >> 2) & 1))
-            return cyc
-        # An L1D demand miss.
-        if len(self.mq) >= self.mib:
-            cyc = self._stall_for_mib(cyc)
-        self.l1_refill_dm += 1
-        sec = (fl >> 1) & 3
-        cmg = self.cmg
-        l2 = cmg.l2
-        v2 = l2.tags.get(line)
-        if v2 is None:
-            ready = cyc + self.memory
-            source = FROM_MEMORY
-            self.l2_refill_dm += 1
-            victim, vstate = l2.fill(line, (ready << 4) | (self.l2base + (sec & 1)))
-            if vstate & DIRTY:
-                self.l2_wb += 1
-        elif v2 >> 4 <= cyc:
-            s2 = l2.sets[line & l2.mask]
-            if s2[-1] != line:
-                s2.remove(line)
-                s2.append(line)
-            ready = cyc + self.l2_hit
-            source = FROM_L2
-        else:
-            ready = self._l2_inflight(line, v2, cyc, True)
-            source = FROM_MEMORY
-        self.l1_miss_wait += ready - cyc
-        sampler = self.sampler
-        if sampler is not None and sampler.demand:
-            sampler.refill(self.tid, self.cpu, line, cyc, ready)
-        state = (ready << 4) | (source << 2) | sec
+        if v >= PF_MARK:
+            v -= PF_MARK
+            tags[line] = v
+            if self.prefetch:
+                self._advance(line, fl, clk >> 4)
+        l1.touch(line)
         if fl & FL_WRITE:
-            state |= DIRTY
-        victim, vstate = l1.fill(line, state)
-        if vstate & DIRTY:
-            self.l1_wb += 1
-            self._l2_write(victim, vstate & SECTOR_MASK, cyc)
-        if fl & FL_WRITE and line not in tags:  # the sector may not allocate in L1D: write through to L2
-            self._l2_write(line, sec, cyc)
-        self.mq.append((self.acc, ready, source))
-        if self.prefetch:
-            self._train(line, fl, cyc)
-        return cyc
+            tags[line] = v | DIRTY
+        if v > clk:
+            self.mq.append((acc + self.window, v | 15, (v >> 2) & 1))
+        return clk
 
     def _l2_inflight(self, line: int, v2: int, cyc: int, demand: bool) -> int:
         """A request meets a refill of the same line still on its way from memory (refill buffer match).
@@ -335,17 +434,11 @@ class SimThread:
         self.cmg.l2.touch(line)
         allocated_by = (v2 >> 2) & 1
         if demand and allocated_by == BY_PREFETCH:
-            self.swap_dm += 1
-            self.l2_refill_dm += 1
+            self.swap_dm += 1  # counted in l2_refill_dm too
         elif not demand and allocated_by == BY_DEMAND:
             self.mibmch_prf += 1
             self.l2_refill_pf += 1
         return max(v2 >> 4, cyc + self.l2_hit)
-
-    def _l2_fill(self, line: int, sec2: int, ready: int, by: int) -> None:
-        _, vstate = self.cmg.l2.fill(line, (ready << 4) | (by << 2) | sec2)
-        if vstate & DIRTY:
-            self.l2_wb += 1
 
     def _l2_write(self, line: int, sec: int, cyc: int) -> None:
         """A dirty L1D victim written back to L2 (allocated there if L2 had dropped it)."""
@@ -363,48 +456,82 @@ class SimThread:
             self.l2_wb += 1
 
     # ----------------------------------------------------------------- the stream prefetcher
-    def _train(self, line: int, fl: int, cyc: int) -> None:
-        """A demand miss: two misses to consecutive lines start a stream."""
-        recent = self.recent
-        if line - 1 in recent:
-            del recent[line - 1]
-            l1 = self.l1.tags
-            l2 = self.cmg.l2.tags
-            for t in range(line + 1, line + self.pf_d1 + 1):
-                if t not in l1:
-                    self._prefetch_l1(t, fl, cyc)
-            for t in range(line + self.pf_d1 + 1, line + self.pf_d2 + 1):
-                if t not in l2 and t not in l1:
-                    self._prefetch_l2(t, fl, cyc)
-            return
-        recent[line] = None
-        if len(recent) > self.pf_table:
-            del recent[next(iter(recent))]
+    def _start_stream(self, line: int, fl: int, cyc: int) -> None:
+        """Misses to ``line - 1`` and ``line``: prefetch the stream's distance into L1D and L2."""
+        l1 = self.l1.tags
+        l2 = self.l2
+        l2tags = l2.tags
+        for t in range(line + 1, line + self.pf_d1 + 1):
+            if t not in l1:
+                self._prefetch_l1(t, fl, cyc)
+        # A stream's start issues up to l2_distance - l1_distance L2 prefetches: inline, with the
+        # sector cache's two common fills (as in run()).
+        state = ((cyc + self.memory) << 4) | (BY_PREFETCH << 2) | self.l2base | ((fl >> 1) & 1)
+        sec2 = state & SECTOR_MASK
+        at_max = l2.maxima[sec2]
+        sets = l2.sets
+        mask = l2.mask
+        counts = l2.counts
+        issued = 0
+        written = 0
+        for t in range(line + self.pf_d1 + 1, line + self.pf_d2 + 1):
+            if t in l2tags or t in l1:
+                continue
+            issued += 1
+            si = t & mask
+            s = sets[si]
+            if not l2.enabled:
+                s.append(t)
+                l2tags[t] = state
+                if len(s) > l2.ways and l2tags.pop(s.pop(0)) & DIRTY:
+                    written += 1
+            elif s and counts[si][sec2] >= at_max and l2tags[s[0]] & SECTOR_MASK == sec2:
+                victim = s.pop(0)
+                s.append(t)
+                l2tags[t] = state
+                if l2tags.pop(victim) & DIRTY:
+                    written += 1
+            elif l2.fill(t, state)[1] & DIRTY:
+                written += 1
+        self.l2_other += issued
+        self.l2_refill_pf += issued
+        self.l2_wb += written
 
     def _advance(self, line: int, fl: int, cyc: int) -> None:
-        """A prefetched line was used: keep the stream the same distance ahead."""
-        t = line + self.pf_d1
+        """A prefetched line was used: keep the stream the same distance ahead (every line of a
+        prefetched stream comes here once, so the L2 prefetch is inline)."""
         l1 = self.l1.tags
+        t = line + self.pf_d1
         if t not in l1:
             self._prefetch_l1(t, fl, cyc)
-        t = line + self.pf_d2
-        if self.pf_d2 > self.pf_d1 and t not in self.cmg.l2.tags and t not in l1:
-            self._prefetch_l2(t, fl, cyc)
+        if self.pf_d2 > self.pf_d1:
+            t = line + self.pf_d2
+            l2 = self.l2
+            if t not in l2.tags and t not in l1:
+                # A prefetch into L2 only, further ahead than the L1D prefetch.
+                self.l2_other += 1
+                self.l2_refill_pf += 1
+                state = ((cyc + self.memory) << 4) | (BY_PREFETCH << 2) | self.l2base | ((fl >> 1) & 1)
+                if l2.fill(t, state)[1] & DIRTY:
+                    self.l2_wb += 1
 
     def _prefetch_l1(self, line: int, fl: int, cyc: int) -> None:
         """A prefetch into L1D: an L1D refill (HWPRF) that reads the line from L2 (or memory)."""
         sec = (fl >> 1) & 3
         self.l1_refill_pf += 1
-        cmg = self.cmg
-        l2 = cmg.l2
+        l2 = self.l2
         v2 = l2.tags.get(line)
         if v2 is None:
             ready = cyc + self.memory
             source = FROM_MEMORY
             self.l2_refill_pf += 1
-            self._l2_fill(line, self.l2base + (sec & 1), ready, BY_PREFETCH)
+            if l2.fill(line, (ready << 4) | (BY_PREFETCH << 2) | self.l2base | (sec & 1))[1] & DIRTY:
+                self.l2_wb += 1
         elif v2 >> 4 <= cyc:
-            l2.touch(line)
+            s2 = l2.sets[line & l2.mask]
+            if s2[-1] != line:
+                s2.remove(line)
+                s2.append(line)
             ready = cyc + self.l2_hit
             source = FROM_L2
         else:
@@ -413,22 +540,40 @@ class SimThread:
         self.l1_miss_wait += ready - cyc
         sampler = self.sampler
         if sampler is not None and sampler.prefetch:
-            sampler.refill(self.tid, self.cpu, line, cyc, ready)
-        l1 = self.l1
-        victim, vstate = l1.fill(line, PF_MARK | (ready << 4) | (source << 2) | sec)
+            sampler.refill(self.tid, self.cpu, line, fl, cyc, ready)
+        victim, vstate = self.l1.fill(line, PF_MARK | (ready << 4) | (source << 2) | sec)
         if vstate & DIRTY:
             self.l1_wb += 1
             self._l2_write(victim, vstate & SECTOR_MASK, cyc)
 
-    def _prefetch_l2(self, line: int, fl: int, cyc: int) -> None:
-        """A prefetch into L2 only (further ahead than the L1D prefetch)."""
-        self.l2_other += 1
-        self.l2_refill_pf += 1
-        self._l2_fill(line, self.l2base + ((fl >> 1) & 1), cyc + self.memory, BY_PREFETCH)
-
     # ----------------------------------------------------------------- derived totals
     def cycles(self) -> int:
         return self.cyc // TICKS
+
+    @property
+    def l1_refill_dm(self) -> int:
+        """L1D demand refills."""
+        return sum(self.demand_misses)
+
+    @property
+    def l2_refill_dm(self) -> int:
+        """L2 demand refills: reads from memory, plus demands meeting a prefetch refill (errata 1.0)."""
+        return sum(self.memory_reads) + self.swap_dm
+
+    def object_counts(self) -> list[tuple[int, int, int]]:
+        """Per data object (index = object id): data accesses, L1D demand refills, memory reads."""
+        out = []
+        for obj in range(len(self.fcount) // FLAG_SLOTS):
+            lo = obj * FLAG_SLOTS
+            accesses = sum(c for fl, c in enumerate(self.fcount[lo : lo + FLAG_SLOTS]) if not fl & FL_SPECIAL)
+            out.append(
+                (
+                    accesses,
+                    sum(self.demand_misses[lo : lo + FLAG_SLOTS]),
+                    sum(self.memory_reads[lo : lo + FLAG_SLOTS]),
+                )
+            )
+        return out
 
     def l2_access(self) -> int:
         """L2 requests of this core: L1D refills (demand and prefetch), L2 prefetches, write-backs."""

@@ -61,25 +61,6 @@ _STATEMENTS: dict[str, dict[str, str]] = {
     "scenario-b": {"A": "a = A[i][k]", "B": "C[i][j] += a * B[k][j]", "C": "C[i][j] += a * B[k][j]"},
     "random": {"table": "s += table[rand()]"},
 }
-ARRAY_STRIDE = 1 << 36
-"""Bytes between the starts of two arrays of one thread (the streams below place them so)."""
-
-
-def thread_base(thread: int) -> int:
-    """The address of thread ``thread``'s first array (every thread has its own arrays)."""
-    return (thread + 1) << 40
-
-
-@dataclass(frozen=True, slots=True)
-class KernelObject:
-    """An array of one thread: ``[start, start + size)`` in bytes, accessed by ``statement``
-    (statement number ``line`` of the kernel)."""
-
-    name: str
-    start: int
-    size: int
-    statement: str
-    line: int
 
 
 def kernel_defaults(kernel: str) -> dict[str, int]:
@@ -106,6 +87,11 @@ class KernelSpec:
     extra: Mapping[str, Any] = field(default_factory=dict)
 
     @property
+    def objects(self) -> tuple[str, ...]:
+        """The arrays, in the order of their object ids in the access flags."""
+        return tuple(self.sectors)
+
+    @property
     def inst_per_access(self) -> float:
         return _ISA[self.name][0]
 
@@ -124,30 +110,17 @@ class KernelSpec:
             **self.extra,
         }
 
-    def data_objects(self, thread: int) -> tuple[KernelObject, ...]:
-        """The arrays of ``thread`` where its stream accesses them, each with its statement."""
-        p = self.params
-        if self.name == "scenario-a":
-            lines = p["reused"] >> LINE_SHIFT
-            sizes = {"reused": lines << LINE_SHIFT, "stream": p["passes"] * lines << LINE_SHIFT}
-        elif self.name == "scenario-b":
-            n = p["n"]
-            sizes = {"A": n * (n + p["pad"]) * 8, "B": n * n * 8, "C": n * n * 8}
-        else:
-            sizes = {"table": max(1, p["table"] >> LINE_SHIFT) << LINE_SHIFT}
-        statements = _STATEMENTS[self.name]
-        numbers = {text: i + 1 for i, text in enumerate(dict.fromkeys(statements.values()))}
-        base = thread_base(thread)
-        return tuple(
-            KernelObject(
-                name, base + slot * ARRAY_STRIDE, sizes[name], statements[name], numbers[statements[name]]
-            )
-            for slot, name in enumerate(self.sectors)
-        )
+    @property
+    def statements(self) -> tuple[tuple[str, int], ...]:
+        """Per array (in :attr:`objects` order): the statement that accesses it, and its number
+        in the kernel (what a sample names as its IP and source line)."""
+        texts = _STATEMENTS[self.name]
+        numbers = {text: i + 1 for i, text in enumerate(dict.fromkeys(texts.values()))}
+        return tuple((texts[name], numbers[texts[name]]) for name in self.objects)
 
     def stream_factory(self, thread: int, tag_override: bool, pfe: bool) -> Callable[[], Chunks]:
         """A callable making a fresh stream for ``thread`` (called again when the demo loops)."""
-        fl = {a: flags(s, False, tag_override, pfe) for a, s in self.sectors.items()}
+        fl = {a: flags(s, False, tag_override, pfe, obj) for obj, (a, s) in enumerate(self.sectors.items())}
         base = (thread + 1) << 40
         if self.name == "scenario-a":
             return lambda: _scenario_a(self.params, fl, base, self.seed + thread)

@@ -23,12 +23,14 @@ from typing import NamedTuple
 
 class Refill(NamedTuple):
     """One sampled refill: ``issued`` and ``latency`` in engine ticks (the engine's cycle unit
-    times its ``TICKS``), ``line`` the 256-byte line number."""
+    times its ``TICKS``), ``line`` the 256-byte line number, ``flags`` the flags of the access
+    that asked for it (they carry its data object)."""
 
     issued: int
     tid: int
     cpu: int
     line: int
+    flags: int
     latency: int
 
 
@@ -48,13 +50,14 @@ class RefillSampler:
         self._gap = _gaps(period, random.Random(seed))
         self._left = self._gap()
 
-    def refill(self, tid: int, cpu: int, line: int, issued: int, ready: int) -> None:
-        """A refill of ``line`` issued at tick ``issued`` whose data arrive at tick ``ready``."""
+    def refill(self, tid: int, cpu: int, line: int, flags: int, issued: int, ready: int) -> None:
+        """A refill of ``line`` for an access with ``flags``, issued at tick ``issued``, whose data
+        arrive at tick ``ready``."""
         self._left -= 1
         if self._left:
             return
         self._left = self._gap()
-        self.taken.append(Refill(issued, tid, cpu, line, ready - issued))
+        self.taken.append(Refill(issued, tid, cpu, line, flags, ready - issued))
 
     def drain(self) -> list[Refill]:
         """The refills sampled since the last drain, oldest first per thread."""

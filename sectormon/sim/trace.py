@@ -18,6 +18,7 @@ from pathlib import Path
 from sectormon.errors import DataError
 from sectormon.sim.config import LINE_SHIFT
 from sectormon.sim.engine import FL_IFETCH, FL_WRITE, Chunks, Record, flags
+from sectormon.sim.objects import DataObjects
 
 LABELS = {"0": "read", "1": "write", "2": "ifetch"}
 _HEX = frozenset("0123456789abcdefABCDEF")
@@ -113,8 +114,17 @@ def validate(path: str) -> TraceInfo:
     return TraceInfo(path, counts[0], counts[1], counts[2], tagged)
 
 
-def records(path: str, tag_override: bool, pfe: bool) -> Iterator[Record]:
-    """The trace's accesses as engine records, consecutive accesses to one line grouped."""
+def records(
+    path: str,
+    tag_override: bool,
+    pfe: bool,
+    objects: DataObjects | None = None,
+    assign: tuple[int | None, ...] | None = None,
+) -> Iterator[Record]:
+    """The trace's accesses as engine records, consecutive accesses to one line grouped; with
+    ``objects``, each access carries the id of the data object its address falls in, and
+    ``assign`` (per object id) overrides the sector of that object's accesses."""
+    lookup = objects.lookup if objects is not None else None
     line_prev = -1
     n = 0
     fl_prev = 0
@@ -128,8 +138,11 @@ def records(path: str, tag_override: bool, pfe: bool) -> Iterator[Record]:
             if label == 2:
                 ifetch += 1
                 continue
+            obj = lookup(address) if lookup else 0
+            if assign is not None and assign[obj] is not None:
+                sector = assign[obj]
             tagged = tag_override and sector is not None
-            fl = flags(sector or 0, label == 1, tagged, pfe and tagged)
+            fl = flags(sector or 0, label == 1, tagged, pfe and tagged, obj)
             line = address >> LINE_SHIFT
             if line == line_prev and (fl | FL_WRITE) == (fl_prev | FL_WRITE):
                 n += 1
@@ -147,13 +160,19 @@ def records(path: str, tag_override: bool, pfe: bool) -> Iterator[Record]:
         yield (-1 - ifetch, 0, FL_IFETCH)
 
 
-def stream_factory(path: str | Path, tag_override: bool, pfe: bool) -> Callable[[], Chunks]:
+def stream_factory(
+    path: str | Path,
+    tag_override: bool,
+    pfe: bool,
+    objects: DataObjects | None = None,
+    assign: tuple[int | None, ...] | None = None,
+) -> Callable[[], Chunks]:
     """A callable making a fresh chunked stream of the (already validated) trace."""
     text = str(path)
 
     def make() -> Chunks:
         chunk: list[Record] = []
-        for rec in records(text, tag_override, pfe):
+        for rec in records(text, tag_override, pfe, objects, assign):
             chunk.append(rec)
             if len(chunk) >= CHUNK:
                 yield chunk

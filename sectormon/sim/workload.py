@@ -14,6 +14,7 @@ from sectormon.errors import UsageError
 from sectormon.sim.config import CMGS, CPUS_PER_CMG, MAX_THREADS
 from sectormon.sim.engine import ThreadSpec
 from sectormon.sim.kernels import KernelSpec
+from sectormon.sim.objects import DataObjects
 from sectormon.sim.trace import TraceInfo, stream_factory, validate
 
 TRACE_INST_PER_ACCESS = 2.0
@@ -27,8 +28,8 @@ def placement(thread: int, threads: int) -> int:
 
 @dataclass(frozen=True, slots=True)
 class Workload:
-    """The thread specs plus a JSON description for the header; ``kernel`` when a kernel runs
-    (thread ``tid`` runs its stream ``tid``: it knows the arrays and statements samples name)."""
+    """The thread specs plus a JSON description for the header; ``kernel`` when a kernel runs (its
+    arrays' statements are what the samples of ``--sample`` name as their IPs)."""
 
     specs: tuple[ThreadSpec, ...]
     description: dict[str, Any] = field(default_factory=dict)
@@ -49,6 +50,7 @@ def kernel_workload(kernel: KernelSpec, threads: int, tag_override: bool, prefet
             kernel.stream_factory(t, tag_override, prefetch),
             kernel.cycles_per_access,
             kernel.inst_per_access,
+            kernel.objects,
         )
         for t in range(threads)
     )
@@ -59,17 +61,27 @@ def kernel_workload(kernel: KernelSpec, threads: int, tag_override: bool, prefet
     )
 
 
-def trace_workload(paths: Sequence[str], tag_override: bool, prefetch: bool) -> Workload:
-    """One thread per trace file. Traces with instruction fetches count those as the instructions."""
+def trace_workload(
+    paths: Sequence[str],
+    tag_override: bool,
+    prefetch: bool,
+    objects: DataObjects | None = None,
+    assign: tuple[int | None, ...] | None = None,
+) -> Workload:
+    """One thread per trace file. Traces with instruction fetches count those as the instructions.
+    ``objects`` (``--objects``) names the data objects of every trace's addresses; ``assign``
+    (``--assign``, per object id) sets their sectors."""
     _check_threads(len(paths))
     infos: list[TraceInfo] = [validate(p) for p in paths]
+    names = objects.names if objects is not None else ("",)
     specs = tuple(
         ThreadSpec(
             t,
             placement(t, len(paths)),
-            stream_factory(p, tag_override, prefetch),
+            stream_factory(p, tag_override, prefetch, objects, assign),
             1.0,
             0.0 if info.ifetches else TRACE_INST_PER_ACCESS,
+            names,
         )
         for t, (p, info) in enumerate(zip(paths, infos, strict=True))
     )
@@ -81,6 +93,12 @@ def trace_workload(paths: Sequence[str], tag_override: bool, prefetch: bool) -> 
             "threads": len(paths),
             "cpus": [s.cpu for s in specs],
             "inst_per_access": TRACE_INST_PER_ACCESS,
+            **({"data_objects": objects.to_json()} if objects is not None else {}),
+            **(
+                {"object_sectors": {n: s for n, s in zip(names, assign, strict=True) if s is not None}}
+                if assign is not None
+                else {}
+            ),
             "note": "ifetch lines count as instructions; without them each data access "
             f"counts {TRACE_INST_PER_ACCESS:g} instructions",
         },

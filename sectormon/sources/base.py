@@ -120,6 +120,10 @@ class Source(Protocol):
         """Test each event once on this host."""
         ...
 
+    def needs_counter(self, event: EventDef) -> bool:
+        """Whether ``event`` takes one of the PMU's counters (else it is counted all the time)."""
+        ...
+
     def finished(self) -> bool:
         """True once the target has exited (command or pid mode); a CPU-wide session never finishes."""
         ...
@@ -167,6 +171,9 @@ class SourceBase:
 
     def default_recent(self, interval: float) -> float:
         return self.default_recent_seconds
+
+    def needs_counter(self, event: EventDef) -> bool:
+        return True
 
     @property
     def cmg_unavailable_reason(self) -> str | None:

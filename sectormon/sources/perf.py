@@ -17,6 +17,7 @@ from typing import Any
 
 import psutil
 
+from sectormon.perf import abi
 from sectormon.perf.errors import PerfError
 from sectormon.perf.events import EventSpec, parse_event
 from sectormon.perf.group import GroupValues, PerfGroup
@@ -283,6 +284,13 @@ class PerfSource(SourceBase):
         self._groups = [g for g in self._groups if not g.closed]
         self._groups.append(group)
         return group
+
+    def needs_counter(self, event: EventDef) -> bool:
+        """Software events (task-clock, page-faults, ...) are kernel counts, not PMU counters."""
+        try:
+            return self._spec(event).type != abi.PERF_TYPE_SOFTWARE
+        except PerfError:
+            return True  # not openable here: the probe reports it
 
     def probe(self, events: Sequence[EventDef]) -> Mapping[str, ProbeResult]:
         return probe_events(

@@ -1,14 +1,6 @@
 """Live sampling of a perf target: sampling events and their ring buffers, plus the counted total.
 
-For the launched command or each thread of a running process, one sampling event per CPU is
-opened with ``inherit`` (threads and processes the target starts later sample too), all writing
-into one ring buffer per CPU, and beside them the same event in counting mode (a
-:class:`~sectormon.perf.group.PerfGroup`) for the scale factor's total; ``--cpus`` opens one of
-each per CPU. While the target runs, :func:`sample_target` only copies the rings' bytes out
-(waking on the rings' watermark or every 100 ms); parsing, resolving and counting happen
-afterwards, on :meth:`SamplingRun.stream`, so the target is disturbed as little as possible.
-
-This is the one module of the sampling path that knows the target kinds (:mod:`sectormon.sources.targets`).
+The design notes of this module are in docs/internals.md.
 """
 
 from __future__ import annotations

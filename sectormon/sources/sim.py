@@ -24,6 +24,7 @@ from sectormon.sim import events as sim_events
 from sectormon.sim.config import CMGS, CPUS_PER_CMG, FREQ_HZ, ModelConfig, Prefetch, SectorConfig
 from sectormon.sim.engine import TICKS, Cmg, Machine, SimThread
 from sectormon.sim.kernels import default_sectors, make_kernel
+from sectormon.sim.objects import object_sectors, parse_objects
 from sectormon.sim.workload import Workload, kernel_workload, trace_workload
 from sectormon.sources.base import SampleFeed, SampleRequest, SourceBase, UnitsUpdate
 
@@ -32,6 +33,7 @@ SIM_DEFAULT_INTERVAL = 250e-6
 SECTOR_PRESETS = ("off", "on")
 DEFAULT_THREADS = 2
 DEFAULT_WARMUP = 50e-6  # simulated seconds: the kernels' cold misses are over by then
+TRACE_WARMUP = 0.0  # a trace is the measured region: all of it counts
 
 
 class SimEventError(SectormonError):
@@ -315,11 +317,14 @@ class SimOptions:
     (parsed and checked one by one; :func:`build_sim_source` checks how they fit together).
 
     ``None`` takes the default: sectors per kernel, threads 2, the sector cache on for kernels
-    and off for traces, a looping workload in the TUI and a single pass headless.
+    and off for traces, a warm-up for kernels and none for traces (a trace is the measured
+    region), a looping workload in the TUI and a single pass headless. ``objects``: the file
+    naming a trace's data objects.
     """
 
     kernel: str = "scenario-a"
     traces: tuple[str, ...] = ()
+    objects: str | None = None
     threads: int | None = None
     sizes: Mapping[str, str] = field(default_factory=dict)
     assign: Mapping[str, str] = field(default_factory=dict)
@@ -331,7 +336,7 @@ class SimOptions:
     sector_cache: bool | None = None
     prefetch: bool = True
     tag_override: bool = True
-    warmup: float = DEFAULT_WARMUP
+    warmup: float | None = None
     loop: bool | None = None
 
 
@@ -366,13 +371,17 @@ def build_sim_source(options: SimOptions, *, loop: bool) -> SimSource:
                 f"--threads {options.threads} with {len(options.traces)} --trace file(s): a trace is one "
                 "thread; give one --trace per thread and leave out --threads"
             )
-        if options.sizes or options.assign:
-            raise UsageError(
-                "--size and --assign set kernel parameters; a --trace carries its own addresses and sectors"
-            )
+        if options.sizes:
+            raise UsageError("--size sets kernel parameters; a --trace carries its own addresses")
         sectors = sector_config(options, None)
-        workload = trace_workload(list(options.traces), sectors.tag_override, options.prefetch)
+        objects = parse_objects(options.objects) if options.objects else None
+        assign = object_sectors(objects, options.assign) if options.assign else None
+        workload = trace_workload(
+            list(options.traces), sectors.tag_override, options.prefetch, objects, assign
+        )
     else:
+        if options.objects:
+            raise UsageError("--objects names the data objects of a --trace; a kernel names its arrays")
         kernel = make_kernel(options.kernel, dict(options.sizes), dict(options.assign), options.seed)
         sectors = sector_config(options, options.kernel)
         threads = DEFAULT_THREADS if options.threads is None else options.threads
@@ -380,6 +389,7 @@ def build_sim_source(options: SimOptions, *, loop: bool) -> SimSource:
     config = ModelConfig(
         l2_ways=options.l2_ways, prefetch=Prefetch(enabled=options.prefetch), sectors=sectors
     )
-    return SimSource(
-        workload, config, loop=loop if options.loop is None else options.loop, warmup=options.warmup
-    )
+    warmup = options.warmup
+    if warmup is None:
+        warmup = TRACE_WARMUP if options.traces else DEFAULT_WARMUP
+    return SimSource(workload, config, loop=loop if options.loop is None else options.loop, warmup=warmup)

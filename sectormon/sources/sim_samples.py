@@ -12,7 +12,6 @@ machine. The counted total is the model's exact count of the event over the same
 
 from __future__ import annotations
 
-import bisect
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -23,7 +22,7 @@ from sectormon.errors import UsageError
 from sectormon.profiles.model import Profile
 from sectormon.sim import events as sim_events
 from sectormon.sim.config import FREQ_HZ, LINE_SHIFT, Energy
-from sectormon.sim.engine import TICKS, Machine
+from sectormon.sim.engine import OBJECT_SHIFT, TICKS, Machine
 from sectormon.sim.sampling import Refill, RefillSampler
 from sectormon.sim.workload import Workload
 from sectormon.sources.base import SampleRequest
@@ -45,46 +44,28 @@ CARRIES = (
 )
 OTHER = DataLocation("[other]", "unknown")
 
-
-class _Labels:
-    """Code and data locations of one simulated thread's lines (its kernel arrays, sorted)."""
-
-    def __init__(
-        self,
-        starts: Sequence[int],
-        ends: Sequence[int],
-        found: Sequence[tuple[CodeLocation, DataLocation]],
-        outside: CodeLocation,
-    ) -> None:
-        self.starts = list(starts)
-        self.ends = list(ends)
-        self.found = list(found)
-        self.outside = outside
-
-    def at(self, address: int) -> tuple[CodeLocation, DataLocation]:
-        i = bisect.bisect_right(self.starts, address) - 1
-        if i >= 0 and address < self.ends[i]:
-            return self.found[i]
-        return self.outside, OTHER
+Labels = tuple[tuple[CodeLocation, DataLocation], ...]
 
 
-def _labels(workload: Workload, tid: int) -> _Labels:
-    """A kernel thread's arrays and their statements; a trace thread's file (a din trace names
-    no arrays: its data are ``[other]``)."""
+def _labels(workload: Workload, tid: int, objects: Sequence[str]) -> Labels:
+    """Per data object id of thread ``tid`` (the ids its access flags carry): the statement that
+    accesses it and the object. A kernel names its arrays and statements; a din trace names its
+    objects with ``--objects`` (else everything is ``[other]``) and no statements: its file
+    stands for the IP."""
     kernel = workload.kernel
-    if kernel is None:
-        traces = workload.description.get("traces", [])
-        path = traces[tid].get("path", "") if tid < len(traces) else ""
-        return _Labels([], [], [], CodeLocation(f"[{Path(str(path)).name or 'trace'}]", "trace"))
-    module = kernel.name
-    objects = sorted(kernel.data_objects(tid), key=lambda o: o.start)
-    found = [
-        (CodeLocation(o.statement, module, f"{module}:{o.line}"), DataLocation(o.name, "symbol", module))
-        for o in objects
-    ]
-    # Only the prefetcher reads past an array's end: no statement asked for that line.
-    outside = CodeLocation("[hardware prefetch]", module)
-    return _Labels([o.start for o in objects], [o.start + o.size for o in objects], found, outside)
+    if kernel is not None:
+        module = kernel.name
+        return tuple(
+            (CodeLocation(text, module, f"{module}:{number}"), DataLocation(name, "symbol", module))
+            for name, (text, number) in zip(kernel.objects, kernel.statements, strict=True)
+        )
+    traces = workload.description.get("traces", [])
+    path = traces[tid].get("path", "") if tid < len(traces) else ""
+    code = CodeLocation(f"[{Path(str(path)).name or 'trace'}]", "trace")
+    return tuple(
+        (code, OTHER if i == 0 or not name else DataLocation(name, "symbol", "trace"))
+        for i, name in enumerate(objects)
+    )
 
 
 def resolve_sim_event(request: SampleRequest, profile: Profile) -> tuple[str, int]:
@@ -136,7 +117,7 @@ class SimSampleFeed:
         self._code = code
         self._energy = energy
         self._origin = origin
-        self._labels = {t.tid: _labels(workload, t.tid) for t in machine.threads}
+        self._labels = {t.tid: _labels(workload, t.tid, t.spec.objects) for t in machine.threads}
         self._last = self._count()
         for thread in machine.threads:
             thread.sampler = self.sampler
@@ -145,9 +126,9 @@ class SimSampleFeed:
         return sum(sim_events.read_pe(self._code, t, self._energy) for t in self._machine.threads)
 
     def _attribute(self, refill: Refill) -> AttributedSample:
-        issued, tid, cpu, line, latency = refill
+        issued, tid, cpu, line, flags, latency = refill
         address = line << LINE_SHIFT
-        code, data = self._labels[tid].at(address)
+        code, data = self._labels[tid][flags >> OBJECT_SHIFT]
         ns = (issued - self._origin) * 1_000_000_000 // (TICKS * int(FREQ_HZ))
         return AttributedSample(ns, tid, cpu, self.sampler.period, latency // TICKS, code, data, address)
 

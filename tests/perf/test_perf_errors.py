@@ -58,6 +58,17 @@ def test_mapping(err: int, attempt: Attempt, cls: type[PerfError]) -> None:
     assert "\n" not in str(exc)
 
 
+def test_enosys_names_the_syscall_number_sectormon_called(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(os, "uname", lambda: os.uname_result(("Linux", "h", "6.1", "#1", "aarch64")))
+    monkeypatch.setitem(abi.SYSCALL_NUMBERS, "aarch64", 298)
+    message = str(error_for(errno.ENOSYS, CPU_WIDE))
+    assert message.startswith("cannot open 'CPU_CYCLES' (r11) on cpu 3 (all processes) (ENOSYS): ")
+    assert (
+        "this kernel has no system call 298 on aarch64, the number sectormon calls perf_event_open by"
+        in message
+    )
+
+
 def test_spec_shown_when_it_differs_from_the_name() -> None:
     assert "'CPU_CYCLES' (r11)" in str(error_for(errno.ENOENT, CPU_WIDE))
     assert "'cycles' (cycles)" not in str(error_for(errno.ENOENT, Attempt("cycles", spec="cycles")))

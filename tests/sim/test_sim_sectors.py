@@ -38,7 +38,7 @@ def _check_consistent(cache: SectorCache) -> None:
         assert len(set(s)) == len(s)
         assert all(line & cache.mask == si for line in s)
         if cache.enabled:
-            assert cache.counts[si * 4 : si * 4 + 4] == cache.occupancy(si)
+            assert cache.counts[si] == cache.occupancy(si)
     assert sum(len(s) for s in cache.sets) == len(cache.tags)
 
 

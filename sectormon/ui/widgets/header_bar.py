@@ -112,8 +112,10 @@ class HeaderBar(Static):
         window = window_title(status.window, frame)
         if frame is not None and frame.baseline is not None and not status.showing_values:
             base = frame.baseline
+            since = " since the config change" if base.after_change is not None else ""
+            span = f"{format_number(base.t_from)}–{format_number(base.t_to)} s{since}"
             line2.append(
-                f"Δ vs baseline {format_number(base.t_from)}–{format_number(base.t_to)} s (+ = better)",
+                f"Δ vs baseline {span} (+ = better)",
                 self._style("warning"),
             )
             line2.append("  ")

@@ -1,0 +1,454 @@
+"""The sector advisor (``sectormon sim --advise``): which data object gets its own sector, with how many ways.
+
+1. **Objects.** Per data object (kernel array, or ``--objects`` of a trace): its accesses, distinct
+   256-byte lines and reuse (line touches per distinct line) from one pass over the workload's
+   streams, and its L1D demand refills and memory reads with the sector cache off.
+2. **Search.** Assignments of the objects to sector ids, up to relabelings that change nothing
+   (ids 0/2 share L2 sector 0 of a set, 1/3 share L2 sector 1), each with every way split: the 4
+   L1D ways of a core among the sectors used (0 ways: the sector bypasses L1D), and the usable L2
+   ways of a CMG between the set's two sectors (the same split in SET0 and SET1), or the L2 not
+   partitioned. Exhaustive when the space fits the budget; else pruned (said in the output): first
+   every L1D split with the L2 not partitioned and every L2 split with the L1D not partitioned, then
+   the best L1D splits crossed with the best L2 splits of the best assignments.
+3. **Prediction.** Each candidate is simulated exactly as ``sectormon sim --summary`` with its
+   options (printed with it) simulates it, and ranked by the change of one metric against the
+   sector cache off (default IPC); the table shows the changes of the demand refill ratio, the
+   stall rates, IPC and energy per instruction.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from itertools import product
+from typing import Any
+
+from sectormon.errors import UsageError
+from sectormon.sim.config import L1_WAYS
+from sectormon.sim.engine import FL_SPECIAL, OBJECT_SHIFT, ThreadSpec
+
+# Metric -> which direction is better (a64fx profile). The first is the default ranking.
+METRICS: dict[str, str] = {
+    "IPC": "higher",
+    "total_ld_stall_rate": "lower",
+    "mem_stall_rate": "lower",
+    "l2_stall_rate": "lower",
+    "L1D_demand_refill_ratio": "lower",
+    "energy_per_inst": "lower",
+}
+DEFAULT_BUDGET = 120
+DEFAULT_TOP = 10
+PRUNE_KEEP = 3  # stage 2 of a pruned search: assignments, L1D splits and L2 splits kept from stage 1
+# ----------------------------------------------------------------------------- the search space
+@dataclass(frozen=True, slots=True)
+class Candidate:
+    """Sector id per object, L1D maxima of sectors 0-3, L2 maxima of sectors 0/1 of each set."""
+
+    assignment: tuple[int, ...]
+    l1: tuple[int, int, int, int]
+    l2: tuple[int, int]
+
+    def options(self, names: Sequence[str]) -> list[str]:
+        """The ``sectormon sim`` options that configure it."""
+        assign = ",".join(f"{n}={s}" for n, s in zip(names, self.assignment, strict=True))
+        return [
+            "--sector-cache",
+            "on",
+            "--assign",
+            assign,
+            "--l1-sectors",
+            ",".join(map(str, self.l1)),
+            "--l2-sectors",
+            ",".join(map(str, (*self.l2, *self.l2))),
+        ]
+
+
+# Relabelings of the sector ids that keep the L2 pairing (0/2 and 1/3 share an L2 sector): swap
+# within a pair, swap the pairs. They change no cache behaviour.
+_SYMMETRIES = tuple(
+    perm
+    for perm in (
+        (0, 1, 2, 3),
+        (2, 1, 0, 3),
+        (0, 3, 2, 1),
+        (2, 3, 0, 1),
+        (1, 0, 3, 2),
+        (3, 0, 1, 2),
+        (1, 2, 3, 0),
+        (3, 2, 1, 0),
+    )
+)
+
+
+def assignments(objects: int) -> list[tuple[int, ...]]:
+    """Assignments of ``objects`` objects to sector ids, one per class of equivalent ones, with at
+    least two groups; two groups always on different L2 sectors (the same L2 sector is the
+    not-partitioned L2 option of those)."""
+    seen: set[tuple[int, ...]] = set()
+    out = []
+    for raw in product(range(4), repeat=objects):
+        canon = min(tuple(perm[s] for s in raw) for perm in _SYMMETRIES)
+        if canon in seen:
+            continue
+        seen.add(canon)
+        used = set(canon)
+        if len(used) < 2 or (len(used) == 2 and len({s & 1 for s in used}) == 1):
+            continue
+        out.append(canon)
+    return out
+
+
+def l1_splits(used: Iterable[int]) -> list[tuple[int, int, int, int]]:
+    """The 4 L1D ways shared among the sector ids used (each 0-4, summing to 4); others 0."""
+    ids = sorted(set(used))
+    out = []
+    for ways in product(range(L1_WAYS + 1), repeat=len(ids)):
+        if sum(ways) == L1_WAYS:
+            maxima = [0, 0, 0, 0]
+            for sid, w in zip(ids, ways, strict=True):
+                maxima[sid] = w
+            out.append((maxima[0], maxima[1], maxima[2], maxima[3]))
+    return out
+
+
+def l2_splits(l2_ways: int) -> list[tuple[int, int]]:
+    """The usable L2 ways between a set's sectors 0 and 1, then the L2 not partitioned (both all)."""
+    return [(w, l2_ways - w) for w in range(l2_ways + 1)] + [(l2_ways, l2_ways)]
+
+
+def unpartitioned_l1() -> tuple[int, int, int, int]:
+    return (L1_WAYS, L1_WAYS, L1_WAYS, L1_WAYS)
+
+
+def present(assignment: tuple[int, ...], reuse: Sequence[float]) -> tuple[int, ...]:
+    """Two groups read as the Fujitsu directives do: sector 1 holds the object with the highest
+    reuse (``scache_isolate_assign``), sector 0 the rest."""
+    if len(set(assignment)) != 2:
+        return assignment
+    best = max(range(len(assignment)), key=lambda i: reuse[i])
+    if assignment[best] == 1:
+        return assignment
+    return tuple({0: 1, 1: 0}[s] for s in assignment)
+
+
+# ----------------------------------------------------------------------------- object profile
+@dataclass(frozen=True, slots=True)
+class ObjectProfile:
+    name: str
+    accesses: int
+    lines: int
+    touches: int
+
+    @property
+    def reuse(self) -> float:
+        """Line touches per distinct line: 1 for a stream read once, N for data read N times."""
+        return self.touches / self.lines if self.lines else 0.0
+
+
+def profile_objects(specs: Sequence[ThreadSpec]) -> list[ObjectProfile]:
+    """One pass over every thread's stream: accesses, distinct lines and line touches per object."""
+    names = specs[0].objects
+    accesses = [0] * len(names)
+    touches = [0] * len(names)
+    lines: list[set[tuple[int, int]]] = [set() for _ in names]
+    for spec in specs:
+        for chunk in spec.stream():
+            for line, n, fl in chunk:
+                if fl & FL_SPECIAL:
+                    continue
+                obj = fl >> OBJECT_SHIFT
+                accesses[obj] += n
+                touches[obj] += 1
+                lines[obj].add((spec.tid, line))
+    return [ObjectProfile(names[i], accesses[i], len(lines[i]), touches[i]) for i in range(len(names))]
+
+
+# ----------------------------------------------------------------------------- evaluation
+@dataclass(frozen=True, slots=True)
+class Outcome:
+    candidate: Candidate | None  # None: the baseline, sector cache off
+    metrics: Mapping[str, float | None]
+    objects: Mapping[str, Mapping[str, int]]
+
+
+Evaluate = Callable[[list[str]], dict[str, Any]]
+
+
+def score(outcome: Outcome, baseline: Outcome, metric: str) -> float | None:
+    """The change of ``metric`` against the baseline, positive = better."""
+    new = outcome.metrics.get(metric)
+    old = baseline.metrics.get(metric)
+    if new is None or old is None:
+        return None
+    return new - old if METRICS[metric] == "higher" else old - new
+
+
+def _key(metric: str, baseline: Outcome) -> Callable[[Outcome], tuple[float, float, str]]:
+    def key(o: Outcome) -> tuple[float, float, str]:
+        main = score(o, baseline, metric)
+        energy = score(o, baseline, "energy_per_inst")
+        return (
+            -(main if main is not None else float("-inf")),
+            -(energy if energy is not None else float("-inf")),
+            repr(o.candidate),
+        )
+
+    return key
+
+
+@dataclass(frozen=True, slots=True)
+class Search:
+    baseline: Outcome
+    ranked: list[Outcome]
+    space: int
+    pruned: bool
+    how: str
+
+
+def search(
+    n_objects: int,
+    reuse: Sequence[float],
+    l2_ways: int,
+    run: Callable[[Candidate | None], Outcome],
+    metric: str,
+    budget: int,
+) -> Search:
+    """Simulate the baseline and the candidates (all of them, or pruned in two stages)."""
+    baseline = run(None)
+    groups = [present(a, reuse) for a in assignments(n_objects)]
+    if not groups:
+        raise UsageError(
+            "--advise needs at least two data objects to put in different sectors "
+            "(a trace names them with --objects FILE)"
+        )
+    full = [Candidate(a, l1, l2) for a in groups for l1 in l1_splits(a) for l2 in l2_splits(l2_ways)]
+    key = _key(metric, baseline)
+    if len(full) <= budget:
+        ranked = sorted((run(c) for c in full), key=key)
+        return Search(baseline, ranked, len(full), False, f"exhaustive: all {len(full)} configurations")
+    done: dict[Candidate, Outcome] = {}
+
+    def once(c: Candidate) -> Outcome:
+        if c not in done:
+            done[c] = run(c)
+        return done[c]
+
+    flat_l2 = (l2_ways, l2_ways)
+    for a in groups:
+        for l1 in l1_splits(a):
+            once(Candidate(a, l1, flat_l2))
+        for l2 in l2_splits(l2_ways):
+            once(Candidate(a, unpartitioned_l1(), l2))
+    stage1 = len(done)
+    best = sorted(done.values(), key=key)
+    kept: list[tuple[int, ...]] = []
+    for o in best:
+        assert o.candidate is not None
+        if o.candidate.assignment not in kept:
+            kept.append(o.candidate.assignment)
+    for a in kept[:PRUNE_KEEP]:
+        mine = [o.candidate for o in best if o.candidate is not None and o.candidate.assignment == a]
+        l1s = [c.l1 for c in mine if c.l2 == flat_l2][:PRUNE_KEEP]
+        l2s = [c.l2 for c in mine if c.l1 == unpartitioned_l1()][:PRUNE_KEEP]
+        for l1, l2 in product(l1s, l2s):
+            once(Candidate(a, l1, l2))
+    how = (
+        f"pruned: {len(done)} of {len(full)} configurations simulated (budget {budget}): {stage1} with "
+        f"one cache level not partitioned, then the best {PRUNE_KEEP} L1D x {PRUNE_KEEP} L2 splits of "
+        f"the best {min(PRUNE_KEEP, len(kept))} assignments"
+    )
+    return Search(baseline, sorted(done.values(), key=key), len(full), True, how)
+
+
+# ----------------------------------------------------------------------------- Fujitsu settings
+def registers(c: Candidate) -> dict[str, str]:
+    """The sector registers' values (facts sheet: IMP_SCCR_L1_EL0 sector maxima at bits [2:0],
+    [6:4], [10:8], [14:12]; IMP_SCCR_SETn_L2_EL1 two 5-bit maxima at [4:0] and [12:8])."""
+    l1 = c.l1[0] | c.l1[1] << 4 | c.l1[2] << 8 | c.l1[3] << 12
+    l2 = c.l2[0] | c.l2[1] << 8
+    return {
+        "IMP_SCCR_L1_EL0": f"0x{l1:04x}",
+        "IMP_SCCR_SET0_L2_EL1": f"0x{l2:04x}",
+        "IMP_SCCR_SET1_L2_EL1": f"0x{l2:04x}",
+    }
+
+
+def fujitsu(c: Candidate, names: Sequence[str], l2_ways: int) -> dict[str, Any]:
+    """The Fujitsu runtime's environment and compiler directives (facts sheet; Fujitsu's C user's
+    guide): they know two sectors, 0 (default) and 1 (``scache_isolate_assign``), each directive
+    setting sector 1's ways and sector 0 keeping the rest."""
+    isolated = [n for n, s in zip(names, c.assignment, strict=True) if s == 1]
+    if set(c.assignment) != {0, 1}:
+        return {"expressible": False, "why": "needs sector ids 2-3: set the tag bits and IMP_SCCR_* directly"}
+    if c.l2[0] + c.l2[1] != l2_ways:
+        return {
+            "expressible": False,
+            "why": f"the L2 not partitioned and an L1D split: FLIB_L2_SECTOR_NWAYS_INIT={l2_ways},{l2_ways} "
+            "with no directive for the L1D alone",
+        }
+    return {
+        "expressible": True,
+        "environment": [
+            "FLIB_SCCR_CNTL=TRUE",
+            "FLIB_L1_SCCR_CNTL=TRUE",
+            f"FLIB_L2_SECTOR_NWAYS_INIT={c.l2[0]},{c.l2[1]}",
+        ],
+        "directives": [
+            f"#pragma statement scache_isolate_way L2={c.l2[1]} L1={c.l1[1]}",
+            f"#pragma statement scache_isolate_assign {', '.join(isolated)}",
+        ],
+        "compile": "-Khpctag (compile and link)",
+    }
+
+
+# ----------------------------------------------------------------------------- the advice
+def advise(
+    threads: Sequence[ThreadSpec],
+    summarize: Callable[[Candidate | None, Sequence[str]], dict[str, Any]],
+    *,
+    l2_ways: int,
+    rank_by: str,
+    budget: int,
+) -> dict[str, Any]:
+    """Run the advisor for the workload of ``threads``. ``summarize(candidate, names)`` is exactly
+    what ``sectormon sim --summary`` prints for the workload in that configuration (``None``: the
+    sector cache off); ``names`` are the objects the candidate's assignment places, in order."""
+    started = time.perf_counter()
+    cpu = time.process_time()
+    objects = profile_objects(threads)
+    # An object the workload never accesses (a trace's [other] when the file maps every address)
+    # has nothing to place: it stays out of the search.
+    active = [o for o in objects if o.accesses]
+    names = tuple(o.name for o in active)
+    runs = 0
+
+    def run(c: Candidate | None) -> Outcome:
+        nonlocal runs
+        runs += 1
+        summary = summarize(c, names)
+        return Outcome(c, {m: summary["metrics"].get(m) for m in METRICS}, summary["objects"])
+
+    found = search(len(names), [o.reuse for o in active], l2_ways, run, rank_by, budget)
+    base = found.baseline
+    rows = []
+    for rank, o in enumerate(found.ranked, 1):
+        assert o.candidate is not None
+        c = o.candidate
+        rows.append(
+            {
+                "rank": rank,
+                "assignment": dict(zip(names, c.assignment, strict=True)),
+                "l1_max_ways": list(c.l1),
+                "l2_max_ways": list(c.l2),
+                "options": c.options(names),
+                "metrics": dict(o.metrics),
+                "change": {m: _change(o.metrics.get(m), base.metrics.get(m)) for m in METRICS},
+                "objects": {n: dict(v) for n, v in o.objects.items()},
+                "registers": registers(c),
+                "fujitsu": fujitsu(c, names, l2_ways),
+            }
+        )
+    return {
+        "schema": "sectormon/advice/1",
+        "simulated": True,
+        "rank_by": rank_by,
+        "better": METRICS[rank_by],
+        "search": {
+            "configurations": found.space,
+            "simulated": runs - 1,
+            "pruned": found.pruned,
+            "how": found.how,
+            "l2_split": "the same in SET0 and SET1 (sectors 0/1 of a set; ids 0/2 and 1/3 share them)",
+            "seconds": round(time.perf_counter() - started, 2),
+            "cpu_seconds": round(time.process_time() - cpu, 2),
+        },
+        "objects": [
+            {
+                "name": o.name,
+                "accesses": o.accesses,
+                "lines": o.lines,
+                "reuse": round(o.reuse, 2),
+                **dict(base.objects.get(o.name, {})),
+            }
+            for o in objects
+        ],
+        "baseline": {"options": ["--sector-cache", "off"], "metrics": dict(base.metrics)},
+        "rows": rows,
+    }
+
+
+def _change(new: float | None, old: float | None) -> dict[str, float | None]:
+    if new is None or old is None:
+        return {"delta": None, "percent": None}
+    return {"delta": new - old, "percent": (new - old) / old * 100 if old else None}
+
+
+# ----------------------------------------------------------------------------- text output
+_COLUMNS = (
+    ("L1D_demand_refill_ratio", "dm refill ratio"),
+    ("total_ld_stall_rate", "ld stall rate"),
+    ("mem_stall_rate", "mem stall rate"),
+    ("l2_stall_rate", "L2 stall rate"),
+    ("IPC", "IPC"),
+    ("energy_per_inst", "nJ/inst"),
+)
+
+
+def _fmt(value: float | None, digits: int = 3) -> str:
+    return "n/a" if value is None else f"{value:.{digits}f}"
+
+
+def _delta(value: float | None) -> str:
+    return "n/a" if value is None else f"{value:+.3f}"
+
+
+def render(advice: Mapping[str, Any], top: int) -> str:
+    """The advice as text: objects, the search, the baseline, then the ranked table, best first."""
+    out = ["Sector advisor (simulated A64FX: a model, not a measurement)", ""]
+    out.append("Data objects (sector cache off; refills and memory reads counted after the warm-up):")
+    head = f"  {'object':<16} {'accesses':>10} {'lines':>8} {'reuse':>7}"
+    out.append(head + f" {'L1D dm refills':>15} {'mem reads':>10}")
+    for o in advice["objects"]:
+        out.append(
+            f"  {o['name']:<16} {o['accesses']:>10} {o['lines']:>8} {o['reuse']:>7.1f} "
+            f"{o.get('l1d_demand_refills', 'n/a'):>15} {o.get('memory_reads', 'n/a'):>10}"
+        )
+    s = advice["search"]
+    out += [
+        "",
+        f"Search: {s['how']}; {s['simulated']} simulations + the baseline in {s['seconds']} s "
+        f"({s['cpu_seconds']} s CPU).",
+    ]
+    rows = advice["rows"]
+    ties = sum(1 for r in rows if rows and r["metrics"] == rows[0]["metrics"])
+    if ties > 1:
+        out.append(f"{ties} configurations predict the same numbers as the best (listed in search order).")
+    out.append(f"L2 split: {s['l2_split']}.")
+    out.append(
+        f"Ranked by the change of {advice['rank_by']} ({advice['better']} is better) against sectors off."
+    )
+    base = advice["baseline"]["metrics"]
+    out.append(
+        "Baseline (--sector-cache off): " + ", ".join(f"{label} {_fmt(base.get(m))}" for m, label in _COLUMNS)
+    )
+    out.append("")
+    head = f"{'#':>3}  " + "  ".join(f"{label:>15}" for _, label in _COLUMNS)
+    out.append(head + "   (change against sectors off)")
+    for row in advice["rows"][:top]:
+        cells = "  ".join(f"{_delta(row['change'][m]['delta']):>15}" for m, _ in _COLUMNS)
+        ipc = row["change"]["IPC"]["percent"]
+        out.append(f"{row['rank']:>3}  {cells}   IPC {_fmt(ipc, 1)} %")
+        out.append(f"     sectormon sim ... {' '.join(row['options'])}")
+        f = row["fujitsu"]
+        if f["expressible"]:
+            out.append(f"     Fujitsu: {' '.join(f['environment'])}")
+            for line in f["directives"]:
+                out.append(f"              {line}")
+        else:
+            out.append(f"     Fujitsu: no directive form ({f['why']})")
+        regs = ", ".join(f"{k}={v}" for k, v in row["registers"].items())
+        out.append(f"     registers: {regs}")
+    if len(advice["rows"]) > top:
+        out.append(f"... {len(advice['rows']) - top} more (--top N, or --json for all)")
+    return "\n".join(out)

@@ -1,0 +1,212 @@
+"""The sector advisor: its search space, its pruning, and its predictions against direct runs."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from sectormon import cli
+from sectormon.commands.sim import summarize
+from sectormon.commands.sim_options import sim_source
+from sectormon.sim.advisor import (
+    METRICS,
+    Candidate,
+    Outcome,
+    assignments,
+    fujitsu,
+    l1_splits,
+    l2_splits,
+    present,
+    registers,
+    search,
+)
+from tests.e2e.helpers import run_sectormon
+
+
+def test_two_objects_have_one_assignment_with_both_levels_split() -> None:
+    assert assignments(2) == [(0, 1)]
+    assert len(l1_splits((0, 1))) == 5  # 0+4 .. 4+0
+    assert l2_splits(14)[:2] == [(0, 14), (1, 13)] and l2_splits(14)[-1] == (14, 14)
+    assert len(l2_splits(14)) == 16
+
+
+def test_assignments_are_distinct_up_to_relabelling() -> None:
+    three = assignments(3)
+    # 2 groups: the object alone (3 ways); 3 groups: which two share an L2 sector (3 ways)
+    assert len(three) == 6
+    for a in three:
+        used = set(a)
+        assert len(used) >= 2
+        if len(used) == 2:
+            assert {s & 1 for s in used} == {0, 1}  # two groups never share the L2 sector
+    assert all(sum(split) == 4 for a in three for split in l1_splits(a))
+    assert len(assignments(1)) == 0
+
+
+def test_two_groups_put_the_most_reused_object_in_sector_1() -> None:
+    assert present((0, 1), [200.0, 1.0]) == (1, 0)
+    assert present((0, 1), [1.0, 200.0]) == (0, 1)
+    assert present((0, 1, 2), [9.0, 1.0, 1.0]) == (0, 1, 2)  # Fujitsu's form is for two sectors
+
+
+def test_register_values_follow_the_field_layout() -> None:
+    c = Candidate((1, 0), (1, 3, 0, 0), (2, 12))
+    assert registers(c) == {
+        "IMP_SCCR_L1_EL0": "0x0031",
+        "IMP_SCCR_SET0_L2_EL1": "0x0c02",
+        "IMP_SCCR_SET1_L2_EL1": "0x0c02",
+    }
+
+
+def test_fujitsu_form_for_two_sectors_only() -> None:
+    names = ("reused", "stream")
+    two = fujitsu(Candidate((1, 0), (1, 3, 0, 0), (2, 12)), names, 14)
+    assert two["expressible"] is True
+    assert "FLIB_L2_SECTOR_NWAYS_INIT=2,12" in two["environment"]
+    assert two["directives"] == [
+        "#pragma statement scache_isolate_way L2=12 L1=3",
+        "#pragma statement scache_isolate_assign reused",
+    ]
+    flat = fujitsu(Candidate((1, 0), (1, 3, 0, 0), (14, 14)), names, 14)
+    assert flat["expressible"] is False and "not partitioned" in flat["why"]
+    three = fujitsu(Candidate((0, 1, 2), (1, 1, 2, 0), (2, 12)), ("A", "B", "C"), 14)
+    assert three["expressible"] is False and "sector ids 2-3" in three["why"]
+
+
+def _fake_run(calls: list[Candidate | None]) -> Any:
+    """A model whose IPC is best with object 0 alone, 3 L1D ways for sector 1 and L2 split 4/10."""
+
+    def run(c: Candidate | None) -> Outcome:
+        calls.append(c)
+        if c is None:
+            return Outcome(None, dict.fromkeys(METRICS, 1.0), {})
+        ipc = 1.0 + (c.assignment[0] != c.assignment[1]) + 0.1 * (c.l1[1] == 3) + 0.01 * (c.l2 == (4, 10))
+        return Outcome(c, {**dict.fromkeys(METRICS, 1.0), "IPC": ipc}, {})
+
+    return run
+
+
+def test_search_is_exhaustive_within_the_budget() -> None:
+    calls: list[Candidate | None] = []
+    found = search(2, [5.0, 1.0], 14, _fake_run(calls), "IPC", budget=100)
+    assert not found.pruned and found.space == 80 and len(calls) == 81
+    best = found.ranked[0].candidate
+    assert best is not None and best.l1[1] == 3 and best.l2 == (4, 10)
+    assert "exhaustive" in found.how
+
+
+def test_search_beyond_the_budget_is_pruned_and_says_so() -> None:
+    calls: list[Candidate | None] = []
+    found = search(3, [5.0, 1.0, 1.0], 14, _fake_run(calls), "IPC", budget=50)
+    assert found.pruned and found.space > 50
+    assert len(calls) - 1 < found.space
+    assert found.how.startswith(f"pruned: {len(calls) - 1} of {found.space} configurations")
+    best = found.ranked[0].candidate
+    # the two-stage search still combines the best L1D split with the best L2 split
+    assert best is not None and best.l1[1] == 3 and best.l2 == (4, 10)
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--l1-sectors", "2,2,0,0"], "drop --l1-sectors"),
+        (["--assign", "reused=0"], "drop --assign"),
+        (["--summary"], "drop --summary"),
+        (["--budget", "0"], "--budget 0"),
+    ],
+)
+def test_advise_refuses_the_options_it_searches(
+    args: list[str], message: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert cli.main(["sim", "--advise", *args]) == 2
+    err = capsys.readouterr().err
+    assert message in err and err.count("\n") == 1
+
+
+def test_advisor_options_without_advise_are_refused(capsys: pytest.CaptureFixture[str]) -> None:
+    assert cli.main(["sim", "--summary", "--rank-by", "IPC", "--top", "3"]) == 2
+    assert "--rank-by, --top go with --advise" in capsys.readouterr().err
+
+
+def test_a_trace_without_objects_has_nothing_to_assign(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    trace = tmp_path / "t.din"
+    trace.write_text("".join(f"0 {0x1000 + 64 * i:x}\n" for i in range(200)))
+    assert cli.main(["sim", "--advise", "--trace", str(trace)]) == 2
+    assert "needs at least two data objects" in capsys.readouterr().err
+
+
+def _direct(options: Sequence[str]) -> dict[str, Any]:
+    ns = cli.build_parser("sim").parse_args([*options, "--summary"])
+    return summarize(sim_source(ns, headless=True), ns.profile)
+
+
+def test_advice_on_a_trace_with_objects(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    lines = []
+    for rep in range(30):  # a 32 KiB table read again and again, interleaved with a stream
+        for i in range(128):
+            lines.append(f"0 {0x100000 + 256 * i:x}")
+            lines.append(f"0 {0x4000000 + 256 * (rep * 128 + i):x}")
+    trace = tmp_path / "t.din"
+    trace.write_text("\n".join(lines) + "\n")
+    objects = tmp_path / "objects.txt"
+    objects.write_text("table 100000 32K\nstream 4000000 1M\n")
+    base = ["--trace", str(trace), "--objects", str(objects), "--no-prefetch"]
+    assert cli.main(["sim", "--advise", "--json", "--budget", "20", *base]) == 0
+    advice = json.loads(capsys.readouterr().out)
+    assert advice["search"]["pruned"] is True  # 80 configurations for the two objects ([other] is empty)
+    assert advice["search"]["configurations"] == 80
+    assert set(advice["rows"][0]["assignment"]) == {"table", "stream"}
+    assert {o["name"]: o["reuse"] for o in advice["objects"]} == {
+        "[other]": 0.0,
+        "table": 30.0,
+        "stream": 1.0,
+    }
+    best = advice["rows"][0]
+    direct = _direct([*base, *best["options"]])["metrics"]
+    assert set(best["metrics"]) == set(METRICS)
+    assert {m: direct[m] for m in METRICS} == best["metrics"]
+
+
+@pytest.fixture(scope="module")
+def scenario_a() -> dict[str, Any]:
+    proc = run_sectormon("sim", "--advise", "--json", timeout=600)
+    assert proc.returncode == 0, proc.stderr
+    advice: dict[str, Any] = json.loads(proc.stdout)
+    return advice
+
+
+@pytest.mark.slow
+@pytest.mark.e2e
+def test_scenario_a_isolates_the_reused_array_with_the_best_split(scenario_a: dict[str, Any]) -> None:
+    search_info = scenario_a["search"]
+    assert search_info["pruned"] is False
+    assert search_info["simulated"] == search_info["configurations"] == len(scenario_a["rows"])
+    assert search_info["cpu_seconds"] <= 60
+    best = scenario_a["rows"][0]
+    assert best["assignment"]["reused"] != best["assignment"]["stream"]
+    assert best["fujitsu"]["directives"][1] == "#pragma statement scache_isolate_assign reused"
+    # the best of the exhaustive sweep, and better than sectors off
+    assert best["metrics"]["IPC"] == max(r["metrics"]["IPC"] for r in scenario_a["rows"])
+    assert best["change"]["IPC"]["delta"] > 0
+    assert best["change"]["L1D_demand_refill_ratio"]["delta"] < 0
+
+
+@pytest.mark.slow
+@pytest.mark.e2e
+def test_scenario_a_prediction_equals_a_direct_summary_run(scenario_a: dict[str, Any]) -> None:
+    best = scenario_a["rows"][0]
+    for options, expected in (
+        (best["options"], best["metrics"]),
+        (scenario_a["baseline"]["options"], scenario_a["baseline"]["metrics"]),
+    ):
+        proc = run_sectormon("sim", "--summary", *options)
+        assert proc.returncode == 0, proc.stderr
+        metrics = json.loads(proc.stdout)["metrics"]
+        assert set(expected) == set(METRICS)
+        assert {m: metrics[m] for m in METRICS} == expected
