@@ -1,10 +1,6 @@
 """Hot spots per frame: samples aggregated over each frame window and over the whole run.
 
-A live session (and a replay of its recording) feeds :class:`HotspotWindows` one
-:class:`~sectormon.attribution.samples.SampleBatch` per frame; :meth:`HotspotWindows.cut` then
-closes the window and gives the frame its immutable :class:`FrameHotspots`: the window's table
-and the whole run's, with the counted totals the scale factor comes from. The same batches in
-the same order give the same tables, which is what makes a replay show what the live run showed.
+The design notes of this module are in docs/internals.md.
 """
 
 from __future__ import annotations

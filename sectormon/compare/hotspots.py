@@ -1,11 +1,6 @@
 """How the hot spots moved between the baseline and the sector run (recordings made with ``--sample``).
 
-Each side's whole-run hot-spot table (its recording replayed to the final frame, the samples
-aggregated again) gives every data object's and function's share of the sampled events; the
-comparison lists, hottest first, each location's share on both sides and how many percentage
-points it moved. A location one side sampled and the other did not has a share of 0 there (no
-sample fell on it: its share is under one sample's); a side that did not sample has no table
-and no comparison is made.
+The design notes of this module are in docs/internals.md.
 """
 
 from __future__ import annotations

@@ -1,18 +1,6 @@
 """The ``samples`` record of a recording: one frame window's samples, already attributed.
 
-A sampling session (``--sample``) writes one per frame, right before the slice that closes the
-frame (and one after the last slice for the final frame)::
-
-    {"schema":"sectormon/samples/2","t":1.0,"lost":0,"counted":20781,"multiplexed":false,
-     "code":[["touch_big","arrays","arrays.c:9"]],"data":[["big_array","symbol","arrays"]],
-     "samples":[[3351217000123,4242,1,1,null,0,0,94371840]]}
-
-A sample is ``[time_ns, tid, cpu, period, weight, code, data, addr]``: ``code`` and ``data``
-index the record's ``code`` (function, module, source) and ``data`` (name, kind, module)
-tables, ``data``, ``weight`` and ``addr`` are null when the sample has none. Samples are stored
-resolved (names, not addresses to resolve): a replay on another machine, without the binaries
-and the process's mappings, aggregates them into the same tables. Every line is self-contained,
-as slices are, so a cut file, ``--skip-bad`` and seeking work line by line.
+The design notes of this module are in docs/internals.md.
 """
 
 from __future__ import annotations

@@ -1,12 +1,6 @@
 """Hot spots in a session's frames: sample batches aggregated per frame window, beside the counts.
 
-A sampling session (``--sample``) takes one :class:`~sectormon.attribution.samples.SampleBatch`
-from its source's sample feed whenever a slice is about to close a frame, writes it to the
-recording before that slice, and feeds it to a :class:`SampledFrameBuilder`, which closes the
-hot-spot window with every frame it closes. A replay feeds the recorded batches to the same
-builder in the same order, so its frames carry the same hot-spot tables. The counting path (the
-sampler, the metrics engine) never sees a sample: this builder only adds the tables to the
-frames the counting builder makes.
+The design notes of this module are in docs/internals.md.
 """
 
 from __future__ import annotations

@@ -1,16 +1,6 @@
 """Sampling the simulated A64FX's L1D refills, as a PMU's overflow interrupt samples a real event.
 
-The model calls :meth:`RefillSampler.refill` at every L1D refill it makes (demand misses, and the
-stream prefetcher's refills); the sampler keeps one in ``period`` on average, with what the
-refill exactly was: the thread, the line, when it was issued and the latency the model gave it.
-
-The gap between two samples is drawn at random (geometric, mean ``period``, from a seeded
-generator, so a run is reproducible) instead of being exactly ``period``: a kernel's accesses are
-periodic, and a fixed period would sample in step with them (Scenario A interleaves its two
-arrays line by line: with an even period every sample would fall on the same array). Arm's SPE
-randomises its sampling interval for the same reason. Each event is thus sampled independently
-with probability 1 / ``period``, so a location's samples follow a binomial law around its exact
-share of the events.
+The design notes of this module are in docs/internals.md.
 """
 
 from __future__ import annotations

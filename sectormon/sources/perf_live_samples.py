@@ -1,14 +1,6 @@
 """Live sampling beside a counting session (``sectormon --sample EVENT[:PERIOD] ...``).
 
-The sampling events, their ring buffers and the counting-mode total are those of ``sectormon
-hotspots`` (:func:`~sectormon.sources.perf_samples.open_rings`), opened on the session's target
-once it has started and before it runs. One thread of this feed's own copies the rings' bytes
-out when one reaches its watermark (a quarter full) or every 100 ms; a second one parses the
-records, follows the processes' mappings and resolves each sample to its function and data
-object, so neither the sampler's rotation nor a ring waits for the ELF files to be read. A
-session's take, once per frame, hands over the samples resolved since the last one, with the
-samples the kernel lost and the event's counted total over the same time: samples still in a
-ring or not yet resolved at that moment count in the next window.
+The design notes of this module are in docs/internals.md.
 """
 
 from __future__ import annotations

@@ -1,13 +1,6 @@
 """Samples of the simulated A64FX: every Nth modelled L1D refill, attributed like a real sample.
 
-The model's :class:`~sectormon.sim.sampling.RefillSampler` sees every L1D refill (demand misses
-and the stream prefetcher's refills) and keeps one in ``period`` on average. Each kept refill
-becomes an :class:`~sectormon.attribution.samples.AttributedSample`: the statement that accessed
-the array stands for the IP (a kernel's statement label; a trace's file), the array is the data
-object, the line's address the data address, and the exact latency the model gave the refill
-(cycles from issue to data: an L2 hit, memory, or the rest of a refill already on its way) is
-the weight, so the latency buckets, the scale factor, the TUI and the recording all run on any
-machine. The counted total is the model's exact count of the event over the same window.
+The design notes of this module are in docs/internals.md.
 """
 
 from __future__ import annotations

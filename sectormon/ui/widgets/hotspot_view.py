@@ -1,10 +1,6 @@
 """Hot spots of a sampling session (``--sample``): the hottest functions or data objects.
 
-Shows the frame's hot-spot table of the chosen window (the last interval, or the whole run: hot
-spots keep no rolling window) as it came from the session: share of the sampled events as a
-bar, samples, the scale-factor estimate, the location, and the latency buckets when samples
-carry a latency. The header says how the numbers were made (event, period, samples, lost
-samples, counted total, scale). ``o`` switches between functions and data objects.
+The design notes of this module are in docs/internals.md.
 """
 
 from __future__ import annotations
