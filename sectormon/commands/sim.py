@@ -22,6 +22,7 @@ from sectormon.commands.live import (
     session_request,
 )
 from sectormon.commands.openmetrics import open_exporter
+from sectormon.commands.output import require_stdout, write_stdout
 from sectormon.commands.sim_options import add_sim_options, sim_source
 from sectormon.errors import UsageError
 from sectormon.profiles.loader import resolve_profile
@@ -73,10 +74,11 @@ def run(args: argparse.Namespace) -> int:
                 f"--summary prints one JSON object at the end; {', '.join(ignored)} "
                 "belong to the frame stream (drop --summary to use them)"
             )
+        require_stdout()  # before the simulation runs: the summary could not be written
         source = sim_source(args, headless=True)
-        print(json.dumps(summarize(source, args.profile), sort_keys=False))
+        write_stdout(json.dumps(summarize(source, args.profile), sort_keys=False) + "\n")
         return 0
-    request = session_request(args)
+    request = session_request(args, "sim")
     output = open_output(args)
     source = sim_source(args, headless=args.headless or output is not None)
     profile, _ = resolve_profile(args.profile, None)
