@@ -46,11 +46,12 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from sectormon.commands.output import write_stdout
+    from sectormon.commands.output import require_stdout, write_stdout
     from sectormon.compare.render import render_csv, render_markdown, render_text
     from sectormon.compare.sides import compare_paths
     from sectormon.io import strict_json
 
+    require_stdout()  # before both sides are replayed: the report could not be written
     scopes = [s.strip() for item in args.scope for s in item.split(",") if s.strip()]
     cmp = compare_paths(args.base, args.other, skip_bad=args.skip_bad, scopes=scopes, region=args.region)
     if args.json:

@@ -14,6 +14,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
+from sectormon.commands import numbers
 from sectormon.commands.live import (
     add_session_options,
     open_output,
@@ -22,6 +23,7 @@ from sectormon.commands.live import (
     session_request,
 )
 from sectormon.commands.openmetrics import open_exporter
+from sectormon.commands.output import require_stdout, write_stdout
 from sectormon.commands.sim_options import add_sim_options, sim_options, sim_source
 from sectormon.errors import UsageError
 from sectormon.io import strict_json
@@ -59,16 +61,20 @@ def configure(parser: argparse.ArgumentParser) -> None:
     )
     advise.add_argument(
         "--budget",
-        type=int,
+        type=numbers.BUDGET.parser("--budget"),
         metavar="N",
-        help=f"with --advise: simulate every configuration if there are at most N, else prune the "
-        f"search (default {advisor.DEFAULT_BUDGET})",
+        help=numbers.BUDGET.help(
+            "with --advise: simulate every configuration if there are at most N, else prune the "
+            f"search (default {advisor.DEFAULT_BUDGET})"
+        ),
     )
     advise.add_argument(
         "--top",
-        type=int,
+        type=numbers.TOP.parser("--top"),
         metavar="N",
-        help=f"with --advise: rows of the table (default {advisor.DEFAULT_TOP}; --json gives every one)",
+        help=numbers.TOP.help(
+            f"with --advise: rows of the table (default {advisor.DEFAULT_TOP}; --json gives every one)"
+        ),
     )
     how = parser.add_argument_group("how to count")
     how.add_argument("--profile", default="auto", help="event profile (default a64fx)")
@@ -112,10 +118,11 @@ def run(args: argparse.Namespace) -> int:
                 f"--summary prints one JSON object at the end; {', '.join(ignored)} "
                 "belong to the frame stream (drop --summary to use them)"
             )
+        require_stdout()  # before the simulation runs: the summary could not be written
         source = sim_source(args, headless=True)
-        print(strict_json.dumps(summarize(source, args.profile)))
+        write_stdout(strict_json.dumps(summarize(source, args.profile)) + "\n")
         return 0
-    request = session_request(args)
+    request = session_request(args, "sim")
     output = open_output(args)
     source = sim_source(args, headless=args.headless or output is not None)
     profile, _ = resolve_profile(args.profile, None)

@@ -39,6 +39,7 @@ class JsonStream:
         self._on_error = on_error
         self.closed = False
         self.error: str | None = None
+        """Why the stream could not be written (the system's reason), once a write failed."""
 
     def write_header(self, header: Mapping[str, Any]) -> None:
         record = dict(header)
@@ -61,10 +62,10 @@ class JsonStream:
             if self._on_closed is not None:
                 self._on_closed()
         except OSError as exc:
-            # Disk full or a dead device: nothing more can be streamed; end the session with one line.
+            # Disk full or a dead device: nothing more can be streamed; the owner of the output
+            # ends the session and says so in one line.
             self.closed = True
-            name = getattr(self._out, "name", "the output")
-            self.error = f"cannot write the JSON stream to {name}: {exc.strerror or exc}"
+            self.error = exc.strerror or str(exc)
             if self._on_error is not None:
                 self._on_error()
 

@@ -22,8 +22,8 @@ from sectormon.sources import perf_samples
     [
         ([], "nothing to sample: give --pid PID, --cpus LIST or -- CMD ARGS"),
         (["--pid", "1", "--", "true"], "choose one target: --pid and -- CMD were both given"),
-        (["--period", "0", "--", "true"], "--period 0: give a whole number >= 1"),
-        (["--top", "0", "--", "true"], "--top 0: give a whole number >= 1"),
+        (["--period", "0", "--", "true"], "--period 0: give a whole number from 1 to"),
+        (["--top", "0", "--", "true"], "--top 0: give a whole number from 1 to"),
         (["--duration", "-1", "--", "true"], "--duration -1.0: give a number of seconds > 0"),
         (["--line-size", "100", "--", "true"], "--line-size 100: give a power of two"),
         (["--mmap-pages", "3", "--event", "page-faults", "--", "true"], "--mmap-pages 3: ring buffer pages"),

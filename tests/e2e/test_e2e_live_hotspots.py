@@ -116,7 +116,7 @@ def test_compare_shows_how_each_arrays_share_moved(tmp_path: Path) -> None:
     [
         (("sim", "--json", "--sample", "CPU_CYCLES"), "--sample CPU_CYCLES: not an L1D refill event"),
         (("sim", "--json", "--sample-top", "3"), "--sample-top 3 sets the rows of --sample's hot spots"),
-        (("sim", "--json", "--sample", "L1D_CACHE_REFILL:0"), "the period must be a whole number >= 1"),
+        (("sim", "--json", "--sample", "L1D_CACHE_REFILL:0"), "give the period as a whole number from 1 to"),
         (("sim", "--summary", "--sample", "L1D_CACHE_REFILL"), "--summary prints one JSON object"),
         (("--json", "--sample", "no-such-event", "--", "true"), "--sample no-such-event: not an event"),
     ],

@@ -299,7 +299,7 @@ def test_too_few_fds_at_the_start_is_one_line_not_a_traceback(limit: int) -> Non
     ("args", "said"),
     [
         (["--bogus"], "sectormon: unrecognized arguments: --bogus (see 'sectormon --help')"),
-        (["sim", "--threads", "x"], "sectormon sim: argument --threads: invalid int value: 'x' (see "),
+        (["sim", "--threads", "x"], "sectormon: --threads 'x': give a whole number from 1 to 48"),
         (["replay"], "sectormon replay: the following arguments are required: FILE (see "),
         (
             ["replai", "x.jsonl"],

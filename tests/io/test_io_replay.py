@@ -317,7 +317,7 @@ def test_replay_cli_errors_are_one_line(tmp_path: Path, capsys: pytest.CaptureFi
     err = capsys.readouterr().err.strip()
     assert err.startswith(f"sectormon: {path}:1: record version") and "\n" not in err
     assert cli.main(["replay", str(path), "--json", "--speed", "0"]) == 2
-    assert "--speed must be > 0" in capsys.readouterr().err
+    assert "--speed 0.0: give a speed from 0.01 to 10000" in capsys.readouterr().err
 
 
 def test_replay_skip_bad_reports_on_stderr(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
