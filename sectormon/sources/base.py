@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from sectormon.attribution.samples import SampleBatch
-from sectormon.attribution.window import HotspotSettings
+from sectormon.attribution.window import DEFAULT_TOP, HotspotSettings
 from sectormon.errors import SectormonError, UsageError
 from sectormon.perf.group import GroupValues
 from sectormon.perf.probe import ProbeResult
@@ -53,7 +53,7 @@ class SampleRequest:
 
     event: str
     period: int | None = None
-    top: int = 10
+    top: int = DEFAULT_TOP
 
 
 class SampleFeed(Protocol):

@@ -5,12 +5,14 @@ replay them, and compare shows how the shares moved."""
 from __future__ import annotations
 
 import json
+import subprocess
+import time
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.e2e.helpers import read_jsonl, run_sectormon
+from tests.e2e.helpers import read_jsonl, run_sectormon, workload
 from tests.e2e.test_e2e_hotspots import ARRAYS, FUNCTIONS, build, by_name, expected_shares
 
 pytestmark = [pytest.mark.e2e]
@@ -53,6 +55,31 @@ def test_live_page_faults_are_attributed_to_the_three_arrays_and_replay_the_same
     assert replay.returncode == 0, replay.stderr
     _, replayed = frames_of(replay.stdout)
     assert [f.get("hotspots") for f in replayed] == [f.get("hotspots") for f in frames]
+
+
+@pytest.mark.syscall
+def test_a_running_process_is_sampled_from_the_moment_it_is_attached() -> None:
+    """``--pid``: the target's anonymous pages fault while sectormon watches; every frame window
+    gets the faults of its own time, and the whole run accounts for every counted fault."""
+    target = subprocess.Popen(
+        workload("pagefaults.py", 30_000, 3), stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True
+    )
+    try:
+        time.sleep(0.3)
+        proc = run_sectormon(
+            "--pid", str(target.pid), "--json", "--interval", "0.5", "--sample", "page-faults:1"
+        )
+        assert proc.returncode == 0, proc.stderr
+    finally:
+        target.wait(timeout=60)
+    _, frames = frames_of(proc.stdout)
+    run = frames[-1]["hotspots"]["run"]
+    assert run["samples"] + run["lost_samples"] == run["counted_total"] > 10_000
+    assert run["objects"][0]["name"] == "[anon]" and run["objects"][0]["share"] > 0.9
+    windows = [f["hotspots"]["interval"] for f in frames[:-1]]
+    busy = [w for w in windows if w["counted_total"] > 1000]
+    assert len(busy) >= 3
+    assert sum(w["samples"] for w in busy) > 0.5 * sum(w["counted_total"] for w in busy)
 
 
 def test_a_simulated_run_recorded_and_replayed_gives_identical_hot_spot_tables(tmp_path: Path) -> None:
