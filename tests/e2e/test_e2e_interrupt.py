@@ -64,7 +64,9 @@ def test_ctrl_c_during_compare_is_quiet_and_stops_the_readers(delay: float) -> N
     _, err = proc.communicate(timeout=30)
     text = err.decode(errors="replace")
     assert "Traceback" not in text and "KeyboardInterrupt" not in text, text
-    assert proc.returncode in (0, 130), text  # 0: it had finished before the signal
+    # 0: it had finished before the signal; -SIGINT: the signal came while the interpreter was
+    # shutting down, after its handler was gone (what a shell reports as ^C too).
+    assert proc.returncode in (0, 130, -signal.SIGINT), text
     # A terminal's Ctrl-C reaches the readers only through the group: they are not in it.
     assert proc.pid not in reader_sessions
     for child in children:
