@@ -15,7 +15,10 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from sectormon.attribution.window import FrameHotspots
 
 FRAME_SCHEMA = "sectormon/frame/1"
 HEADER_SCHEMA = "sectormon/header/1"
@@ -27,6 +30,7 @@ def scope_order(key: str) -> tuple[int, int, str]:
     if key.lstrip("-").isdigit():
         return (0, int(key), "")
     return (1, 0, key)
+
 
 class ScopeStats:
     """Counts, rates, metrics and confidence of one scope (a core, a CMG, a thread or the total).
@@ -307,7 +311,8 @@ class Frame:
     ``groups`` maps each group to its coverage in the interval; ``active_group`` is the group
     running at the end of the interval (the rotation indicator). ``nodes`` is a job's nodes (their
     totals by host; each node's CMGs and cores are in ``cmgs``/``cores`` under ``node:HOST/...``):
-    empty for one node's session.
+    empty for one node's session. ``hotspots`` is a sampling session's hot-spot tables
+    (``--sample``), absent otherwise.
     """
 
     t: float
@@ -325,6 +330,7 @@ class Frame:
     final: bool = False
     warnings: tuple[str, ...] = ()
     nodes: Mapping[str, ScopeStats] = field(default_factory=dict)
+    hotspots: FrameHotspots | None = None
 
     def to_json(self) -> dict[str, Any]:
         data: dict[str, Any] = {
@@ -347,6 +353,8 @@ class Frame:
             data["warnings"] = list(self.warnings)
         if self.nodes:
             data["nodes"] = {k: v.to_json() for k, v in self.nodes.items()}
+        if self.hotspots is not None:
+            data["hotspots"] = self.hotspots.to_json()
         return data
 
 

@@ -14,8 +14,8 @@ from sectormon.attribution.samples import (
     MapEvent,
     ProcessEvent,
     Sample,
+    SampleBatch,
 )
-from sectormon.attribution.symbolize import Symbolizer
 from sectormon.attribution.table import HotspotRow, HotspotTable
 
 __all__ = [
@@ -30,5 +30,5 @@ __all__ = [
     "MapEvent",
     "ProcessEvent",
     "Sample",
-    "Symbolizer",
+    "SampleBatch",
 ]

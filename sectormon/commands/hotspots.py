@@ -14,16 +14,15 @@ from typing import TYPE_CHECKING, Any
 from sectormon.commands import numbers
 from sectormon.commands.output import require_stdout, write_stdout
 from sectormon.errors import UsageError
-from sectormon.perf.errors import EventUnsupported, InvalidAttribute, PerfError
+from sectormon.perf.errors import EventUnsupported, InvalidAttribute
 from sectormon.perf.events import EventSpec, parse_event
 from sectormon.profiles.model import Profile
+from sectormon.sources.perf_samples import default_rate, resolve_event
 
 if TYPE_CHECKING:
     from sectormon.sources.perf_samples import CountedTotal, RecordStream
 
 FALLBACK_EVENT = "page-faults"
-FAULT_EVENTS = ("page-faults", "faults", "minor-faults", "major-faults")
-DEFAULT_FREQ = 1000
 DEFAULT_TOP = 20
 
 
@@ -104,8 +103,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from sectormon.attribution import HotspotAggregator, LatencyBucket, Symbolizer
+    from sectormon.attribution import HotspotAggregator, LatencyBucket
     from sectormon.attribution.report import HotspotReport, Overhead, render_text
+    from sectormon.attribution.symbolize import Symbolizer
     from sectormon.perf.sampling import SamplingConfig, check_sampling
     from sectormon.sources import perf_samples
 
@@ -206,17 +206,14 @@ def _profile(choice: str) -> Profile:
     return load_profile(name, variant=topology.variant)
 
 
-def _choose_event(
-    args: argparse.Namespace, profile: Profile
-) -> tuple[str, EventSpec, int, int, list[str]]:
+def _choose_event(args: argparse.Namespace, profile: Profile) -> tuple[str, EventSpec, int, int, list[str]]:
     """(name, spec, period, freq, warnings): the event to sample and how often."""
     from sectormon.perf.sampling import SamplingConfig, check_sampling
 
     warnings: list[str] = []
     if args.event:
-        name, spec = _resolve(args.event, profile)
-        own = profile.sampling is not None and profile.sampling.event == name
-        default_period = profile.sampling.period if own and profile.sampling is not None else 0
+        name, spec = resolve_event(args.event, profile, option="--event")
+        default_period = 0
     elif profile.sampling is not None:
         name = profile.sampling.event
         spec = parse_event(profile.events[name].spec)
@@ -235,19 +232,8 @@ def _choose_event(
         return name, spec, args.period or 0, args.freq or 0, warnings
     if default_period:
         return name, spec, default_period, 0, warnings
-    if spec.spec.lower() in FAULT_EVENTS:
-        return name, spec, 1, 0, warnings  # faults are microseconds apart: sample each one
-    return name, spec, 0, DEFAULT_FREQ, warnings
-
-
-def _resolve(event: str, profile: Profile) -> tuple[str, EventSpec]:
-    """A profile event name, else a perf event spec (one clear error for neither)."""
-    if event in profile.events:
-        return event, parse_event(profile.events[event].spec)
-    try:
-        return event, parse_event(event)
-    except PerfError as exc:
-        raise UsageError(f"--event {event}: not an event of the {profile.name} profile, and {exc}") from None
+    period, freq = default_rate(name, spec, profile)
+    return name, spec, period, freq, warnings
 
 
 def _cpus(text: str) -> tuple[int, ...]:

@@ -13,6 +13,7 @@ import shutil
 import sys
 import tempfile
 
+from sectormon.attribution.window import DEFAULT_TOP
 from sectormon.commands import numbers
 from sectormon.commands.openmetrics import add_openmetrics_options, check_output_mode
 from sectormon.commands.output import StreamOutput, check_writable, require_terminal
@@ -21,6 +22,7 @@ from sectormon.errors import UsageError
 from sectormon.export.server import OpenMetricsExporter
 from sectormon.session.live import LiveSession
 from sectormon.session.options import SessionRequest
+from sectormon.sources.base import SampleRequest
 from sectormon.sources.targets import describe_exit, shell_status
 
 
@@ -40,6 +42,18 @@ def add_session_options(
         "--interval",
         type=numbers.SESSION_TIME.parser("--interval"),
         help=f"{clock} seconds between frames ({interval}); {_ranges(numbers.INTERVAL)}",
+    )
+    how.add_argument(
+        "--sample",
+        metavar="EVENT[:PERIOD]",
+        help="also sample EVENT (a profile event, or a perf event spec) every PERIOD events and show "
+        "its hot spots: functions and data objects (TUI view 6, the frames' 'hotspots')",
+    )
+    how.add_argument(
+        "--sample-top",
+        type=numbers.TOP.parser("--sample-top"),
+        metavar="N",
+        help=numbers.TOP.help(f"hot-spot rows per view in each frame (default {DEFAULT_TOP})"),
     )
     how.add_argument(
         "--recent",
@@ -93,6 +107,7 @@ def session_request(args: argparse.Namespace, clock: str) -> SessionRequest:
         groups = tuple(part.strip() for part in args.groups.split(",") if part.strip())
         if not groups:
             raise UsageError(f"--groups {args.groups!r}: name at least one group, e.g. --groups SC1,SC3")
+    sample = sample_request(args.sample, args.sample_top)
     check_output_mode(args, record=args.record)
     if args.output and args.record and args.output != "-" and _same_file(args.output, args.record):
         raise UsageError(
@@ -110,7 +125,30 @@ def session_request(args: argparse.Namespace, clock: str) -> SessionRequest:
         duration=args.duration,
         baseline_after=args.baseline_after,
         record=args.record,
+        sample=sample,
     )
+
+
+def sample_request(text: str | None, top: float | None) -> SampleRequest | None:
+    """``--sample EVENT[:PERIOD]`` and ``--sample-top N``, checked. A spec's own colons (perf
+    modifiers such as ``cycles:u``) stay in EVENT: only a number after the last one is a period."""
+    if text is None:
+        if top is not None:
+            raise UsageError(f"--sample-top {top} sets the rows of --sample's hot spots; add --sample EVENT")
+        return None
+    event, colon, tail = text.rpartition(":")
+    period = None
+    if colon and event and tail.isdigit():
+        period = int(tail)
+        if not numbers.PERIOD.contains(period):
+            raise UsageError(
+                f"--sample {text}: give the period as {numbers.PERIOD.describe()}, e.g. {event}:10007"
+            )
+    else:
+        event = text
+    if not event.strip():
+        raise UsageError("--sample: name the event to sample, e.g. --sample L1D_CACHE_REFILL:10007")
+    return SampleRequest(event.strip(), period, DEFAULT_TOP if top is None else int(top))
 
 
 class CommandLog:

@@ -109,6 +109,7 @@ def run(args: argparse.Namespace) -> int:
                 ("--openmetrics", args.openmetrics),
                 ("--openmetrics-threads", args.openmetrics_threads),
                 ("--headless", args.headless),
+                ("--sample", args.sample),
             )
             if value not in (None, False)
         ]

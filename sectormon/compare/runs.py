@@ -9,6 +9,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from sectormon.compare.hotspots import HotspotShift
 from sectormon.errors import UsageError
 from sectormon.metrics.baseline import metric_delta as baseline_delta
 from sectormon.profiles.model import MetricDef
@@ -86,6 +87,8 @@ class Comparison:
     scopes: tuple[ScopeComparison, ...]
     warnings: tuple[str, ...] = field(default=())
     mixed: tuple[str, ...] = field(default=())
+    hotspots: HotspotShift | None = None
+    """How the hot spots moved, when both sides were recorded with ``--sample``."""
 
     def scope(self, name: str) -> ScopeComparison:
         for s in self.scopes:
@@ -103,6 +106,7 @@ class Comparison:
             "other": side(self.other),
             "scopes": {s.scope: s.to_json() for s in self.scopes},
             "warnings": list(self.warnings),
+            **({"hotspots": self.hotspots.to_json()} if self.hotspots is not None else {}),
         }
 
 

@@ -36,7 +36,7 @@ FORMAT_VERSION = 2
 RECORDING_SCHEMA = f"sectormon/recording/{FORMAT_VERSION}"
 SLICE_SCHEMA = f"sectormon/slice/{FORMAT_VERSION}"
 MARK_SCHEMA = f"sectormon/mark/{FORMAT_VERSION}"
-RECORD_KINDS = ("recording", "slice", "mark")
+RECORD_KINDS = ("recording", "slice", "mark", "samples")
 ROW_FIELDS = "[unit, core, cmg, group, te, tr, layout, values]"
 
 MAX_SECONDS = 1e9

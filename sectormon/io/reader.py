@@ -1,4 +1,5 @@
-"""The recording reader: streams a header, then slices and marks, and migrates older versions.
+"""The recording reader: streams a header, then slices, marks and sample batches, and migrates
+older versions.
 
 A cut file (a last line with no newline, a gzip stream that stops mid-way) is read up to its last
 whole line with a warning; anything else wrong is a :class:`RecordingError` naming the file and
@@ -13,6 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
+from sectormon.attribution.samples import SampleBatch
 from sectormon.errors import DataError
 from sectormon.io.header_check import check_header
 from sectormon.io.jsonl import (
@@ -32,6 +34,7 @@ from sectormon.io.jsonl import (
     slice_from_record,
     stream_seconds,
 )
+from sectormon.io.samples import SAMPLES_SCHEMA, LocationInterner, samples_from_record
 from sectormon.io.v1 import SLICE_SCHEMA_V1, slice_from_v1
 from sectormon.readings import Mark, Slice, gap_mark
 
@@ -46,7 +49,7 @@ CHUNK = 1 << 20
 GZIP_PIECE = 1 << 16
 GZIP_MAGIC = b"\x1f\x8b"
 
-Item = Slice | Mark
+Item = Slice | Mark | SampleBatch
 
 
 class RecordingError(DataError):
@@ -212,7 +215,8 @@ class _State:
 
 
 class RecordingStream:
-    """An open recording: ``header`` is read at once, iteration yields slices and marks in file order.
+    """An open recording: ``header`` is read at once, iteration yields slices, marks and sample
+    batches (a sampling session's ``samples`` records) in file order.
 
     Iterate once. ``skipped`` counts lines not used (bad lines under ``skip_bad`` and a truncated
     last line); ``warnings`` holds one line per problem that did not stop the read.
@@ -229,6 +233,7 @@ class RecordingStream:
         self.version = FORMAT_VERSION
         self.compressed = False
         self._state = _State()
+        self._interner = LocationInterner()
         self._gzip_flags: dict[str, bool] = {}
         try:
             self._file: IO[bytes] = open(self.path, "rb")  # noqa: SIM115 - closed in close()
@@ -251,11 +256,11 @@ class RecordingStream:
 
     # ------------------------------------------------------------------------------------- public
 
-    def __iter__(self) -> Iterator[Slice | Mark]:
+    def __iter__(self) -> Iterator[Item]:
         self._start()
         return self._items()
 
-    def resume_after(self, line: int, last_slice_t: float) -> Iterator[Slice | Mark]:
+    def resume_after(self, line: int, last_slice_t: float) -> Iterator[Item]:
         """Iterate from the record after ``line`` (lines before it are skipped unparsed; ``line``
         itself is read for its slice's index, which the order check goes on from).
 
@@ -267,7 +272,7 @@ class RecordingStream:
 
     def iter_span(
         self, start: int, end: int | None, *, last_slice_t: float, last_index: int | None = None
-    ) -> Iterator[Slice | Mark]:
+    ) -> Iterator[Item]:
         """Iterate the lines of bytes ``start`` to ``end`` of a plain file (``None``: to
         its end): what one of several readers of a recording reads (a replay's reader processes).
 
@@ -459,7 +464,7 @@ class RecordingStream:
             )
         return kind, version
 
-    def _items(self, after: int = 0) -> Iterator[Slice | Mark]:
+    def _items(self, after: int = 0) -> Iterator[Item]:
         decode = self._decode
         state = self._state
         for lineno, line, cut in self._lines:
@@ -474,9 +479,9 @@ class RecordingStream:
                     state.gap = None
                 yield item
 
-    def _decode(self, lineno: int, line: bytes, cut: bool) -> Slice | Mark | None:
-        """One line as a slice or mark; ``None`` when skipped (bad under skip_bad, cut, unknown
-        mark kind). A slice after missing ones leaves its gap mark in ``_state.gap``."""
+    def _decode(self, lineno: int, line: bytes, cut: bool) -> Item | None:
+        """One line as a slice, mark or sample batch; ``None`` when skipped (bad under skip_bad,
+        cut, unknown mark kind). A slice after missing ones leaves its gap mark in ``_state.gap``."""
         state = self._state
         state.lineno = lineno
         rec = self._parse(lineno, line, cut)
@@ -489,12 +494,17 @@ class RecordingStream:
                 item = slice_from_record(rec, no_bools=no_bools_in(line))
             elif schema == MARK_SCHEMA:
                 item = mark_from_record(rec)
+            elif schema == SAMPLES_SCHEMA:
+                # Not in the slices' time order: a batch carries the time it was taken at.
+                return samples_from_record(rec, self._interner)
             elif schema == SLICE_SCHEMA_V1:
                 item = slice_from_v1(rec)
             else:
                 kind, version = self._schema(lineno, rec)
                 if kind == "recording":
                     raise BadRecord("a second header in the middle of the recording")
+                if kind == "samples":
+                    raise BadRecord(f"samples records begin with format version {FORMAT_VERSION}")
                 rec = migrate(rec, version)
                 item = mark_from_record(rec) if kind == "mark" else slice_from_record(rec)
         except BadRecord as exc:
@@ -589,7 +599,7 @@ class RecordingStream:
                     continue
             else:
                 item = self._decode(lineno, line, cut)
-                if item is None:
+                if item is None or isinstance(item, SampleBatch):
                     continue
                 t = item.t
                 if isinstance(item, Mark):
@@ -728,7 +738,7 @@ def _short(exc: BaseException) -> str:
 
 def open_recording(path: str | Path, *, skip_bad: bool = False) -> RecordingStream:
     """Open a recording for streaming (header read and checked now); iterating yields
-    :class:`Slice` and :class:`Mark`."""
+    :class:`Slice`, :class:`Mark` and :class:`SampleBatch`."""
     return RecordingStream(path, skip_bad=skip_bad)
 
 

@@ -22,12 +22,13 @@ from typing import Any
 
 from sectormon.errors import SectormonError
 from sectormon.frames import HEADER_SCHEMA, Frame
-from sectormon.io.reader import RecordingError, RecordingStream, open_recording, scan_recording
+from sectormon.io.reader import Item, RecordingError, RecordingStream, open_recording, scan_recording
 from sectormon.metrics.builder import FrameBuilder, build_engine
 from sectormon.profiles.loader import profile_from_dict
 from sectormon.readings import Mark, Slice
 from sectormon.session import replay_worker
 from sectormon.session.control import ReplayControl
+from sectormon.session.hotspots import builder_for
 from sectormon.session.timeline import TimelineSession
 
 CHECKPOINT_EVERY = 30.0
@@ -64,13 +65,14 @@ def frame_timing(header: Mapping[str, Any], path: str) -> tuple[float, float]:
 
 
 def frame_builder(header: Mapping[str, Any], path: str) -> FrameBuilder:
-    """The engine and frame builder a recording's header describes (the live run's own)."""
+    """The engine and frame builder a recording's header describes (the live run's own, with its
+    hot spots when it sampled)."""
     profile_data = header.get("profile")
     if not isinstance(profile_data, dict) or not profile_data:
         raise RecordingError(path, 1, "the header has no profile", "record with sectormon >= 0.1")
     interval, start = frame_timing(header, path)
     profile = profile_from_dict(profile_data, source=path)
-    return FrameBuilder(build_engine(profile, header), interval, start=start)
+    return builder_for(header, build_engine(profile, header), interval, start=start, path=path)
 
 
 class _Pacer:
@@ -181,7 +183,7 @@ def _feed(
     for item in stream:
         if item.t > t_to:
             break
-        is_slice = type(item) is not Mark
+        is_slice = type(item) is Slice
         if pacer is not None and is_slice and item.t >= t_from:
             pacer.wait(item.t)
         yield int(is_slice), builder.feed(item)
@@ -326,7 +328,7 @@ class ReplaySession(TimelineSession):
 
     def _open(
         self, target: float | None = None
-    ) -> tuple[RecordingStream, Iterator[Slice | Mark], FrameBuilder, list[Mark]]:
+    ) -> tuple[RecordingStream, Iterator[Item], FrameBuilder, list[Mark]]:
         """The stream and builder to play from: the nearest snapshot before ``target``, else the start."""
         checkpoint = None if target is None else self._checkpoint_for(target)
         stream = open_recording(self.path, skip_bad=self.skip_bad)
@@ -344,14 +346,14 @@ class ReplaySession(TimelineSession):
         return stream, items, copy.deepcopy(checkpoint.builder), user
 
     def _feed(
-        self, stream: RecordingStream, builder: FrameBuilder, user: list[Mark], item: Slice | Mark
+        self, stream: RecordingStream, builder: FrameBuilder, user: list[Mark], item: Item
     ) -> list[Frame]:
         self._feed_user_marks(builder, user, item.t)
         frames = builder.feed(item)
         self._position = max(self._position, item.t)
         if frames:
             self._last_built = frames[-1]
-        if type(item) is not Mark:
+        if type(item) is Slice:
             self._maybe_checkpoint(stream, builder, item.t, built=bool(frames))
         return frames
 
@@ -386,7 +388,7 @@ class ReplaySession(TimelineSession):
         ended = False
         anchor: tuple[float, float] | None = None
         seen_version = -1
-        pending: Slice | Mark | None = None
+        pending: Item | None = None
         try:
             while True:
                 with self._cond:
@@ -476,11 +478,11 @@ class ReplaySession(TimelineSession):
     def _first_frame(
         self,
         stream: RecordingStream,
-        items: Iterator[Slice | Mark],
+        items: Iterator[Item],
         builder: FrameBuilder,
         user: list[Mark],
-        pending: Slice | Mark | None,
-    ) -> tuple[bool, Slice | Mark | None, Frame]:
+        pending: Item | None,
+    ) -> tuple[bool, Item | None, Frame]:
         """Feed records until the builder makes a frame: (ended, next record, that frame)."""
         while True:
             item = pending if pending is not None else next(items, None)
@@ -495,14 +497,14 @@ class ReplaySession(TimelineSession):
     def _fast_forward(
         self,
         stream: RecordingStream,
-        items: Iterator[Slice | Mark],
+        items: Iterator[Item],
         builder: FrameBuilder,
         user: list[Mark],
         target: float,
-        pending: Slice | Mark | None,
+        pending: Item | None,
         *,
         quietly: bool = True,
-    ) -> tuple[bool, Slice | Mark | None, Frame | None] | None:
+    ) -> tuple[bool, Item | None, Frame | None] | None:
         """Feed records up to ``target`` without pacing; return (ended, next record, frame to show).
 
         The frame to show is the newest the builder made up to ``target`` (possibly before this call,

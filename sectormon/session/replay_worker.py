@@ -40,6 +40,8 @@ from collections.abc import Callable, Generator, Iterable, Iterator
 from pathlib import Path
 from typing import IO, Any
 
+from sectormon.attribution.samples import SampleBatch
+from sectormon.attribution.window import HEADER_KEY as HOTSPOTS_KEY
 from sectormon.errors import SectormonError, UsageError
 from sectormon.frames import FrameClock
 from sectormon.io.reader import RecordingError, RecordingStream, open_recording
@@ -91,6 +93,8 @@ def readers(stream: RecordingStream, *, frames: bool = True) -> int:
         )
     if switch and int(switch) == 0:
         return 0
+    if HOTSPOTS_KEY in stream.header:
+        return 0  # sample batches go to the frame builder in order, in this process
     try:
         cpus = len(os.sched_getaffinity(0))
     except (AttributeError, OSError):
@@ -298,7 +302,7 @@ def _reporting(send: Callable[[Message], None], out: IO[bytes]) -> Iterator[None
 
 
 def _sum(
-    items: Iterable[Slice | Mark],
+    items: Iterable[Slice | Mark | SampleBatch],
     clock: FrameClock,
     t_to: float,
     send: Callable[[Message], None],
@@ -313,6 +317,8 @@ def _sum(
         if item.t > t_to:
             stopped = True
             break
+        if isinstance(item, SampleBatch):
+            raise RuntimeError("a sampling session's recording is replayed in one process (see readers())")
         if isinstance(item, Mark):
             if rows.pending:
                 send(("b", wire(rows.take(frame_due=False))))

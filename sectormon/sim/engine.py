@@ -32,6 +32,7 @@ from sectormon.sim.config import (
     ModelConfig,
     SectorConfig,
 )
+from sectormon.sim.sampling import RefillSampler
 
 FL_WRITE = 1
 FL_SCE = 8
@@ -185,6 +186,8 @@ class SimThread:
         self.fe_stall = 0
         self.exits = 0
         self.ifetch = 0
+        # Sees every L1D refill when a session samples them (``--sample``); off the hit path.
+        self.sampler: RefillSampler | None = None
 
     # ----------------------------------------------------------------- the hot loop
     def run(self, limit: int) -> None:
@@ -230,6 +233,7 @@ class SimThread:
         mib = self.mib
         cpa = self.cpa << 4
         recent = self.recent if self.prefetch else None
+        sampler = self.sampler
         pf_table = self.pf_table
         rare = self._rare
         clk = (self.cyc << 4) | 15
@@ -307,6 +311,8 @@ class SimThread:
                         state = ready + from_memory[fl]
                         source = FROM_MEMORY
                     miss_wait += ready - clk
+                    if sampler is not None and sampler.demand:
+                        sampler.refill(self.tid, self.cpu, line, fl, clk >> 4, ready >> 4)
                     sec = (fl >> 1) & 3
                     si = line & mask
                     s = sets[si]
@@ -532,6 +538,9 @@ class SimThread:
             ready = self._l2_inflight(line, v2, cyc, False)
             source = FROM_MEMORY
         self.l1_miss_wait += ready - cyc
+        sampler = self.sampler
+        if sampler is not None and sampler.prefetch:
+            sampler.refill(self.tid, self.cpu, line, fl, cyc, ready)
         victim, vstate = self.l1.fill(line, PF_MARK | (ready << 4) | (source << 2) | sec)
         if vstate & DIRTY:
             self.l1_wb += 1

@@ -14,6 +14,7 @@ from sectormon.perf.errors import EventUnsupported
 from sectormon.perf.events import EventSpec
 from sectormon.perf.sampling import SamplingConfig
 from sectormon.profiles import load_profile
+from sectormon.sources import perf_samples
 
 
 @pytest.mark.parametrize(
@@ -78,7 +79,7 @@ def test_given_events_and_their_default_rates(monkeypatch: pytest.MonkeyPatch) -
         0,
     )
     assert choose(options("--event", "minor-faults"), profile)[2:4] == (1, 0)  # each fault
-    assert choose(options("--event", "cycles"), profile)[2:4] == (0, hotspots.DEFAULT_FREQ)
+    assert choose(options("--event", "cycles"), profile)[2:4] == (0, perf_samples.DEFAULT_FREQ)
     assert choose(options("--event", "cycles", "--period", "5000"), profile)[2:4] == (5000, 0)
     assert choose(options("--event", "TASK_CLOCK", "--freq", "99"), profile)[:4:3] == ("TASK_CLOCK", 99)
 
