@@ -38,16 +38,33 @@ class Unit:
 
     ``core`` is the CPU the unit is bound to (a thread pinned to exactly one CPU, the CPU itself, or
     the CPU a CMG's group is opened on); ``None`` for an unbound thread. ``cmg`` likewise.
+    ``process`` is the pid (thread group id) a thread unit belongs to, so frames can group threads
+    by process and MPI rank; ``None`` for CPU and CMG units and where the source does not know it.
     """
 
     kind: str
     ident: int
     core: int | None = None
     cmg: int | None = None
+    process: int | None = None
 
     @property
     def key(self) -> str:
         return unit_key(self.kind, self.ident)
+
+
+@dataclass(frozen=True, slots=True)
+class ProcessInfo:
+    """A process whose threads are counted: what the ``procs`` scope of a frame names it by.
+
+    ``rank`` is the MPI rank its environment gives (see :mod:`sectormon.sources.processes`),
+    ``parent`` its parent's pid; both ``None`` when unknown.
+    """
+
+    pid: int
+    command: str
+    parent: int | None = None
+    rank: int | None = None
 
 
 Row = tuple[str, "int | None", "int | None", str, int, int, tuple[str, ...], "list[int]"]

@@ -18,7 +18,7 @@ from sectormon.errors import SectormonError, UsageError
 from sectormon.perf.group import GroupValues
 from sectormon.perf.probe import ProbeResult
 from sectormon.profiles.model import EventDef, Profile
-from sectormon.readings import Unit
+from sectormon.readings import ProcessInfo, Unit
 
 
 class CounterGroup(Protocol):
@@ -39,11 +39,13 @@ class CounterGroup(Protocol):
 
 @dataclass(frozen=True, slots=True)
 class UnitsUpdate:
-    """The units alive now, and the keys of those that ended since the previous poll."""
+    """The units alive now, the keys of those that ended since the previous poll, and the
+    processes first seen by this poll (their threads' units carry ``Unit.process``)."""
 
     alive: tuple[Unit, ...]
     ended: tuple[str, ...] = ()
     warnings: tuple[str, ...] = field(default=())
+    processes: tuple[ProcessInfo, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
