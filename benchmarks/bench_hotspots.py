@@ -27,7 +27,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from sectormon.attribution import HotspotAggregator, Symbolizer
+from sectormon.attribution import HotspotAggregator
+from sectormon.attribution.symbolize import Symbolizer
 from sectormon.perf.events import parse_event
 from sectormon.perf.sampling import SamplingConfig
 from sectormon.sources.perf_samples import make_target, sample_target

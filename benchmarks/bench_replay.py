@@ -73,27 +73,30 @@ def build_header(profile_dict: dict[str, Any]) -> dict[str, Any]:
 
 
 def reading_pool(profile: Any, rng: random.Random) -> dict[str, list[tuple[Row, ...]]]:
-    te = int(TIMESLICE * 1e9)
     pool: dict[str, list[tuple[Row, ...]]] = {}
     for group in profile.groups:
         events = tuple(profile.pe_events(group))
         pool[group.name] = [
-            tuple(
-                (
-                    f"cpu:{cpu}",
-                    cpu,
-                    cpu // 12,
-                    group.name,
-                    te + rng.randrange(0, 5000),
-                    te + rng.randrange(0, 5000),
-                    events,
-                    [rng.randrange(10_000, 44_000_000) for _ in events],
-                )
-                for cpu in range(CORES)
-            )
-            for _ in range(VARIANTS)
+            tuple(_row(cpu, group.name, events, rng) for cpu in range(CORES)) for _ in range(VARIANTS)
         ]
     return pool
+
+
+def _row(cpu: int, group: str, events: tuple[str, ...], rng: random.Random) -> Row:
+    """One CPU's reading: a slice's ns enabled, running a little less (never more, as the kernel
+    keeps it), and its counts."""
+    te = int(TIMESLICE * 1e9) + rng.randrange(0, 5000)
+    tr = te - rng.randrange(0, 5000)
+    return (
+        f"cpu:{cpu}",
+        cpu,
+        cpu // 12,
+        group,
+        te,
+        tr,
+        events,
+        [rng.randrange(10_000, 44_000_000) for _ in events],
+    )
 
 
 def generate(path: Path, minutes: float) -> tuple[int, float]:

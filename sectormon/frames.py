@@ -12,9 +12,13 @@ different groups are listed in ``split``.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from sectormon.attribution.window import FrameHotspots
 
 FRAME_SCHEMA = "sectormon/frame/1"
 HEADER_SCHEMA = "sectormon/header/1"
@@ -26,6 +30,7 @@ def scope_order(key: str) -> tuple[int, int, str]:
     if key.lstrip("-").isdigit():
         return (0, int(key), "")
     return (1, 0, key)
+
 
 class ScopeStats:
     """Counts, rates, metrics and confidence of one scope (a core, a CMG, a thread or the total).
@@ -306,7 +311,8 @@ class Frame:
     ``groups`` maps each group to its coverage in the interval; ``active_group`` is the group
     running at the end of the interval (the rotation indicator). ``nodes`` is a job's nodes (their
     totals by host; each node's CMGs and cores are in ``cmgs``/``cores`` under ``node:HOST/...``):
-    empty for one node's session.
+    empty for one node's session. ``hotspots`` is a sampling session's hot-spot tables
+    (``--sample``), absent otherwise.
     """
 
     t: float
@@ -324,6 +330,7 @@ class Frame:
     final: bool = False
     warnings: tuple[str, ...] = ()
     nodes: Mapping[str, ScopeStats] = field(default_factory=dict)
+    hotspots: FrameHotspots | None = None
 
     def to_json(self) -> dict[str, Any]:
         data: dict[str, Any] = {
@@ -346,6 +353,8 @@ class Frame:
             data["warnings"] = list(self.warnings)
         if self.nodes:
             data["nodes"] = {k: v.to_json() for k, v in self.nodes.items()}
+        if self.hotspots is not None:
+            data["hotspots"] = self.hotspots.to_json()
         return data
 
 
@@ -354,12 +363,17 @@ class FrameClock:
     must agree to the slice, so this is the one place that decides).
 
     A frame is due at the first slice whose end time reaches the next multiple of ``interval``
-    after ``start``; missed multiples are skipped (one frame covers the gap).
+    after ``start``; missed multiples are skipped (one frame covers the gap). The next multiple is
+    computed from ``t`` alone, never by stepping through the gap: a gap costs the same as one
+    interval whatever its length, and the clock after a slice at ``t`` is the same whatever came
+    before it (a reader that starts mid-file finds the clock the whole-file reader has).
     """
 
     def __init__(self, interval: float, start: float = 0.0) -> None:
-        if interval <= 0:
-            raise ValueError("interval must be > 0")
+        if not (interval > 0 and math.isfinite(interval) and math.isfinite(start / interval)):
+            raise ValueError(
+                f"a frame clock needs a finite interval > 0 and start, not {interval!r}, {start!r}"
+            )
         self.interval = interval
         self._slack = 1e-9 * interval
         self._next = (int(start / interval) + 1) * interval
@@ -368,12 +382,26 @@ class FrameClock:
         """Whether a slice ending at ``t`` closes a frame (and if so, move to the next one)."""
         if not self.reaches_next(t):
             return False
-        slack = self._slack
-        while self._next <= t + slack:
-            self._next += self.interval
+        self._next = self._multiple_after(t + self._slack)
         return True
 
     def reaches_next(self, t: float) -> bool:
         """Whether a slice ending at ``t`` would close the next frame (:meth:`due`'s test, without
         moving): when not, no slice up to ``t`` closes another frame."""
         return not t + self._slack < self._next
+
+    def _multiple_after(self, reach: float) -> float:
+        """The first multiple of the interval after ``reach``: ``k * interval`` with ``k`` from one
+        division, corrected by one where the division rounded across a multiple."""
+        interval = self.interval
+        ratio = reach / interval
+        if not math.isfinite(ratio):
+            raise ValueError(f"a frame clock cannot count intervals of {interval!r} up to t={reach!r}")
+        k = math.floor(ratio) + 1
+        if (k - 1) * interval > reach:
+            k -= 1
+        elif k * interval <= reach:
+            k += 1
+        following = k * interval
+        # An interval below the resolution of floats near ``reach`` cannot step past it.
+        return following if following > reach else math.nextafter(reach, math.inf)

@@ -38,16 +38,33 @@ class Unit:
 
     ``core`` is the CPU the unit is bound to (a thread pinned to exactly one CPU, the CPU itself, or
     the CPU a CMG's group is opened on); ``None`` for an unbound thread. ``cmg`` likewise.
+    ``process`` is the pid (thread group id) a thread unit belongs to, so frames can group threads
+    by process and MPI rank; ``None`` for CPU and CMG units and where the source does not know it.
     """
 
     kind: str
     ident: int
     core: int | None = None
     cmg: int | None = None
+    process: int | None = None
 
     @property
     def key(self) -> str:
         return unit_key(self.kind, self.ident)
+
+
+@dataclass(frozen=True, slots=True)
+class ProcessInfo:
+    """A process whose threads are counted: what the ``procs`` scope of a frame names it by.
+
+    ``rank`` is the MPI rank its environment gives (see :mod:`sectormon.sources.processes`),
+    ``parent`` its parent's pid; both ``None`` when unknown.
+    """
+
+    pid: int
+    command: str
+    parent: int | None = None
+    rank: int | None = None
 
 
 Row = tuple[str, "int | None", "int | None", str, int, int, tuple[str, ...], "list[int]"]
@@ -93,3 +110,32 @@ class Mark:
 
 
 MARK_KINDS = ("baseline", "baseline-clear", "config", "bookmark", "warning", "end")
+
+
+# Slices missing from a recording. A slice's ``index`` counts the slices of its session, so a jump
+# says how many are missing (deleted lines, a file put together from pieces). The reader warns and
+# yields a synthetic mark of kind GAP before the slice after the gap; the engine counts the lost
+# seconds as time the units were present but nothing was counted, so the coverage of every window
+# over the gap shows it. The kind is never read from a file (it is not in MARK_KINDS): a ``gap``
+# mark written in a recording is an unknown kind, ignored with a warning like any other.
+
+GAP = "gap"
+
+
+def gap_mark(t: float, seconds: float, first_index: int, last_index: int) -> Mark:
+    """The mark for slices ``first_index..last_index`` missing after the slice that ended at ``t``,
+    ``seconds`` of stream time with no slice."""
+    return Mark(
+        t=t,
+        kind=GAP,
+        label=f"slices {first_index}..{last_index} missing",
+        data={"seconds": seconds, "first_index": first_index, "last_index": last_index},
+    )
+
+
+def lost_seconds(mark: Mark) -> float:
+    """The stream seconds a :data:`GAP` mark says no slice covers (0.0 for any other mark)."""
+    if mark.kind != GAP:
+        return 0.0
+    seconds = mark.data.get("seconds")
+    return float(seconds) if isinstance(seconds, (int, float)) and seconds > 0 else 0.0

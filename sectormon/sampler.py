@@ -1,15 +1,6 @@
 """The sampling thread: rotates event groups over every unit in lock-step timeslices.
 
-At the end of each slice it switches every unit, one after the other, from the running group to
-the next one (stop, then start at once), then reads the group that just stopped and hands the
-slice's readings on. A unit's groups thus follow each other with no gap: what the reads, the
-polling and the downstream work cost is time the next group counts, not time nobody counts.
-
-It follows units as they come and go (new threads get their groups opened and the running group
-started; an ended thread is read one last time so its counts are kept, then closed).
-
-It knows nothing about Textual, metrics or files: it publishes immutable :class:`Slice` records
-through a callback.
+The design notes of this module are in docs/internals.md.
 """
 
 from __future__ import annotations
@@ -22,7 +13,7 @@ from dataclasses import dataclass, field
 from sectormon.errors import SectormonError
 from sectormon.perf.group import GroupValues
 from sectormon.readings import U64, Row, Slice, Unit
-from sectormon.schedule import Deadlines, PlannedGroup, RotationPlan
+from sectormon.schedule import ALWAYS, Deadlines, PlannedGroup, RotationPlan
 from sectormon.sources.base import CounterGroup, Source
 
 SliceCallback = Callable[[Slice], None]
@@ -94,7 +85,7 @@ class Sampler:
         # One names tuple per group and kind of unit: rows of a layout share it (see Row).
         self._names: dict[tuple[str, bool], tuple[str, ...]] = {
             (g.name, cmg): tuple(e.name for e in (g.cmg_events if cmg else g.pe_events))
-            for g in plan.groups
+            for g in plan.all_groups()
             for cmg in (False, True)
         }
         self._units: dict[str, _UnitState] = {}
@@ -121,15 +112,17 @@ class Sampler:
         self._wall_start = time.monotonic()
         self._waiting_cpu = 0.0
         # A simulated source runs its model inside wait_until: that CPU is not sectormon's. perf
-        # sleeps there, and a CPU clock read costs ~9 us right after a sleep (measured), so its
-        # wait is not bracketed.
+        # sleeps there, and a CPU clock read right after a sleep is slow (docs/perf-tuning.md),
+        # so its wait is not bracketed.
         bracket_wait = self._source.kind != "perf"
         deadlines = Deadlines(self._timeslice)
         rotation = 0
         self._refresh_units()
         self._counting = True
         current = self._plan.group_at(rotation)
+        always = self._plan.always
         slice_start = self._source.now()
+        self._enable(always)
         self._enable(current)
         try:
             while True:
@@ -146,15 +139,16 @@ class Sampler:
                 done = current
                 if stopping:
                     self._disable(done)
+                    self._disable(always)
                 else:
                     # Unit by unit, stop this slice's group and start the next one at once, before
                     # the reads: a unit's groups then follow each other with no gap, and the time
                     # spent reading and polling is counted by the next group instead of by none
-                    # (that gap, counted as if the next group had run, biased every count low).
+                    # (a gap counted as if the next group had run would make every count low).
                     rotation += 1
                     current = self._plan.group_at(rotation)
                     self._switch(done, current)
-                rows = self._read(done)
+                rows = self._read(done) + self._read(always, present=done is None)
                 # Poll only after reading: units opened now were not counting in this slice; they
                 # start with the group that is running now. When stopping, every unit ends here.
                 ended = () if stopping else self._refresh_units(start=current)
@@ -166,7 +160,7 @@ class Sampler:
                     t=now,
                     index=self.slices,
                     duration=max(0.0, now - slice_start),
-                    group=done.name,
+                    group=done.name if done is not None else ALWAYS,
                     rows=rows,
                     overhead_s=overhead,
                     ended=ended,
@@ -219,16 +213,18 @@ class Sampler:
             for unit in self._source.cmg_units():
                 if unit.key not in self._units and unit.key not in self._skipped_for_fds:
                     self._open_unit(unit, opened)
-        if start is not None:
+        for group in (start, self._plan.always):
+            if group is None:
+                continue
             for state in opened:
-                counter = state.counters.get(start.name)
+                counter = state.counters.get(group.name)
                 if counter is not None:
                     self._toggle(counter, enable=True)
         return tuple(key for key in update.ended if key in self._units)
 
     def _open_unit(self, unit: Unit, opened: list[_UnitState] | None = None) -> None:
         state = _UnitState(unit)
-        for group in self._plan.groups:
+        for group in self._plan.all_groups():
             events = group.cmg_events if unit.kind == "cmg" else group.pe_events
             if not events:
                 continue
@@ -309,18 +305,24 @@ class Sampler:
             if not _is_gone(exc):  # a thread that just exited: its last counts are still read
                 raise
 
-    def _enable(self, group: PlannedGroup) -> None:
+    def _enable(self, group: PlannedGroup | None) -> None:
+        if group is None:
+            return
         for counter in self._members_of(group.name).counters:
             if counter is not None:
                 self._toggle(counter, enable=True)
 
-    def _disable(self, group: PlannedGroup) -> None:
+    def _disable(self, group: PlannedGroup | None) -> None:
+        if group is None:
+            return
         for counter in self._members_of(group.name).counters:
             if counter is not None:
                 self._toggle(counter, enable=False)
 
-    def _switch(self, old: PlannedGroup, new: PlannedGroup) -> None:
+    def _switch(self, old: PlannedGroup | None, new: PlannedGroup | None) -> None:
         """On every unit in turn: stop ``old``, start ``new`` (either may be absent on a unit)."""
+        if old is None or new is None:
+            return
         old_counters = self._members_of(old.name).counters
         new_counters = self._members_of(new.name).counters
         for before, after in zip(old_counters, new_counters, strict=True):
@@ -329,7 +331,11 @@ class Sampler:
             if after is not None:
                 self._toggle(after, enable=True)
 
-    def _read(self, group: PlannedGroup) -> tuple[Row, ...]:
+    def _read(self, group: PlannedGroup | None, *, present: bool = True) -> tuple[Row, ...]:
+        """The rows of ``group`` on every unit. A unit with nothing of the group gets an empty
+        row when ``present`` (it says the unit was there; the rotating group's read does)."""
+        if group is None:
+            return ()
         rows: list[Row] = []
         append = rows.append
         name = group.name
@@ -340,7 +346,8 @@ class Sampler:
                 # Nothing of this group counts on this unit (a CMG unit while a group without
                 # CMG-wide events runs): an empty reading still says the unit was there, so its
                 # present time starts with the session and scaling stays right whatever the order.
-                append((key, unit.core, unit.cmg, name, 0, 0, (), []))
+                if present:
+                    append((key, unit.core, unit.cmg, name, 0, 0, (), []))
                 continue
             try:
                 values = counter.group.read()

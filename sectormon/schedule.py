@@ -8,7 +8,7 @@ both halves run in the same timeslices, so metrics over both still see the same 
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from sectormon.errors import UsageError
@@ -28,21 +28,31 @@ class PlannedGroup:
         return not self.pe_events and not self.cmg_events
 
 
+ALWAYS = "always"
+"""The group of the events that need no PMU counter (software events): counted in every slice."""
+
+
 @dataclass(frozen=True, slots=True)
 class RotationPlan:
-    """The groups that rotate, in order, plus what was dropped and why."""
+    """The groups that rotate, in order, the group counted all the time (``always``: events that
+    take no counter, never rotated), plus what was dropped and why."""
 
     groups: tuple[PlannedGroup, ...]
     dropped: Mapping[str, str]
     skipped_groups: tuple[str, ...]
+    always: PlannedGroup | None = None
 
-    def group_at(self, slice_index: int) -> PlannedGroup:
-        """Round-robin: slice n runs group n mod G on every unit at once."""
-        return self.groups[slice_index % len(self.groups)]
+    def group_at(self, slice_index: int) -> PlannedGroup | None:
+        """Round-robin: slice n runs group n mod G on every unit at once (None: nothing rotates)."""
+        return self.groups[slice_index % len(self.groups)] if self.groups else None
+
+    def all_groups(self) -> tuple[PlannedGroup, ...]:
+        """The rotating groups, then the always-on group if there is one."""
+        return (*self.groups, self.always) if self.always is not None else self.groups
 
     def events(self) -> tuple[str, ...]:
         seen: dict[str, None] = {}
-        for group in self.groups:
+        for group in self.all_groups():
             for event in (*group.pe_events, *group.cmg_events):
                 seen.setdefault(event.name, None)
         return tuple(seen)
@@ -66,29 +76,51 @@ def plan_rotation(
     profile: Profile,
     group_names: Sequence[str],
     unavailable: Mapping[str, str],
+    free: Callable[[EventDef], bool] = lambda _event: False,
 ) -> RotationPlan:
-    """Drop unavailable events from their groups; skip groups left empty.
+    """Drop unavailable events from their groups; move the events that take no PMU counter
+    (``free``: software events) to the always-on group, unless the profile rotates them too;
+    skip groups left without events that need a counter.
 
     Raises :class:`UsageError` when nothing at all is left to count, naming the reasons.
     """
     planned: list[PlannedGroup] = []
     skipped: list[str] = []
+    always_pe: dict[str, EventDef] = {}
+    always_cmg: dict[str, EventDef] = {}
+
+    def rotates(event: EventDef) -> bool:
+        return profile.rotate_software or not free(event)
+
     for name in group_names:
         group = profile.group(name)
         pe = tuple(profile.events[e] for e in profile.pe_events(group) if e not in unavailable)
         cmg = tuple(profile.events[e] for e in profile.cmg_events(group) if e not in unavailable)
-        candidate = PlannedGroup(name=name, pe_events=pe, cmg_events=cmg)
-        if candidate.empty:
-            skipped.append(name)
-        else:
+        always_pe.update((e.name, e) for e in pe if not rotates(e))
+        always_cmg.update((e.name, e) for e in cmg if not rotates(e))
+        candidate = PlannedGroup(
+            name=name,
+            pe_events=tuple(e for e in pe if rotates(e)),
+            cmg_events=tuple(e for e in cmg if rotates(e)),
+        )
+        if not candidate.empty:
             planned.append(candidate)
-    if not planned:
+        elif any(rotates(profile.events[e]) for e in group.events) or not (pe or cmg):
+            skipped.append(name)  # its counter events cannot be counted here (its free ones can)
+    always = (
+        PlannedGroup(ALWAYS, tuple(always_pe.values()), tuple(always_cmg.values()))
+        if always_pe or always_cmg
+        else None
+    )
+    if not planned and always is None:
         reasons = "; ".join(f"{event}: {why}" for event, why in sorted(unavailable.items())[:4])
         raise UsageError(
             f"no event of profile {profile.name!r} can be counted here ({reasons}); "
             "run 'sectormon check' to see why"
         )
-    return RotationPlan(groups=tuple(planned), dropped=dict(unavailable), skipped_groups=tuple(skipped))
+    return RotationPlan(
+        groups=tuple(planned), dropped=dict(unavailable), skipped_groups=tuple(skipped), always=always
+    )
 
 
 @dataclass(slots=True)

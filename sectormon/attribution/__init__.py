@@ -1,14 +1,6 @@
 """Sampled attribution: where the events come from, in code and in data.
 
-Three separate steps, as in a sampling profiler (perf's session/symbol/hist split):
-
-- :mod:`~sectormon.attribution.samples`: the raw samples and address-space events that come in,
-  and the attributed samples that go out (plain data a recording can keep).
-- :mod:`~sectormon.attribution.symbolize` (with :mod:`.space` and :mod:`.elf`): resolve IPs to
-  functions and ``file:line``, data addresses to variables, heap, stack or mappings.
-- :mod:`~sectormon.attribution.aggregate`: count per function, source line, data object and cache
-  line, with the HP Caliper scale factor and latency buckets, into an immutable
-  :class:`~sectormon.attribution.table.HotspotTable`.
+The design notes of this module are in docs/internals.md.
 """
 
 from __future__ import annotations
@@ -22,8 +14,8 @@ from sectormon.attribution.samples import (
     MapEvent,
     ProcessEvent,
     Sample,
+    SampleBatch,
 )
-from sectormon.attribution.symbolize import Symbolizer
 from sectormon.attribution.table import HotspotRow, HotspotTable
 
 __all__ = [
@@ -38,5 +30,5 @@ __all__ = [
     "MapEvent",
     "ProcessEvent",
     "Sample",
-    "Symbolizer",
+    "SampleBatch",
 ]

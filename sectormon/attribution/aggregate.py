@@ -1,15 +1,6 @@
 """Count attributed samples per function, source line, data object and cache line.
 
-The aggregator is fed one :class:`~sectormon.attribution.samples.AttributedSample` at a time (live,
-or again from a recording) and :meth:`HotspotAggregator.table` takes an immutable snapshot at any
-point. Estimates follow the HP Caliper guide's scale factor::
-
-    scale    = counted total / (sampled x period)        (sum of the samples' periods)
-    estimate = scale x sampled x period                  (per location)
-
-so the estimates of all locations add up to the counted total. They say which locations take the
-most events, not exact counts: a PMU that samples events the counter does not count (Caliper's
-floating-point loads) gives scale < 1, lost samples give scale > 1.
+The design notes of this module are in docs/internals.md.
 """
 
 from __future__ import annotations

@@ -104,13 +104,19 @@ class LineTable:
 
 
 class ElfImage:
-    """One parsed ELF file (see the module docstring)."""
+    """One parsed ELF file (see the module docstring).
+
+    Segments, sections and whether the file has symbols and lines are read at once; the symbol
+    tables on the first lookup, since a process maps many libraries that no sample ever lands in
+    (a live session places them all as it starts, before the first sample arrives).
+    """
 
     def __init__(self, path: str) -> None:
         self.path = path
         self.name = os.path.basename(path)
         self._lines: LineTable | None = None
         self._lines_loaded = False
+        self._symbols: tuple[SymbolTable, SymbolTable] | None = None
         with open(path, "rb") as handle:
             elf = ELFFile(handle)
             self.segments = tuple(
@@ -118,24 +124,7 @@ class ElfImage:
                 for s in elf.iter_segments()
                 if s["p_type"] == "PT_LOAD"
             )
-            table = elf.get_section_by_name(".symtab")
-            self.stripped = not isinstance(table, SymbolTableSection)
-            if self.stripped:
-                table = elf.get_section_by_name(".dynsym")
-            functions: list[tuple[int, int, str, int]] = []
-            objects: list[tuple[int, int, str, int]] = []
-            if isinstance(table, SymbolTableSection):
-                for symbol in table.iter_symbols():
-                    kind = symbol["st_info"]["type"]
-                    if kind not in ("STT_FUNC", "STT_OBJECT", "STT_GNU_IFUNC", "STT_TLS"):
-                        continue
-                    if symbol["st_shndx"] == "SHN_UNDEF" or not symbol.name or kind == "STT_TLS":
-                        continue
-                    rank = _BIND_RANK.get(symbol["st_info"]["bind"], 3)
-                    entry = (symbol["st_value"], symbol["st_size"], symbol.name, rank)
-                    (objects if kind == "STT_OBJECT" else functions).append(entry)
-            self.functions = SymbolTable(functions, extend_empty=True)
-            self.objects = SymbolTable(objects, extend_empty=False)
+            self.stripped = not isinstance(elf.get_section_by_name(".symtab"), SymbolTableSection)
             self.sections = SymbolTable(
                 (
                     (s["sh_addr"], s["sh_size"], s.name, 0)
@@ -145,6 +134,20 @@ class ElfImage:
                 extend_empty=False,
             )
             self.has_lines = elf.get_section_by_name(".debug_line") is not None
+
+    @property
+    def functions(self) -> SymbolTable:
+        """FUNC (and IFUNC) symbols."""
+        if self._symbols is None:
+            self._symbols = _read_symbols(self.path, self.stripped)
+        return self._symbols[0]
+
+    @property
+    def objects(self) -> SymbolTable:
+        """OBJECT symbols: global and static variables."""
+        if self._symbols is None:
+            self._symbols = _read_symbols(self.path, self.stripped)
+        return self._symbols[1]
 
     def load_bias(self, start: int, pgoff: int, prot: int | None, page_size: int) -> int | None:
         """Where this file was loaded, from one of its mappings (``start`` maps file offset
@@ -174,6 +177,29 @@ class ElfImage:
             self._lines_loaded = True
             self._lines = _read_lines(self.path)
         return self._lines.lookup(vaddr) if self._lines is not None else None
+
+
+def _read_symbols(path: str, stripped: bool) -> tuple[SymbolTable, SymbolTable]:
+    """(functions, objects) from ``.symtab``, or ``.dynsym`` when stripped (empty tables when the
+    file can no longer be read)."""
+    functions: list[tuple[int, int, str, int]] = []
+    objects: list[tuple[int, int, str, int]] = []
+    try:
+        with open(path, "rb") as handle:
+            table = ELFFile(handle).get_section_by_name(".dynsym" if stripped else ".symtab")
+            if isinstance(table, SymbolTableSection):
+                for symbol in table.iter_symbols():
+                    kind = symbol["st_info"]["type"]
+                    if kind not in ("STT_FUNC", "STT_OBJECT", "STT_GNU_IFUNC"):
+                        continue
+                    if symbol["st_shndx"] == "SHN_UNDEF" or not symbol.name:
+                        continue
+                    rank = _BIND_RANK.get(symbol["st_info"]["bind"], 3)
+                    entry = (symbol["st_value"], symbol["st_size"], symbol.name, rank)
+                    (objects if kind == "STT_OBJECT" else functions).append(entry)
+    except (ELFError, OSError, ValueError, KeyError, AttributeError):
+        functions, objects = [], []
+    return SymbolTable(functions, extend_empty=True), SymbolTable(objects, extend_empty=False)
 
 
 def _prot(p_flags: int) -> int:

@@ -144,5 +144,23 @@ class AttributedSample(NamedTuple):
         )
 
 
+@dataclass(frozen=True, slots=True)
+class SampleBatch:
+    """The samples a live session took over one frame window, in the order it took them.
+
+    ``t`` is the stream time (seconds) it was taken at. ``lost`` is how many samples the kernel
+    dropped in the window; ``counted`` is the sampled event's count in counting mode over the
+    window, for the scale factor (None: it could not be read), ``multiplexed`` whether that count
+    was scaled for multiplexing. A recording keeps batches as they are (``sectormon/samples``
+    records), so a replay aggregates the same samples into the same windows.
+    """
+
+    t: float
+    samples: tuple[AttributedSample, ...] = ()
+    lost: int = 0
+    counted: int | None = None
+    multiplexed: bool = False
+
+
 def _optional_str(value: Any) -> str | None:
     return None if value is None else str(value)

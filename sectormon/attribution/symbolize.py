@@ -1,12 +1,6 @@
 """Resolve samples to code and data locations, following each process's address space in time.
 
-:meth:`Symbolizer.feed` takes the time-ordered stream of :mod:`~sectormon.attribution.samples`
-events: map, exec and fork events change the address spaces, and each :class:`Sample` is resolved
-against its process's space as it was when the sample was taken. IPs repeat a lot, so each
-process keeps a cache of resolved code locations, dropped when its mappings change; data
-addresses come in runs (a loop over an array), so each process remembers the last data range it
-resolved (a variable, section or mapping) and its location. Locations are interned: equal
-locations are the same object, which keeps them cheap to count.
+The design notes of this module are in docs/internals.md.
 """
 
 from __future__ import annotations

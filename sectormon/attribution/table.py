@@ -8,7 +8,7 @@ recording. Every figure keeps its unit in its name: ``samples`` are samples, ``p
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 SCHEMA = "sectormon/hotspots/1"
@@ -69,6 +69,16 @@ class HotspotTable:
     objects: tuple[HotspotRow, ...]
     lines: tuple[HotspotRow, ...]
     counts: Mapping[str, int] = field(default_factory=dict)
+
+    def head(self, rows: int) -> HotspotTable:
+        """The same table with at most ``rows`` rows per view (the hottest; ``counts`` unchanged)."""
+        return replace(
+            self,
+            functions=self.functions[:rows],
+            statements=self.statements[:rows],
+            objects=self.objects[:rows],
+            lines=self.lines[:rows],
+        )
 
     def to_json(self, *, lines: bool = False) -> dict[str, Any]:
         """The table as JSON; ``lines`` adds the per-cache-line view."""

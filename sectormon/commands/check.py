@@ -8,14 +8,15 @@ when at least one group has an event that counts, 1 (with the reason) when nothi
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from sectormon.commands.output import write_stdout
 from sectormon.errors import SectormonError
 from sectormon.hostinfo import HostInfo, collect_hostinfo, paranoid_meaning
+from sectormon.io import strict_json
 from sectormon.perf import probe as perf_probe
 from sectormon.perf.probe import ProbeResult
 from sectormon.perf.syscall import syscall_number
@@ -313,9 +314,9 @@ def run(args: argparse.Namespace) -> int:
     probe, probe_error = run_probe(tuple(profile.events.values()))
     report = build_report(host, topology, profile, chosen, probe, probe_error, syscall_info())
     if args.json:
-        sys.stdout.write(json.dumps(report) + "\n")
+        write_stdout(strict_json.dumps(report) + "\n")
     else:
-        sys.stdout.write(render_text(report, profile, topology, probe) + "\n")
+        write_stdout(render_text(report, profile, topology, probe) + "\n")
     if not report["ok"]:
         print(f"sectormon: check: {report['reason']}", file=sys.stderr)
     return 0 if report["ok"] else 1

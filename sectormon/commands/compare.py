@@ -8,7 +8,6 @@ Each side is a sectormon recording (replayed to its whole-run window), a recordi
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 
 
@@ -47,14 +46,16 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from sectormon.commands.output import write_stdout
+    from sectormon.commands.output import require_stdout, write_stdout
     from sectormon.compare.render import render_csv, render_markdown, render_text
     from sectormon.compare.sides import compare_paths
+    from sectormon.io import strict_json
 
+    require_stdout()  # before both sides are replayed: the report could not be written
     scopes = [s.strip() for item in args.scope for s in item.split(",") if s.strip()]
     cmp = compare_paths(args.base, args.other, skip_bad=args.skip_bad, scopes=scopes, region=args.region)
     if args.json:
-        write_stdout(json.dumps(cmp.to_json(), allow_nan=False) + "\n")
+        write_stdout(strict_json.dumps(cmp.to_json()) + "\n")
     elif args.csv:
         write_stdout(render_csv(cmp))
     elif args.markdown:

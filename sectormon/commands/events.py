@@ -7,12 +7,12 @@ catalog's events they can rely on here.
 from __future__ import annotations
 
 import argparse
-import json
-import sys
 from collections.abc import Mapping
 from typing import Any
 
 from sectormon.commands import check
+from sectormon.commands.output import write_stdout
+from sectormon.io import strict_json
 from sectormon.metrics.formulas import MetricSet
 from sectormon.perf.probe import ProbeResult
 from sectormon.profiles.loader import resolve_profile
@@ -151,7 +151,7 @@ def run(args: argparse.Namespace) -> int:
         probe, probe_error = check.run_probe(tuple(profile.events.values()))
     record = catalog(profile, probe, probe_error)
     if args.json:
-        sys.stdout.write(json.dumps(record) + "\n")
+        write_stdout(strict_json.dumps(record) + "\n")
     else:
-        sys.stdout.write(render_text(record, probe is not None) + "\n")
+        write_stdout(render_text(record, probe is not None) + "\n")
     return 0

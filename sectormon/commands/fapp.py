@@ -3,15 +3,15 @@
 from __future__ import annotations
 
 import argparse
-import json
 import shutil
 import sys
 
+from sectormon.commands import numbers
 from sectormon.commands.output import write_stdout
-from sectormon.errors import UsageError
 from sectormon.fapp.analysis import Analysis, analyze, is_cpupa_report
 from sectormon.fapp.report import CMG_METRICS
 from sectormon.fapp.table import render_table
+from sectormon.io import strict_json
 
 PLAIN_UNITS = ("", "ratio", "count")
 """Units not repeated after the metric name in the text table."""
@@ -32,20 +32,18 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--region", metavar="NAME", help="the measured region when the CSVs hold several")
     parser.add_argument(
         "--width",
-        type=int,
+        type=numbers.REPORT_WIDTH.parser("--width"),
         metavar="COLS",
-        help="wrap the text table to COLS columns (default: terminal, max 160)",
+        help=numbers.REPORT_WIDTH.help("wrap the text table to COLS columns (default: terminal, max 160)"),
     )
 
 
 def run(args: argparse.Namespace) -> int:
-    if args.width is not None and args.width < 40:
-        raise UsageError(f"--width {args.width}: use at least 40 columns")
     analysis = analyze(args.path, args.region)
     for warning in analysis.measurement.warnings:
         print(f"sectormon: warning: {warning}", file=sys.stderr)
     if args.json:
-        write_stdout(json.dumps(analysis.to_json(), allow_nan=False) + "\n")
+        write_stdout(strict_json.dumps(analysis.to_json()) + "\n")
         return 0
     width = args.width or min(160, max(80, shutil.get_terminal_size((160, 24)).columns))
     write_stdout(render(analysis, width))

@@ -1,43 +1,38 @@
 """``sectormon hotspots``: which functions and which data objects take the events (sampled attribution).
 
-Samples one event on a target (``--pid``, ``--cpus`` or ``-- CMD``) through perf_event_open, counts
-the same event in counting mode in the same run, then resolves every sample to a function (and
-``file:line``) and to a data object, and prints per function, source line, data object (and cache
-line with ``--lines``): samples, the HP Caliper estimate (scale x sampled x period, with the
-counted total it came from), share and latency buckets. Three separate steps: the sampling run
-(``sources/perf_samples.py``), symbolization and aggregation (``attribution/``), the report.
-
-Default event: the profile's ``sampling`` event (A64FX: L1D_CACHE_REFILL; generic: L1D load
-misses) at its period; where that cannot be sampled (no hardware PMU, as in many VMs), page-faults,
-whose samples carry the exact faulting data address on any Linux host.
+The design notes of this module are in docs/internals.md.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import math
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from sectormon.commands import numbers
+from sectormon.commands.output import require_stdout, write_stdout
 from sectormon.errors import UsageError
-from sectormon.perf.errors import EventUnsupported, InvalidAttribute, PerfError
+from sectormon.perf.errors import EventUnsupported, InvalidAttribute
 from sectormon.perf.events import EventSpec, parse_event
 from sectormon.profiles.model import Profile
+from sectormon.sources.perf_samples import default_rate, resolve_event
 
 if TYPE_CHECKING:
     from sectormon.sources.perf_samples import CountedTotal, RecordStream
 
 FALLBACK_EVENT = "page-faults"
-FAULT_EVENTS = ("page-faults", "faults", "minor-faults", "major-faults")
-DEFAULT_FREQ = 1000
 DEFAULT_TOP = 20
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
     target = parser.add_argument_group("what to sample (one of)")
-    target.add_argument("--pid", type=int, help="every thread of this running process")
+    target.add_argument(
+        "--pid",
+        type=numbers.PID.parser("--pid"),
+        help=numbers.PID.help("every thread of this running process"),
+    )
     target.add_argument(
         "--cpus", metavar="LIST", help="everything on these CPUs, e.g. 0-3 (needs paranoid <= 0)"
     )
@@ -51,49 +46,72 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "else page-faults where there is no hardware PMU)",
     )
     rate = how.add_mutually_exclusive_group()
-    rate.add_argument("--period", type=int, metavar="N", help="one sample every N events")
     rate.add_argument(
-        "--freq", type=int, metavar="HZ", help="about HZ samples a second (the kernel adapts the period)"
+        "--period",
+        type=numbers.PERIOD.parser("--period"),
+        metavar="N",
+        help=numbers.PERIOD.help("one sample every N events"),
+    )
+    rate.add_argument(
+        "--freq",
+        type=numbers.FREQUENCY.parser("--freq"),
+        metavar="HZ",
+        help=numbers.FREQUENCY.help("about HZ samples a second (the kernel adapts the period)"),
     )
     how.add_argument("--profile", default="auto", help="event profile: auto, a64fx, generic, or a YAML path")
     how.add_argument(
-        "--duration", type=float, metavar="S", help="stop after S seconds (default: when the target ends)"
+        "--duration",
+        type=numbers.DURATION.parser("--duration"),
+        metavar="S",
+        help=numbers.DURATION.help("stop after S seconds (default: when the target ends)"),
     )
     how.add_argument(
         "--mmap-pages",
-        type=int,
+        type=numbers.RING_PAGES.parser("--mmap-pages"),
         default=128,
         metavar="N",
-        help="ring buffer data pages per CPU, a power of two (default 128: 512 KiB with 4 KiB pages)",
+        help=numbers.RING_PAGES.help(
+            "ring buffer data pages per CPU, a power of two (default 128: 512 KiB with 4 KiB pages)"
+        ),
     )
     how.add_argument(
         "--include-kernel", action="store_true", help="also sample kernel mode (needs paranoid <= 1)"
     )
     how.add_argument(
         "--precise",
-        type=int,
+        type=numbers.PRECISE.parser("--precise"),
         default=0,
-        choices=range(4),
         metavar="0-3",
-        help="perf's precise_ip: 0 any skid .. 3 zero skid (PEBS events on x86)",
+        help=numbers.PRECISE.help("perf's precise_ip: 0 any skid .. 3 zero skid (PEBS events on x86)"),
     )
     out = parser.add_argument_group("output")
     out.add_argument("--json", action="store_true", help="print one JSON object instead of text")
     out.add_argument("--lines", action="store_true", help="also show hot cache lines")
     out.add_argument(
-        "--line-size", type=int, metavar="BYTES", help="cache line size (default: this host's L1D)"
+        "--line-size",
+        type=numbers.LINE_SIZE.parser("--line-size"),
+        metavar="BYTES",
+        help=numbers.LINE_SIZE.help("cache line size, a power of two (default: this host's L1D)"),
     )
-    out.add_argument("--top", type=int, default=DEFAULT_TOP, metavar="N", help="rows per view (default 20)")
+    out.add_argument(
+        "--top",
+        type=numbers.TOP.parser("--top"),
+        default=DEFAULT_TOP,
+        metavar="N",
+        help=numbers.TOP.help("rows per view (default 20)"),
+    )
 
 
 def run(args: argparse.Namespace) -> int:
-    from sectormon.attribution import HotspotAggregator, LatencyBucket, Symbolizer
+    from sectormon.attribution import HotspotAggregator, LatencyBucket
     from sectormon.attribution.report import HotspotReport, Overhead, render_text
+    from sectormon.attribution.symbolize import Symbolizer
     from sectormon.perf.sampling import SamplingConfig, check_sampling
     from sectormon.sources import perf_samples
 
     command = _command(args)
     _validate(args, command)
+    require_stdout()  # before the target runs: the report could not be written
     profile = _profile(args.profile)
     name, spec, period, freq, warnings = _choose_event(args, profile)
     try:
@@ -117,7 +135,7 @@ def run(args: argparse.Namespace) -> int:
         ) from None
     target = perf_samples.make_target(
         pid=args.pid,
-        cpus=_cpus(args.cpus) if args.cpus else (),
+        cpus=_cpus(args.cpus) if args.cpus is not None else (),
         command=command,
         stdout=2 if args.json else None,
     )
@@ -155,11 +173,11 @@ def run(args: argparse.Namespace) -> int:
         warnings=tuple(warnings),
     )
     if args.json:
-        print(json.dumps(report.to_json(), separators=(",", ":")))
+        write_stdout(json.dumps(report.to_json(), separators=(",", ":")) + "\n")
         for warning in warnings:
             print(f"sectormon: warning: {warning}", file=sys.stderr)
     else:
-        print(render_text(report))
+        write_stdout(render_text(report) + "\n")
     return status
 
 
@@ -169,18 +187,13 @@ def _command(args: argparse.Namespace) -> list[str]:
 
 
 def _validate(args: argparse.Namespace, command: list[str]) -> None:
-    chosen = (("--pid", args.pid is not None), ("--cpus", bool(args.cpus)), ("-- CMD", bool(command)))
+    chosen = (("--pid", args.pid is not None), ("--cpus", args.cpus is not None), ("-- CMD", bool(command)))
     given = [option for option, on in chosen if on]
     if not given:
         raise UsageError("nothing to sample: give --pid PID, --cpus LIST or -- CMD ARGS")
     if len(given) > 1:
         raise UsageError(f"choose one target: {' and '.join(given)} were both given")
-    for option, value in (("--period", args.period), ("--freq", args.freq), ("--top", args.top)):
-        if value is not None and value < 1:
-            raise UsageError(f"{option} {value}: give a whole number >= 1")
-    if args.duration is not None and not (math.isfinite(args.duration) and args.duration > 0):
-        raise UsageError(f"--duration {args.duration}: give a number of seconds > 0")
-    if args.line_size is not None and (args.line_size < 1 or args.line_size & (args.line_size - 1)):
+    if args.line_size is not None and args.line_size & (args.line_size - 1):
         raise UsageError(f"--line-size {args.line_size}: give a power of two, e.g. 64 or 256")
 
 
@@ -193,17 +206,14 @@ def _profile(choice: str) -> Profile:
     return load_profile(name, variant=topology.variant)
 
 
-def _choose_event(
-    args: argparse.Namespace, profile: Profile
-) -> tuple[str, EventSpec, int, int, list[str]]:
+def _choose_event(args: argparse.Namespace, profile: Profile) -> tuple[str, EventSpec, int, int, list[str]]:
     """(name, spec, period, freq, warnings): the event to sample and how often."""
     from sectormon.perf.sampling import SamplingConfig, check_sampling
 
     warnings: list[str] = []
     if args.event:
-        name, spec = _resolve(args.event, profile)
-        own = profile.sampling is not None and profile.sampling.event == name
-        default_period = profile.sampling.period if own and profile.sampling is not None else 0
+        name, spec = resolve_event(args.event, profile, option="--event")
+        default_period = 0
     elif profile.sampling is not None:
         name = profile.sampling.event
         spec = parse_event(profile.events[name].spec)
@@ -222,19 +232,8 @@ def _choose_event(
         return name, spec, args.period or 0, args.freq or 0, warnings
     if default_period:
         return name, spec, default_period, 0, warnings
-    if spec.spec.lower() in FAULT_EVENTS:
-        return name, spec, 1, 0, warnings  # faults are microseconds apart: sample each one
-    return name, spec, 0, DEFAULT_FREQ, warnings
-
-
-def _resolve(event: str, profile: Profile) -> tuple[str, EventSpec]:
-    """A profile event name, else a perf event spec (one clear error for neither)."""
-    if event in profile.events:
-        return event, parse_event(profile.events[event].spec)
-    try:
-        return event, parse_event(event)
-    except PerfError as exc:
-        raise UsageError(f"--event {event}: not an event of the {profile.name} profile, and {exc}") from None
+    period, freq = default_rate(name, spec, profile)
+    return name, spec, period, freq, warnings
 
 
 def _cpus(text: str) -> tuple[int, ...]:
@@ -286,6 +285,6 @@ def _run_warnings(
 def _describe_target(args: argparse.Namespace, command: list[str]) -> dict[str, Any]:
     if args.pid is not None:
         return {"mode": "pid", "pid": args.pid}
-    if args.cpus:
+    if args.cpus is not None:
         return {"mode": "cpus", "cpus": args.cpus}
     return {"mode": "command", "argv": command}

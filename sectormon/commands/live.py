@@ -8,18 +8,21 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import math
 import os
 import shutil
 import sys
 import tempfile
-from typing import IO
 
+from sectormon.attribution.window import DEFAULT_TOP
+from sectormon.commands import numbers
 from sectormon.commands.openmetrics import add_openmetrics_options, check_output_mode
+from sectormon.commands.output import StreamOutput, check_writable, require_terminal
+from sectormon.commands.theme_option import check_theme
 from sectormon.errors import UsageError
 from sectormon.export.server import OpenMetricsExporter
 from sectormon.session.live import LiveSession
 from sectormon.session.options import SessionRequest
+from sectormon.sources.base import SampleRequest
 from sectormon.sources.targets import describe_exit, shell_status
 
 
@@ -27,57 +30,92 @@ def add_session_options(
     how: argparse._ArgumentGroup, out: argparse._ArgumentGroup, *, clock: str, timeslice: str, interval: str
 ) -> None:
     """The options of a live session; ``clock`` says whose seconds they are, ``timeslice`` and
-    ``interval`` their defaults (help texts)."""
+    ``interval`` their defaults (help texts). The ranges of the time options depend on the
+    source (:func:`session_request` checks them); argparse checks that they are times at all."""
     how.add_argument("--groups", help="comma-separated groups to rotate (default: all of the profile's)")
     how.add_argument(
-        "--timeslice", type=float, help=f"{clock} seconds each group runs before the next ({timeslice})"
+        "--timeslice",
+        type=numbers.SESSION_TIME.parser("--timeslice"),
+        help=f"{clock} seconds each group runs before the next ({timeslice}); {_ranges(numbers.TIMESLICE)}",
     )
-    how.add_argument("--interval", type=float, help=f"{clock} seconds between frames ({interval})")
+    how.add_argument(
+        "--interval",
+        type=numbers.SESSION_TIME.parser("--interval"),
+        help=f"{clock} seconds between frames ({interval}); {_ranges(numbers.INTERVAL)}",
+    )
+    how.add_argument(
+        "--sample",
+        metavar="EVENT[:PERIOD]",
+        help="also sample EVENT (a profile event, or a perf event spec) every PERIOD events and show "
+        "its hot spots: functions and data objects (TUI view 6, the frames' 'hotspots')",
+    )
+    how.add_argument(
+        "--sample-top",
+        type=numbers.TOP.parser("--sample-top"),
+        metavar="N",
+        help=numbers.TOP.help(f"hot-spot rows per view in each frame (default {DEFAULT_TOP})"),
+    )
     how.add_argument(
         "--recent",
-        type=float,
-        help="rolling window in seconds (default 10; on the simulator 10 intervals of simulated time)",
+        type=numbers.SESSION_TIME.parser("--recent"),
+        help="rolling window in seconds (default 10; on the simulator 10 intervals of simulated time); "
+        + _ranges(numbers.RECENT),
     )
     out.add_argument(
         "--json", action="store_true", help="headless: JSON Lines on stdout (header, then frames)"
     )
     out.add_argument("-o", "--output", metavar="FILE", help="write the JSON stream to FILE instead of stdout")
-    out.add_argument("--count", type=int, help="stop after N frames")
-    out.add_argument("--duration", type=float, help=f"stop after S {clock} seconds")
     out.add_argument(
-        "--baseline-after", type=float, metavar="S", help="mark the baseline once S seconds have run"
+        "--count", type=numbers.COUNT.parser("--count"), help=numbers.COUNT.help("stop after N frames")
     )
-    out.add_argument("--record", metavar="FILE", help="record raw readings to FILE (.gz to compress)")
+    out.add_argument(
+        "--duration",
+        type=numbers.DURATION.parser("--duration"),
+        help=numbers.DURATION.help(f"stop after S {clock} seconds"),
+    )
+    out.add_argument(
+        "--baseline-after",
+        type=numbers.BASELINE_AFTER.parser("--baseline-after"),
+        metavar="S",
+        help=numbers.BASELINE_AFTER.help("mark the baseline once S seconds have run"),
+    )
+    out.add_argument(
+        "--record",
+        metavar="FILE",
+        help="record raw readings to FILE (.gz to compress); checked before the session starts",
+    )
     out.add_argument("--theme", help="TUI theme name or path (dark, light, high-contrast, or a file)")
     add_openmetrics_options(out)
 
 
-def session_request(args: argparse.Namespace) -> SessionRequest:
-    """The typed request of :func:`add_session_options`' options, each checked on its own."""
-    for option, value in (
-        ("--timeslice", args.timeslice),
-        ("--interval", args.interval),
-        ("--recent", args.recent),
-        ("--duration", args.duration),
+def _ranges(by_clock: dict[str, numbers.Range]) -> str:
+    return "; ".join(f"{kind}: {r.describe()}" for kind, r in by_clock.items())
+
+
+def session_request(args: argparse.Namespace, clock: str) -> SessionRequest:
+    """The typed request of :func:`add_session_options`' options, each checked on its own against
+    the ranges of the source's ``clock`` (``perf`` or ``sim``)."""
+    for option, value, ranges in (
+        ("--timeslice", args.timeslice, numbers.TIMESLICE),
+        ("--interval", args.interval, numbers.INTERVAL),
+        ("--recent", args.recent, numbers.RECENT),
     ):
-        if value is not None and not (math.isfinite(value) and value > 0):
-            raise UsageError(f"{option} {value}: give a number of seconds > 0")
-    after = args.baseline_after
-    if after is not None and not (math.isfinite(after) and after >= 0):
-        raise UsageError(f"--baseline-after {args.baseline_after}: give a number of seconds >= 0")
-    if args.count is not None and args.count < 1:
-        raise UsageError(f"--count {args.count}: give a number of frames >= 1")
+        if value is not None:
+            ranges[clock].check(option, value)
     groups = None
     if args.groups is not None:
         groups = tuple(part.strip() for part in args.groups.split(",") if part.strip())
         if not groups:
             raise UsageError(f"--groups {args.groups!r}: name at least one group, e.g. --groups SC1,SC3")
+    sample = sample_request(args.sample, args.sample_top)
     check_output_mode(args, record=args.record)
     if args.output and args.record and args.output != "-" and _same_file(args.output, args.record):
         raise UsageError(
             f"-o {args.output} and --record {args.record} name the same file: the frame stream and the "
             "recording would overwrite each other; give them different files"
         )
+    if args.record:
+        check_writable(args.record, "--record")
     return SessionRequest(
         groups=groups,
         timeslice=args.timeslice,
@@ -87,7 +125,30 @@ def session_request(args: argparse.Namespace) -> SessionRequest:
         duration=args.duration,
         baseline_after=args.baseline_after,
         record=args.record,
+        sample=sample,
     )
+
+
+def sample_request(text: str | None, top: float | None) -> SampleRequest | None:
+    """``--sample EVENT[:PERIOD]`` and ``--sample-top N``, checked. A spec's own colons (perf
+    modifiers such as ``cycles:u``) stay in EVENT: only a number after the last one is a period."""
+    if text is None:
+        if top is not None:
+            raise UsageError(f"--sample-top {top} sets the rows of --sample's hot spots; add --sample EVENT")
+        return None
+    event, colon, tail = text.rpartition(":")
+    period = None
+    if colon and event and tail.isdigit():
+        period = int(tail)
+        if not numbers.PERIOD.contains(period):
+            raise UsageError(
+                f"--sample {text}: give the period as {numbers.PERIOD.describe()}, e.g. {event}:10007"
+            )
+    else:
+        event = text
+    if not event.strip():
+        raise UsageError("--sample: name the event to sample, e.g. --sample L1D_CACHE_REFILL:10007")
+    return SampleRequest(event.strip(), period, DEFAULT_TOP if top is None else int(top))
 
 
 class CommandLog:
@@ -125,26 +186,22 @@ class CommandLog:
                 print_warning(f"the command's output is kept in {self.path} ({exc.strerror})")
 
 
-def open_output(args: argparse.Namespace) -> IO[str] | None:
-    """The JSON stream's file (``None``: the TUI), opened before anything starts so a bad path
-    fails at once."""
-    output = args.output
+def open_output(args: argparse.Namespace) -> StreamOutput | None:
+    """The JSON stream's output (``None``: the TUI, or ``--headless``), opened before anything
+    starts so a bad path, a closed stdout or a missing terminal fails at once."""
     if not args.json:
-        if output:
+        if args.output:
             raise UsageError("-o/--output is for the --json stream; add --json (or use --record FILE)")
+        if not args.headless:
+            require_terminal()
         return None
-    if not output or output == "-":
-        return sys.stdout
-    try:
-        return open(output, "w", encoding="utf-8")  # closed by run_session
-    except OSError as exc:
-        reason = exc.strerror or str(exc)
-        raise UsageError(f"-o {output}: cannot write there ({reason}); give a writable file path") from exc
+    check_theme(args.theme)
+    return StreamOutput(args.output)
 
 
 def run_session(
     session: LiveSession,
-    output: IO[str] | None,
+    output: StreamOutput | None,
     *,
     headless: bool = False,
     theme: str | None = None,
@@ -177,19 +234,22 @@ def run_session(
     return _command_status(session) if status == 0 else status
 
 
-def _run_json(session: LiveSession, handle: IO[str]) -> int:
+def _run_json(session: LiveSession, output: StreamOutput) -> int:
     from sectormon.io.stream import JsonStream
 
+    def failed() -> None:
+        output.failed()
+        session.stop()
+
+    stream = JsonStream(output.handle, on_closed=session.stop, on_error=failed)
     try:
-        stream = JsonStream(handle, on_closed=session.stop, on_error=session.stop)
         stream.write_header(session.header)
         session.subscribe(stream.write_frame)
         session.run_headless()
-    finally:
-        if handle is not sys.stdout:
-            handle.close()
-    if stream.error:
-        raise UsageError(stream.error)
+    except BaseException:
+        output.close()
+        raise
+    output.finish(stream.error)
     return 0
 
 

@@ -26,6 +26,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from pathlib import Path
 
+    from sectormon.commands.output import atomic_file
     from sectormon.errors import UsageError
     from sectormon.job.jobfile import is_job_file, write_job
     from sectormon.job.nodes import align, node_from_recording
@@ -41,7 +42,8 @@ def run(args: argparse.Namespace) -> int:
             )
     nodes = [node_from_recording(path, label=path, skip_bad=args.skip_bad) for path in args.files]
     alignment = align(nodes)
-    write_job(alignment, args.output)
+    with atomic_file(args.output) as out:
+        write_job(alignment, out, compress=args.output.endswith(".gz"))
     for warning in alignment.warnings:
         print(f"sectormon: warning: {warning}", file=sys.stderr)
     hosts = ", ".join(n.host for n in alignment.nodes)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 from collections.abc import Sequence
 
+from sectormon.commands import numbers
 from sectormon.commands.live import (
     CommandLog,
     add_session_options,
@@ -34,7 +35,9 @@ from sectormon.topology import load_topology, parse_cpu_list
 def configure(parser: argparse.ArgumentParser) -> None:
     target = parser.add_argument_group("what to count (default: the simulated A64FX demo)")
     target.add_argument(
-        "--pid", type=int, help="count every thread of this process (followed as they come and go)"
+        "--pid",
+        type=numbers.PID.parser("--pid"),
+        help=numbers.PID.help("count every thread of this process (followed as they come and go)"),
     )
     target.add_argument("--cpus", metavar="LIST", help="count these CPUs system-wide, e.g. 12-23 or 0,2-3")
     target.add_argument(
@@ -70,7 +73,7 @@ def run(args: argparse.Namespace) -> int:
         name
         for name, given in (
             ("--pid", args.pid is not None),
-            ("--cpus", bool(args.cpus)),
+            ("--cpus", args.cpus is not None),  # --cpus '' is a bad list, not "no target"
             ("-- CMD", bool(command)),
         )
         if given
@@ -82,7 +85,9 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError(f"--source sim simulates its own threads; it cannot count {modes[0]}")
     if source_kind == "perf" and not modes:
         raise UsageError("--source perf needs a target: --pid PID, --cpus LIST or -- CMD ARGS")
-    request = session_request(args)
+    if source_kind == "perf":
+        _refuse_sim_options(args, modes[0])
+    request = session_request(args, source_kind)
     output = open_output(args)
     headless = args.headless or output is not None
     command_log: CommandLog | None = None
@@ -91,7 +96,6 @@ def run(args: argparse.Namespace) -> int:
         profile, _ = resolve_profile(args.profile, None)
         source = sim_source(args, headless=headless)
     else:
-        _refuse_sim_options(args, modes[0])
         profile, source, command_log = _perf_setup(args, command, headless=headless)
     exporter = open_exporter(args)  # the port is bound before anything starts
     try:
@@ -129,7 +133,7 @@ def _perf_setup(
     log = None
     if args.pid is not None:
         target = PidTarget(args.pid)
-    elif args.cpus:
+    elif args.cpus is not None:
         cpus = parse_cpu_list(args.cpus, what="--cpus")
         topology.require_cpus(cpus, option="--cpus")
         target = CpuTarget(cpus)

@@ -32,7 +32,11 @@ def add_openmetrics_options(parser: argparse._ActionsContainer) -> None:
 
 def check_output_mode(args: argparse.Namespace, *, record: str | None, can_record: bool = True) -> None:
     """``--headless`` and ``--openmetrics-threads`` need what they act on: say so instead of
-    ignoring them. ``can_record``: the command has ``--record`` (a replay has not)."""
+    ignoring them. ``can_record``: the command has ``--record`` (a replay has not). A bad
+    ``--openmetrics`` address is said here too, with the other option errors, before anything
+    starts."""
+    if args.openmetrics:
+        parse_listen(args.openmetrics)
     if args.openmetrics_threads and not args.openmetrics:
         raise UsageError(
             "--openmetrics-threads adds series to --openmetrics; give --openmetrics [HOST:]PORT too"

@@ -1,10 +1,22 @@
-"""A command's report to stdout, written so that a failed write is one line and exit 1.
+"""Where commands write: the one way a report, a JSON stream or an output file is written.
 
-A report (``compare``, ``fapp``) is built whole, then written and flushed here, so a full disk,
-``> /dev/full`` or a closed stdout (``>&-``) shows up while the command can still say so: one
-``sectormon: cannot write ...`` line and exit status 1, never a traceback or the interpreter's
-"Exception ignored" at exit. A reader that went away (``| head``) stays a quiet
-:class:`BrokenPipeError`, which the CLI ends with status 0 like other Unix filters.
+A failed write is one ``sectormon: cannot write ...`` line and exit status 1 (the input was fine;
+2 is for bad input), never a traceback or the interpreter's "Exception ignored" at exit:
+
+- a report (``compare``, ``fapp``, ``check``, ``events``, ``sim --summary``, ``hotspots``) is built
+  whole, then written and flushed by :func:`write_stdout`, so a full disk, ``> /dev/full`` or a
+  closed stdout (``>&-``) shows up while the command can still say so;
+- a JSON stream (``--json``, ``replay --json``) goes through :class:`StreamOutput`: stdout, or
+  ``-o FILE`` opened before anything starts; a stream that fails mid-way leaves its file as
+  ``FILE.partial`` (whole lines up to the failure, the last one possibly cut) and says so;
+- a file written whole (``merge -o``) goes through :func:`atomic_file`: written under a temporary
+  name next to it and renamed when complete, so a failure leaves neither a partial file nor a
+  clobbered older one.
+
+A reader that went away (``| head``) stays a quiet :class:`BrokenPipeError`, which the CLI ends
+with status 0 like other Unix filters. Paths a session writes only once running (``--record``)
+are checked at the start by :func:`check_writable`; the TUI needs a terminal
+(:func:`require_terminal`).
 """
 
 from __future__ import annotations
@@ -13,9 +25,16 @@ import contextlib
 import errno
 import os
 import sys
-from typing import TextIO
+from collections.abc import Iterator
+from pathlib import Path
+from typing import IO, TextIO
 
-from sectormon.errors import SectormonError
+from sectormon.errors import SectormonError, UsageError
+
+STDOUT_CLOSED = "stdout is closed (redirect it to a file or a pipe)"
+FREE_SPACE = "free space or write it elsewhere"
+PARTIAL_SUFFIX = ".partial"
+NO_TERMINAL = "no terminal: use --json for a headless stream"
 
 
 class OutputError(SectormonError):
@@ -24,21 +43,29 @@ class OutputError(SectormonError):
     exit_code = 1
 
 
-def _silence_stdout() -> None:
-    """Point fd 1 at /dev/null so the interpreter's final flush of what is left does not fail again."""
+def _silence_fd(fd: int) -> None:
+    """Point ``fd`` at /dev/null so later flushes of what is left (the interpreter's at exit, a
+    file's close) go nowhere instead of failing again."""
     try:
         devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, 1)
+        os.dup2(devnull, fd)
         os.close(devnull)
     except OSError:
         pass
 
 
-def write_stdout(text: str) -> None:
-    """Write ``text`` to stdout and flush it; a failure raises :class:`OutputError`."""
+def require_stdout(what: str = "report") -> TextIO:
+    """stdout, or :class:`OutputError` when it is closed: a command that works long before it
+    writes (sampling, a simulation, a compare of large recordings) asks first."""
     stream = sys.stdout
     if stream is None:
-        raise OutputError("cannot write the report: stdout is closed (redirect it to a file or a pipe)")
+        raise OutputError(f"cannot write the {what}: {STDOUT_CLOSED}")
+    return stream
+
+
+def write_stdout(text: str, what: str = "report") -> None:
+    """Write ``text`` to stdout and flush it; a failure raises :class:`OutputError`."""
+    stream = require_stdout(what)
     try:
         stream.write(text)
         stream.flush()
@@ -48,17 +75,137 @@ def write_stdout(text: str) -> None:
         if exc.errno == errno.EPIPE:
             raise BrokenPipeError(errno.EPIPE, exc.strerror) from None
         _discard_buffer(stream)
-        raise OutputError(
-            f"cannot write the report to stdout: {exc.strerror or exc} (free space or write it elsewhere)"
-        ) from None
+        reason = exc.strerror or str(exc)
+        raise OutputError(f"cannot write the {what} to stdout: {reason} ({FREE_SPACE})") from None
     except ValueError:  # a closed stdout object
-        raise OutputError(
-            "cannot write the report: stdout is closed (redirect it to a file or a pipe)"
-        ) from None
+        raise OutputError(f"cannot write the {what}: {STDOUT_CLOSED}") from None
 
 
 def _discard_buffer(stream: TextIO) -> None:
     """Drop what the failed write left in stdout's buffer: flushed into /dev/null, not again at exit."""
-    _silence_stdout()
+    _silence_fd(1)
     with contextlib.suppress(OSError, ValueError):
         stream.flush()
+
+
+class StreamOutput:
+    """Where a JSON stream goes: stdout (``path`` ``None`` or ``-``) or ``-o FILE``, opened now so
+    that a bad path fails before anything starts (exit 2)."""
+
+    def __init__(self, path: str | None, option: str = "-o") -> None:
+        self.path = None if path in (None, "-") else path
+        self.handle: IO[str]
+        if self.path is None:
+            self.handle = require_stdout("JSON stream")
+            return
+        try:
+            self.handle = open(self.path, "w", encoding="utf-8")  # noqa: SIM115 - closed in finish()
+        except OSError as exc:
+            raise UsageError(
+                f"{option} {self.path}: cannot write there ({exc.strerror or exc}); give a writable file path"
+            ) from None
+
+    @property
+    def name(self) -> str:
+        return self.path or "stdout"
+
+    def failed(self) -> None:
+        """The stream's last write failed: nothing more will be written, and no later flush may
+        fail again (the file's close, the interpreter's flush of stdout at exit)."""
+        with contextlib.suppress(OSError, ValueError):
+            _silence_fd(self.handle.fileno())
+            self.handle.flush()
+
+    def close(self) -> None:
+        """Close a file output without a word (the command is failing for another reason)."""
+        if self.path is not None:
+            with contextlib.suppress(OSError):
+                self.handle.close()
+
+    def finish(self, error: str | None) -> None:
+        """Close the stream; when it failed (``error``: the reason), raise :class:`OutputError`,
+        a file kept as ``FILE.partial``."""
+        if self.path is not None:
+            try:
+                self.handle.close()
+            except OSError as exc:
+                error = error or (exc.strerror or str(exc))
+        if error is None:
+            return
+        message = f"cannot write the JSON stream to {self.name}: {error}"
+        kept = self._keep_partial()
+        raise OutputError(f"{message} ({FREE_SPACE}{kept})")
+
+    def _keep_partial(self) -> str:
+        """Rename a regular output file to ``FILE.partial``; the note that says where it is."""
+        if self.path is None or not os.path.isfile(self.path):
+            return ""
+        partial = self.path + PARTIAL_SUFFIX
+        try:
+            os.replace(self.path, partial)
+        except OSError as exc:
+            return f"; {self.path} is incomplete ({exc.strerror or exc} renaming it to {partial})"
+        return f"; the stream up to the failure is in {partial}"
+
+
+@contextlib.contextmanager
+def atomic_file(path: str | Path, option: str = "-o") -> Iterator[IO[bytes]]:
+    """A binary file that appears at ``path`` only once written whole.
+
+    It is written as ``.partial-<pid>-NAME`` in the same folder and renamed over ``path`` at the
+    end, so a failure (full disk, an exception) leaves neither a partial file nor a clobbered
+    older one. A folder that cannot be written is a :class:`UsageError` (exit 2); a failure while
+    writing an :class:`OutputError` (exit 1).
+    """
+    target = Path(os.path.realpath(path))
+    work = target.with_name(f".partial-{os.getpid()}-{target.name}")
+    try:
+        handle = open(work, "wb")  # noqa: SIM115 - closed below
+    except OSError as exc:
+        raise UsageError(
+            f"{option} {path}: cannot write there ({exc.strerror or exc}); give a writable file path"
+        ) from None
+    try:
+        try:
+            with handle:
+                yield handle
+            os.replace(work, target)
+        except OSError as exc:
+            raise OutputError(
+                f"cannot write {path}: {exc.strerror or exc} ({FREE_SPACE}; nothing was written to {path})"
+            ) from None
+    finally:
+        work.unlink(missing_ok=True)
+
+
+def check_writable(path: str, option: str) -> None:
+    """Fail now (exit 2) when the file a session writes only once running cannot be created:
+    a missing or read-only folder, a folder named as the file. A file created by the check is
+    removed again; an existing one is left as it is."""
+    if os.path.isdir(path):
+        raise UsageError(f"{option} {path}: is a folder; give a file path")
+    if os.path.exists(path) and not os.path.isfile(path):
+        return  # a device or a pipe: opening it here could block or consume it
+    existed = os.path.exists(path)
+    try:
+        with open(path, "ab"):
+            pass
+    except OSError as exc:
+        raise UsageError(
+            f"{option} {path}: cannot write there ({exc.strerror or exc}); give a writable file path"
+        ) from None
+    if not existed:
+        with contextlib.suppress(OSError):
+            os.unlink(path)
+
+
+def require_terminal() -> None:
+    """The TUI draws on stdout and reads keys from stdin: without a terminal on both it would
+    write escape codes into a file until killed, so it does not start (exit 2)."""
+    for stream in (sys.stdin, sys.stdout):
+        try:
+            tty = stream is not None and stream.isatty()
+        except ValueError:  # closed
+            tty = False
+        if not tty:
+            raise UsageError(NO_TERMINAL)

@@ -9,13 +9,14 @@ the recording on a timeline (pause, seek, speed, marks).
 from __future__ import annotations
 
 import argparse
-import math
 import signal
 import sys
 from types import FrameType
 from typing import TYPE_CHECKING
 
+from sectormon.commands import numbers
 from sectormon.commands.openmetrics import add_openmetrics_options, check_output_mode, open_exporter
+from sectormon.commands.output import StreamOutput, require_terminal
 from sectormon.errors import SectormonError, UsageError
 
 if TYPE_CHECKING:
@@ -29,17 +30,29 @@ def configure(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--speed",
-        type=float,
+        type=numbers.SPEED.parser("--speed"),
         default=None,
         metavar="X",
-        help="pace frames in real time times X (default: as fast as possible with --json, 1 in the TUI "
-        "and --headless, where a simulated recording plays one frame interval per second at 1)",
+        help=numbers.SPEED.help(
+            "pace frames in real time times X (default: as fast as possible with --json, 1 in the TUI "
+            "and --headless, where a simulated recording plays one frame interval per second at 1)"
+        ),
     )
     parser.add_argument(
-        "--from", dest="t_from", type=float, default=None, metavar="S", help="first second to show"
+        "--from",
+        dest="t_from",
+        type=numbers.STREAM_TIME.parser("--from"),
+        default=None,
+        metavar="S",
+        help=numbers.STREAM_TIME.help("first second to show"),
     )
     parser.add_argument(
-        "--to", dest="t_to", type=float, default=None, metavar="S", help="last second to show"
+        "--to",
+        dest="t_to",
+        type=numbers.STREAM_TIME.parser("--to"),
+        default=None,
+        metavar="S",
+        help=numbers.STREAM_TIME.help("last second to show"),
     )
     parser.add_argument(
         "--skip-bad",
@@ -51,12 +64,6 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 def _check(args: argparse.Namespace) -> None:
-    if args.speed is not None and not (args.speed > 0 and not math.isnan(args.speed)):
-        raise UsageError(f"--speed must be > 0, got {args.speed}")
-    for name in ("t_from", "t_to"):
-        value = getattr(args, name)
-        if value is not None and not math.isfinite(value):
-            raise UsageError(f"--{name[2:]} must be a finite number of seconds, got {value}")
     if args.t_from is not None and args.t_to is not None and args.t_to < args.t_from:
         raise UsageError(f"--to ({args.t_to}) is before --from ({args.t_from})")
 
@@ -68,6 +75,8 @@ def run(args: argparse.Namespace) -> int:
 
     if is_job_file(args.file):
         return _run_job(args)
+    if not (args.json or args.headless):
+        require_terminal()
     exporter = open_exporter(args, source="replay")
     try:
         if args.headless:
@@ -85,23 +94,29 @@ def _warn(message: str) -> None:
 
 
 def _run_json(args: argparse.Namespace, exporter: OpenMetricsExporter | None) -> int:
+    from sectormon.commands.theme_option import check_theme
     from sectormon.io.reader import open_recording
     from sectormon.io.stream import JsonStream
     from sectormon.session.replay import frame_builder, replay_frames, stream_header
 
+    check_theme(args.theme)
+    output = StreamOutput(None)
     with open_recording(args.file, skip_bad=args.skip_bad) as stream:
         frame_builder(stream.header, args.file)  # a bad profile fails before anything is printed
-        out = JsonStream(sys.stdout)
+        out = JsonStream(output.handle, on_error=output.failed)
         header = stream_header(stream.header)
         out.write_header(header)
         if exporter is not None:
             exporter.start(header)
         for frame in replay_frames(stream, t_from=args.t_from, t_to=args.t_to, speed=args.speed):
+            if out.closed:
+                break
             if exporter is not None:
                 exporter.publish(frame)
             out.write_frame(frame)
-            if out.closed:
-                return 0
+        output.finish(out.error)
+        if out.closed:
+            return 0  # the reader went away (`| head`)
         for warning in stream.warnings:
             _warn(warning)
         if args.skip_bad and stream.skipped:
@@ -122,10 +137,11 @@ def _run_job(args: argparse.Namespace) -> int:
         )
     if not args.json:
         return _run_job_tui(args)
+    output = StreamOutput(None)
     with open_job(args.file, skip_bad=args.skip_bad) as alignment:
         for warning in alignment.warnings:
             _warn(warning)
-        out = JsonStream(sys.stdout)
+        out = JsonStream(output.handle, on_error=output.failed)
         out.write_header(job_header(alignment))
         frames = job_frames(
             alignment,
@@ -136,9 +152,10 @@ def _run_job(args: argparse.Namespace) -> int:
             on_warning=_warn,
         )
         for frame in frames:
-            out.write_frame(frame)
             if out.closed:
-                return 0
+                break
+            out.write_frame(frame)
+        output.finish(out.error)
     return 0
 
 
@@ -146,6 +163,7 @@ def _run_job_tui(args: argparse.Namespace) -> int:
     from sectormon.job.session import JobReplaySession
     from sectormon.ui.app import run_tui
 
+    require_terminal()
     session = JobReplaySession(
         args.file,
         skip_bad=args.skip_bad,

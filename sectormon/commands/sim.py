@@ -10,11 +10,11 @@ The simulator's options are shared with ``sectormon --source sim`` (:mod:`.sim_o
 from __future__ import annotations
 
 import argparse
-import json
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
+from sectormon.commands import numbers
 from sectormon.commands.live import (
     add_session_options,
     open_output,
@@ -23,8 +23,10 @@ from sectormon.commands.live import (
     session_request,
 )
 from sectormon.commands.openmetrics import open_exporter
+from sectormon.commands.output import require_stdout, write_stdout
 from sectormon.commands.sim_options import add_sim_options, sim_options, sim_source
 from sectormon.errors import UsageError
+from sectormon.io import strict_json
 from sectormon.profiles.loader import resolve_profile
 from sectormon.session.setup import open_session
 from sectormon.sim import advisor
@@ -59,16 +61,20 @@ def configure(parser: argparse.ArgumentParser) -> None:
     )
     advise.add_argument(
         "--budget",
-        type=int,
+        type=numbers.BUDGET.parser("--budget"),
         metavar="N",
-        help=f"with --advise: simulate every configuration if there are at most N, else prune the "
-        f"search (default {advisor.DEFAULT_BUDGET})",
+        help=numbers.BUDGET.help(
+            "with --advise: simulate every configuration if there are at most N, else prune the "
+            f"search (default {advisor.DEFAULT_BUDGET})"
+        ),
     )
     advise.add_argument(
         "--top",
-        type=int,
+        type=numbers.TOP.parser("--top"),
         metavar="N",
-        help=f"with --advise: rows of the table (default {advisor.DEFAULT_TOP}; --json gives every one)",
+        help=numbers.TOP.help(
+            f"with --advise: rows of the table (default {advisor.DEFAULT_TOP}; --json gives every one)"
+        ),
     )
     how = parser.add_argument_group("how to count")
     how.add_argument("--profile", default="auto", help="event profile (default a64fx)")
@@ -103,6 +109,7 @@ def run(args: argparse.Namespace) -> int:
                 ("--openmetrics", args.openmetrics),
                 ("--openmetrics-threads", args.openmetrics_threads),
                 ("--headless", args.headless),
+                ("--sample", args.sample),
             )
             if value not in (None, False)
         ]
@@ -111,10 +118,11 @@ def run(args: argparse.Namespace) -> int:
                 f"--summary prints one JSON object at the end; {', '.join(ignored)} "
                 "belong to the frame stream (drop --summary to use them)"
             )
+        require_stdout()  # before the simulation runs: the summary could not be written
         source = sim_source(args, headless=True)
-        print(json.dumps(summarize(source, args.profile), sort_keys=False))
+        write_stdout(strict_json.dumps(summarize(source, args.profile)) + "\n")
         return 0
-    request = session_request(args)
+    request = session_request(args, "sim")
     output = open_output(args)
     source = sim_source(args, headless=args.headless or output is not None)
     profile, _ = resolve_profile(args.profile, None)
@@ -184,7 +192,7 @@ def _advise(args: argparse.Namespace) -> int:
         rank_by=args.rank_by or next(iter(advisor.METRICS)),
         budget=budget,
     )
-    print(json.dumps(advice) if args.json else advisor.render(advice, top))
+    print(strict_json.dumps(advice) if args.json else advisor.render(advice, top))
     return 0
 
 

@@ -6,10 +6,14 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from sectormon.commands import numbers
 from sectormon.errors import UsageError
-from sectormon.sim.config import L1_WAYS, L2_WAYS_TOTAL, parse_l2_sets, parse_ways
+from sectormon.sim.config import L1_WAYS, L2_WAYS_TOTAL, MAX_THREADS, parse_l2_sets, parse_ways
 from sectormon.sim.kernels import KERNELS
 from sectormon.sources.sim import DEFAULT_THREADS, DEFAULT_WARMUP, SimOptions, SimSource, build_sim_source
+
+THREADS = numbers.whole(1, MAX_THREADS, "threads (the simulated A64FX's cores)")
+L2_WAYS = numbers.whole(1, L2_WAYS_TOTAL, "ways")
 
 
 def add_sim_options(parser: argparse._ActionsContainer) -> list[argparse.Action]:
@@ -22,11 +26,13 @@ def add_sim_options(parser: argparse._ActionsContainer) -> list[argparse.Action]
 
     add(
         "--warmup",
-        type=float,
+        type=numbers.WARMUP.parser("--warmup"),
         metavar="S",
-        help="simulated seconds run uncounted before counting starts, like a measured region after "
-        f"initialisation (default {DEFAULT_WARMUP:g} for kernels, 0 for traces; 0 counts from the "
-        "first access)",
+        help=numbers.WARMUP.help(
+            "simulated seconds run uncounted before counting starts, like a measured region after "
+            f"initialisation (default {DEFAULT_WARMUP:g} for kernels, 0 for traces; 0 counts from the "
+            "first access)"
+        ),
     )
     add(
         "--kernel",
@@ -49,9 +55,9 @@ def add_sim_options(parser: argparse._ActionsContainer) -> list[argparse.Action]
     )
     add(
         "--threads",
-        type=int,
+        type=THREADS.parser("--threads"),
         metavar="N",
-        help=f"simulated threads, spread over the 4 CMGs (default {DEFAULT_THREADS})",
+        help=THREADS.help(f"simulated threads, spread over the 4 CMGs (default {DEFAULT_THREADS})"),
     )
     add(
         "--l1-sectors",
@@ -71,10 +77,10 @@ def add_sim_options(parser: argparse._ActionsContainer) -> list[argparse.Action]
     )
     add(
         "--l2-ways",
-        type=int,
+        type=L2_WAYS.parser("--l2-ways"),
         default=14,
         metavar="N",
-        help="L2 ways usable by the application (default 14 of 16)",
+        help=L2_WAYS.help("L2 ways usable by the application (default 14 of 16)"),
     )
     add(
         "--sector-cache",
@@ -100,7 +106,12 @@ def add_sim_options(parser: argparse._ActionsContainer) -> list[argparse.Action]
         metavar="ARRAY=SECTOR[,...]",
         help="sector of each array, e.g. reused=0,stream=1 or A=0,B=1,C=2",
     )
-    add("--seed", type=int, default=1, help="random seed of the kernels (default 1)")
+    add(
+        "--seed",
+        type=numbers.SEED.parser("--seed"),
+        default=1,
+        help=numbers.SEED.help("random seed of the kernels (default 1)"),
+    )
     once_or_loop = parser.add_mutually_exclusive_group()
     actions.append(
         once_or_loop.add_argument(
@@ -137,10 +148,6 @@ def _pairs(values: list[str] | None, option: str) -> dict[str, str]:
 
 def sim_options(args: argparse.Namespace) -> SimOptions:
     """The typed options of a parsed command line that has :func:`add_sim_options`."""
-    if not 1 <= args.l2_ways <= L2_WAYS_TOTAL:
-        raise UsageError(
-            f"--l2-ways {args.l2_ways}: the L2 has {L2_WAYS_TOTAL} ways; give 1 to {L2_WAYS_TOTAL}"
-        )
     l1 = parse_ways(args.l1_sectors, "--l1-sectors", (4,), L1_WAYS) if args.l1_sectors else None
     l2 = parse_ways(args.l2_sectors, "--l2-sectors", (2, 4), args.l2_ways) if args.l2_sectors else None
     return SimOptions(

@@ -5,7 +5,9 @@ decimals when every value of the column is between 1e-3 and 1e7 in size (or 0), 
 for the whole column. Baseline and Sector share a format, and so do Delta and Improvement.
 
 Rows with no value on either side say nothing: text and Markdown leave them out (with a count
-under the table) unless ``show_all``; the CSV, like the JSON, keeps every row.
+under the table) unless ``show_all``; the CSV, like the JSON, keeps every row. Sides recorded
+with ``--sample`` add how the hot spots' shares moved (CSV scopes ``hotspots:objects`` and
+``hotspots:functions``).
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ import io
 import re
 from collections.abc import Callable, Iterable, Sequence
 
+from sectormon.compare.hotspots import render_lines
 from sectormon.compare.runs import Comparison, Row, ScopeComparison
 
 NA = "n/a"
@@ -112,6 +115,8 @@ def render_text(cmp: Comparison, *, show_all: bool = False) -> str:
         out += [_line(row, widths) for row in cells[sc.scope]]
         out += _hidden_note(sc, len(rows))
         out.append(summary(sc))
+    if cmp.hotspots is not None:
+        out += ["", "=" * rule, *render_lines(cmp.hotspots)]
     out += [f"warning: {w}" for w in cmp.warnings if w not in cmp.mixed]
     return "\n".join(out) + "\n"
 
@@ -135,6 +140,8 @@ def render_markdown(cmp: Comparison, *, show_all: bool = False) -> str:
         out.append("|" + "---|" * 2 + "---:|" * (len(COLUMNS) - 2))
         out += ["| " + " | ".join(_md(c) for c in cells) + " |" for cells in table_rows(rows)]
         out += ["", *_hidden_note(sc, len(rows)), summary(sc)]
+    if cmp.hotspots is not None:
+        out += ["", "### hot spots", "", "```", *render_lines(cmp.hotspots), "```"]
     return "\n".join(out) + "\n"
 
 
@@ -189,4 +196,10 @@ def render_csv(cmp: Comparison) -> str:
         writer.writerow(
             (sc.scope, "L2_effectiveness", "ratio", "lower", *[""] * 7, cell(sc.l2_effectiveness))
         )
+    shift = cmp.hotspots
+    if shift is not None:  # each location's share of the sampled events; delta = sector - baseline
+        for view, moves in (("objects", shift.objects), ("functions", shift.functions)):
+            for m in moves:
+                share = (cell(m.base), cell(m.other), cell(m.delta))
+                writer.writerow((f"hotspots:{view}", m.name, "share", "none", *share, *[""] * 5))
     return buf.getvalue()

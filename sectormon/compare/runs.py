@@ -1,16 +1,6 @@
 """Baseline vs tuned run: every metric per scope with delta, improvement and the section-3 effects.
 
-Each side is reduced to a :class:`RunMetrics` first (:mod:`sectormon.compare.sides`: a recording
-to its final frame's whole-run window, a fapp directory or import through the fapp analysis).
-The comparison follows the PMU document (sections 3 and 6.6): ``delta = other - base``;
-``improvement`` is positive when the other run is better, by the metric's ``better`` convention
-(``base - other`` for lower-is-better miss/stall rates and energy, ``other - base`` for IPC);
-``relative`` is the improvement relative to ``|base|`` (for metrics with no better direction, the
-plain relative change ``delta / |base|``). ``IPC_improvement`` is section 3.8's ``(IPC_other -
-IPC_base) / IPC_base * 100`` from the profile's ``IPC`` (INST_RETIRED / CPU_CYCLES) whenever both
-sides have it, else from the CPU PA report's (``report:IPC``), and says which; ``L2_effectiveness``
-is the ratio of L2 miss counts other / base. A metric only one side can compute is ``None`` (n/a)
-on the other side, never 0. Rendering: :mod:`sectormon.compare.render`.
+The design notes of this module are in docs/internals.md.
 """
 
 from __future__ import annotations
@@ -19,6 +9,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from sectormon.compare.hotspots import HotspotShift
 from sectormon.errors import UsageError
 from sectormon.metrics.baseline import metric_delta as baseline_delta
 from sectormon.profiles.model import MetricDef
@@ -96,6 +87,8 @@ class Comparison:
     scopes: tuple[ScopeComparison, ...]
     warnings: tuple[str, ...] = field(default=())
     mixed: tuple[str, ...] = field(default=())
+    hotspots: HotspotShift | None = None
+    """How the hot spots moved, when both sides were recorded with ``--sample``."""
 
     def scope(self, name: str) -> ScopeComparison:
         for s in self.scopes:
@@ -113,6 +106,7 @@ class Comparison:
             "other": side(self.other),
             "scopes": {s.scope: s.to_json() for s in self.scopes},
             "warnings": list(self.warnings),
+            **({"hotspots": self.hotspots.to_json()} if self.hotspots is not None else {}),
         }
 
 

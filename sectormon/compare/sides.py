@@ -1,24 +1,18 @@
 """The two sides of ``sectormon compare``, loaded: each path reduced to a :class:`RunMetrics`.
 
-- A recording: replayed to its final frame, whose whole-run window gives ``total``, ``cmg:<id>``
-  and ``core:<cpu>``.
-- A recording made by ``sectormon import fapp``: its rows rebuilt (:mod:`sectormon.fapp.
-  from_recording`) and analysed like the folder it came from, so a folder and its import give
-  the same metrics.
-- A fapp folder: the fapp analysis (the a64fx profile's metrics and the CPU PA report's).
-
-Sides that are unlike (another profile, another source of counts) are said before the tables
-and in ``warnings``; sides with no metric that has a value on both are an error, since every
-row would be n/a.
+The design notes of this module are in docs/internals.md.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from sectormon.attribution.window import FrameHotspots
+from sectormon.compare.hotspots import hotspot_shift
 from sectormon.compare.runs import Comparison, compare_runs, scope_sort_key
 from sectormon.errors import UsageError
 from sectormon.frames import Frame, ScopeStats
@@ -45,6 +39,8 @@ class Side:
     """The profile its metrics come from: ``name`` or ``name (variant)``."""
     source: str = ""
     """Where its counts come from: ``perf``, ``sim``, ``fapp``."""
+    hotspots: FrameHotspots | None = None
+    """The final frame's hot spots of a recording made with ``--sample``."""
 
 
 def run_metrics_from_frame(frame: Frame, *, label: str, info: Mapping[str, Any] | None = None) -> RunMetrics:
@@ -139,6 +135,7 @@ def _load_engine_side(path: str, *, skip_bad: bool) -> Side:
         warnings=tuple(warnings),
         profile=_profile_label(profile.name, profile.variant),
         source=_header_source(header),
+        hotspots=frame.hotspots,
     )
 
 
@@ -263,14 +260,23 @@ def compare_paths(
         from sectormon.job.runs import pair_nodes
 
         base_run, other_run, paired = pair_nodes(base_run, other_run)
+    sampled = [side.run.label for side in (b, o) if side.hotspots is not None]
+    shift = (
+        hotspot_shift(b.hotspots, o.hotspots) if b.hotspots is not None and o.hotspots is not None else None
+    )
+    alone = (
+        [f"only {sampled[0]} was recorded with --sample: no hot-spot comparison"] if len(sampled) == 1 else []
+    )
     cmp = compare_runs(
         base_run,
         other_run,
         info={**o.info, **b.info},
         scopes=scopes,
-        warnings=(*b.warnings, *o.warnings, *paired),
+        warnings=(*b.warnings, *o.warnings, *paired, *alone),
         mixed=unlike(b, o),
     )
+    if shift is not None:
+        cmp = dataclasses.replace(cmp, hotspots=shift)
     if not any(r.base is not None and r.other is not None for sc in cmp.scopes for r in sc.rows):
         profiles = b.profile if b.profile == o.profile else f"{b.profile} and {o.profile}"
         raise UsageError(

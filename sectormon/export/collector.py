@@ -1,14 +1,6 @@
 """A prometheus_client collector that renders the newest frame a session published.
 
-The session calls :meth:`FrameCollector.publish` on its own thread: it appends the frame to a
-queue and returns (a deque append: it never waits for a scrape). A scrape folds the queued frames
-into the event counters and renders the last of them, so every series of one scrape comes from
-one frame, and its ``sectormon_frame_time_seconds`` tells which (the frame's ``t``).
-
-Gauges are the last interval's metrics; counters are the sum of every interval's scaled counts
-(the whole-run window's own extrapolation can step back as coverage changes, which a counter
-must never do). A metric that is n/a in the frame is left out, never exported as 0. Final frames
-(the whole run at the end) are not rendered: their top level is the run, not an interval.
+The design notes of this module are in docs/internals.md.
 """
 
 from __future__ import annotations

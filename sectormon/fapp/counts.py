@@ -1,17 +1,6 @@
 """A fapp measurement's counts by profile event name: one definition for section 3, import and compare.
 
-- A thread row's counts (:func:`row_counts`): its per-PE event columns by a64fx profile name
-  (``r<code>`` for codes the profile does not define), plus ``CPU_CYCLES`` = the set's 0x11 column
-  when it counted 0x11, else its PMCCNTR column (the cycle counter runs in every set).
-- A CMG-wide event (profile ``scope: cmg``, or a CMG-counted code the profile lacks) is one count
-  of the whole CMG that every thread's row counted again over (nearly) the same interval: the rows
-  are 12 readings of one count, not 12 parts of it, so summing them would count the CMG 12 times.
-  Its value in a set (:func:`cmg_counts`) is the mean of the rows, as Fujitsu's report does for
-  EA_L2 / EA_MEMORY, rounded to a whole count so that a recording (integer counts) and the
-  analysis hold the very same number (the rounding is under half a count).
-- The measurement's counts (:func:`measurement_counts`): all event sets are measurements of the
-  same region, so an event counted in several sets is their mean. This is what a replay of
-  ``sectormon import fapp`` ends with, and what ``run_metrics`` reports as counts.
+The design notes of this module are in docs/internals.md.
 """
 
 from __future__ import annotations

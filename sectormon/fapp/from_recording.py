@@ -1,17 +1,6 @@
 """A recording made by ``sectormon import fapp`` back into the measurement it came from.
 
-``compare`` reads such a recording through this, not through the engine, so that a fapp folder
-and its import give the very same metrics: the fapp analysis takes all of a metric's inputs
-from one run (``mem_stall_rate`` = pa6's 0x180 / pa6's cycles), where the engine has one count
-per event (the mean over the runs that counted it). The recording keeps which run each count
-came from: every reading's ``group`` is its event set, the thread readings hold their rows whole
-(CMG-wide columns too), and the header's ``source.event_sets`` names each set's columns in file
-order (:mod:`sectormon.fapp.to_recording`).
-
-What a rebuilt row cannot have: the PMCCNTR column of a set that counted 0x11 itself (its
-CPU_CYCLES is the 0x11 count, which the analysis uses for that set anyway), the rows' spawn and
-call numbers (taken from the header's info), and CNTVCT to the tick when CNTFRQ is above 1 GHz
-(times are stored in ns).
+The design notes of this module are in docs/internals.md.
 """
 
 from __future__ import annotations

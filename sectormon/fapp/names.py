@@ -1,12 +1,6 @@
 """Event names and scopes for raw A64FX codes found in fapp data.
 
-Names come from the a64fx profile (``sectormon/profiles/a64fx.yaml``, matched by code, never by
-name); a code the profile does not define is named like perf's raw syntax, ``r80c0``. The cycle
-counter column ``PMCCNTR`` is the profile's ``CPU_CYCLES``.
-
-Scopes: an event is CMG-wide when the profile says so, or when it is one of the CMG-counted
-events of the PMU spec that the profile does not define (fapp data carries many events the
-sector-cache profile leaves out, e.g. the BUS_* counters of the CPU PA report sets).
+The design notes of this module are in docs/internals.md.
 """
 
 from __future__ import annotations

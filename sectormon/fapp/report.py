@@ -1,18 +1,6 @@
 """Fujitsu's CPU Performance Analysis report (v4.2.1) recomputed from the raw cpupa counts.
 
-The formulas follow the workbook cell by cell (see ``docs/fapp.md``): each event is taken from
-the one event set the workbook takes it from, every time-based metric divides by pa1's time,
-the workbook's clamps (``hi``/``lo``) are applied, and the CMG total follows its own rules (sums,
-ratios of sums, or means of the thread values). Metric names are the report's, exactly, so the
-values can be checked against the report itself.
-
-Energy factors (nJ per EA_CORE / EA_L2 / EA_MEMORY count) are the a64fx profile's ``NJ_EA_*``
-constants for the measurement's part: 8 / 32 / 256 for the 48-core parts, the workbook's values.
-
-Deliberate differences: where the workbook shows 0 for a zero denominator, this shows ``None``
-(n/a); a missing event (set not measured) is ``None`` too. A thread whose pa1 row has CNTVCT or
-PMCCNTR 0 (``Measurement.untimed``) has n/a time-based metrics and IPC and is left out of the
-CMG's means of thread values and of the core-power sum (the workbook would average in its 0 s).
+The design notes of this module are in docs/internals.md.
 """
 
 from __future__ import annotations

@@ -1,25 +1,6 @@
 """The a64fx profile's metrics over fapp cpupa event sets: the PMU document's section 3 and more.
 
-The formulas, energy factors and metric list are the profile's (``sectormon/profiles/a64fx.yaml``,
-for the measurement's part), evaluated by :func:`sectormon.metrics.evaluate_metrics`, the same
-code the live engine uses. This module only decides which counts go in.
-
-Inputs. Each event set is a separate run, so a metric takes all its input events (read directly
-or through the metrics it references) from one set when it can: the first set, in set order,
-that counts them all, with ``CPU_CYCLES`` = that set's PMCCNTR unless it counted 0x11 itself.
-So a ratio is never skewed by run-to-run variation. When no set has them all, each event comes
-from the first set that has it, ``CPU_CYCLES`` from the set of the metric's first event, and the
-metric is listed in ``split``. An event no set counted is left out: the metric is ``None``.
-
-Scopes (counts from :mod:`sectormon.fapp.counts`). Per thread: the thread's rows; CMG-wide events
-are left out (every thread's counter saw the whole CMG: the value is not the thread's), so
-metrics over them are ``None``. CMG total: per-PE events summed over the threads, a CMG-wide
-event the mean of the thread rows (one count of the whole CMG, read once per thread; the
-Fujitsu report does the same for its L2 and memory power).
-
-``SECONDS`` (power metrics): a thread's pa1 time T = CNTVCT / CNTFRQ; for the CMG total the mean
-T over the threads that have one, as the report's time-based metrics. A thread without a time
-(CNTVCT or PMCCNTR 0 in pa1) gets NaN: its time-based metrics are ``None``.
+The design notes of this module are in docs/internals.md.
 """
 
 from __future__ import annotations

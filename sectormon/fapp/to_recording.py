@@ -1,22 +1,6 @@
 """Turn a fapp measurement into a sectormon recording, so ``replay`` and ``compare`` work on it.
 
-The model: every event set (pa1 .. pa17) measured the SAME region, once each, so the recording
-is ONE slice as long as that region, T̄ = the mean pa1 time of the threads (CNTVCT / CNTFRQ; the
-report's CMG time), holding every set's counts. Each set is a group of the profile; the slice has
-one reading per (thread, set) (unit ``thread:<n>``: the row whole, ``CPU_CYCLES`` = PMCCNTR unless
-the set counted 0x11) and one per (CMG unit, set) for the set's CMG-wide events (unit ``cmg:<id>``,
-as the live sampler opens them once per CMG: the mean of the thread rows,
-:mod:`sectormon.fapp.counts`). The engine takes CMG-wide events from CMG units only, so the thread
-readings' copies (each thread's reading of the whole CMG) are not counted twice; they are there so
-that ``compare`` can rebuild the rows exactly (:mod:`sectormon.fapp.from_recording`). The header's
-``source.event_sets`` names each set's columns in file order.
-
-Why this gives the raw counts: the engine scales an event by ``present / counted`` seconds. Here
-every unit is present the slice's duration and every reading adds that duration to its event's
-counted time (time enabled = running, so no multiplexing correction): an event counted in one
-set comes out as its raw count, one counted in k sets as the mean of its k counts. Rates and
-powers divide by the window, T̄, like the report's CMG values. (Per thread the window is T̄ too,
-not the thread's own T: the engine has one window per frame.)
+The design notes of this module are in docs/internals.md.
 """
 
 from __future__ import annotations

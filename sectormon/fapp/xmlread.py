@@ -1,18 +1,6 @@
 """Reader for fapp ``cpupa`` XML exports (``fapppx -A -Icpupa -txml``): one event set per file.
 
-What the reader relies on is what the PMU document's comparison script (section 6.6) and fapp's
-manual show: counts as ``<event name="0x0011">N</event>`` elements, ``CNTVCT`` and ``PMCCNTR``
-among them, grouped in one element per measured row (fapp's ``<cpupa>``). Which thread, process
-and region a group belongs to comes from the elements around it, by name: the nearest
-``<thread>``, ``<process>``, ``<spawn>`` element (its ``id``, ``no`` or ``number`` attribute) and
-``<region>`` element (``name`` and ``number``), or attributes of those names (``thread="3"``,
-``region="kernel"``, ``region_number``, ``call``) on the group or an element around it. Groups
-inside a thread are the thread rows; groups outside any thread are process or application
-summaries and are skipped, as the CSV reader skips rows whose ``Level`` is not ``Thread``. A file
-in which no group names its thread holds one row per region: thread 0.
-
-Untrusted input: parsed with :mod:`defusedxml` (no DTD, no entities, no external references), and
-every problem is a :class:`DataError` naming the file and line.
+The design notes of this module are in docs/internals.md.
 """
 
 from __future__ import annotations

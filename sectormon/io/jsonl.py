@@ -28,7 +28,7 @@ from array import array
 from collections.abc import Mapping
 from typing import Any
 
-from sectormon.readings import MARK_KINDS, Mark, Row, Slice
+from sectormon.readings import MARK_KINDS, U64, Mark, Row, Slice
 
 FORMAT_VERSION = 2
 """The version of every record kind this sectormon writes (``sectormon/<kind>/2``)."""
@@ -36,12 +36,32 @@ FORMAT_VERSION = 2
 RECORDING_SCHEMA = f"sectormon/recording/{FORMAT_VERSION}"
 SLICE_SCHEMA = f"sectormon/slice/{FORMAT_VERSION}"
 MARK_SCHEMA = f"sectormon/mark/{FORMAT_VERSION}"
-RECORD_KINDS = ("recording", "slice", "mark")
+RECORD_KINDS = ("recording", "slice", "mark", "samples")
 ROW_FIELDS = "[unit, core, cmg, group, te, tr, layout, values]"
+
+MAX_SECONDS = 1e9
+"""The largest stream time (``t``, ``duration``, ``recording_started``: seconds since the session
+started) a record may hold: 31 years. Anything larger is damage, and would make every window
+arithmetic meaningless (a float near 1e16 cannot tell two microsecond slices apart)."""
+
+MAX_INDEX = 1 << 63
 
 _ENCODER = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False, allow_nan=False)
 encode = _ENCODER.encode
 """Compact one-line JSON of a JSON-able value (raises ``ValueError`` on NaN/inf: jq cannot read them)."""
+
+
+def _not_json(constant: str) -> Any:
+    raise ValueError(f"{constant} is not a JSON number")
+
+
+_DECODER = json.JSONDecoder(parse_constant=_not_json)
+
+
+def loads(data: bytes) -> Any:
+    """``json.loads`` that refuses ``NaN``, ``Infinity`` and ``-Infinity`` (Python's extension:
+    jq and every strict reader reject them, and so would our own writers)."""
+    return _DECODER.decode(data.decode(json.detect_encoding(data), "surrogatepass"))
 
 
 class BadRecord(ValueError):
@@ -122,26 +142,35 @@ def number(rec: Mapping[str, Any], key: str, default: float | None = None) -> fl
             return value
     elif type(value) is int:
         return float(value)
-    raise BadRecord(f"{key!r} must be a finite number, got {value!r}")
+    raise BadRecord(f"{key!r} must be a finite number, got {_short_repr(value)}")
+
+
+def stream_seconds(rec: Mapping[str, Any], key: str, default: float | None = None, what: str = "") -> float:
+    """``rec[key]`` as seconds of stream time: a number from 0 to :data:`MAX_SECONDS`."""
+    value = number(rec, key, default)
+    if not 0.0 <= value <= MAX_SECONDS:
+        raise BadRecord(
+            f"{what}{key!r} must be from 0 to {MAX_SECONDS:g} seconds, got {value:g} "
+            "(a time no session reaches: the line is damaged)"
+        )
+    return value
 
 
 def slice_fields(rec: Mapping[str, Any]) -> tuple[float, int, float, str, float, tuple[str, ...]]:
     """The checked ``(t, index, duration, group, overhead_s, ended)`` of a slice record (any version)."""
     index = rec.get("index")
     group = rec.get("group")
-    if type(index) is not int:
-        raise BadRecord(f"slice 'index' must be an integer, got {index!r}")
+    if type(index) is not int or not 0 <= index < MAX_INDEX:
+        raise BadRecord(f"slice 'index' must be an integer from 0 to 2^63-1, got {_short_repr(index)}")
     if type(group) is not str:
         raise BadRecord(f"slice 'group' must be a string, got {group!r}")
     ended = rec.get("ended", [])
     if type(ended) is not list or not all(type(u) is str for u in ended):
         raise BadRecord("slice 'ended' must be a list of unit keys")
-    duration = number(rec, "duration")
-    overhead_s = number(rec, "overhead_s", 0.0)
-    if duration < 0 or overhead_s < 0:  # a clock's differences: the sampler never writes them < 0
-        key, value = ("duration", duration) if duration < 0 else ("overhead_s", overhead_s)
-        raise BadRecord(f"slice {key!r} must be >= 0 seconds, got {value:g}")
-    return (number(rec, "t"), index, duration, group, overhead_s, tuple(ended))
+    # The sampler writes a clock's differences: never below 0, never beyond any session.
+    duration = stream_seconds(rec, "duration", what="slice ")
+    overhead_s = stream_seconds(rec, "overhead_s", 0.0, what="slice ")
+    return (stream_seconds(rec, "t", what="slice "), index, duration, group, overhead_s, tuple(ended))
 
 
 # Event layouts are interned for the whole process: equal layouts are one tuple object in every
@@ -209,19 +238,19 @@ def no_bools_in(text: bytes) -> bool:
 
 
 def _counts_ok(counts: list[Any], no_bools: bool) -> bool:
-    """Whether every count is a non-negative ``int`` (never a bool, float or string), C-level.
+    """Whether every count is an ``int`` in [0, 2**64) (never a bool, float or string), C-level.
 
-    With ``no_bools``, ``array("Q", ...)`` is the whole test at about a third of the cost: it
-    takes ints in [0, 2**64) and bools, and raises for anything else; a count of 2**64 or more is
-    valid, so it gets the exact test instead of an error.
+    ``array("Q", ...)`` takes ints in [0, 2**64) and bools, and raises for anything else: with
+    ``no_bools`` it is the whole test; otherwise the types are checked first. A count is a delta
+    of the kernel's u64 counter, so 2**64 and above is damage.
     """
-    if no_bools:
-        try:
-            array("Q", counts)
-            return True
-        except (TypeError, OverflowError):
-            pass
-    return set(map(type, counts)) == _INT and min(counts) >= 0
+    if not no_bools and set(map(type, counts)) != _INT:
+        return False
+    try:
+        array("Q", counts)
+    except (TypeError, OverflowError):
+        return False
+    return True
 
 
 def _rows(raw: list[Any], layouts: list[tuple[str, ...]], no_bools: bool) -> tuple[Row, ...]:
@@ -248,8 +277,7 @@ def _rows(raw: list[Any], layouts: list[tuple[str, ...]], no_bools: bool) -> tup
                 and type(values) is list
                 and (core is None or type(core) is int)
                 and (cmg is None or type(cmg) is int)
-                and te >= 0
-                and tr >= 0
+                and 0 <= tr <= te < U64
                 and 0 <= layout < n
             ):
                 names = layouts[layout]
@@ -283,8 +311,9 @@ def _row_error(i: int, r: object, layouts: list[tuple[str, ...]]) -> str | None:
         return f"reading {i}: 'unit' and 'group' must be strings"
     if (core is not None and type(core) is not int) or (cmg is not None and type(cmg) is not int):
         return f"reading {i}: 'core'/'cmg' must be integers or null"
-    if type(te) is not int or type(tr) is not int or te < 0 or tr < 0:
-        return f"reading {i}: 'te'/'tr' must be non-negative integers (ns)"
+    problem = times_problem(te, tr)
+    if problem is not None:
+        return f"reading {i}: {problem}"
     if type(layout) is not int or not 0 <= layout < len(layouts):
         return (
             f"reading {i}: layout must be an index into the slice's 'events' "
@@ -296,8 +325,30 @@ def _row_error(i: int, r: object, layouts: list[tuple[str, ...]]) -> str | None:
     if len(values) != len(names):
         return f"reading {i}: {len(values)} values for the {len(names)} events of layout {layout}"
     for v in values:
-        if type(v) is not int or v < 0:
-            return f"reading {i}: counts must be non-negative integers, got {_short_repr(v)}"
+        problem = count_problem(v)
+        if problem is not None:
+            return f"reading {i}: {problem}"
+    return None
+
+
+def times_problem(te: object, tr: object) -> str | None:
+    """What is wrong with a reading's ``te``/``tr`` (ns), or ``None``: u64 deltas, and the kernel
+    never runs a group longer than it is enabled."""
+    if type(te) is not int or type(tr) is not int or not (0 <= te < U64 and 0 <= tr < U64):
+        return "'te'/'tr' must be non-negative integers (ns) below 2^64"
+    if tr > te:
+        return (
+            f"'tr' ({tr} ns running) exceeds 'te' ({te} ns enabled): a group never runs longer than enabled"
+        )
+    return None
+
+
+def count_problem(value: object) -> str | None:
+    """What is wrong with one count, or ``None``: a delta of a u64 counter."""
+    if type(value) is not int or value < 0:
+        return f"counts must be non-negative integers, got {_short_repr(value)}"
+    if value >= U64:
+        return f"counts must be below 2^64 (a u64 counter's delta), got {_short_repr(value)}"
     return None
 
 
@@ -312,7 +363,7 @@ def mark_from_record(rec: Mapping[str, Any]) -> Mark:
         raise BadRecord(f"mark 'label' must be a string, got {label!r}")
     if type(data) is not dict:
         raise BadRecord(f"mark 'data' must be an object, got {data!r}")
-    return Mark(t=number(rec, "t"), kind=kind, label=label, data=data)
+    return Mark(t=stream_seconds(rec, "t", what="mark "), kind=kind, label=label, data=data)
 
 
 def known_mark_kind(kind: str) -> bool:

@@ -1,39 +1,42 @@
-"""The recording reader: streams a header, then slices and marks, and migrates older versions.
+"""The recording reader: streams a header, then slices, marks and sample batches, and migrates
+older versions.
 
-A recording cut by a crash, ``kill -9`` or a full disk (a truncated last line, a gzip stream that
-stops mid-way) is read up to its last whole line, with a warning. Anything wrong in the middle of
-the file is a :class:`RecordingError` naming the file and line, unless ``skip_bad`` is set. A
-record from a newer sectormon is refused; an older one is brought up to date through
-:data:`MIGRATIONS` (version-1 slices are decoded directly by :mod:`sectormon.io.v1`).
+A cut file (a last line with no newline, a gzip stream that stops mid-way) is read up to its last
+whole line with a warning; anything else wrong is a :class:`RecordingError` naming the file and
+line (unless ``skip_bad``); slices missing from the file are a warning and a gap mark.
 """
 
 from __future__ import annotations
 
-import json
-import math
 import zlib
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
+from sectormon.attribution.samples import SampleBatch
 from sectormon.errors import DataError
+from sectormon.io.header_check import check_header
 from sectormon.io.jsonl import (
     FORMAT_VERSION,
     MARK_SCHEMA,
+    MAX_INDEX,
+    MAX_SECONDS,
     RECORD_KINDS,
     RECORDING_SCHEMA,
     SLICE_SCHEMA,
     BadRecord,
     known_mark_kind,
+    loads,
     mark_from_record,
     no_bools_in,
-    number,
     parse_schema,
     slice_from_record,
+    stream_seconds,
 )
+from sectormon.io.samples import SAMPLES_SCHEMA, LocationInterner, samples_from_record
 from sectormon.io.v1 import SLICE_SCHEMA_V1, slice_from_v1
-from sectormon.readings import Mark, Slice
+from sectormon.readings import Mark, Slice, gap_mark
 
 # The --json stream's records (sectormon.frames; io does not import it): a header, then frames.
 _FRAME_STREAM_SCHEMAS = ("sectormon/header/", "sectormon/frame/")
@@ -46,7 +49,7 @@ CHUNK = 1 << 20
 GZIP_PIECE = 1 << 16
 GZIP_MAGIC = b"\x1f\x8b"
 
-Item = Slice | Mark
+Item = Slice | Mark | SampleBatch
 
 
 class RecordingError(DataError):
@@ -206,11 +209,14 @@ class Recording:
 class _State:
     lineno: int = 0
     last_slice_t: float = float("-inf")
+    last_index: int | None = None  # of the slice before (None: none, or not known)
+    gap: Mark | None = None  # the gap mark to yield before the slice just decoded
     warned_kinds: dict[str, int] = field(default_factory=dict)  # unknown mark kind -> its warning's index
 
 
 class RecordingStream:
-    """An open recording: ``header`` is read at once, iteration yields slices and marks in file order.
+    """An open recording: ``header`` is read at once, iteration yields slices, marks and sample
+    batches (a sampling session's ``samples`` records) in file order.
 
     Iterate once. ``skipped`` counts lines not used (bad lines under ``skip_bad`` and a truncated
     last line); ``warnings`` holds one line per problem that did not stop the read.
@@ -227,6 +233,7 @@ class RecordingStream:
         self.version = FORMAT_VERSION
         self.compressed = False
         self._state = _State()
+        self._interner = LocationInterner()
         self._gzip_flags: dict[str, bool] = {}
         try:
             self._file: IO[bytes] = open(self.path, "rb")  # noqa: SIM115 - closed in close()
@@ -249,12 +256,13 @@ class RecordingStream:
 
     # ------------------------------------------------------------------------------------- public
 
-    def __iter__(self) -> Iterator[Slice | Mark]:
+    def __iter__(self) -> Iterator[Item]:
         self._start()
         return self._items()
 
-    def resume_after(self, line: int, last_slice_t: float) -> Iterator[Slice | Mark]:
-        """Iterate from the record after ``line`` (lines up to it are skipped unparsed).
+    def resume_after(self, line: int, last_slice_t: float) -> Iterator[Item]:
+        """Iterate from the record after ``line`` (lines before it are skipped unparsed; ``line``
+        itself is read for its slice's index, which the order check goes on from).
 
         For a replay restarting from an engine snapshot taken after the slice at ``line``.
         """
@@ -262,21 +270,23 @@ class RecordingStream:
         self._state.last_slice_t = last_slice_t
         return self._items(after=line)
 
-    def iter_span(self, start: int, end: int | None, *, last_slice_t: float) -> Iterator[Slice | Mark]:
+    def iter_span(
+        self, start: int, end: int | None, *, last_slice_t: float, last_index: int | None = None
+    ) -> Iterator[Item]:
         """Iterate the lines of bytes ``start`` to ``end`` of a plain file (``None``: to
         its end): what one of several readers of a recording reads (a replay's reader processes).
 
-        ``start`` and ``end`` are line starts; ``last_slice_t`` is the time of the slice before
-        ``start`` (the order check goes on from there). Lines are checked and warned about as a
-        whole-file iteration would, but numbered from 1 at ``start`` (the caller knows where the
-        span is in the file); ``lines_read`` ends as the span's number of lines. ``skipped``,
-        ``warnings`` and :attr:`kind_warnings` start over with each span: a stream may read one
-        span after another (never the whole file as well).
+        ``start`` and ``end`` are line starts; ``last_slice_t`` and ``last_index`` are the time and
+        index of the slice before ``start`` (the order check goes on from there). Lines are checked
+        and warned about as a whole-file iteration would, but numbered from 1 at ``start`` (the
+        caller knows where the span is in the file); ``lines_read`` ends as the span's number of
+        lines. ``skipped``, ``warnings`` and :attr:`kind_warnings` start over with each span: a
+        stream may read one span after another (never the whole file as well).
         """
         if self.compressed:
             raise ValueError("a span of a gzip recording cannot be read on its own")
         self._iterated = True
-        self._state = _State(last_slice_t=last_slice_t)
+        self._state = _State(last_slice_t=last_slice_t, last_index=last_index)
         self.skipped = 0
         self.end_seen = False
         self.warnings = []
@@ -312,11 +322,12 @@ class RecordingStream:
     def _numbered_lines(
         self, chunks: Iterator[bytes], lineno: int = 0, at_end: bool = True
     ) -> Iterator[tuple[int, bytes, bool]]:
-        """Non-blank lines as ``(line number, bytes, is_last)``; gzip trouble becomes an error/warning.
+        """Non-blank lines as ``(line number, bytes, cut)``; gzip trouble becomes an error/warning.
 
-        ``lineno`` is the number of the line before the first; ``at_end=False`` for a span that
-        stops before the end of the file (its last line is not the file's last)."""
-        pending: tuple[int, bytes] | None = None
+        ``cut`` is true for the file's last line when no newline ends it: what a writer stopped
+        mid-line leaves (a whole line of garbage is a bad line like any other). ``lineno`` is the
+        number of the line before the first; ``at_end=False`` for a span that stops before the end
+        of the file (its last line is not the file's last)."""
         buf = b""
         try:
             for chunk in chunks:
@@ -328,9 +339,7 @@ class RecordingStream:
                     lineno += 1
                     if not piece or piece.isspace():
                         continue
-                    if pending is not None:
-                        yield pending[0], pending[1], False
-                    pending = (lineno, piece)
+                    yield lineno, piece, False
         except _Corrupt as exc:
             problem = f"compressed data is corrupt ({exc})"
             if not self.skip_bad:
@@ -340,16 +349,14 @@ class RecordingStream:
             self._warn(lineno + 1, f"{problem}; the rest of the file was skipped")
             self.skipped += 1
             buf = b""
-        if buf and not buf.isspace():
+        tail = buf if buf and not buf.isspace() else None
+        if tail is not None:
             lineno += 1
-            if pending is not None:
-                yield pending[0], pending[1], False
-            pending = (lineno, buf)
         if self._gzip_flags.get("truncated"):
             self._warn(lineno, f"gzip stream ends early ({_CUT}); read up to here")
         self.lines_read = lineno
-        if pending is not None:
-            yield pending[0], pending[1], at_end
+        if tail is not None:
+            yield lineno, tail, at_end
         # Read to the end (the caller asked past the last line, so it has been decoded): a file
         # without its end mark was cut, said once with the other cuts (kill -9, a full disk).
         if at_end and not self.end_seen and not any(_CUT in w for w in self.warnings):
@@ -359,12 +366,12 @@ class RecordingStream:
         self.warnings.append(f"{self.path}:{lineno}: {text}")
         self.warning_lines.append((lineno, text))
 
-    def _parse(self, lineno: int, line: bytes, is_last: bool) -> dict[str, Any] | None:
+    def _parse(self, lineno: int, line: bytes, cut: bool) -> dict[str, Any] | None:
         """One line as a JSON object; ``None`` when it is skipped (truncated last line or skip_bad)."""
         try:
-            rec = json.loads(line)
+            rec = loads(line)
         except (ValueError, RecursionError) as exc:
-            if is_last:
+            if cut:
                 self.skipped += 1
                 self._warn(lineno, f"last line is incomplete ({_CUT}); skipped it")
                 return None
@@ -384,16 +391,17 @@ class RecordingStream:
     # ------------------------------------------------------------------------------------ records
 
     def _read_header(self) -> dict[str, Any]:
-        for lineno, line, is_last in self._lines:
+        for lineno, line, cut in self._lines:
             try:
-                rec = json.loads(line)
+                rec = loads(line)
             except (ValueError, RecursionError) as exc:
-                if is_last and line.lstrip()[:1] in (b"{", "{"):
-                    raise RecordingError(
-                        self.path,
-                        lineno,
-                        "the header line is incomplete (the recording was cut at its start)",
-                    ) from None
+                if line.lstrip()[:1] in (b"{", "{"):
+                    problem = (
+                        "the header line is incomplete (the recording was cut at its start)"
+                        if cut
+                        else f"the header line is not valid JSON ({_short(exc)})"
+                    )
+                    raise RecordingError(self.path, lineno, problem) from None
                 raise RecordingError(
                     self.path, lineno, f"not a sectormon recording: first line is not JSON ({_short(exc)})"
                 ) from None
@@ -420,11 +428,14 @@ class RecordingStream:
                     "the file may be reordered or cut at its start",
                 )
             self.version = version
-            if version < FORMAT_VERSION:
-                try:
+            try:
+                if version < FORMAT_VERSION:
                     rec = migrate(rec, version)
-                except BadRecord as exc:
-                    raise RecordingError(self.path, lineno, str(exc)) from None
+                check_header(rec)
+            except BadRecord as exc:
+                raise RecordingError(
+                    self.path, lineno, str(exc), "the header is damaged: restore it from a copy of the file"
+                ) from None
             self._state.lineno = lineno
             return rec
         raise RecordingError(self.path, 1, "empty file: not a sectormon recording (no header line)")
@@ -453,21 +464,27 @@ class RecordingStream:
             )
         return kind, version
 
-    def _items(self, after: int = 0) -> Iterator[Slice | Mark]:
+    def _items(self, after: int = 0) -> Iterator[Item]:
         decode = self._decode
-        for lineno, line, is_last in self._lines:
+        state = self._state
+        for lineno, line, cut in self._lines:
             if lineno <= after:
+                if lineno == after:
+                    state.last_index = _index_of(line)
                 continue
-            item = decode(lineno, line, is_last)
+            item = decode(lineno, line, cut)
             if item is not None:
+                if state.gap is not None:
+                    yield state.gap
+                    state.gap = None
                 yield item
 
-    def _decode(self, lineno: int, line: bytes, is_last: bool) -> Slice | Mark | None:
-        """One line as a slice or mark; ``None`` when skipped (bad under skip_bad, cut, unknown
-        mark kind)."""
+    def _decode(self, lineno: int, line: bytes, cut: bool) -> Item | None:
+        """One line as a slice, mark or sample batch; ``None`` when skipped (bad under skip_bad,
+        cut, unknown mark kind). A slice after missing ones leaves its gap mark in ``_state.gap``."""
         state = self._state
         state.lineno = lineno
-        rec = self._parse(lineno, line, is_last)
+        rec = self._parse(lineno, line, cut)
         if rec is None:
             return None
         schema = rec.get("schema")
@@ -477,18 +494,23 @@ class RecordingStream:
                 item = slice_from_record(rec, no_bools=no_bools_in(line))
             elif schema == MARK_SCHEMA:
                 item = mark_from_record(rec)
+            elif schema == SAMPLES_SCHEMA:
+                # Not in the slices' time order: a batch carries the time it was taken at.
+                return samples_from_record(rec, self._interner)
             elif schema == SLICE_SCHEMA_V1:
                 item = slice_from_v1(rec)
             else:
                 kind, version = self._schema(lineno, rec)
                 if kind == "recording":
                     raise BadRecord("a second header in the middle of the recording")
+                if kind == "samples":
+                    raise BadRecord(f"samples records begin with format version {FORMAT_VERSION}")
                 rec = migrate(rec, version)
                 item = mark_from_record(rec) if kind == "mark" else slice_from_record(rec)
         except BadRecord as exc:
             self._bad(lineno, str(exc))
             return None
-        if type(item) is Mark:
+        if isinstance(item, Mark):
             if not known_mark_kind(item.kind):
                 if item.kind not in state.warned_kinds:
                     state.warned_kinds[item.kind] = len(self.warnings)
@@ -501,21 +523,47 @@ class RecordingStream:
                 # not count) is said again by every reader of the file, as its own warnings are.
                 self._warn(lineno, f"{RECORDED} t={item.t:g} s: {item.label}")
                 return None
-        elif not self._slice_in_order(lineno, item.t):
+        elif not self._slice_in_order(lineno, item.t, item.index, item.duration):
             return None
         return item
 
-    def _slice_in_order(self, lineno: int, t: float) -> bool:
+    def _slice_in_order(self, lineno: int, t: float, index: int, duration: float) -> bool:
+        """Whether a slice follows the one before in time and index (else a bad line); a jump in
+        index is a gap: warned about, and its mark left in ``_state.gap``."""
         state = self._state
-        if t < state.last_slice_t:
+        before = state.last_slice_t
+        if t < before:
             self._bad(
                 lineno,
-                f"slice t={t:g} goes back in time from t={state.last_slice_t:g} "
+                f"slice t={t:g} goes back in time from t={before:g} "
                 "(lines reordered or two recordings joined)",
             )
             return False
+        last = state.last_index
+        if last is not None and index != last + 1:
+            if index <= last:
+                self._bad(
+                    lineno,
+                    f"slice index {index} does not follow index {last} (a line repeated or reordered)",
+                )
+                return False
+            self._gap(lineno, before, last, t - duration, index)
         state.last_slice_t = t
+        state.last_index = index
         return True
+
+    def _gap(self, lineno: int, t_before: float, last: int, t_after: float, index: int) -> None:
+        """Slices ``last + 1 .. index - 1`` are missing between ``t_before`` and ``t_after``."""
+        missing = index - last - 1
+        lost = max(0.0, t_after - t_before)
+        self._warn(
+            lineno,
+            f"{missing} slice(s) missing before this line: index {last + 1}..{index - 1}, "
+            f"{lost:.6g} s of t={t_before:g}..{t_after:g} s not in the file (lines deleted?); "
+            "the coverage of windows over that time shows it",
+        )
+        if lost > 0:
+            self._state.gap = gap_mark(t_before, lost, last + 1, index - 1)
 
     def absorb(self, *, last_line: int, skipped: int, warnings: list[str]) -> None:
         """Take over what another reader of this file found (a replay's reader process read it
@@ -541,21 +589,26 @@ class RecordingStream:
         first_t: float | None = None
         end_t = 0.0
         slices = 0
-        for lineno, line, is_last in self._lines:
-            t = None if is_last else _fast_slice_t(line)
-            if t is not None:
-                self._state.lineno = lineno
-                if not self._slice_in_order(lineno, t):
+        state = self._state
+        for lineno, line, cut in self._lines:
+            head = None if cut else _fast_slice_head(line)
+            if head is not None:
+                state.lineno = lineno
+                t = head[0]
+                if not self._slice_in_order(lineno, t, head[1], head[2]):
                     continue
             else:
-                item = self._decode(lineno, line, is_last)
-                if item is None:
+                item = self._decode(lineno, line, cut)
+                if item is None or isinstance(item, SampleBatch):
                     continue
                 t = item.t
                 if isinstance(item, Mark):
                     marks.append(item)
                     end_t = max(end_t, t)
                     continue
+            if state.gap is not None:
+                marks.append(state.gap)
+                state.gap = None
             slices += 1
             first_t = t if first_t is None else first_t
             end_t = max(end_t, t)
@@ -588,8 +641,14 @@ _SLICE_PREFIXES = tuple(
 )
 
 
-def _fast_slice_t(line: bytes) -> float | None:
-    """``t`` of a slice line in a writer's layout, without parsing the readings; else ``None``."""
+_INDEX_KEY = b',"index":'
+_DURATION_KEY = b',"duration":'
+
+
+def _fast_slice_head(line: bytes) -> tuple[float, int, float] | None:
+    """``(t, index, duration)`` of a slice line in a writer's layout (``schema``, ``t``, ``index``
+    and ``duration`` first, in that order), without parsing the rest; else ``None`` (also for a
+    value out of range: the full decoder says what is wrong)."""
     for prefix in _SLICE_PREFIXES:
         if line.startswith(prefix):
             start = len(prefix)
@@ -597,36 +656,77 @@ def _fast_slice_t(line: bytes) -> float | None:
     else:
         return None
     end = line.find(b",", start)
+    if not line.startswith(_INDEX_KEY, end):
+        return None
     try:
         t = float(line[start:end])
     except ValueError:
         return None
-    return t if math.isfinite(t) else None
+    start = end + len(_INDEX_KEY)
+    end = line.find(b",", start)
+    digits = line[start:end]
+    if not (digits.isdigit() and len(digits) <= 19 and line.startswith(_DURATION_KEY, end)):
+        return None
+    index = int(digits)
+    start = end + len(_DURATION_KEY)
+    end = line.find(b",", start)
+    try:
+        duration = float(line[start:end])
+    except ValueError:
+        return None
+    if not (0.0 <= t <= MAX_SECONDS and index < MAX_INDEX and 0.0 <= duration <= MAX_SECONDS):
+        return None
+    return t, index, duration
+
+
+def _index_of(line: bytes) -> int | None:
+    """The ``index`` of a slice line (``None`` for any other line, or a bad one)."""
+    head = _fast_slice_head(line)
+    if head is not None:
+        return head[1]
+    try:
+        rec = loads(line)
+        index = rec.get("index") if type(rec) is dict else None
+    except (ValueError, RecursionError):
+        return None
+    return index if type(index) is int else None
 
 
 def slice_time(line: bytes) -> float | None:
-    """``t`` of a line that a reader yields as a slice (if the line is valid at all), else ``None``.
+    """``t`` of a line that a reader yields as a slice (if the line is valid at all), else ``None``
+    (:func:`slice_key` without the index)."""
+    key = slice_key(line)
+    return None if key is None else key[0]
+
+
+def slice_key(line: bytes) -> tuple[float, int | None] | None:
+    """``(t, index)`` of a line that a reader yields as a slice (if the line is valid at all), else
+    ``None``; ``index`` is ``None`` when it is not one (the decoder stops there).
 
     The writer's layout is read without a JSON parse, when nothing else in the line could be a
-    second ``schema`` or ``t`` key (with duplicate keys JSON takes the last); anything else is
-    parsed. A bad line gives ``None``: the reader that reads it fully stops there with an error.
+    second ``schema``, ``t`` or ``index`` key (with duplicate keys JSON takes the last); anything
+    else is parsed. A bad line gives ``None``: the reader that reads it fully stops there with an
+    error.
     """
-    t = _fast_slice_t(line)
+    head = _fast_slice_head(line)
     if (
-        t is not None
+        head is not None
         and line.rstrip().endswith(b"}")
         and line.count(b'"schema"') == 1
         and line.count(b'"t"') == 1
+        and line.count(b'"index"') == 1
     ):
-        return t
+        return head[0], head[1]
     try:
-        rec = json.loads(line)
+        rec = loads(line)
         if type(rec) is not dict:
             return None
         kind, version = parse_schema(rec.get("schema"))
         if kind != "slice" or version > FORMAT_VERSION:
             return None
-        return number(rec, "t")  # migrations keep "t"; the decoders read it with number()
+        index = rec.get("index")
+        # Migrations keep "t" and "index"; the decoders read "t" as stream_seconds does.
+        return stream_seconds(rec, "t"), index if type(index) is int else None
     except (ValueError, RecursionError):  # not JSON, BadRecord (a ValueError)
         return None
 
@@ -638,7 +738,7 @@ def _short(exc: BaseException) -> str:
 
 def open_recording(path: str | Path, *, skip_bad: bool = False) -> RecordingStream:
     """Open a recording for streaming (header read and checked now); iterating yields
-    :class:`Slice` and :class:`Mark`."""
+    :class:`Slice`, :class:`Mark` and :class:`SampleBatch`."""
     return RecordingStream(path, skip_bad=skip_bad)
 
 

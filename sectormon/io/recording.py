@@ -1,4 +1,5 @@
-"""The recorder: raw slices and marks to a JSON Lines file (gzip when the name ends in ``.gz``).
+"""The recorder: raw slices, marks and sample batches to a JSON Lines file (gzip when the name
+ends in ``.gz``).
 
 Every line is flushed as it is written (for gzip with ``Z_SYNC_FLUSH``), so a recording cut by a
 crash, ``kill -9`` or a full disk is readable up to its last whole line. Recording is a side job of
@@ -17,7 +18,9 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import IO, Any
 
+from sectormon.attribution.samples import SampleBatch
 from sectormon.io.jsonl import encode, encode_mark, encode_slice, header_record
+from sectormon.io.samples import samples_record
 from sectormon.readings import Mark, Slice
 
 GZIP_LEVEL = 6
@@ -29,7 +32,8 @@ def is_gzip_name(path: str | Path) -> bool:
 
 
 class RecordingWriter:
-    """Writes one recording: the header at construction, then slices and marks in call order.
+    """Writes one recording: the header at construction, then slices, marks and sample batches in
+    call order.
 
     Thread-safe (the sampler writes slices, a front end may write marks). ``path`` is where it
     writes; ``failed`` is ``None`` while it works, else the one-line reason it stopped.
@@ -82,6 +86,18 @@ class RecordingWriter:
             line = encode_mark(m)
         except (TypeError, ValueError) as exc:
             self._fail_message(f"recording to {self.path} stopped: mark {m.kind!r} is not recordable ({exc})")
+            return
+        self._write_line(line)
+
+    def write_samples(self, batch: SampleBatch) -> None:
+        if self.failed is not None or self._closed:
+            return
+        try:
+            line = encode(samples_record(batch))
+        except (TypeError, ValueError) as exc:
+            self._fail_message(
+                f"recording to {self.path} stopped: the samples at t={batch.t:g} are not recordable ({exc})"
+            )
             return
         self._write_line(line)
 

@@ -20,15 +20,16 @@ import math
 from typing import IO, NamedTuple
 
 from sectormon.frames import FrameClock
-from sectormon.io.reader import slice_time
+from sectormon.io.reader import slice_key
 
 
 class Boundary(NamedTuple):
-    """Where a span starts: the offset of its first line, and the time of the slice before it
-    (``-inf`` for the first span: the order check starts afresh)."""
+    """Where a span starts: the offset of its first line, and the time and index of the slice
+    before it (``-inf`` and ``None`` for the first span: the order check starts afresh)."""
 
     offset: int
     t_before: float
+    index_before: int | None = None
 
 
 class SpanFinder:
@@ -40,7 +41,7 @@ class SpanFinder:
         self._span_bytes = span_bytes
         self._interval = interval
         self._start = start
-        self._found: dict[int, tuple[int, float] | None] = {}
+        self._found: dict[int, tuple[int, float, int | None] | None] = {}
         self._header_end = _header_end(f)
 
     def span(self, k: int) -> tuple[Boundary, int | None] | None:
@@ -55,16 +56,17 @@ class SpanFinder:
             return None
         return Boundary(*begin), end
 
-    def _boundary(self, k: int) -> tuple[int, float] | None:
+    def _boundary(self, k: int) -> tuple[int, float, int | None] | None:
         if k == 0:
-            return self._header_end, -math.inf
+            return self._header_end, -math.inf, None
         if k not in self._found:
             self._found[k] = self._after_frame(max(k * self._span_bytes, self._header_end))
         return self._found[k]
 
-    def _after_frame(self, offset: int) -> tuple[int, float] | None:
+    def _after_frame(self, offset: int) -> tuple[int, float, int | None] | None:
         """The start of the line after the first frame-closing slice that follows the first slice
-        at or after ``offset``, with that slice's time; ``None`` when the file ends before."""
+        at or after ``offset``, with that slice's time and index; ``None`` when the file ends
+        before."""
         f = self._f
         f.seek(offset - 1)
         f.readline()  # the rest of the line holding byte offset - 1: the next line starts >= offset
@@ -74,9 +76,10 @@ class SpanFinder:
             position += len(line)
             if not line.endswith(b"\n"):
                 return None  # the last line, cut or not: no span can start after it
-            t = slice_time(line)
-            if t is None:
+            key = slice_key(line)
+            if key is None:
                 continue
+            t, index = key
             if clock is None:  # the clock as it is after this slice, whatever came before
                 clock = FrameClock(self._interval, self._start)
                 clock.due(t)
@@ -85,7 +88,7 @@ class SpanFinder:
                 # is then only a warning), so it ends a span that runs to the end.
                 for following in iter(f.readline, b""):
                     if following.strip():
-                        return position, t
+                        return position, t, index
                 return None
         return None
 

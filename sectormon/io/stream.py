@@ -7,25 +7,14 @@ as written so a consumer sees frames live, and a closed pipe ends the session qu
 from __future__ import annotations
 
 import json
-import math
 import os
 from collections.abc import Callable, Mapping
 from typing import IO, Any
 
 from sectormon.frames import HEADER_SCHEMA, Frame
+from sectormon.io.strict_json import finite
 
 _ENCODER = json.JSONEncoder(separators=(",", ":"), allow_nan=False, default=str)
-
-
-def _finite(value: Any) -> Any:
-    """Replace NaN/inf (never valid JSON) by None: unknown, shown n/a."""
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
-    if isinstance(value, dict):
-        return {k: _finite(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_finite(v) for v in value]
-    return value
 
 
 def encode(record: Mapping[str, Any]) -> str:
@@ -33,7 +22,7 @@ def encode(record: Mapping[str, Any]) -> str:
     try:
         return _ENCODER.encode(record)
     except ValueError:
-        return _ENCODER.encode(_finite(dict(record)))
+        return _ENCODER.encode(finite(dict(record)))
 
 
 class JsonStream:
@@ -50,6 +39,7 @@ class JsonStream:
         self._on_error = on_error
         self.closed = False
         self.error: str | None = None
+        """Why the stream could not be written (the system's reason), once a write failed."""
 
     def write_header(self, header: Mapping[str, Any]) -> None:
         record = dict(header)
@@ -72,10 +62,10 @@ class JsonStream:
             if self._on_closed is not None:
                 self._on_closed()
         except OSError as exc:
-            # Disk full or a dead device: nothing more can be streamed; end the session with one line.
+            # Disk full or a dead device: nothing more can be streamed; the owner of the output
+            # ends the session and says so in one line.
             self.closed = True
-            name = getattr(self._out, "name", "the output")
-            self.error = f"cannot write the JSON stream to {name}: {exc.strerror or exc}"
+            self.error = exc.strerror or str(exc)
             if self._on_error is not None:
                 self._on_error()
 

@@ -18,10 +18,12 @@ from typing import Any
 
 from sectormon.io.jsonl import (
     BadRecord,
+    count_problem,
     intern_layout,
     slice_fields,
+    times_problem,
 )
-from sectormon.readings import Row, Slice
+from sectormon.readings import U64, Row, Slice
 
 SLICE_SCHEMA_V1 = "sectormon/slice/1"
 
@@ -54,8 +56,7 @@ def slice_from_v1(rec: Mapping[str, Any]) -> Slice:
                 and type(g) is str
                 and type(te) is int
                 and type(tr) is int
-                and te >= 0
-                and tr >= 0
+                and 0 <= tr <= te < U64
                 and type(counts) is dict
                 and (core is None or type(core) is int)
                 and (cmg is None or type(cmg) is int)
@@ -78,6 +79,7 @@ def slice_from_v1(rec: Mapping[str, Any]) -> Slice:
     if values and not (
         set(map(type, chain.from_iterable(values))) <= _INT
         and min(chain.from_iterable(values), default=0) >= 0
+        and max(chain.from_iterable(values), default=0) < U64
     ):
         _check_counts(values)
     return Slice(t, index, duration, group, tuple(rows), overhead_s, ended)
@@ -86,8 +88,9 @@ def slice_from_v1(rec: Mapping[str, Any]) -> Slice:
 def _check_counts(values: list[list[int]]) -> None:
     for i, counted in enumerate(values):
         for v in counted:
-            if type(v) is not int or v < 0:
-                raise BadRecord(f"reading {i}: counts must be non-negative integers, got {v!r}")
+            problem = count_problem(v)
+            if problem is not None:
+                raise BadRecord(f"reading {i}: {problem}")
 
 
 def _fields_checked(i: int, r: object, slice_group: str) -> _Fields:
@@ -104,13 +107,15 @@ def _fields_checked(i: int, r: object, slice_group: str) -> _Fields:
     group = r.get("group", slice_group)
     if type(unit) is not str or type(group) is not str:
         raise BadRecord(f"reading {i}: 'unit' and 'group' must be strings")
-    if type(te) is not int or type(tr) is not int or te < 0 or tr < 0:
-        raise BadRecord(f"reading {i}: 'te'/'tr' must be non-negative integers (ns)")
+    problem = times_problem(te, tr)
+    if problem is not None:
+        raise BadRecord(f"reading {i}: {problem}")
     if type(counts) is not dict:
         raise BadRecord(f"reading {i}: 'counts' must be an object of event -> count")
     for v in counts.values():
-        if type(v) is not int or v < 0:
-            raise BadRecord(f"reading {i}: counts must be non-negative integers, got {v!r}")
+        problem = count_problem(v)
+        if problem is not None:
+            raise BadRecord(f"reading {i}: {problem}")
     core = r.get("core")
     cmg = r.get("cmg")
     if (core is not None and type(core) is not int) or (cmg is not None and type(cmg) is not int):

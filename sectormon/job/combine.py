@@ -1,12 +1,6 @@
 """One job frame from the nodes' frames of one interval: job totals, and every node's scopes.
 
-Job totals are sums of the nodes' scaled counts (in the nodes' order, so a sum is the same float
-every time), with the profile's metrics evaluated over them. A node that has no frame in an
-interval (it started late or ended early) adds nothing to the counts and lowers the coverage:
-an event's job coverage is the nodes' coverage weighted by their seconds, over all nodes times the
-window. Each node keeps its own scopes as its own replay computed them: its total under
-``nodes[host]``, its CMGs and cores in ``cmgs``/``cores`` as ``node:HOST/cmg:N`` and
-``node:HOST/core:N``.
+The design notes of this module are in docs/internals.md.
 """
 
 from __future__ import annotations

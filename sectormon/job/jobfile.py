@@ -1,15 +1,6 @@
 """The merged job file: the nodes' recordings, verbatim, behind one job header.
 
-JSON Lines (gzip when the name ends in ``.gz``, like a recording):
-
-* line 1, the job header: ``{"schema": "sectormon/job/1", "interval": s, "start": s, "end": s,
-  "nodes": [{"host", "file", "offset", "first_t", "end_t"}], "warnings": [...], ...}``;
-* for each node, a marker ``{"schema": "sectormon/job-node/1", "node": i, "host": "..."}`` and
-  then that node's recording, line for line as it was recorded (header, slices, marks).
-
-The raw readings stay raw, so a job replays through today's formulas like any recording, and each
-node's part is that node's recording byte for byte (a node replayed from the job gives its own
-replay's frames exactly). Reading a job extracts each node's lines into a temporary recording.
+The design notes of this module are in docs/internals.md.
 """
 
 from __future__ import annotations
@@ -25,7 +16,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from sectormon import __version__
-from sectormon.errors import DataError, UsageError
+from sectormon.errors import DataError
 from sectormon.job.nodes import Alignment, Node, node_from_recording
 
 JOB_SCHEMA = "sectormon/job/1"
@@ -71,8 +62,11 @@ def is_job_file(path: str | Path) -> bool:
     return record is not None and str(record.get("schema", "")).startswith("sectormon/job/")
 
 
-def write_job(alignment: Alignment, out: str | Path) -> None:
-    """Write the aligned nodes as one job file."""
+def write_job(alignment: Alignment, out: IO[bytes], *, compress: bool) -> None:
+    """Write the aligned nodes as one job file to ``out`` (gzip-compressed when ``compress``).
+
+    A failed write raises its ``OSError``: the caller owns the file (``sectormon merge`` writes
+    it under a temporary name and renames it when whole)."""
     header = {
         "schema": JOB_SCHEMA,
         "sectormon": __version__,
@@ -92,19 +86,16 @@ def write_job(alignment: Alignment, out: str | Path) -> None:
         ],
         "warnings": list(alignment.warnings),
     }
-    opener = gzip.open if str(out).endswith(".gz") else open
-    try:
-        with opener(out, "wb") as f:
-            f.write(json.dumps(header, separators=(",", ":")).encode() + b"\n")
-            for i, node in enumerate(alignment.nodes):
-                marker = {"schema": NODE_SCHEMA, "node": i, "host": node.host}
-                f.write(json.dumps(marker, separators=(",", ":")).encode() + b"\n")
-                for line in _lines(node.path):
-                    f.write(line)
-    except OSError as exc:
-        raise UsageError(
-            f"-o {out}: cannot write there ({exc.strerror or exc}); give a writable file"
-        ) from exc
+    with ExitStack() as stack:
+        f: IO[bytes] = out
+        if compress:
+            f = stack.enter_context(gzip.GzipFile(filename="", fileobj=out, mode="wb", mtime=0))  # type: ignore[arg-type]
+        f.write(json.dumps(header, separators=(",", ":")).encode() + b"\n")
+        for i, node in enumerate(alignment.nodes):
+            marker = {"schema": NODE_SCHEMA, "node": i, "host": node.host}
+            f.write(json.dumps(marker, separators=(",", ":")).encode() + b"\n")
+            for line in _lines(node.path):
+                f.write(line)
 
 
 @contextmanager

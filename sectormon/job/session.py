@@ -21,11 +21,12 @@ from sectormon.frames import Frame
 from sectormon.job.jobfile import open_job
 from sectormon.job.replay import combiner, job_frames, job_header
 from sectormon.readings import Mark
-from sectormon.session.control import ReplayControl, SessionBase
+from sectormon.session.control import ReplayControl
 from sectormon.session.replay import default_time_scale
+from sectormon.session.timeline import TimelineSession
 
 
-class JobReplaySession(SessionBase):
+class JobReplaySession(TimelineSession):
     """A job file played for the TUI."""
 
     def __init__(
@@ -37,7 +38,6 @@ class JobReplaySession(SessionBase):
         on_warning: Callable[[str], None] | None = None,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
-        super().__init__(on_warning)
         self._stack = ExitStack()
         self.alignment = self._stack.enter_context(open_job(path, skip_bad=skip_bad))
         try:
@@ -45,6 +45,14 @@ class JobReplaySession(SessionBase):
         except Exception:
             self._stack.close()
             raise
+        super().__init__(
+            on_warning,
+            start=self.alignment.start,
+            end=self.alignment.end,
+            speed=speed,
+            paused=False,
+            time_scale=default_time_scale(self.alignment.nodes[0].header, str(path)),
+        )
         self.header = job_header(self.alignment)
         for warning in self.alignment.warnings:
             self._warn(warning)
@@ -53,18 +61,9 @@ class JobReplaySession(SessionBase):
         self._exhausted = False
         self._shown = -1
         self._clock = clock
-        self._time_scale = default_time_scale(self.alignment.nodes[0].header, str(path))
-        self._speed = _check_speed(speed)
-        self._paused = False
-        self._seek_target: float | None = None
         self._stop = False
-        self._version = 0
-        self._position = self.alignment.start
         self._marks: list[Mark] = []
-        self._cond = threading.Condition()
         self._thread: threading.Thread | None = None
-        self._error: str | None = None
-        self.finished = threading.Event()
 
     # -- SessionControl --------------------------------------------------------------------------
 
@@ -94,64 +93,16 @@ class JobReplaySession(SessionBase):
         with self._cond:
             self._marks.append(Mark(t=self._position, kind="bookmark", label=label))
 
-    def timeline(self) -> ReplayControl:
-        return self
 
     # -- ReplayControl ---------------------------------------------------------------------------
 
-    def duration(self) -> float:
-        return self.alignment.end
-
-    def start_time(self) -> float:
-        return self.alignment.start
-
-    def position(self) -> float:
-        return self._position
-
-    def paused(self) -> bool:
-        return self._paused
-
-    def set_paused(self, paused: bool) -> None:
-        with self._cond:
-            self._paused = paused
-            self._version += 1
-            self._cond.notify_all()
-
-    def seek(self, delta_s: float) -> None:
-        with self._cond:
-            base = self._seek_target if self._seek_target is not None else self._position
-            self._seek_locked(base + delta_s * self._time_scale)
-
-    def seek_to(self, t: float) -> None:
-        with self._cond:
-            self._seek_locked(t)
-
-    def _seek_locked(self, t: float) -> None:
-        self._seek_target = min(max(t, self.alignment.start), self.alignment.end)
-        self._version += 1
-        self._cond.notify_all()
-
-    def speed(self) -> float:
-        return self._speed
-
-    def set_speed(self, speed: float) -> None:
-        with self._cond:
-            self._speed = _check_speed(speed)
-            self._version += 1
-            self._cond.notify_all()
-
-    def time_scale(self) -> float:
-        return self._time_scale
+    def timeline(self) -> ReplayControl:
+        return self
 
     def marks(self) -> tuple[Mark, ...]:
         with self._cond:
             return tuple(self._marks)
 
-    def error(self) -> str | None:
-        return self._error
-
-    def wait(self, timeout: float | None = None) -> bool:
-        return self.finished.wait(timeout)
 
     # -- thread ------------------------------------------------------------------------------------
 
@@ -199,8 +150,8 @@ class JobReplaySession(SessionBase):
                 if self._stop:
                     return
                 target, self._seek_target = self._seek_target, None
-                if seen != self._version:
-                    seen, anchor = self._version, None
+                if seen != self._control_version:
+                    seen, anchor = self._control_version, None
                 paused, speed = self._paused, self._speed * self._time_scale
             if target is not None:
                 self._show(self._index_at(target))
@@ -210,7 +161,7 @@ class JobReplaySession(SessionBase):
                 if not paused:
                     self.finished.set()
                 with self._cond:
-                    if seen == self._version and not self._stop:
+                    if seen == self._control_version and not self._stop:
                         self._cond.wait()
                 continue
             self.finished.clear()
@@ -220,16 +171,10 @@ class JobReplaySession(SessionBase):
             delay = anchor[1] + (upcoming.t - anchor[0]) / speed - now if math.isfinite(speed) else 0.0
             if delay > 0:
                 with self._cond:
-                    if seen == self._version and not self._stop:
+                    if seen == self._control_version and not self._stop:
                         self._cond.wait(delay)
-                    if seen != self._version or self._stop:
+                    if seen != self._control_version or self._stop:
                         continue
                 if self._clock() < anchor[1] + (upcoming.t - anchor[0]) / speed:
                     continue
             self._show(self._shown + 1)
-
-
-def _check_speed(speed: float) -> float:
-    if not speed > 0:
-        raise SectormonError(f"replay speed must be > 0, got {speed!r}")
-    return float(speed)

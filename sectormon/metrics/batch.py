@@ -1,24 +1,6 @@
 """Slices summed ahead of the engine: how a replay's reader processes take the per-row work.
 
-A replay of a long 48-core recording spends about half its time reading (JSON, checks) and
-adding rows, the other half building frames. :class:`RowAggregator` does the row half wherever
-the rows are read (other processes, see :mod:`sectormon.session.replay_worker`):
-it runs the very accumulation of :meth:`MetricsEngine.add_slice` (which unit starts a new entity,
-the same :class:`GroupAcc` per entity and group, the same counted-time expression) and hands the
-engine a :class:`RowBatch` per frame interval: the slices' own facts (time, duration, group,
-ended units, which units entered) and the state each group accumulator reached.
-:meth:`MetricsEngine.add_batch` enters the same entities in the same order and takes those
-states as they are, so the frames are the frames of ``add_slice``, bit for bit
-(tests/metrics/test_metrics_batch.py).
-
-An aggregator numbers the units it sees itself (serials, counted from 1). The engine maps each
-serial to its own entity when the unit appears: a new entity where ``add_slice`` would start one,
-else the entity the unit already has. So an aggregator may start anywhere a frame interval
-starts, knowing nothing of the slices before: several readers can each sum a part of a file
-(the first batch of an aggregator is ``fresh``: the engine forgets the previous one's serials).
-
-A batch holds plain tuples, lists, dicts, strings and numbers only, so it crosses a pipe with
-:mod:`marshal` (exact floats, a fraction of a JSON parse).
+The design notes of this module are in docs/internals.md.
 """
 
 from __future__ import annotations

@@ -8,13 +8,16 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sectormon.frames import Frame, FrameClock
 from sectormon.metrics.batch import RowBatch
 from sectormon.metrics.engine import MetricsEngine
 from sectormon.profiles.model import Profile
 from sectormon.readings import Mark, Slice
+
+if TYPE_CHECKING:
+    from sectormon.attribution.samples import SampleBatch
 
 
 def build_engine(profile: Profile, header: Mapping[str, Any]) -> MetricsEngine:
@@ -60,9 +63,13 @@ class FrameBuilder:
         self.seek_target = target
         self.build_next = False
 
-    def feed(self, item: Slice | Mark) -> list[Frame]:
+    def feed(self, item: Slice | Mark | SampleBatch) -> list[Frame]:
+        """Frames due with this item. Sample batches count no event: a sampling session's builder
+        (:class:`sectormon.session.hotspots.SampledFrameBuilder`) aggregates them."""
         if isinstance(item, Mark):
             self.engine.add_mark(item)
+            return []
+        if not isinstance(item, Slice):
             return []
         self.engine.add_slice(item)
         self.last_t = item.t

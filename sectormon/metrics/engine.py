@@ -81,7 +81,7 @@ from sectormon.metrics.windows import (
     merge_contributions,
 )
 from sectormon.profiles.model import Profile
-from sectormon.readings import Mark, Slice, split_unit_key
+from sectormon.readings import GAP, Mark, Slice, lost_seconds, split_unit_key
 
 __all__ = ["MetricsEngine", "evaluate_metrics"]
 
@@ -291,13 +291,16 @@ class MetricsEngine:
         return ent
 
     def add_mark(self, m: Mark) -> None:
-        """Baseline marks set/clear the baseline; a configuration change restarts the windows."""
+        """Baseline marks set/clear the baseline; a configuration change restarts the windows; a gap
+        (slices missing from a recording) is time the units were present but nothing was counted."""
         if m.kind == "baseline":
             self.mark_baseline()
         elif m.kind == "baseline-clear":
             self.clear_baseline()
         elif m.kind == "config":
             self.restart_windows(m.t)
+        elif m.kind == GAP:
+            self._cum += lost_seconds(m)
 
     def restart_windows(self, t: float) -> None:
         """What is measured changed at ``t`` (the sector configuration): the open interval and
@@ -399,8 +402,8 @@ class MetricsEngine:
 
     def _close(self, t: float, *, final: bool) -> Frame:
         # A frame allocates some ten thousand containers and frees most of them at the next one;
-        # the cyclic collector's passes over them (none of them can form a cycle) cost about 5 %
-        # of a frame, measured, so it waits until the frame is built.
+        # none of them can form a cycle, so the cyclic collector waits until the frame is built
+        # (docs/perf-tuning.md has what its passes cost).
         was_enabled = gc.isenabled()
         gc.disable()
         try:

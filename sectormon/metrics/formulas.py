@@ -1,20 +1,6 @@
 """A profile's metrics compiled once: evaluation order, input events, split flags, scope levels.
 
-Metrics are evaluated in profile order over an environment of scaled event counts, the profile's
-constants, ``SECONDS`` (the window length) and the metrics computed before them. Each metric's
-*inputs* are the events it reads, directly or through the metrics it references; its coverage is
-the minimum coverage of those events, and it is *split* when no single group of the profile
-counts all of them together (its numerator and denominator come from different timeslices, so a
-phase change between them skews the ratio).
-
-``MetricDef.scope`` restricts the scope levels a metric is computed at:
-
-========  =========================================================================
-``any``   thread, core, cmg and total
-``core``  thread and core only (per-PE quantities that do not add up meaningfully)
-``cmg``   cmg and total (formulas over CMG-wide events, meaningless per thread)
-``total`` total only
-========  =========================================================================
+The design notes of this module are in docs/internals.md.
 """
 
 from __future__ import annotations

@@ -1,29 +1,6 @@
 """Scope sums of one window, computed column by column: per event, one value per scope.
 
-A window hands over one contribution per entity: its present seconds and its vector of raw count
-sums and counted seconds (see :mod:`sectormon.metrics.windows`). Every scope (total, CMG, core,
-thread) sums, over its entities, the entity's extrapolated count ``raw * (present / counted)``,
-its counted seconds and its present seconds (the latter two only where it counted the event).
-
-Everything here runs per event column over all entities at once, because most of the work is
-shared that way: events of one group have the same counted seconds at every entity, so
-``present / counted`` is computed once per distinct counted column, and the cores (or threads)
-of one entity each take their column values with one C-level slice or ``itemgetter`` for all of
-them. Only scopes of several entities (CMGs, the total, a core shared by threads) or with
-archived entities sum per scope.
-
-Entities come in two *classes*: per-PE units (threads, CPUs) count only per-PE events, CMG units
-only CMG events (the engine's per-kind event index). Every value of an event at an entity of the
-other class is exactly 0.0, so a sum over a scope's entities equals the sum over just those of
-the event's class, in the same order (``x + 0.0 == x``; no value here is ever -0.0). The layout
-puts each class's entities next to each other (a stable reordering, which changes no sum), so the
-work on an event column is one contiguous slice of it.
-
-Float order is the engine's (module docstring of :mod:`sectormon.metrics.windows`): a scope of
-one part takes that part's value, a scope of several ``sum()``-s them, archived part first, then
-the live entities in contribution order. An entity's extrapolated count for an event it never
-counted is ``raw * 0.0``, which is never shown (the scope did not count the event, or another
-entity did and ``x + 0.0 == x``).
+The design notes of this module are in docs/internals.md.
 """
 
 from __future__ import annotations

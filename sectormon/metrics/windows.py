@@ -1,25 +1,6 @@
 """Accumulators behind the engine's windows: entities, per-interval contributions, recent sums.
 
-The unit of extrapolation is an *entity*: one unit (thread, CPU or CMG stand-in) at one binding.
-A thread that moves to another core becomes a new entity from that slice on, so its counts land
-in the core they were counted on; a tid that ends and reappears is a new entity too.
-
-Everything an entity counted in a window is kept as one flat vector of ``2 * E`` floats over the
-profile's ``E`` events: the raw count sums, then the counted seconds. Windows longer than an
-interval are sums of interval vectors (C-level ``map``), and extrapolation happens once per
-entity and window on the summed components, never per interval: an event counted in only one
-interval of a ten-second window is extrapolated over the whole ten seconds.
-
-A group's counted seconds apply to every event of that group's readings, so a source must read
-the same events of a group on a unit every time (the sampler does).
-
-Float order. Frames must not depend on how the engine was fed (row by row, or in a reader's
-batches) nor on internal shortcuts, bit for bit, so every sum here is spelled out in one fixed order: a count
-sum is its counts added in reading order from 0.0; an entity's interval vector adds its groups in
-the order they were first read in the interval; a scope sum (:mod:`sectormon.metrics.scopes`, and
-the archive here) is ``sum()`` over its parts in contribution order (``0.0 + a + b`` for two
-parts, which is what ``sum`` computes). A group keeps its pending rows' values until the next
-frame, so a row's values must not change once it is handed over.
+The design notes of this module are in docs/internals.md.
 """
 
 from __future__ import annotations

@@ -1,13 +1,6 @@
 """The ctypes perf_event_open wrapper (knows nothing of A64FX: every CPU fact lives in profiles/).
 
-- :mod:`~sectormon.perf.abi`: ``struct perf_event_attr`` and the ABI constants.
-- :mod:`~sectormon.perf.syscall`: the libc binding and the checked-call path.
-- :mod:`~sectormon.perf.errors`: typed failures with actionable messages.
-- :mod:`~sectormon.perf.events`: event spec strings -> attr fields.
-- :mod:`~sectormon.perf.group`: a group of counters on one thread or CPU.
-- :mod:`~sectormon.perf.probe`: does each event open and count on this host?
-- :mod:`~sectormon.perf.sampling`: a sampling event with its ring buffer (:mod:`.ring`) and the
-  parser of the records it writes (:mod:`.records`).
+The design notes of this module are in docs/internals.md.
 """
 
 from __future__ import annotations

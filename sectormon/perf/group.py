@@ -237,8 +237,8 @@ class PerfGroup:
         """Start the group: the leader alone, its members follow (they were opened enabled).
 
         Not ``PERF_IOC_FLAG_GROUP``: the kernel applies that to every member one by one, each with
-        its own cross-CPU call to the target's CPU, so a group of N events cost N interrupts
-        (measured here: 16 us per member on a running thread). A member whose leader is off is not
+        its own cross-CPU call to the target's CPU, so a group of N events would cost N interrupts
+        (docs/perf-tuning.md). A member whose leader is off is not
         scheduled, so toggling the leader switches the whole group with one call, and a group read
         reports the leader's enabled/running times for all members.
         """

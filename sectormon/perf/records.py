@@ -1,14 +1,6 @@
 """Records of a sampling event's ring buffer: their types and one parser (and its inverse).
 
-The kernel writes ``struct perf_event_header`` + payload records. A sample's payload holds the
-fields its ``sample_type`` asked for, in the ABI's fixed order; with ``sample_id_all`` every other
-record ends with the identity fields (pid/tid, time, cpu, ...) too. :class:`RecordLayout` turns a
-``sample_type`` into precompiled structs once, so parsing a sample is one ``unpack_from``.
-
-The parser never trusts the bytes: a size field smaller than a header stops it with a reason (the
-stream cannot be resynchronised), a record running past the end stops it without one (the rest
-arrives with the next read), and a record of a known type whose size does not fit its layout is
-counted as malformed and skipped by its size. Field values that sectormon did not request are 0.
+The design notes of this module are in docs/internals.md.
 """
 
 from __future__ import annotations

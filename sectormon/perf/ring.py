@@ -1,14 +1,6 @@
 """The ring buffer of one sampling event: a shared mapping the kernel writes and we read.
 
-Layout: one metadata page (:class:`~sectormon.perf.abi.PerfEventMmapPage`), then ``2^n`` data
-pages. The kernel appends records at ``data_head`` (a byte count that only grows) and never
-overwrites bytes past ``data_tail``, which the reader stores when it is done with them; when the
-free space runs out the kernel drops records and later writes a PERF_RECORD_LOST saying how many.
-
-The protocol needs two barriers (``linux/perf_event.h``): after loading ``data_head`` and before
-reading the records it covers, and before storing ``data_tail``. :meth:`RingBuffer.read` copies all
-published bytes out in one slice (two at the wrap) between them, so the kernel's space is given
-back as soon as possible and parsing happens on the copy.
+The design notes of this module are in docs/internals.md.
 """
 
 from __future__ import annotations

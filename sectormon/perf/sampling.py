@@ -1,15 +1,6 @@
 """One sampling event on a thread or CPU: ``sample_period``/``sample_freq``, its ring buffer, its records.
 
-The event samples every Nth occurrence (or about HZ times a second with ``freq``) and writes
-PERF_RECORD_SAMPLE with :data:`SAMPLE_TYPE`: IP, pid/tid, time, data address, CPU and weight, plus
-the period in ``freq`` mode, where it varies. (A fixed period is not requested: for a software
-event PERF_SAMPLE_PERIOD makes the kernel sample every single event, whatever the period.) ADDR
-and WEIGHT are requested always; the kernel fills them where the PMU or the event provides them
-(a page fault's address on any host, PEBS or SPE loads) and leaves 0 elsewhere.
-The same ring carries the side-band records that symbolization needs: MMAP2 for code and data
-mappings (``mmap``, ``mmap2``, ``mmap_data``), COMM (with exec), FORK/EXIT (``task``), and LOST
-when the ring was full. ``sample_id_all`` stamps those with the time, and ``use_clockid`` with
-CLOCK_MONOTONIC makes every time comparable with ``time.monotonic_ns()``.
+The design notes of this module are in docs/internals.md.
 """
 
 from __future__ import annotations

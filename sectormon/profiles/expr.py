@@ -1,18 +1,6 @@
 """The formula language of metrics: parsed once, compiled to closures, never ``eval``.
 
-Grammar (usual precedence, left-associative)::
-
-    expr    := term (("+" | "-") term)*
-    term    := unary (("*" | "/") unary)*
-    unary   := ("-" | "+") unary | primary
-    primary := NUMBER | NAME | ("min" | "max") "(" expr ("," expr)* ")" | "(" expr ")"
-
-Evaluation follows the project rule "unknown is not zero": a missing name or a ``None`` value makes
-the result ``None``, so does a division by zero, ``min``/``max`` over anything ``None``, and a
-result that is not finite. The compiled closures use plain Python arithmetic and let ``None``,
-a missing key or a zero divisor raise; :meth:`Expr.evaluate` turns those into ``None``. That keeps
-the common path (all inputs present) free of per-node checks, which matters because the engine
-evaluates every metric of the profile for every scope of every frame.
+The design notes of this module are in docs/internals.md.
 """
 
 from __future__ import annotations

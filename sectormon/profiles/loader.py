@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 import yaml
 
 from sectormon.errors import DataError, UsageError
+from sectormon.profiles import safe_yaml
 from sectormon.profiles.expr import ExprError
 from sectormon.profiles.expr import parse as parse_formula
 from sectormon.profiles.model import (
@@ -32,6 +33,7 @@ from sectormon.profiles.model import (
     Profile,
     SamplingDef,
 )
+from sectormon.profiles.safe_yaml import BoundedSafeConstructor, YamlInputError, YamlLimitError
 
 if TYPE_CHECKING:
     from sectormon.topology import Topology
@@ -51,6 +53,7 @@ TOP_KEYS = (
     "metrics",
     "sampling",
     "latency_buckets",
+    "rotate_software",
 )
 EVENT_KEYS = ("code", "spec", "scope", "unit", "nj_per_count", "desc")
 GROUP_KEYS = ("events", "desc")
@@ -60,8 +63,6 @@ SAMPLING_KEYS = ("event", "period")
 BUCKET_KEYS = ("name", "max_cycles", "desc")
 
 Path_ = tuple[Any, ...]
-# The C composer keeps node marks too and is ~5x faster; both only build plain YAML nodes.
-_SAFE_LOADER: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 LineOf = Callable[[Path_], "int | None"]
 
 
@@ -100,9 +101,17 @@ class _Composed:
     def __init__(self, text: str) -> None:
         self.lines: dict[Path_, int] = {(): 1}
         self.problems: list[Problem] = []
-        self._constructor = yaml.constructor.SafeConstructor()
+        self._constructor = BoundedSafeConstructor()
         try:
-            node = yaml.compose(text, Loader=_SAFE_LOADER)
+            node = safe_yaml.compose(text)
+        except YamlLimitError as exc:
+            mark = exc.problem_mark
+            line = mark.line + 1 if mark is not None else None
+            self.problems.append(
+                Problem(line, f"YAML refused: {exc.problem}", "a profile needs no more: fix this line")
+            )
+            self.data: Any = None
+            return
         except yaml.MarkedYAMLError as exc:
             mark = exc.problem_mark or exc.context_mark
             line = mark.line + 1 if mark is not None else None
@@ -112,7 +121,7 @@ class _Composed:
             self.problems.append(
                 Problem(line, f"YAML syntax error: {what}", "fix the YAML syntax at this line")
             )
-            self.data: Any = None
+            self.data = None
             return
         except yaml.YAMLError as exc:
             self.problems.append(Problem(None, f"YAML error: {exc}", "fix the YAML syntax"))
@@ -154,8 +163,9 @@ class _Composed:
         try:
             return self._constructor.construct_object(node, deep=True)
         except yaml.YAMLError as exc:
+            what = getattr(exc, "problem", None) or str(exc).splitlines()[0]
             self.problems.append(
-                Problem(node.start_mark.line + 1, f"bad value: {exc}", "write a plain value")
+                Problem(node.start_mark.line + 1, f"bad value: {what}", "write a plain value")
             )
             return None
 
@@ -571,8 +581,18 @@ class _Builder:
             variant=chosen,
             sampling=sampling,
             latency_buckets=buckets,
+            rotate_software=self.flag(top.get("rotate_software"), ("rotate_software",), "rotate_software"),
         )
         return profile, match
+
+    def flag(self, raw: Any, path: Path_, what: str) -> bool:
+        """A yes/no setting (absent: no)."""
+        if raw is None:
+            return False
+        if not isinstance(raw, bool):
+            self.bad(path, f"{what} must be true or false, not {raw!r}", f"write {what}: true")
+            return False
+        return raw
 
     def sampling(self, raw: Any) -> SamplingDef | None:
         if raw is None:
@@ -733,6 +753,7 @@ def _with_hints(profile: Profile, metric_inputs: Mapping[str, frozenset[str]]) -
         profile.variant,
         profile.sampling,
         profile.latency_buckets,
+        profile.rotate_software,
     )
 
 
@@ -795,9 +816,8 @@ def load_profile(name_or_path: str, *, variant: str = "") -> Profile:
             )
         return _builtin(name_or_path, variant)[0]
     try:
-        with open(name_or_path, encoding="utf-8") as handle:
-            text = handle.read()
-    except (OSError, UnicodeDecodeError) as exc:
+        text = safe_yaml.read_yaml_text(name_or_path)
+    except (OSError, YamlInputError) as exc:
         reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
         raise ProfileError(
             name_or_path, [Problem(None, f"cannot read profile: {reason}", "check the --profile path")]
@@ -879,6 +899,8 @@ def _sampling_to_dict(profile: Profile) -> dict[str, Any]:
     out: dict[str, Any] = {}
     if profile.sampling is not None:
         out["sampling"] = {"event": profile.sampling.event, "period": profile.sampling.period}
+    if profile.rotate_software:
+        out["rotate_software"] = True
     if profile.latency_buckets:
         out["latency_buckets"] = [
             {"name": b.name, "max_cycles": b.max_cycles, "description": b.description}
@@ -946,6 +968,7 @@ def profile_from_dict(data: Mapping[str, Any], source: str = "<recording>") -> P
                 )
                 for b in data.get("latency_buckets", ())
             ),
+            rotate_software=data.get("rotate_software") is True,
         )
     except KeyError as exc:
         raise fail(f"missing field {exc}") from exc
@@ -953,9 +976,9 @@ def profile_from_dict(data: Mapping[str, Any], source: str = "<recording>") -> P
         raise fail(str(exc)) from exc
     problems, _ = _check(profile, _no_lines)
     if problems:
-        raise ProfileError(
-            source, [Problem(None, "bad profile in header: " + p.problem, p.fix) for p in problems]
-        )
+        # One line, as every error about a recording: the first fault, and how many more.
+        more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
+        raise fail(problems[0].problem + more)
     return profile
 
 

@@ -85,7 +85,8 @@ class Profile:
 
     ``constants`` are numbers formulas may use by name (e.g. ``NJ_EA_CORE``); the loader derives
     ``NJ_<EVENT>`` for every event that has ``nj_per_count``. ``sampling`` and ``latency_buckets``
-    are the defaults of sampled attribution (``sectormon hotspots``).
+    are the defaults of sampled attribution (``sectormon hotspots``). ``rotate_software``: the
+    events that need no PMU counter rotate with their groups too (else they are always counted).
     """
 
     name: str
@@ -99,6 +100,7 @@ class Profile:
     variant: str = ""
     sampling: SamplingDef | None = None
     latency_buckets: tuple[LatencyBucket, ...] = ()
+    rotate_software: bool = False
 
     def event(self, name: str) -> EventDef:
         return self.events[name]

@@ -69,6 +69,16 @@ def build_header(
             for g in plan.groups
         },
         "skipped_groups": list(plan.skipped_groups),
+        **(
+            {
+                "always_on": {
+                    "pe": [e.name for e in plan.always.pe_events],
+                    "cmg": [e.name for e in plan.always.cmg_events],
+                }
+            }
+            if plan.always is not None
+            else {}
+        ),
         "unavailable": dict(plan.dropped),
         "probe": {name: {"state": r.state, "reason": r.reason} for name, r in (probe or {}).items()},
         "options": {

@@ -20,14 +20,15 @@ from sectormon.errors import SectormonError
 from sectormon.frames import Frame
 from sectormon.io.jsonl import RECORDING_SCHEMA
 from sectormon.io.recording import RecordingWriter
-from sectormon.metrics.builder import FrameBuilder, build_engine
+from sectormon.metrics.builder import build_engine
 from sectormon.profiles.model import Profile
 from sectormon.readings import Mark, Slice
 from sectormon.sampler import Sampler
 from sectormon.schedule import RotationPlan
 from sectormon.session.control import SessionBase, WarningCallback
+from sectormon.session.hotspots import builder_for
 from sectormon.session.options import SessionOptions
-from sectormon.sources.base import Source
+from sectormon.sources.base import SampleFeed, Source
 from sectormon.sources.targets import describe_exit
 
 SAMPLING_STOPPED = "sampling stopped"
@@ -57,6 +58,7 @@ class LiveSession(SessionBase):
         on_warning: WarningCallback | None = None,
         warnings: Sequence[str] = (),
         notes: Sequence[str] = (),
+        sampling: SampleFeed | None = None,
     ) -> None:
         super().__init__(on_warning)
         for message in warnings:
@@ -68,7 +70,8 @@ class LiveSession(SessionBase):
         self.options = options
         self._header = header
         self._pending: collections.deque[Mark] = collections.deque()
-        self._builder = FrameBuilder(build_engine(profile, header), options.interval)
+        self._builder = builder_for(header, build_engine(profile, header), options.interval)
+        self._sampling = sampling
         self._sampler = Sampler(
             source,
             plan,
@@ -196,6 +199,8 @@ class LiveSession(SessionBase):
     def _on_slice(self, item: Slice) -> None:
         while self._pending:
             self._apply_mark(self._pending.popleft())
+        if self._sampling is not None and self._builder.clock.reaches_next(item.t):
+            self._take_samples(item.t)
         if self._recorder is not None:
             with self._record_lock:  # not after the end mark of a recording stopped meanwhile
                 if self._recorder is not None:
@@ -208,6 +213,19 @@ class LiveSession(SessionBase):
             self._apply_mark(Mark(t=item.t, kind="baseline", label="--baseline-after"))
         if self.options.duration is not None and item.t >= self.options.duration:
             self._sampler.stop()
+
+    def _take_samples(self, t: float, *, final: bool = False) -> None:
+        """The samples of the frame window that ends now: recorded before the slice that closes
+        the frame (a replay meets them at the same place), then aggregated by the builder."""
+        assert self._sampling is not None
+        batch = self._sampling.take(t, final=final)
+        for message in self._sampling.warnings():
+            self._warn(message)
+        if self._recorder is not None:
+            with self._record_lock:
+                if self._recorder is not None:
+                    self._recorder.write_samples(batch)
+        self._builder.feed(batch)
 
     def _apply_mark(self, mark: Mark) -> None:
         if mark.kind == "config":
@@ -230,6 +248,9 @@ class LiveSession(SessionBase):
         self._stopped = True
         while self._pending:
             self._apply_mark(self._pending.popleft())
+        if self._sampling is not None:
+            self._take_samples(self._builder.last_t, final=True)
+            self._sampling.close()
         final = self._builder.finish()
         self.final_frame = final
         self._publish(final)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from sectormon.errors import UsageError
-from sectormon.sources.base import Source
+from sectormon.sources.base import SampleRequest, Source
 
 
 @dataclass(frozen=True, slots=True)
@@ -24,7 +24,8 @@ class SessionOptions:
 @dataclass(frozen=True, slots=True)
 class SessionRequest:
     """What a front end asks for; ``None`` takes the source's default. Values are already checked
-    one by one (positive, finite); :meth:`resolve` checks how they fit together."""
+    one by one (positive, finite); :meth:`resolve` checks how they fit together. ``sample`` asks
+    for hot spots (``--sample``)."""
 
     groups: tuple[str, ...] | None = None
     timeslice: float | None = None
@@ -34,6 +35,7 @@ class SessionRequest:
     duration: float | None = None
     baseline_after: float | None = None
     record: str | None = None
+    sample: SampleRequest | None = None
 
     def resolve(self, source: Source) -> SessionOptions:
         timeslice = source.default_timeslice if self.timeslice is None else self.timeslice

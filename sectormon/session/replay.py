@@ -22,12 +22,14 @@ from typing import Any
 
 from sectormon.errors import SectormonError
 from sectormon.frames import HEADER_SCHEMA, Frame
-from sectormon.io.reader import RecordingError, RecordingStream, open_recording, scan_recording
+from sectormon.io.reader import Item, RecordingError, RecordingStream, open_recording, scan_recording
 from sectormon.metrics.builder import FrameBuilder, build_engine
 from sectormon.profiles.loader import profile_from_dict
 from sectormon.readings import Mark, Slice
 from sectormon.session import replay_worker
-from sectormon.session.control import ReplayControl, SessionBase
+from sectormon.session.control import ReplayControl
+from sectormon.session.hotspots import builder_for
+from sectormon.session.timeline import TimelineSession
 
 CHECKPOINT_EVERY = 30.0
 """Stream seconds between engine snapshots of a :class:`ReplaySession` (about 1 MB each at 48 cores):
@@ -63,13 +65,14 @@ def frame_timing(header: Mapping[str, Any], path: str) -> tuple[float, float]:
 
 
 def frame_builder(header: Mapping[str, Any], path: str) -> FrameBuilder:
-    """The engine and frame builder a recording's header describes (the live run's own)."""
+    """The engine and frame builder a recording's header describes (the live run's own, with its
+    hot spots when it sampled)."""
     profile_data = header.get("profile")
     if not isinstance(profile_data, dict) or not profile_data:
         raise RecordingError(path, 1, "the header has no profile", "record with sectormon >= 0.1")
     interval, start = frame_timing(header, path)
     profile = profile_from_dict(profile_data, source=path)
-    return FrameBuilder(build_engine(profile, header), interval, start=start)
+    return builder_for(header, build_engine(profile, header), interval, start=start, path=path)
 
 
 class _Pacer:
@@ -180,7 +183,7 @@ def _feed(
     for item in stream:
         if item.t > t_to:
             break
-        is_slice = type(item) is not Mark
+        is_slice = type(item) is Slice
         if pacer is not None and is_slice and item.t >= t_from:
             pacer.wait(item.t)
         yield int(is_slice), builder.feed(item)
@@ -199,7 +202,7 @@ class _Checkpoint:
     frame: Frame | None
 
 
-class ReplaySession(SessionBase):
+class ReplaySession(TimelineSession):
     """A recording played on a timeline for the TUI: implements :class:`ReplayControl`.
 
     A thread feeds the recording to the frame builder, pacing slices by their ``t`` at the chosen
@@ -227,42 +230,33 @@ class ReplaySession(SessionBase):
         """``time_scale``: stream seconds that 1x plays in a wall second and that one seek step
         moves (None: one frame interval for a simulated recording, whose 10 ms would otherwise
         play in 10 ms, else 1 s)."""
-        super().__init__(on_warning)
         self.path = str(path)
         self.skip_bad = skip_bad
         self._factory = builder_factory
         self._on_error = on_error
         self._clock = clock
         scan = scan_recording(self.path, skip_bad=skip_bad)
+        if time_scale is None:
+            time_scale = default_time_scale(scan.header, self.path)
+        if not (math.isfinite(time_scale) and time_scale > 0):
+            raise ValueError(f"time_scale must be > 0, not {time_scale!r}")
+        super().__init__(
+            on_warning, start=scan.first_t, end=scan.end_t, speed=speed, paused=paused, time_scale=time_scale
+        )
         self.header: Mapping[str, Any] = stream_header(scan.header)
         self._recorded_marks = scan.marks
-        self._duration = scan.end_t
-        self._start_t = scan.first_t
         for warning in scan.warnings:
             self._warn(warning)
         # Fail now, not on the thread, when the profile or options cannot be replayed.
         builder_factory(scan.header, self.path)
-        self._cond = threading.Condition()
         self._user_marks: list[Mark] = []
         self._pending_marks: list[Mark] = []
         self._checkpoints: list[_Checkpoint] = []
         self._checkpointing = True
         self._quiet_pass = False  # fast-forwarding with FrameBuilder.seek_quietly
         self._last_built: Frame | None = None  # the newest frame of the current builder
-        self._speed = _check_speed(speed)
-        if time_scale is None:
-            time_scale = default_time_scale(scan.header, self.path)
-        self._time_scale = time_scale
-        if not (math.isfinite(self._time_scale) and self._time_scale > 0):
-            raise ValueError(f"time_scale must be > 0, not {self._time_scale!r}")
-        self._paused = paused
-        self._seek_target: float | None = None
         self._stop = False
-        self._position = self._start_t
-        self._control_version = 0
-        self._error: str | None = None
         self._thread: threading.Thread | None = None
-        self.finished = threading.Event()
         self.frames = 0
 
     # -- SessionControl --------------------------------------------------------------------------
@@ -295,66 +289,10 @@ class ReplaySession(SessionBase):
 
     # -- ReplayControl ---------------------------------------------------------------------------
 
-    def duration(self) -> float:
-        return self._duration
-
-    def start_time(self) -> float:
-        """Stream time of the first slice (a recording started mid-session does not start at 0)."""
-        return self._start_t
-
-    def position(self) -> float:
-        return self._position
-
-    def paused(self) -> bool:
-        return self._paused
-
-    def set_paused(self, paused: bool) -> None:
-        with self._cond:
-            self._paused = paused
-            self._control_version += 1
-            self._cond.notify_all()
-
-    def seek(self, delta_s: float) -> None:
-        """Move by ``delta_s`` steps of :meth:`time_scale` from where the last seek is going (arrow
-        keys held or typed ahead add up; from the position alone, a seek not yet done was lost)."""
-        with self._cond:
-            base = self._seek_target if self._seek_target is not None else self._position
-            self._seek_to(base + delta_s * self._time_scale)
-
-    def seek_to(self, t: float) -> None:
-        with self._cond:
-            self._seek_to(t)
-
-    def _seek_to(self, t: float) -> None:
-        self._seek_target = min(max(t, self._start_t), self._duration)
-        self._control_version += 1
-        self._cond.notify_all()
-
-    def speed(self) -> float:
-        return self._speed
-
-    def time_scale(self) -> float:
-        """Stream seconds per wall second at 1x, and per seek step (see ``__init__``)."""
-        return self._time_scale
-
-    def set_speed(self, speed: float) -> None:
-        with self._cond:
-            self._speed = _check_speed(speed)
-            self._control_version += 1
-            self._cond.notify_all()
-
     def marks(self) -> tuple[Mark, ...]:
         with self._cond:
             user = list(self._user_marks)
         return tuple(sorted((*self._recorded_marks, *user), key=lambda m: m.t))
-
-    def error(self) -> str | None:
-        """Why playback stopped early (a bad line in the file), else ``None``."""
-        return self._error
-
-    def wait(self, timeout: float | None = None) -> bool:
-        """Wait until playback reaches the end of the recording."""
-        return self.finished.wait(timeout)
 
     # -- thread ----------------------------------------------------------------------------------
 
@@ -390,7 +328,7 @@ class ReplaySession(SessionBase):
 
     def _open(
         self, target: float | None = None
-    ) -> tuple[RecordingStream, Iterator[Slice | Mark], FrameBuilder, list[Mark]]:
+    ) -> tuple[RecordingStream, Iterator[Item], FrameBuilder, list[Mark]]:
         """The stream and builder to play from: the nearest snapshot before ``target``, else the start."""
         checkpoint = None if target is None else self._checkpoint_for(target)
         stream = open_recording(self.path, skip_bad=self.skip_bad)
@@ -408,14 +346,14 @@ class ReplaySession(SessionBase):
         return stream, items, copy.deepcopy(checkpoint.builder), user
 
     def _feed(
-        self, stream: RecordingStream, builder: FrameBuilder, user: list[Mark], item: Slice | Mark
+        self, stream: RecordingStream, builder: FrameBuilder, user: list[Mark], item: Item
     ) -> list[Frame]:
         self._feed_user_marks(builder, user, item.t)
         frames = builder.feed(item)
         self._position = max(self._position, item.t)
         if frames:
             self._last_built = frames[-1]
-        if type(item) is not Mark:
+        if type(item) is Slice:
             self._maybe_checkpoint(stream, builder, item.t, built=bool(frames))
         return frames
 
@@ -435,7 +373,7 @@ class ReplaySession(SessionBase):
             return
         try:
             snapshot = copy.deepcopy(builder)
-        except Exception:  # an engine that cannot be copied: seek from the start, as before
+        except Exception:  # an engine that cannot be copied: seeks replay from the start
             self._checkpointing = False
             return
         if self._quiet_pass:
@@ -450,7 +388,7 @@ class ReplaySession(SessionBase):
         ended = False
         anchor: tuple[float, float] | None = None
         seen_version = -1
-        pending: Slice | Mark | None = None
+        pending: Item | None = None
         try:
             while True:
                 with self._cond:
@@ -507,7 +445,7 @@ class ReplaySession(SessionBase):
                 if item is None:
                     self._emit(builder.finish())
                     ended = True
-                    self._position = self._duration
+                    self._position = self._end_t
                     self.finished.set()
                     continue
                 if type(item) is not Mark and math.isfinite(speed):
@@ -540,17 +478,17 @@ class ReplaySession(SessionBase):
     def _first_frame(
         self,
         stream: RecordingStream,
-        items: Iterator[Slice | Mark],
+        items: Iterator[Item],
         builder: FrameBuilder,
         user: list[Mark],
-        pending: Slice | Mark | None,
-    ) -> tuple[bool, Slice | Mark | None, Frame]:
+        pending: Item | None,
+    ) -> tuple[bool, Item | None, Frame]:
         """Feed records until the builder makes a frame: (ended, next record, that frame)."""
         while True:
             item = pending if pending is not None else next(items, None)
             pending = None
             if item is None:
-                self._position = self._duration
+                self._position = self._end_t
                 return True, None, builder.finish()
             frames = self._feed(stream, builder, user, item)
             if frames:
@@ -559,14 +497,14 @@ class ReplaySession(SessionBase):
     def _fast_forward(
         self,
         stream: RecordingStream,
-        items: Iterator[Slice | Mark],
+        items: Iterator[Item],
         builder: FrameBuilder,
         user: list[Mark],
         target: float,
-        pending: Slice | Mark | None,
+        pending: Item | None,
         *,
         quietly: bool = True,
-    ) -> tuple[bool, Slice | Mark | None, Frame | None] | None:
+    ) -> tuple[bool, Item | None, Frame | None] | None:
         """Feed records up to ``target`` without pacing; return (ended, next record, frame to show).
 
         The frame to show is the newest the builder made up to ``target`` (possibly before this call,
@@ -582,7 +520,7 @@ class ReplaySession(SessionBase):
                 item = pending if pending is not None else next(items, None)
                 pending = None
                 if item is None:
-                    self._position = self._duration
+                    self._position = self._end_t
                     return True, None, builder.finish()
                 if item.t > target:
                     self._position = max(self._position, target)
@@ -602,9 +540,3 @@ def default_time_scale(header: Mapping[str, Any], path: str) -> float:
     if isinstance(source, Mapping) and source.get("simulated") is True:
         return frame_timing(header, path)[0]
     return 1.0
-
-
-def _check_speed(speed: float) -> float:
-    if not (speed > 0):
-        raise SectormonError(f"replay speed must be > 0, got {speed!r}")
-    return float(speed)

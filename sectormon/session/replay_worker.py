@@ -40,6 +40,8 @@ from collections.abc import Callable, Generator, Iterable, Iterator
 from pathlib import Path
 from typing import IO, Any
 
+from sectormon.attribution.samples import SampleBatch
+from sectormon.attribution.window import HEADER_KEY as HOTSPOTS_KEY
 from sectormon.errors import SectormonError, UsageError
 from sectormon.frames import FrameClock
 from sectormon.io.reader import RecordingError, RecordingStream, open_recording
@@ -91,6 +93,8 @@ def readers(stream: RecordingStream, *, frames: bool = True) -> int:
         )
     if switch and int(switch) == 0:
         return 0
+    if HOTSPOTS_KEY in stream.header:
+        return 0  # sample batches go to the frame builder in order, in this process
     try:
         cpus = len(os.sched_getaffinity(0))
     except (AttributeError, OSError):
@@ -212,8 +216,14 @@ def _start(args: list[str]) -> subprocess.Popen[bytes]:
         f"import sys; sys.path.append({package_root!r}); "
         "from sectormon.session.replay_worker import main; sys.exit(main(sys.argv[1:]))"
     )
+    # A session of its own: Ctrl-C at the terminal goes to the foreground process group, and
+    # the child must not get it (it would die with a traceback from wherever its interpreter is,
+    # even before ``main`` could ignore SIGINT); the parent stops it.
     proc = subprocess.Popen(
-        [sys.executable, "-c", bootstrap, *args], stdin=subprocess.DEVNULL, stdout=subprocess.PIPE
+        [sys.executable, "-c", bootstrap, *args],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        start_new_session=True,
     )
     assert proc.stdout is not None
     _widen(proc.stdout)
@@ -268,7 +278,9 @@ def serve_spans(
             clock = FrameClock(interval, start)
             if begin.t_before > -math.inf:
                 clock.due(begin.t_before)  # the clock as the slice before the span left it
-            items = stream.iter_span(begin.offset, end, last_slice_t=begin.t_before)
+            items = stream.iter_span(
+                begin.offset, end, last_slice_t=begin.t_before, last_index=begin.index_before
+            )
             stopped = _sum(items, clock, t_to, send, span_end=end)
             send(_end(stream, stopped))
             if stopped:
@@ -290,7 +302,7 @@ def _reporting(send: Callable[[Message], None], out: IO[bytes]) -> Iterator[None
 
 
 def _sum(
-    items: Iterable[Slice | Mark],
+    items: Iterable[Slice | Mark | SampleBatch],
     clock: FrameClock,
     t_to: float,
     send: Callable[[Message], None],
@@ -305,6 +317,8 @@ def _sum(
         if item.t > t_to:
             stopped = True
             break
+        if isinstance(item, SampleBatch):
+            raise RuntimeError("a sampling session's recording is replayed in one process (see readers())")
         if isinstance(item, Mark):
             if rows.pending:
                 send(("b", wire(rows.take(frame_due=False))))

@@ -2,13 +2,15 @@
 
 Everything a front end would otherwise repeat (``sectormon``, ``sectormon sim``) happens here, in
 the order that matters: the probe runs before the source starts (it is not timed), the source
-starts before the header is built (the header names the launched command's pid).
+starts before the header is built (the header names the launched command's pid), and sampling
+(``--sample``) opens once the source has started, before its target runs.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
+from sectormon.attribution.window import HEADER_KEY as HOTSPOTS_KEY
 from sectormon.perf.probe import ProbeResult
 from sectormon.profiles.model import Profile
 from sectormon.schedule import RotationPlan, plan_rotation, select_groups
@@ -41,20 +43,30 @@ def open_session(
         for event in events:
             if event.scope == "cmg":
                 unavailable.setdefault(event.name, f"CMG-wide event needs per-CPU counting: {cmg_reason}")
-    plan = plan_rotation(profile, group_names, unavailable)
+    plan = plan_rotation(profile, group_names, unavailable, free=lambda e: not source.needs_counter(e))
     warnings = startup_warnings(profile, plan, probe)
     source.start()
-    header = build_header(source=source, profile=profile, plan=plan, options=options, probe=probe)
-    return LiveSession(
-        source=source,
-        profile=profile,
-        plan=plan,
-        options=options,
-        header=header,
-        on_warning=on_warning,
-        notes=notes,
-        warnings=warnings,
-    )
+    # Sampling starts before the target runs (a launched command is still held before its exec).
+    sampling = source.open_sampling(request.sample, profile) if request.sample is not None else None
+    try:
+        header = build_header(source=source, profile=profile, plan=plan, options=options, probe=probe)
+        if sampling is not None:
+            header[HOTSPOTS_KEY] = sampling.settings.to_json()
+        return LiveSession(
+            source=source,
+            profile=profile,
+            plan=plan,
+            options=options,
+            header=header,
+            on_warning=on_warning,
+            notes=notes,
+            warnings=warnings,
+            sampling=sampling,
+        )
+    except BaseException:
+        if sampling is not None:
+            sampling.close()
+        raise
 
 
 def startup_warnings(profile: Profile, plan: RotationPlan, probe: Mapping[str, ProbeResult]) -> list[str]:

@@ -31,6 +31,7 @@ from sectormon.sim.config import (
     ModelConfig,
     SectorConfig,
 )
+from sectormon.sim.sampling import RefillSampler
 
 FL_WRITE = 1
 FL_SCE = 8
@@ -190,6 +191,8 @@ class SimThread:
         self.fe_stall = 0
         self.exits = 0
         self.ifetch = 0
+        # Sees every L1D refill when a session samples them (``--sample``); off the hit path.
+        self.sampler: RefillSampler | None = None
 
     # ----------------------------------------------------------------- the hot loop
     def run(self, limit: int, next_limit: Callable[[int], int] | None = None) -> None:
@@ -246,6 +249,7 @@ class SimThread:
         cpa = self.cpa << 4
         prefetch = self.prefetch
         recent = self.recent
+        sampler = self.sampler
         pf_table = self.pf_table
         rare = self._rare
         clk = (self.cyc << 4) | 15
@@ -327,6 +331,8 @@ class SimThread:
                             demand_misses[fl] += 1
                             miss_wait += ready - clk
                             state = ready + from_memory[fl]
+                        if sampler is not None and sampler.demand:
+                            sampler.refill(self.tid, self.cpu, line, fl, clk >> 4, ready >> 4)
                         qc.append(acc + window)
                         hc = qc[h]
                         sec = l1_sector[fl]
@@ -609,6 +615,9 @@ class SimThread:
             ready = self._l2_inflight(line, v2, cyc, False)
             source = FROM_MEMORY
         self.l1_miss_wait += ready - cyc
+        sampler = self.sampler
+        if sampler is not None and sampler.prefetch:
+            sampler.refill(self.tid, self.cpu, line, fl, cyc, ready)
         victim, vstate = self.l1.fill(line, PF_MARK | (ready << 4) | (source << 2) | sec)
         if vstate & DIRTY:
             self.l1_wb += 1

@@ -55,6 +55,14 @@ _ISA: dict[str, tuple[float, float]] = {
 }
 
 
+# The source statement of each array's accesses: what a sampled access's "IP" names.
+_STATEMENTS: dict[str, dict[str, str]] = {
+    "scenario-a": {"reused": "s += reused[order[i]]", "stream": "s += stream[j]"},
+    "scenario-b": {"A": "a = A[i][k]", "B": "C[i][j] += a * B[k][j]", "C": "C[i][j] += a * B[k][j]"},
+    "random": {"table": "s += table[rand()]"},
+}
+
+
 def kernel_defaults(kernel: str) -> dict[str, int]:
     return dict(_PARAMS[kernel])
 
@@ -101,6 +109,14 @@ class KernelSpec:
             "seed": self.seed,
             **self.extra,
         }
+
+    @property
+    def statements(self) -> tuple[tuple[str, int], ...]:
+        """Per array (in :attr:`objects` order): the statement that accesses it, and its number
+        in the kernel (what a sample names as its IP and source line)."""
+        texts = _STATEMENTS[self.name]
+        numbers = {text: i + 1 for i, text in enumerate(dict.fromkeys(texts.values()))}
+        return tuple((texts[name], numbers[texts[name]]) for name in self.objects)
 
     def stream_factory(self, thread: int, tag_override: bool, pfe: bool) -> Callable[[], Chunks]:
         """A callable making a fresh stream for ``thread`` (called again when the demo loops)."""

@@ -28,10 +28,12 @@ def placement(thread: int, threads: int) -> int:
 
 @dataclass(frozen=True, slots=True)
 class Workload:
-    """The thread specs plus a JSON description for the header."""
+    """The thread specs plus a JSON description for the header; ``kernel`` when a kernel runs (its
+    arrays' statements are what the samples of ``--sample`` name as their IPs)."""
 
     specs: tuple[ThreadSpec, ...]
     description: dict[str, Any] = field(default_factory=dict)
+    kernel: KernelSpec | None = None
 
 
 def _check_threads(threads: int) -> None:
@@ -53,7 +55,9 @@ def kernel_workload(kernel: KernelSpec, threads: int, tag_override: bool, prefet
         for t in range(threads)
     )
     return Workload(
-        specs, {"kind": "kernel", **kernel.describe(), "threads": threads, "cpus": [s.cpu for s in specs]}
+        specs,
+        {"kind": "kernel", **kernel.describe(), "threads": threads, "cpus": [s.cpu for s in specs]},
+        kernel,
     )
 
 

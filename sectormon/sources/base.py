@@ -12,11 +12,13 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from sectormon.errors import SectormonError
+from sectormon.attribution.samples import SampleBatch
+from sectormon.attribution.window import DEFAULT_TOP, HotspotSettings
+from sectormon.errors import SectormonError, UsageError
 from sectormon.perf.group import GroupValues
 from sectormon.perf.probe import ProbeResult
-from sectormon.profiles.model import EventDef
-from sectormon.readings import Unit
+from sectormon.profiles.model import EventDef, Profile
+from sectormon.readings import ProcessInfo, Unit
 
 
 class CounterGroup(Protocol):
@@ -37,11 +39,45 @@ class CounterGroup(Protocol):
 
 @dataclass(frozen=True, slots=True)
 class UnitsUpdate:
-    """The units alive now, and the keys of those that ended since the previous poll."""
+    """The units alive now, the keys of those that ended since the previous poll, and the
+    processes first seen by this poll (their threads' units carry ``Unit.process``)."""
 
     alive: tuple[Unit, ...]
     ended: tuple[str, ...] = ()
     warnings: tuple[str, ...] = field(default=())
+    processes: tuple[ProcessInfo, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class SampleRequest:
+    """``--sample EVENT[:PERIOD]``: sample ``event`` (a profile event or, on perf, an event spec)
+    every ``period`` events (None: the source's default for that event); frames show ``top`` rows."""
+
+    event: str
+    period: int | None = None
+    top: int = DEFAULT_TOP
+
+
+class SampleFeed(Protocol):
+    """A source's samples for a session's hot spots, taken once per frame window.
+
+    The feed gathers and attributes samples off the sampler's path (perf: a thread of its own
+    drains the ring buffers; the simulator: its model records them as it runs), so a take only
+    hands over what was gathered.
+    """
+
+    settings: HotspotSettings
+
+    def take(self, t: float, *, final: bool = False) -> SampleBatch:
+        """The samples since the last take, with the lost ones and the event's counted total over
+        the same time; ``final`` drains everything (the session ends)."""
+        ...
+
+    def warnings(self) -> list[str]:
+        """What went wrong since the last call (said once each)."""
+        ...
+
+    def close(self) -> None: ...
 
 
 class Source(Protocol):
@@ -86,6 +122,10 @@ class Source(Protocol):
         """Test each event once on this host."""
         ...
 
+    def needs_counter(self, event: EventDef) -> bool:
+        """Whether ``event`` takes one of the PMU's counters (else it is counted all the time)."""
+        ...
+
     def finished(self) -> bool:
         """True once the target has exited (command or pid mode); a CPU-wide session never finishes."""
         ...
@@ -118,16 +158,24 @@ class Source(Protocol):
     def apply_sector_preset(self, name: str) -> None:
         """Switch to preset ``name`` (called on the sampler thread, between slices)."""
 
+    def open_sampling(self, request: SampleRequest, profile: Profile) -> SampleFeed:
+        """Start sampling ``request`` on the started source (before its target runs)."""
+        ...
+
     def close(self) -> None: ...
 
 
 class SourceBase:
-    """Defaults for :class:`Source`: no command, no CMG restriction, no live sector switching."""
+    """Defaults for :class:`Source`: no command, no CMG restriction, no live sector switching, no
+    sampling."""
 
     default_recent_seconds = 10.0
 
     def default_recent(self, interval: float) -> float:
         return self.default_recent_seconds
+
+    def needs_counter(self, event: EventDef) -> bool:
+        return True
 
     @property
     def cmg_unavailable_reason(self) -> str | None:
@@ -145,3 +193,6 @@ class SourceBase:
 
     def apply_sector_preset(self, name: str) -> None:
         raise SectormonError(f"this source cannot switch the sector configuration (asked for {name!r})")
+
+    def open_sampling(self, request: SampleRequest, profile: Profile) -> SampleFeed:
+        raise UsageError(f"--sample {request.event}: this source cannot sample (perf and sim can)")

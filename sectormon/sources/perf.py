@@ -17,13 +17,14 @@ from typing import Any
 
 import psutil
 
+from sectormon.perf import abi
 from sectormon.perf.errors import PerfError
 from sectormon.perf.events import EventSpec, parse_event
 from sectormon.perf.group import GroupValues, PerfGroup
 from sectormon.perf.probe import ProbeResult, probe_events
-from sectormon.profiles.model import EventDef
+from sectormon.profiles.model import EventDef, Profile
 from sectormon.readings import Unit
-from sectormon.sources.base import CounterGroup, SourceBase, UnitsUpdate
+from sectormon.sources.base import CounterGroup, SampleFeed, SampleRequest, SourceBase, UnitsUpdate
 from sectormon.sources.targets import (
     BadTarget,
     CommandTarget,
@@ -284,9 +285,24 @@ class PerfSource(SourceBase):
         self._groups.append(group)
         return group
 
+    def needs_counter(self, event: EventDef) -> bool:
+        """Software events (task-clock, page-faults, ...) are kernel counts, not PMU counters."""
+        try:
+            return self._spec(event).type != abi.PERF_TYPE_SOFTWARE
+        except PerfError:
+            return True  # not openable here: the probe reports it
+
     def probe(self, events: Sequence[EventDef]) -> Mapping[str, ProbeResult]:
         return probe_events(
             [(e.name, e.spec) for e in events], exclude_kernel=self.exclude_kernel, sysfs_root=self.sysfs_root
+        )
+
+    def open_sampling(self, request: SampleRequest, profile: Profile) -> SampleFeed:
+        """Sample the target beside the counting (a launched command: from its exec)."""
+        from sectormon.sources.perf_live_samples import PerfSampleFeed
+
+        return PerfSampleFeed(
+            self.target, request, profile, exclude_kernel=self.exclude_kernel, sysfs_root=self.sysfs_root
         )
 
     # --- lifecycle and description ---

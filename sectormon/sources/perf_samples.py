@@ -1,14 +1,6 @@
 """Live sampling of a perf target: sampling events and their ring buffers, plus the counted total.
 
-For the launched command or each thread of a running process, one sampling event per CPU is
-opened with ``inherit`` (threads and processes the target starts later sample too), all writing
-into one ring buffer per CPU, and beside them the same event in counting mode (a
-:class:`~sectormon.perf.group.PerfGroup`) for the scale factor's total; ``--cpus`` opens one of
-each per CPU. While the target runs, :func:`sample_target` only copies the rings' bytes out
-(waking on the rings' watermark or every 100 ms); parsing, resolving and counting happen
-afterwards, on :meth:`SamplingRun.stream`, so the target is disturbed as little as possible.
-
-This is the one module of the sampling path that knows the target kinds (:mod:`sectormon.sources.targets`).
+The design notes of this module are in docs/internals.md.
 """
 
 from __future__ import annotations
@@ -31,7 +23,7 @@ from sectormon.attribution.space import read_proc_maps
 from sectormon.errors import UsageError
 from sectormon.perf import abi
 from sectormon.perf.errors import PerfError
-from sectormon.perf.events import EventSpec
+from sectormon.perf.events import EventSpec, parse_event
 from sectormon.perf.group import PerfGroup
 from sectormon.perf.records import (
     CommRecord,
@@ -44,6 +36,7 @@ from sectormon.perf.records import (
     ThrottleRecord,
 )
 from sectormon.perf.sampling import SamplingConfig, SamplingEvent
+from sectormon.profiles.model import Profile
 from sectormon.sources.targets import (
     BadTarget,
     CommandTarget,
@@ -55,7 +48,30 @@ from sectormon.sources.targets import (
 from sectormon.topology import parse_cpu_list
 
 POLL_SECONDS = 0.1
+FAULT_EVENTS = ("page-faults", "faults", "minor-faults", "major-faults")
+DEFAULT_FREQ = 1000
 Target = CommandTarget | PidTarget | CpuTarget
+
+
+def resolve_event(event: str, profile: Profile, *, option: str) -> tuple[str, EventSpec]:
+    """A profile event name, else a perf event spec (one clear error for neither)."""
+    if event in profile.events:
+        return event, parse_event(profile.events[event].spec)
+    try:
+        return event, parse_event(event)
+    except PerfError as exc:
+        raise UsageError(f"{option} {event}: not an event of the {profile.name} profile, and {exc}") from None
+
+
+def default_rate(name: str, spec: EventSpec, profile: Profile) -> tuple[int, int]:
+    """(period, freq) when none is given: the profile's period for its sampling event, every
+    fault for the fault events (they are microseconds apart), else about DEFAULT_FREQ a second."""
+    sampling = profile.sampling
+    if sampling is not None and sampling.event == name:
+        return sampling.period, 0
+    if spec.spec.lower() in FAULT_EVENTS:
+        return 1, 0
+    return 0, DEFAULT_FREQ
 
 
 def make_target(
@@ -132,6 +148,7 @@ class RecordStream:
     throttled: int = 0
     malformed: int = 0
     errors: list[str] = field(default_factory=list)
+    _carry: list[bytes | None] = field(default_factory=list)
 
     def __iter__(self) -> Iterator[Event]:
         yield from self.before
@@ -140,6 +157,34 @@ class RecordStream:
             event = self._event(record)
             if event is not None:
                 yield event
+
+    def feed_round(self, chunks: Sequence[bytes]) -> list[Event]:
+        """A live round's events: each ring's new bytes (one per ring, in ring order), parsed
+        after what the ring's last round left unfinished, merged by time. A ring whose bytes
+        could not be parsed is read no further (its error is in ``errors``)."""
+        carry = self._carry
+        while len(carry) < len(chunks):
+            carry.append(b"")
+        parsed: list[list[Record]] = []
+        for i, chunk in enumerate(chunks):
+            left = carry[i]
+            if left is None:
+                continue
+            data = left + chunk if left else chunk
+            result = self.layout.parse(data)
+            self.malformed += result.malformed
+            parsed.append(list(result.records))
+            if result.error:
+                self.errors.append(result.error)
+                carry[i] = None
+            else:
+                carry[i] = data[result.consumed :]
+        out = []
+        for record in heapq.merge(*parsed, key=_record_time):
+            event = self._event(record)
+            if event is not None:
+                out.append(event)
+        return out
 
     def _records(self, chunks: Sequence[bytes]) -> Iterator[Record]:
         carry = b""
@@ -210,7 +255,7 @@ class SamplingRun:
         return RecordStream(self.config.layout(), self.rings, self.before, self.config.period)
 
 
-class _Rings:
+class SamplingRings:
     """The sampling events of a run, one ring buffer per CPU, and the counting groups beside them.
 
     The first event opened on a CPU owns that CPU's ring; every other event there (another thread
@@ -280,12 +325,43 @@ class _Rings:
 
     def drain(self) -> int:
         total = 0
-        for cpu, owner in self.owners.items():
-            data = owner.read_raw()
+        for cpu, data in zip(self.owners, self.read_new(), strict=True):
             if data:
                 self.chunks[cpu].append(data)
                 total += len(data)
         return total
+
+    def read_new(self) -> list[bytes]:
+        """Each ring's bytes since its last read, in ring order (not kept: a live reader's)."""
+        return [owner.read_raw() for owner in self.owners.values()]
+
+    def fds(self) -> list[int]:
+        """The fds of the rings (poll() them for the watermark)."""
+        return [owner.fd for owner in self.owners.values() if owner.fd is not None]
+
+    def enable(self) -> None:
+        """Start counting and sampling now (a command's events start at its exec instead)."""
+        for counter in self.counters:
+            counter.enable()
+        for event in self.events():
+            event.enable()
+
+    def disable(self) -> None:
+        for event in self.events():
+            event.disable()
+        for counter in self.counters:
+            counter.disable()
+
+    def readings(self) -> list[tuple[int, int, int]] | None:
+        """Each counting unit's (count, time_enabled, time_running) now; None when one cannot be read."""
+        out = []
+        for counter in self.counters:
+            try:
+                values = counter.read()
+            except PerfError:
+                return None
+            out.append((values.values[0], values.time_enabled, values.time_running))
+        return out
 
     def close(self) -> None:
         for event in self.members:
@@ -325,7 +401,7 @@ def online_cpus(sysfs_root: str | Path = "/sys") -> tuple[int, ...]:
         return tuple(sorted(os.sched_getaffinity(0)))
 
 
-def _open_threads(target: PidTarget, rings: _Rings, cpus: Sequence[int]) -> None:
+def _open_threads(target: PidTarget, rings: SamplingRings, cpus: Sequence[int]) -> None:
     """Every thread of a running process; threads started while opening are caught by listing
     again until no new one appears (those started later inherit their creator's events)."""
     opened: set[int] = set()
@@ -342,6 +418,48 @@ def _open_threads(target: PidTarget, rings: _Rings, cpus: Sequence[int]) -> None
                     raise
     if not rings.owners:
         raise BadTarget(f"--pid {target.pid}: the process has no threads left to sample")
+
+
+def open_rings(
+    target: Target,
+    spec: EventSpec,
+    config: SamplingConfig,
+    *,
+    name: str = "",
+    procfs_root: str | Path = "/proc",
+    sysfs_root: str | Path = "/sys",
+) -> tuple[SamplingRings, list[MapEvent]]:
+    """The sampling events and counting groups of a started target, opened disabled, and the
+    mappings that existed before (a running process's, or every process's for CPUs).
+
+    A command still held before its exec gets events the kernel enables at the exec (with
+    ``inherit``, as do a process's threads); CPUs get one event and ring each. Enable the others
+    with :meth:`SamplingRings.enable`.
+    """
+    name = name or spec.spec
+    before: list[MapEvent] = []
+    if isinstance(target, CpuTarget):
+        config = replace(config, inherit=False, enable_on_exec=False)
+    else:
+        command = isinstance(target, CommandTarget)
+        config = replace(config, inherit=True, enable_on_exec=command)
+    rings = SamplingRings(spec, config, name)
+    try:
+        if isinstance(target, CommandTarget):
+            assert target.pid is not None
+            rings.open_task(target.pid, online_cpus(sysfs_root))
+        elif isinstance(target, PidTarget):
+            _open_threads(target, rings, online_cpus(sysfs_root))
+            assert target.pid is not None
+            before = read_proc_maps(target.pid, 0, procfs_root)
+        else:
+            for cpu in target.cpus:
+                rings.open_cpu(cpu)
+            before = _all_proc_maps(procfs_root)
+    except BaseException:
+        rings.close()
+        raise
+    return rings, before
 
 
 def sample_target(
@@ -361,51 +479,33 @@ def sample_target(
     process or CPUs are sampled from the moment every event is open. The command is ended with the
     run (as ``perf record -- CMD`` does) when it is still running then.
     """
-    name = name or spec.spec
-    before: list[MapEvent] = []
     children_before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    if isinstance(target, CpuTarget):
-        config = replace(config, inherit=False, enable_on_exec=False)
-    else:
-        command = isinstance(target, CommandTarget)
-        config = replace(config, inherit=True, enable_on_exec=command)
-    rings = _Rings(spec, config, name)
+    rings: SamplingRings | None = None
     try:
         if isinstance(target, CommandTarget):
             target.start()
-            assert target.pid is not None
-            rings.open_task(target.pid, online_cpus(sysfs_root))
-        elif isinstance(target, PidTarget):
-            _open_threads(target, rings, online_cpus(sysfs_root))
-            assert target.pid is not None
-            before = read_proc_maps(target.pid, 0, procfs_root)
-        else:
-            for cpu in target.cpus:
-                rings.open_cpu(cpu)
-            before = _all_proc_maps(procfs_root)
+        rings, before = open_rings(
+            target, spec, config, name=name, procfs_root=procfs_root, sysfs_root=sysfs_root
+        )
         with _Stop() as signals:
             wall_start = time.monotonic()
             cpu_start = time.process_time()
             if isinstance(target, CommandTarget):
                 target.release()
             else:
-                for counter in rings.counters:
-                    counter.enable()
-                for event in rings.events():
-                    event.enable()
+                rings.enable()
             _run(target, rings, duration, stop, signals.requested)
             if not isinstance(target, CommandTarget):
-                for event in rings.events():
-                    event.disable()
-                for counter in rings.counters:
-                    counter.disable()
+                rings.disable()
             rings.drain()
             cpu_seconds = time.process_time() - cpu_start
             wall_seconds = time.monotonic() - wall_start
-        counted = _counted(rings.counters)
+        readings = rings.readings()
+        counted = counted_total(readings) if readings is not None else None
         lost = rings.lost()
     finally:
-        rings.close()
+        if rings is not None:
+            rings.close()
         target.close()
     target_cpu = None
     if isinstance(target, CommandTarget):
@@ -414,7 +514,7 @@ def sample_target(
             children.ru_stime - children_before.ru_stime
         )
     return SamplingRun(
-        config=config,
+        config=rings.config,
         rings=tuple(tuple(chunks) for chunks in rings.chunks.values()),
         before=tuple(before),
         counted=counted,
@@ -429,7 +529,7 @@ def sample_target(
 
 def _run(
     target: Target,
-    rings: _Rings,
+    rings: SamplingRings,
     duration: float | None,
     stop: threading.Event | None,
     signalled: threading.Event,
@@ -458,17 +558,6 @@ def _run(
             return
 
 
-def _counted(counters: Sequence[PerfGroup]) -> CountedTotal | None:
-    readings = []
-    for counter in counters:
-        try:
-            values = counter.read()
-        except PerfError:
-            return None
-        readings.append((values.values[0], values.time_enabled, values.time_running))
-    return counted_total(readings)
-
-
 def _all_proc_maps(procfs_root: str | Path) -> list[MapEvent]:
     """Every process's mappings now (CPU-wide sampling sees processes that started before it)."""
     out: list[MapEvent] = []
@@ -477,4 +566,3 @@ def _all_proc_maps(procfs_root: str | Path) -> list[MapEvent]:
             if entry.name.isdigit():
                 out += read_proc_maps(int(entry.name), 0, procfs_root)
     return out
-

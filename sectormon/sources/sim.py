@@ -18,7 +18,7 @@ from typing import Any
 from sectormon.errors import SectormonError, UsageError
 from sectormon.perf.group import GroupValues
 from sectormon.perf.probe import ProbeResult
-from sectormon.profiles.model import EventDef
+from sectormon.profiles.model import EventDef, Profile
 from sectormon.readings import Unit
 from sectormon.sim import events as sim_events
 from sectormon.sim.config import CMGS, CPUS_PER_CMG, FREQ_HZ, ModelConfig, Prefetch, SectorConfig
@@ -26,7 +26,7 @@ from sectormon.sim.engine import TICKS, Cmg, Machine, SimThread
 from sectormon.sim.kernels import default_sectors, make_kernel
 from sectormon.sim.objects import object_sectors, parse_objects
 from sectormon.sim.workload import Workload, kernel_workload, trace_workload
-from sectormon.sources.base import SourceBase, UnitsUpdate
+from sectormon.sources.base import SampleFeed, SampleRequest, SourceBase, UnitsUpdate
 
 SIM_DEFAULT_TIMESLICE = 10e-6
 SIM_DEFAULT_INTERVAL = 250e-6
@@ -276,6 +276,14 @@ class SimSource(SourceBase):
             "variant": "",
             "excluded": [],
         }
+
+    def open_sampling(self, request: SampleRequest, profile: Profile) -> SampleFeed:
+        """Sample the model's L1D refills from now on (after the warm-up)."""
+        from sectormon.sources.sim_samples import SimSampleFeed
+
+        return SimSampleFeed(
+            self.machine, self.workload, self.config.energy, request, profile, origin=self._origin
+        )
 
     def close(self) -> None:
         """Nothing to release: the model lives in memory."""

@@ -32,7 +32,7 @@ from sectormon.ui.context import WINDOW_NAMES, RenderContext
 from sectormon.ui.header_info import parse_core_filter
 from sectormon.ui.history import History
 from sectormon.ui.messages import FrameArrived, OpenDetail, RedrawWanted, SessionWarning
-from sectormon.ui.screens.dashboard import DashboardScreen
+from sectormon.ui.screens.dashboard import TABS, DashboardScreen
 from sectormon.ui.screens.detail import DetailScreen
 from sectormon.ui.screens.help import HelpScreen
 from sectormon.ui.themes import DEFAULT_THEME, discover_themes, fallback_variables, load_theme
@@ -49,7 +49,7 @@ IDLE_COLLECT_MIN_S = 0.5
 time before the next one, so its full passes (~10 ms at 48 cores) rarely land inside a frame."""
 SIGNALS_THAT_QUIT = (signal.SIGTERM, signal.SIGHUP)
 REPLAY_ACTIONS = frozenset({"seek", "seek_start", "seek_end", "speed"})
-DASHBOARD_ACTIONS = frozenset({"sort", "filter", "tab"})
+DASHBOARD_ACTIONS = frozenset({"sort", "filter", "tab", "hotspot_mode"})
 
 
 def _group_names(header: Mapping[str, Any]) -> list[str]:
@@ -102,7 +102,8 @@ class SectormonApp(App[int]):
         Binding("right_square_bracket", "speed(1)", "faster", priority=True),
         Binding("home", "seek_start", "start", priority=True, show=False),
         Binding("end", "seek_end", "end", priority=True, show=False),
-        *(Binding(str(i + 1), f"tab({i})", f"view {i + 1}", show=False) for i in range(5)),
+        Binding("o", "hotspot_mode", "functions/objects", show=False),
+        *(Binding(str(i + 1), f"tab({i})", f"view {i + 1}", show=False) for i in range(len(TABS))),
     ]
 
     def __init__(
@@ -376,6 +377,8 @@ class SectormonApp(App[int]):
             return not self.replay  # a replay records nothing: the key only said "recording stopped"
         if action == "filter":
             return self.screen is self.dashboard and not typing
+        if action == "hotspot_mode" and not self.dashboard.sampling:
+            return False
         if action in DASHBOARD_ACTIONS:
             return self.screen is self.dashboard
         return True
@@ -461,6 +464,10 @@ class SectormonApp(App[int]):
     def action_tab(self, index: int) -> None:
         self.dashboard.select_tab(int(index))
 
+    def action_hotspot_mode(self) -> None:
+        mode = self.dashboard.next_hotspot_mode()
+        self.notify(f"hot spots: {'data objects' if mode == 'objects' else 'functions'}", timeout=2)
+
     def action_filter(self) -> None:
         self.dashboard.open_filter(self.ctx.filter_text)
 
@@ -503,7 +510,12 @@ class SectormonApp(App[int]):
         if isinstance(self.screen, HelpScreen):
             return
         self.push_screen(
-            HelpScreen(replay=self.replay, presets=bool(self._presets()), warnings=self.warnings)
+            HelpScreen(
+                replay=self.replay,
+                presets=bool(self._presets()),
+                hotspots=self.dashboard.sampling,
+                warnings=self.warnings,
+            )
         )
 
     def on_redraw_wanted(self, _message: RedrawWanted) -> None:

@@ -28,6 +28,7 @@ from textual.color import Color, ColorParseError
 from textual.theme import BUILTIN_THEMES, Theme
 
 from sectormon.errors import DataError, UsageError
+from sectormon.profiles import safe_yaml
 
 DEFAULT_THEME = "dark"
 THEME_SUFFIXES = (".yaml", ".yml")
@@ -125,6 +126,33 @@ def _line_of(lines: list[str], key: str, start: int = 0) -> int | None:
     return None
 
 
+# A variable's name, and each word of a value that is not a colour: "bold not underline",
+# "auto 87%", "$primary", "transparent". Never ";", "{", "}", ":" or quotes: Textual puts the
+# values into its stylesheet, where those would end the declaration and start others.
+_VARIABLE_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_-]{0,63}")
+_VALUE_WORD = re.compile(r"\$?[A-Za-z0-9_#.%-]{1,64}")
+
+
+def _check_value(value: str | int | float, where: str, path: str, line: int | None) -> str:
+    """A variable's value: a colour Textual parses, or up to a few plain words."""
+    text = str(value)
+    try:
+        Color.parse(text)
+        return text
+    except ColorParseError:
+        pass
+    words = text.split()
+    if not words or len(words) > 4 or not all(_VALUE_WORD.fullmatch(w) for w in words):
+        raise ThemeError(
+            path,
+            line,
+            f"{where}: {text!r} is neither a colour nor a plain value",
+            'use a colour ("#rrggbb", "rgb(r,g,b)", a name) or words such as "bold" or "auto 87%" '
+            "(no ; { } : or quotes)",
+        )
+    return text
+
+
 def _check_color(value: Any, where: str, path: str, line: int | None) -> str:
     if not isinstance(value, str):
         raise ThemeError(path, line, f"{where} must be a colour string, not {value!r}", 'e.g. "#0178D4"')
@@ -141,11 +169,13 @@ def parse_theme(text: str, path: str, default_name: str) -> Theme:
     """Validate one theme file's text; raises :class:`ThemeError` at the first problem."""
     lines = text.splitlines()
     try:
-        data = yaml.safe_load(text)
+        data = safe_yaml.load(text)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         line = mark.line + 1 if mark is not None else None
         problem = getattr(exc, "problem", None) or "invalid YAML"
+        if isinstance(exc, safe_yaml.YamlLimitError):
+            raise ThemeError(path, line, f"YAML refused: {problem}", "a theme needs no more") from None
         raise ThemeError(path, line, f"invalid YAML: {problem}", "fix the syntax") from None
     if not isinstance(data, Mapping):
         raise ThemeError(path, 1, "a theme must be a mapping of fields", "e.g. 'primary: \"#0178D4\"'")
@@ -157,7 +187,7 @@ def parse_theme(text: str, path: str, default_name: str) -> Theme:
             f"unknown field {unknown[0]!r}",
             "allowed: " + ", ".join(sorted(ALLOWED_FIELDS)),
         )
-    if "primary" not in data:
+    if data.get("primary") is None:  # absent, or ``primary:`` with no value
         raise ThemeError(path, None, "missing field 'primary'", 'add e.g. primary: "#0178D4"')
     name = data.get("name", default_name)
     if not isinstance(name, str) or not name.strip():
@@ -184,6 +214,8 @@ def parse_theme(text: str, path: str, default_name: str) -> Theme:
         line = _line_of(lines, str(key), base)
         if not isinstance(key, str) or not isinstance(value, (str, int, float)) or isinstance(value, bool):
             raise ThemeError(path, line, f"variable {key!r} must map a name to a value", "")
+        if not _VARIABLE_NAME.fullmatch(key):
+            raise ThemeError(path, line, f"variable name {key!r} is not a name", "letters, digits, - and _")
         if key.startswith("sm-"):
             if key not in VARIABLE_FALLBACKS:
                 raise ThemeError(
@@ -193,7 +225,7 @@ def parse_theme(text: str, path: str, default_name: str) -> Theme:
                     "known: " + ", ".join(VARIABLE_FALLBACKS),
                 )
             _check_color(value, f"variable {key}", path, line)
-        variables[key] = str(value)
+        variables[key] = _check_value(value, f"variable {key}", path, line)
     return Theme(name=name.strip(), dark=dark, variables=variables, **fields)
 
 
@@ -201,10 +233,14 @@ def load_theme_file(path: str | Path) -> Theme:
     """Load and validate one theme file."""
     file = Path(path)
     try:
-        text = file.read_text(encoding="utf-8")
+        text = safe_yaml.read_yaml_text(file)
     except OSError as exc:
         raise ThemeError(
             str(file), None, f"cannot read theme: {exc.strerror or exc}", "check the path"
+        ) from None
+    except safe_yaml.YamlInputError as exc:
+        raise ThemeError(
+            str(file), None, f"cannot read theme: {exc}", "save it as a YAML text file"
         ) from None
     return parse_theme(text, str(file), file.stem)
 

@@ -14,6 +14,7 @@ from sectormon.perf.errors import EventUnsupported
 from sectormon.perf.events import EventSpec
 from sectormon.perf.sampling import SamplingConfig
 from sectormon.profiles import load_profile
+from sectormon.sources import perf_samples
 
 
 @pytest.mark.parametrize(
@@ -21,8 +22,8 @@ from sectormon.profiles import load_profile
     [
         ([], "nothing to sample: give --pid PID, --cpus LIST or -- CMD ARGS"),
         (["--pid", "1", "--", "true"], "choose one target: --pid and -- CMD were both given"),
-        (["--period", "0", "--", "true"], "--period 0: give a whole number >= 1"),
-        (["--top", "0", "--", "true"], "--top 0: give a whole number >= 1"),
+        (["--period", "0", "--", "true"], "--period 0: give a whole number from 1 to"),
+        (["--top", "0", "--", "true"], "--top 0: give a whole number from 1 to"),
         (["--duration", "-1", "--", "true"], "--duration -1.0: give a number of seconds > 0"),
         (["--line-size", "100", "--", "true"], "--line-size 100: give a power of two"),
         (["--mmap-pages", "3", "--event", "page-faults", "--", "true"], "--mmap-pages 3: ring buffer pages"),
@@ -78,7 +79,7 @@ def test_given_events_and_their_default_rates(monkeypatch: pytest.MonkeyPatch) -
         0,
     )
     assert choose(options("--event", "minor-faults"), profile)[2:4] == (1, 0)  # each fault
-    assert choose(options("--event", "cycles"), profile)[2:4] == (0, hotspots.DEFAULT_FREQ)
+    assert choose(options("--event", "cycles"), profile)[2:4] == (0, perf_samples.DEFAULT_FREQ)
     assert choose(options("--event", "cycles", "--period", "5000"), profile)[2:4] == (5000, 0)
     assert choose(options("--event", "TASK_CLOCK", "--freq", "99"), profile)[:4:3] == ("TASK_CLOCK", 99)
 

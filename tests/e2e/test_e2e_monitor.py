@@ -20,21 +20,24 @@ from tests.e2e.helpers import perf_available, read_jsonl, run_sectormon, sectorm
 pytestmark = [pytest.mark.e2e, pytest.mark.syscall]
 
 PAGES = 60000
+ROTATING = Path(__file__).resolve().parents[1] / "fixtures" / "profiles" / "generic-rotating.yaml"
 
 
 def _rel(a: float, b: float) -> float:
     return abs(a - b) / max(abs(b), 1e-12)
 
 
+@pytest.mark.timing
 def test_command_mode_page_faults_are_accurate_through_rotation(tmp_path: Path) -> None:
-    """page-faults counted 1/3 of the time (three rotated groups) still scales to the truth (+-5%)."""
+    """page-faults counted 1/3 of the time (three rotated groups, as counter events rotate) still
+    scales to the truth (+-5%)."""
     out = tmp_path / "stream.jsonl"
     proc = run_sectormon(
         "--json",
         "-o",
         str(out),
         "--profile",
-        "generic",
+        str(ROTATING),
         "--interval",
         "0.5",
         "--",
@@ -63,6 +66,23 @@ def test_command_mode_page_faults_are_accurate_through_rotation(tmp_path: Path) 
             float(line.split(",")[0]) for line in peer.stderr.splitlines() if "page-faults" in line
         )
         assert _rel(measured, perf_count) < 0.05, (measured, perf_count)
+
+
+def test_software_events_are_counted_all_the_time(tmp_path: Path) -> None:
+    """Events that take no PMU counter are never rotated: page-faults are counted the whole run
+    (coverage 1) and match the kernel's count of the workload's faults within 2 %."""
+    out = tmp_path / "stream.jsonl"
+    proc = run_sectormon(
+        "--json", "-o", str(out), "--profile", "generic", "--interval", "0.5",
+        "--", *workload("pagefaults.py", PAGES, 3),
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    truth = json.loads(proc.stdout.strip().splitlines()[-1])
+    header, *frames = read_jsonl(out.read_text())
+    assert header["groups"] == {} and "PAGE_FAULTS" in header["always_on"]["pe"]
+    final = frames[-1]["total"]
+    assert final["coverage"]["PAGE_FAULTS"] == 1.0
+    assert _rel(final["counts"]["PAGE_FAULTS"], truth["minflt_total"]) < 0.02, (final["counts"], truth)
 
 
 def _attach(
@@ -279,7 +299,7 @@ def test_too_few_fds_at_the_start_is_one_line_not_a_traceback(limit: int) -> Non
     ("args", "said"),
     [
         (["--bogus"], "sectormon: unrecognized arguments: --bogus (see 'sectormon --help')"),
-        (["sim", "--threads", "x"], "sectormon sim: argument --threads: invalid int value: 'x' (see "),
+        (["sim", "--threads", "x"], "sectormon: --threads 'x': give a whole number from 1 to 48"),
         (["replay"], "sectormon replay: the following arguments are required: FILE (see "),
         (
             ["replai", "x.jsonl"],

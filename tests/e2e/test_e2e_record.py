@@ -5,6 +5,7 @@ from __future__ import annotations
 import gzip
 import json
 import os
+import resource
 import signal
 import subprocess
 import sys
@@ -117,22 +118,24 @@ def test_sigterm_and_ctrl_c_leave_a_complete_recording(tmp_path: Path, signum: i
     assert records[-1]["schema"] == MARK_SCHEMA and records[-1]["kind"] == "end"
 
 
-def test_unwritable_recording_path_warns_once_and_monitoring_goes_on(tmp_path: Path) -> None:
-    proc = run_sectormon(
-        "--json",
-        "--profile",
-        "generic",
-        "--interval",
-        "0.2",
-        "--record",
-        "/proc/no/such/dir/run.jsonl",
-        "--",
-        *workload("pagefaults.py", 2000, 0.6),
-    )
+def test_a_recording_that_fails_mid_run_warns_once_and_monitoring_goes_on(tmp_path: Path) -> None:
+    """A full disk mid-run stops the recording, not the monitor (a path that cannot be written at
+    all is refused before the run: tests/e2e/test_e2e_writers.py)."""
+
+    def small_files() -> None:  # the recording can grow to 16 KiB; then writes fail with EFBIG
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+        resource.setrlimit(resource.RLIMIT_FSIZE, (16384, 16384))
+
+    proc = subprocess.run(
+        [sectormon_command(), "--json", "--profile", "generic", "--interval", "0.2",
+         "--record", str(tmp_path / "run.jsonl"), "--", *workload("pagefaults.py", 2000, 0.6)],
+        capture_output=True, text=True, timeout=120, check=False, preexec_fn=small_files,
+    )  # fmt: skip
     assert proc.returncode == 0, proc.stderr
     frames = [r for r in read_jsonl(proc.stdout) if r.get("schema") == "sectormon/frame/1"]
     assert frames and frames[-1]["final"] is True
     assert proc.stderr.count("recording stopped") == 1
+    assert (tmp_path / "run.jsonl").stat().st_size <= 16384
 
 
 @pytest.mark.parametrize("same", ["run.jsonl", "./sub/../run.jsonl", "link.jsonl"])

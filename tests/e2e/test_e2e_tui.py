@@ -21,6 +21,8 @@ pytestmark = [pytest.mark.e2e, pytest.mark.skipif(not shutil.which("tmux"), reas
 
 RECORDING = Path(__file__).resolve().parents[2] / "recordings" / "scenario-a-sectors-on.jsonl.gz"
 
+ROTATING = Path(__file__).resolve().parents[1] / "fixtures" / "profiles" / "generic-rotating.yaml"
+
 
 class Terminal:
     """One tmux session running a command; the pane stays open after it exits to show its status."""
@@ -80,7 +82,7 @@ def test_live_dashboard_of_a_command_on_this_host(terminals: list[Terminal]) -> 
         [
             sectormon_command(),
             "--profile",
-            "generic",
+            str(ROTATING),  # the software events rotate, so the rotation bar has groups to show
             "--interval",
             "0.3",
             "--",

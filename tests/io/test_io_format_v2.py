@@ -84,17 +84,17 @@ def test_decoded_readings_equal_constructed_ones() -> None:
 
 names_st = st.lists(st.sampled_from(["A", "B", "CPU_CYCLES", "é", "x y", ""]), unique=True, max_size=4)
 reading_st = st.builds(
-    lambda unit, core, cmg, group, te, tr, names, values: row(
-        unit, core, cmg, group, te, tr, dict(zip(names, values[: len(names)], strict=False))
+    lambda unit, core, cmg, group, te, running, names, values: row(
+        unit, core, cmg, group, te, te * running // 2, dict(zip(names, values[: len(names)], strict=False))
     ),
     st.sampled_from(["cpu:0", "thread:7", "cmg:1", "thread:12345"]),
     st.none() | st.integers(-3, 50),
     st.none() | st.integers(-1, 3),
     st.sampled_from(["SC1", "SC2", "pa1"]),
-    st.integers(0, U64),
-    st.integers(0, U64),
+    st.integers(0, U64 - 1),
+    st.sampled_from([0, 1, 2]),  # time running: none, half or all of the time enabled
     names_st,
-    st.lists(st.integers(0, 2 * U64), min_size=4, max_size=4),
+    st.lists(st.integers(0, U64 - 1), min_size=4, max_size=4),
 ).filter(lambda r: len(r[6]) == len(set(r[6])))
 
 
@@ -150,6 +150,13 @@ def _set(path: tuple[Any, ...], value: Any) -> Any:
         (_set(("readings", 1, 6), -1), "reading 1: layout must be an index into the slice's 'events'"),
         (_set(("readings", 1, 6), False), "reading 1: layout must be an index"),
         (_set(("readings", 0, 4), -1), "reading 0: 'te'/'tr' must be non-negative integers (ns)"),
+        (_set(("readings", 0, 4), U64), "reading 0: 'te'/'tr' must be non-negative integers (ns) below 2^64"),
+        (_set(("readings", 0, 5), 10**12), "reading 0: 'tr' (1000000000000 ns running) exceeds 'te'"),
+        (
+            _set(("readings", 1, 7, 0), U64),
+            "reading 1: counts must be below 2^64 (a u64 counter's delta), got",
+        ),
+        (_set(("readings", 1, 7, 2), 2**70), "reading 1: counts must be below 2^64"),
         (_set(("readings", 0, 5), True), "reading 0: 'te'/'tr' must be non-negative integers (ns)"),
         (_set(("readings", 0, 5), 2.5), "reading 0: 'te'/'tr' must be non-negative integers (ns)"),
         (_set(("readings", 0, 1), "0"), "reading 0: 'core'/'cmg' must be integers or null"),
@@ -165,10 +172,16 @@ def _set(path: tuple[Any, ...], value: Any) -> Any:
         (_set(("events", 0, 1), ["x"]), "slice 'events'[0] must be a list of event names"),
         (_set(("events", 0, 1), "TASK_CLOCK"), "slice 'events'[0] names an event twice"),
         (lambda rec: rec.pop("events"), "slice 'events' must be a list of event-name lists, got None"),
-        (_set(("index",), 1.5), "slice 'index' must be an integer, got 1.5"),
+        (_set(("index",), 1.5), "slice 'index' must be an integer from 0 to 2^63-1, got 1.5"),
         (_set(("t",), "1"), "'t' must be a finite number, got '1'"),
-        (_set(("duration",), -1), "slice 'duration' must be >= 0 seconds, got -1"),
-        (_set(("overhead_s",), -0.5), "slice 'overhead_s' must be >= 0 seconds, got -0.5"),
+        (_set(("t",), 1e12), "slice 't' must be from 0 to 1e+09 seconds, got 1e+12"),
+        (_set(("t",), 2**64), "slice 't' must be from 0 to 1e+09 seconds, got 1.84467e+19"),
+        (_set(("t",), 1e308), "slice 't' must be from 0 to 1e+09 seconds, got 1e+308"),
+        (_set(("t",), -0.5), "slice 't' must be from 0 to 1e+09 seconds, got -0.5"),
+        (_set(("index",), -1), "slice 'index' must be an integer from 0 to 2^63-1, got -1"),
+        (_set(("duration",), -1), "slice 'duration' must be from 0 to 1e+09 seconds, got -1"),
+        (_set(("duration",), 1e308), "slice 'duration' must be from 0 to 1e+09 seconds, got 1e+308"),
+        (_set(("overhead_s",), -0.5), "slice 'overhead_s' must be from 0 to 1e+09 seconds, got -0.5"),
         (_set(("ended",), [1]), "slice 'ended' must be a list of unit keys"),
     ],
 )
@@ -184,7 +197,8 @@ def test_bad_v2_slice_is_one_line_naming_the_line(tmp_path: Path, change: Any, p
     assert "\n" not in msg and msg.endswith("(use --skip-bad to skip bad lines)")
     with open_recording(path, skip_bad=True) as s:
         got = list(s)
-    assert len(got) == 2 and s.skipped == 1
+    # The skipped slice's time is a gap: a mark before the slice after it says so.
+    assert [type(i) is Mark and i.kind for i in got] == [False, "gap", False] and s.skipped == 1
 
 
 def test_first_bad_reading_is_named_whatever_the_check(tmp_path: Path) -> None:

@@ -101,12 +101,17 @@ def test_truncated_last_line_is_skipped_with_warning(tmp_path: Path) -> None:
     assert len(rec.warnings) == 1 and ":6: last line is incomplete" in rec.warnings[0]
 
 
-def test_invalid_json_at_eof_with_newline_is_a_cut_too(tmp_path: Path) -> None:
+def test_a_whole_garbage_last_line_is_a_bad_line_not_a_cut(tmp_path: Path) -> None:
+    """A writer cut mid-line leaves no newline; a complete line of garbage at the end is damage
+    like anywhere else."""
     path = write(tmp_path / "r.jsonl", stream(3, end=False))
     with path.open("ab") as f:
         f.write(b'{"schema":"sectormon/sli\n')
-    rec = read_recording(path)
+    with pytest.raises(RecordingError, match=r"r\.jsonl:5: not valid JSON .*\(use --skip-bad"):
+        read_recording(path)
+    rec = read_recording(path, skip_bad=True)
     assert len(rec.slices) == 3 and rec.skipped == 1
+    assert not any("incomplete" in w for w in rec.warnings)
 
 
 def test_gzip_cut_midway_reads_to_last_whole_line(tmp_path: Path) -> None:

@@ -294,7 +294,7 @@ def test_a_workload_that_ends_within_the_warmup_is_a_clear_error(
 
 def test_negative_warmup_is_refused(capsys: pytest.CaptureFixture[str]) -> None:
     assert cli.main(["sim", "--json", "--warmup", "-1"]) == 2
-    assert "--warmup -1: give 0 or more" in capsys.readouterr().err
+    assert "--warmup -1.0: give a number of simulated seconds from 0 to 1" in capsys.readouterr().err
 
 
 def test_summary_rejects_loop() -> None:

@@ -1,5 +1,6 @@
 """The live (and replay) dashboard: header, rotation, per-CMG and energy panels, and the views
-(cores, sectors, stalls, energy, history) as tabs. Only what is visible is redrawn per frame."""
+(cores, sectors, stalls, energy, history, and a sampling session's hot spots) as tabs. Only what
+is visible is redrawn per frame."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from textual.css.query import NoMatches
 from textual.screen import Screen
 from textual.widgets import Footer, TabbedContent, TabPane
 
+from sectormon.attribution.window import HEADER_KEY as HOTSPOTS_KEY
 from sectormon.frames import Frame
 from sectormon.ui.context import RenderContext
 from sectormon.ui.history import History
@@ -20,6 +22,7 @@ from sectormon.ui.widgets.energy_panel import EnergyPanel
 from sectormon.ui.widgets.filter_bar import FilterBar
 from sectormon.ui.widgets.header_bar import HeaderBar, Status
 from sectormon.ui.widgets.history_view import HistoryView
+from sectormon.ui.widgets.hotspot_view import HotspotView
 from sectormon.ui.widgets.rotation_bar import RotationBar
 from sectormon.ui.widgets.sector_view import SectorView
 from sectormon.ui.widgets.stall_view import StallView
@@ -28,7 +31,7 @@ from sectormon.ui.widgets.timeline_bar import Timeline, TimelineBar
 WIDE = 150
 """From this width on, the energy panel sits beside the CMG panel and the cores split in two."""
 
-TABS = ("tab-cores", "tab-sectors", "tab-stalls", "tab-energy", "tab-history")
+TABS = ("tab-cores", "tab-sectors", "tab-stalls", "tab-energy", "tab-history", "tab-hotspots")
 
 
 class DashboardScreen(Screen[None]):
@@ -63,6 +66,8 @@ class DashboardScreen(Screen[None]):
                 yield EnergyPanel(self._ctx, id="energy-tab")
             with TabPane("5 History", id="tab-history"):
                 yield HistoryView(self._ctx, self._history, id="history")
+            with TabPane("6 Hot spots", id="tab-hotspots"), VerticalScroll(classes="view-scroll"):
+                yield HotspotView(id="hotspots")
         yield FilterBar(id="filter")
         yield Footer()
 
@@ -73,6 +78,8 @@ class DashboardScreen(Screen[None]):
             tabs.hide_tab("tab-sectors")
         if not panels.stall:
             tabs.hide_tab("tab-stalls")
+        if not self.sampling:
+            tabs.hide_tab("tab-hotspots")
         self.query_one("#filter", FilterBar).display = False
         self._apply_width(self.size.width)
         self.query_one(CoreTable).focus_table()
@@ -134,6 +141,8 @@ class DashboardScreen(Screen[None]):
             self.query_one("#energy-tab", EnergyPanel).show(frame, ctx)
         elif active == "tab-history":
             self.query_one(HistoryView).refresh_history()
+        elif active == "tab-hotspots":
+            self.query_one(HotspotView).show(frame, ctx)
 
     def on_screen_resume(self) -> None:
         self.post_message(RedrawWanted())
@@ -152,6 +161,16 @@ class DashboardScreen(Screen[None]):
         bar.show(timeline)
 
     # -- user actions the app forwards ---------------------------------------------------------
+
+    @property
+    def sampling(self) -> bool:
+        """Whether the session samples (``--sample``): the hot-spot view is shown."""
+        return HOTSPOTS_KEY in self._ctx.header
+
+    def next_hotspot_mode(self) -> str:
+        """Show the hot spots and switch them between functions and data objects; the new mode."""
+        self.select_tab(TABS.index("tab-hotspots"))
+        return self.query_one(HotspotView).next_mode()
 
     def cycle_sort(self) -> str:
         self.select_tab(0)

@@ -241,7 +241,7 @@ class DetailScreen(Screen[None]):
         columns = (
             list(METRIC_COLUMNS[:-1]) + (list(DELTA_COLUMNS) if with_deltas else []) + [METRIC_COLUMNS[-1]]
         )
-        # The unit column as wide as the profile's longest unit ("inst/cycle" was cut to 8).
+        # The unit column as wide as the profile's longest unit (a fixed width cuts "inst/cycle").
         units = (len(info.unit or "") for info in self._ctx.profile.metrics.values())
         widths = {**WIDTHS, "unit": max(len("unit"), min(MAX_UNIT_WIDTH, max(units, default=0)))}
         self.query_one("#detail-metrics", MetricTable).set_columns(columns, widths=widths)

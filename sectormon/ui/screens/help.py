@@ -27,6 +27,10 @@ LIVE_KEYS: tuple[tuple[str, str], ...] = (
     ("?", "this help"),
 )
 PRESET_KEYS: tuple[tuple[str, str], ...] = (("c", "next sector-cache preset of the simulator (live)"),)
+HOTSPOT_KEYS: tuple[tuple[str, str], ...] = (
+    ("6", "hot spots of the sampled event (--sample)"),
+    ("o", "hot spots: functions / data objects"),
+)
 REPLAY_KEYS: tuple[tuple[str, str], ...] = (
     ("space", "pause / resume the replay (p: pause the display)"),
     ("← / →", "seek 1 s (shift: 10 s); a simulated recording: 1 frame (10)"),
@@ -51,13 +55,15 @@ LEGEND = (
 )
 
 
-def help_text(replay: bool, presets: bool) -> str:
+def help_text(replay: bool, presets: bool, hotspots: bool = False) -> str:
     keys: list[tuple[str, str]] = list(LIVE_KEYS)
     if replay:
         keys[1] = ("p", "pause the display (the replay goes on)")
         keys = [k for k in keys if k[0] != "r"]  # a replay records nothing
     if presets:
         keys += PRESET_KEYS
+    if hotspots:
+        keys += HOTSPOT_KEYS
     lines = ["Keys", *(f"  {k:<12} {v}" for k, v in keys)]
     if replay:
         lines += ["", "Replay", *(f"  {k:<12} {v}" for k, v in REPLAY_KEYS)]
@@ -75,10 +81,16 @@ class HelpScreen(ModalScreen[None]):
     ]
 
     def __init__(
-        self, *, replay: bool, presets: bool, extra: Sequence[str] = (), warnings: Sequence[str] = ()
+        self,
+        *,
+        replay: bool,
+        presets: bool,
+        hotspots: bool = False,
+        extra: Sequence[str] = (),
+        warnings: Sequence[str] = (),
     ) -> None:
         super().__init__()
-        self._text = help_text(replay, presets)
+        self._text = help_text(replay, presets, hotspots)
         if extra:
             self._text += "\n\n" + "\n".join(extra)
         if warnings:  # a notification is gone after a few seconds; here they stay

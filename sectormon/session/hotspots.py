@@ -1,0 +1,80 @@
+"""Hot spots in a session's frames: sample batches aggregated per frame window, beside the counts.
+
+The design notes of this module are in docs/internals.md.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping
+from typing import Any
+
+from sectormon.attribution.samples import SampleBatch
+from sectormon.attribution.window import HEADER_KEY, HotspotSettings, HotspotWindows
+from sectormon.errors import DataError
+from sectormon.frames import Frame
+from sectormon.metrics.batch import RowBatch
+from sectormon.metrics.builder import FrameBuilder
+from sectormon.metrics.engine import MetricsEngine
+from sectormon.readings import Mark, Slice
+
+
+def hotspot_settings(header: Mapping[str, Any], path: str = "") -> HotspotSettings | None:
+    """The sampling settings a header records (None: the session did not sample); a broken
+    record is a :class:`~sectormon.errors.DataError` naming the file."""
+    data = header.get(HEADER_KEY)
+    if data is None:
+        return None
+    if not isinstance(data, Mapping):
+        raise DataError(path or "header", 1, f"header {HEADER_KEY!r} must be an object")
+    try:
+        return HotspotSettings.from_json(data)
+    except ValueError as exc:
+        raise DataError(path or "header", 1, f"header {exc}") from None
+
+
+class SampledFrameBuilder(FrameBuilder):
+    """A :class:`FrameBuilder` whose frames also carry the hot spots of their window.
+
+    A window ends with every frame that is due, also one a replay skips unseen (``--from``, a
+    seek): the next frame's window then holds only its own samples, as it did live.
+    """
+
+    def __init__(
+        self, engine: MetricsEngine, interval: float, settings: HotspotSettings, *, start: float = 0.0
+    ) -> None:
+        super().__init__(engine, interval, start=start)
+        self.windows = HotspotWindows(settings)
+
+    def feed(self, item: Slice | Mark | SampleBatch) -> list[Frame]:
+        if isinstance(item, SampleBatch):
+            self.windows.add(item)
+            return []
+        if isinstance(item, Mark):
+            return super().feed(item)
+        due = self.clock.reaches_next(item.t)
+        return self._with_hotspots(super().feed(item), due)
+
+    def feed_batch(self, batch: RowBatch) -> list[Frame]:
+        return self._with_hotspots(super().feed_batch(batch), bool(batch.slices) and batch.frame_due)
+
+    def finish(self, t: float | None = None) -> Frame:
+        frame = super().finish(t)
+        return dataclasses.replace(frame, hotspots=self.windows.cut(final=True))
+
+    def _with_hotspots(self, frames: list[Frame], due: bool) -> list[Frame]:
+        if not due:
+            return frames
+        hotspots = self.windows.cut()
+        return [dataclasses.replace(frame, hotspots=hotspots) for frame in frames]
+
+
+def builder_for(
+    header: Mapping[str, Any], engine: MetricsEngine, interval: float, *, start: float = 0.0, path: str = ""
+) -> FrameBuilder:
+    """The frame builder a session's header asks for: a :class:`SampledFrameBuilder` when the
+    session sampled, else the counting one."""
+    settings = hotspot_settings(header, path)
+    if settings is None:
+        return FrameBuilder(engine, interval, start=start)
+    return SampledFrameBuilder(engine, interval, settings, start=start)

@@ -1,0 +1,237 @@
+"""Live sampling beside a counting session (``sectormon --sample EVENT[:PERIOD] ...``).
+
+The design notes of this module are in docs/internals.md.
+"""
+
+from __future__ import annotations
+
+import collections
+import select
+import threading
+import time
+from pathlib import Path
+
+from sectormon.attribution.aggregate import LatencyBucket
+from sectormon.attribution.samples import AttributedSample, SampleBatch
+from sectormon.attribution.symbolize import Symbolizer
+from sectormon.attribution.window import HotspotSettings
+from sectormon.errors import UsageError
+from sectormon.perf.errors import EventUnsupported
+from sectormon.perf.sampling import SamplingConfig, check_sampling
+from sectormon.profiles.model import Profile
+from sectormon.sources.base import SampleRequest
+from sectormon.sources.perf_samples import (
+    FAULT_EVENTS,
+    POLL_SECONDS,
+    RecordStream,
+    SamplingRings,
+    counted_total,
+    default_rate,
+    open_rings,
+    resolve_event,
+)
+from sectormon.sources.targets import CommandTarget, CpuTarget, Target
+
+RESOLVE_STEP = 256
+"""Samples resolved between two hand-overs of the interpreter lock (about 0.3 ms of work)."""
+
+CARRIES = {
+    "fault": "the faulting instruction (exact) and the exact faulting data address; no latency",
+    "other": "the interrupted instruction (with skid on hardware events); a data address and a latency "
+    "only where the PMU provides them (x86 PEBS memory events, Arm SPE), none on A64FX",
+}
+
+
+class PerfSampleFeed:
+    """A :class:`~sectormon.sources.base.SampleFeed` of perf samples on a started target."""
+
+    def __init__(
+        self,
+        target: Target,
+        request: SampleRequest,
+        profile: Profile,
+        *,
+        exclude_kernel: bool = True,
+        procfs_root: str | Path = "/proc",
+        sysfs_root: str | Path = "/sys",
+    ) -> None:
+        name, spec = resolve_event(request.event, profile, option="--sample")
+        period, freq = (request.period, 0) if request.period else default_rate(name, spec, profile)
+        config = SamplingConfig(period=period, freq=freq, exclude_kernel=exclude_kernel)
+        try:
+            check_sampling(spec, config, name=name)
+        except EventUnsupported as exc:
+            raise UsageError(
+                f"--sample {request.event}: {spec.spec} cannot be sampled on this host ({exc.errno_name}: "
+                "no such event on this PMU, or it cannot sample); page-faults samples on any host"
+            ) from None
+        fault = spec.spec.lower() in FAULT_EVENTS
+        self.settings = HotspotSettings(
+            event=name,
+            spec=spec.spec,
+            source="perf",
+            period=period,
+            freq=freq,
+            top=request.top,
+            buckets=tuple(LatencyBucket(b.name, b.max_cycles) for b in profile.latency_buckets),
+            carries=CARRIES["fault" if fault else "other"],
+        )
+        self._rings: SamplingRings
+        self._rings, before = open_rings(
+            target, spec, config, name=name, procfs_root=procfs_root, sysfs_root=sysfs_root
+        )
+        self._stream = RecordStream(self._rings.config.layout(), (), period=period)
+        self._symbolizer = Symbolizer(read_proc=isinstance(target, CpuTarget), procfs_root=procfs_root)
+        # The mappings that existed before go first, on the resolver thread: placing a process's
+        # libraries reads their ELF files, which must not hold up the session's start.
+        self._before = before
+        self._lock = threading.Lock()
+        self._taken: list[AttributedSample] = []
+        self._said: set[str] = set()
+        self._new_warnings: list[str] = []
+        self._last_readings = [(0, 0, 0)] * len(self._rings.counters)
+        self._last_lost = 0
+        self._rounds: collections.deque[list[bytes]] = collections.deque()
+        self._arrived = threading.Condition(self._lock)
+        self._stop_reading = threading.Event()
+        self._reading_done = False
+        self._closed = False
+        try:
+            if not isinstance(target, CommandTarget):
+                self._rings.enable()  # a command's events start at its exec
+        except BaseException:
+            self._rings.close()
+            raise
+        self._reader = threading.Thread(target=self._read_loop, name="sectormon-sample-reader", daemon=True)
+        self._resolver = threading.Thread(
+            target=self._resolve_loop, name="sectormon-sample-resolver", daemon=True
+        )
+        self._reader.start()
+        self._resolver.start()
+
+    # -- the threads ---------------------------------------------------------------------------
+    # Reading only copies the rings' bytes out (their space is free again at once); resolving
+    # (parsing, following the mappings, reading ELF files) runs on a second thread, so a slow
+    # first look at a large binary cannot let a ring fill up.
+
+    def _read_loop(self) -> None:
+        poller = select.poll()
+        for fd in self._rings.fds():
+            poller.register(fd, select.POLLIN)
+        try:
+            while not self._stop_reading.is_set():
+                try:
+                    ready = poller.poll(POLL_SECONDS * 1000)
+                except InterruptedError:
+                    ready = []
+                for fd, flags in ready:
+                    if flags & (select.POLLHUP | select.POLLERR | select.POLLNVAL):
+                        poller.unregister(fd)  # its task is gone: no more data, and poll() would spin
+                self._read()
+        except Exception as exc:  # a background thread must not die silently: the session says it
+            self._say(f"sampling stopped: {exc}; the hot spots end here, the counts go on")
+
+    def _read(self) -> None:
+        chunks = self._rings.read_new()
+        if any(chunks):
+            with self._arrived:
+                self._rounds.append(chunks)
+                self._arrived.notify()
+
+    def _resolve_loop(self) -> None:
+        stream = self._stream
+        feed = self._symbolizer.feed
+        for event in self._before:
+            feed(event)
+        while True:
+            with self._arrived:
+                while not self._rounds and not self._reading_done:
+                    self._arrived.wait()
+                if not self._rounds:
+                    return
+                chunks = self._rounds.popleft()
+            try:
+                events = stream.feed_round(chunks)
+                resolved: list[AttributedSample] = []
+                for start in range(0, len(events), RESOLVE_STEP):
+                    resolved += [s for s in map(feed, events[start : start + RESOLVE_STEP]) if s is not None]
+                    # Hand the interpreter lock over: the reader must not wait the 5 ms switch
+                    # interval for it while a ring fills at a fault's pace.
+                    time.sleep(0)
+            except Exception as exc:  # said by the session; the counts go on
+                self._say(f"sampling stopped: {exc}; the hot spots end here, the counts go on")
+                return
+            if resolved:
+                with self._lock:
+                    self._taken.extend(resolved)
+
+    def _finish_threads(self) -> None:
+        """Stop reading, read what the rings still hold, and resolve everything read."""
+        self._stop_reading.set()
+        self._reader.join()
+        self._read()
+        with self._arrived:
+            self._reading_done = True
+            self._arrived.notify()
+        self._resolver.join()
+
+    # -- SampleFeed ----------------------------------------------------------------------------
+
+    def take(self, t: float, *, final: bool = False) -> SampleBatch:
+        if final:
+            self._finish_threads()
+        with self._lock:
+            samples, self._taken = self._taken, []
+        readings = self._rings.readings()
+        counted = None
+        multiplexed = False
+        if readings is not None:
+            deltas = [
+                (count - c0, enabled - e0, running - r0)
+                for (count, enabled, running), (c0, e0, r0) in zip(readings, self._last_readings, strict=True)
+            ]
+            self._last_readings = readings
+            total = counted_total(deltas)
+            counted, multiplexed = total.value, total.multiplexed
+        else:
+            self._say("the counted total of the sampled event could not be read: its estimates are n/a")
+        # The kernel's own count also covers drops after the last LOST record.
+        lost_now = max(self._stream.lost, self._rings.lost() or 0)
+        lost, self._last_lost = lost_now - self._last_lost, lost_now
+        self._check()
+        return SampleBatch(t, tuple(samples), lost, counted, multiplexed)
+
+    def _check(self) -> None:
+        stream = self._stream
+        if self._last_lost:
+            self._say(
+                "samples were lost: the ring buffer filled faster than it was read (give a larger "
+                "--sample period); the scale factor makes up for them"
+            )
+        if stream.throttled:
+            self._say(
+                "the kernel throttled sampling (kernel.perf_event_max_sample_rate): "
+                "give a larger --sample period"
+            )
+        if stream.errors:
+            self._say(f"part of the sample data could not be read: {stream.errors[0]}")
+        if stream.malformed:
+            self._say("malformed sample records were skipped")
+
+    def _say(self, message: str) -> None:
+        with self._lock:
+            if message not in self._said:
+                self._said.add(message)
+                self._new_warnings.append(message)
+
+    def warnings(self) -> list[str]:
+        with self._lock:
+            out, self._new_warnings = self._new_warnings, []
+        return out
+
+    def close(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        self._finish_threads()
+        self._rings.close()

@@ -1,0 +1,67 @@
+"""What a counted process is: its command, parent and MPI rank, read from procfs.
+
+MPI launchers tell each rank who it is through its environment; reading ``/proc/PID/environ``
+once, when a process is first seen, names it by rank in frames without any help from the job.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from sectormon.readings import ProcessInfo
+
+RANK_VARIABLES = (
+    "OMPI_COMM_WORLD_RANK",  # Open MPI (and Fujitsu MPI, which is built on it)
+    "PMIX_RANK",  # PMIx launchers (Open MPI 5, Slurm with PMIx)
+    "PMI_RANK",  # MPICH, Intel MPI (Hydra)
+    "SLURM_PROCID",  # a task of a Slurm step
+)
+"""Environment variables that carry a process's MPI rank, the most specific first."""
+
+
+def _read(path: str) -> bytes | None:
+    try:
+        with open(path, "rb") as handle:
+            return handle.read()
+    except OSError:  # gone, or not ours to read
+        return None
+
+
+def rank_of(environ: bytes) -> int | None:
+    """The MPI rank in a ``/proc/PID/environ`` image (NUL-separated ``NAME=value``), if any."""
+    values: dict[str, str] = {}
+    for entry in environ.split(b"\0"):
+        name, sep, value = entry.partition(b"=")
+        if sep:
+            values[name.decode(errors="replace")] = value.decode(errors="replace")
+    for variable in RANK_VARIABLES:
+        text = values.get(variable, "").strip()
+        if text.isdigit():
+            return int(text)
+    return None
+
+
+def parent_of(status: bytes) -> int | None:
+    """The ``PPid:`` of a ``/proc/PID/status`` image."""
+    for line in status.splitlines():
+        if line.startswith(b"PPid:"):
+            text = line[5:].strip()
+            return int(text) if text.isdigit() else None
+    return None
+
+
+def read_process_info(pid: int, procfs_root: str | Path = "/proc") -> ProcessInfo | None:
+    """The process ``pid`` as procfs shows it now; ``None`` when it has gone."""
+    base = os.path.join(procfs_root, str(pid))
+    comm = _read(os.path.join(base, "comm"))
+    if comm is None:
+        return None
+    status = _read(os.path.join(base, "status"))
+    environ = _read(os.path.join(base, "environ"))
+    return ProcessInfo(
+        pid=pid,
+        command=comm.decode(errors="replace").strip() or str(pid),
+        parent=parent_of(status) if status is not None else None,
+        rank=rank_of(environ) if environ is not None else None,
+    )

@@ -1,0 +1,158 @@
+"""``--sample`` end to end: the installed command's frames carry hot spots, live on this host (page
+faults of a C program whose faults are known exactly) and on the simulated A64FX; recordings
+replay them, and compare shows how the shares moved."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.e2e.helpers import read_jsonl, run_sectormon, workload
+from tests.e2e.test_e2e_hotspots import ARRAYS, FUNCTIONS, build, by_name, expected_shares
+
+pytestmark = [pytest.mark.e2e]
+
+
+def frames_of(proc_stdout: str) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    header, *frames = read_jsonl(proc_stdout)
+    return header, frames
+
+
+@pytest.fixture(scope="module")
+def program(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return build(tmp_path_factory.mktemp("arrays"), initialised=True)
+
+
+@pytest.mark.syscall
+def test_live_page_faults_are_attributed_to_the_three_arrays_and_replay_the_same(
+    program: Path, tmp_path: Path
+) -> None:
+    recording = tmp_path / "arrays.jsonl"
+    proc = run_sectormon(
+        "--json", "--sample", "page-faults:1", "--record", str(recording), "--", str(program)
+    )
+    assert proc.returncode == 0, proc.stderr
+    header, frames = frames_of(proc.stdout)
+    assert header["hotspots"]["event"] == {"name": "page-faults", "spec": "page-faults"}
+    final = frames[-1]
+    assert final["final"]
+    run = final["hotspots"]["run"]
+    assert run["samples"] + run["lost_samples"] == run["counted_total"], "every fault sampled or counted lost"
+    objects = by_name(run["objects"])
+    counts = {name: objects[name]["samples"] for name in ARRAYS}
+    for name, share in expected_shares(run["samples"], counts).items():
+        assert objects[name]["share"] == pytest.approx(share, abs=0.02), name
+    assert objects["big_array"]["share"] > 0.75 and objects["mid_array"]["share"] > 0.18
+    functions = by_name(run["functions"])
+    for function, array in FUNCTIONS.items():
+        assert functions[function]["samples"] == pytest.approx(objects[array]["samples"], abs=2), function
+    replay = run_sectormon("replay", "--json", str(recording))
+    assert replay.returncode == 0, replay.stderr
+    _, replayed = frames_of(replay.stdout)
+    assert [f.get("hotspots") for f in replayed] == [f.get("hotspots") for f in frames]
+
+
+@pytest.mark.syscall
+def test_a_running_process_is_sampled_from_the_moment_it_is_attached() -> None:
+    """``--pid``: the target's anonymous pages fault while sectormon watches; every frame window
+    gets the faults of its own time, and the whole run accounts for every counted fault."""
+    target = subprocess.Popen(
+        workload("pagefaults.py", 30_000, 3), stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True
+    )
+    try:
+        time.sleep(0.3)
+        proc = run_sectormon(
+            "--pid", str(target.pid), "--json", "--interval", "0.5", "--sample", "page-faults:1"
+        )
+        assert proc.returncode == 0, proc.stderr
+    finally:
+        target.wait(timeout=60)
+    _, frames = frames_of(proc.stdout)
+    run = frames[-1]["hotspots"]["run"]
+    assert run["samples"] + run["lost_samples"] == run["counted_total"] > 10_000
+    assert run["objects"][0]["name"] == "[anon]" and run["objects"][0]["share"] > 0.9
+    windows = [f["hotspots"]["interval"] for f in frames[:-1]]
+    busy = [w for w in windows if w["counted_total"] > 1000]
+    assert len(busy) >= 3
+    assert sum(w["samples"] for w in busy) > 0.5 * sum(w["counted_total"] for w in busy)
+
+
+def test_a_simulated_run_recorded_and_replayed_gives_identical_hot_spot_tables(tmp_path: Path) -> None:
+    recording = tmp_path / "sim.jsonl.gz"
+    args = ("--sector-cache", "off", "--size", "passes=600", "--interval", "0.0001")
+    proc = run_sectormon(
+        "sim", "--json", *args, "--sample", "L1D_CACHE_REFILL:31", "--record", str(recording)
+    )
+    assert proc.returncode == 0, proc.stderr
+    header, frames = frames_of(proc.stdout)
+    assert len(frames) > 3
+    assert header["hotspots"]["period"] == 31
+    for frame in frames:
+        interval = frame["hotspots"]["interval"]
+        assert interval["latency_buckets"] == ["L1 hit", "L2 hit", "memory"]
+        assert sum(sum(r["latency_buckets"]) for r in interval["objects"]) == interval["samples"]
+    objects = by_name(frames[-1]["hotspots"]["run"]["objects"])
+    assert set(objects) >= {"reused", "stream"}
+    replay = run_sectormon("replay", "--json", str(recording))
+    assert replay.returncode == 0, replay.stderr
+    _, replayed = frames_of(replay.stdout)
+    assert [f["hotspots"] for f in replayed] == [f["hotspots"] for f in frames]
+
+
+def test_compare_shows_how_each_arrays_share_moved(tmp_path: Path) -> None:
+    paths = {}
+    for state in ("off", "on"):
+        paths[state] = tmp_path / f"{state}.jsonl"
+        proc = run_sectormon(
+            "sim",
+            "--json",
+            "--sector-cache",
+            state,
+            "--size",
+            "passes=600",
+            "--sample",
+            "L1D_CACHE_REFILL:31",
+            "--record",
+            str(paths[state]),
+        )
+        assert proc.returncode == 0, proc.stderr
+    proc = run_sectormon("compare", "--json", str(paths["off"]), str(paths["on"]))
+    assert proc.returncode == 0, proc.stderr
+    shift = json.loads(proc.stdout)["hotspots"]
+    moves = by_name(shift["objects"])
+    # Sectors off: the stream evicts the reused array, both miss alike. On: only the stream misses.
+    assert moves["reused"]["share_base"] == pytest.approx(0.5, abs=0.05)
+    assert moves["reused"]["share_other"] < 0.01
+    assert moves["stream"]["share_other"] > 0.98
+    assert moves["reused"]["share_delta"] == pytest.approx(
+        moves["reused"]["share_other"] - moves["reused"]["share_base"]
+    )
+    text = run_sectormon("compare", str(paths["off"]), str(paths["on"]), "--scope", "total")
+    assert text.returncode == 0, text.stderr
+    assert "Hot spots: share of the sampled events" in text.stdout
+    assert any(line.split()[:1] == ["reused"] for line in text.stdout.splitlines())
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (("sim", "--json", "--sample", "CPU_CYCLES"), "--sample CPU_CYCLES: not an L1D refill event"),
+        (("sim", "--json", "--sample-top", "3"), "--sample-top 3 sets the rows of --sample's hot spots"),
+        (("sim", "--json", "--sample", "L1D_CACHE_REFILL:0"), "give the period as a whole number from 1 to"),
+        (("sim", "--summary", "--sample", "L1D_CACHE_REFILL"), "--summary prints one JSON object"),
+        (("--json", "--sample", "no-such-event", "--", "true"), "--sample no-such-event: not an event"),
+    ],
+)
+def test_bad_sample_options_are_one_line_and_status_2(args: tuple[str, ...], message: str) -> None:
+    proc = run_sectormon(*args)
+    assert proc.returncode == 2, proc.stderr
+    assert message in proc.stderr
+    errors = [
+        line for line in proc.stderr.splitlines() if line.startswith("sectormon: ") and "warning" not in line
+    ]
+    assert len(errors) == 1 and "Traceback" not in proc.stderr
