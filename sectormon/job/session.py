@@ -18,6 +18,7 @@ from pathlib import Path
 
 from sectormon.errors import SectormonError
 from sectormon.frames import Frame
+from sectormon.io.bookmarks import BookmarkFile
 from sectormon.job.jobfile import open_job
 from sectormon.job.replay import combiner, job_frames, job_header
 from sectormon.readings import Mark
@@ -60,7 +61,9 @@ class JobReplaySession(SessionBase):
         self._stop = False
         self._version = 0
         self._position = self.alignment.start
-        self._marks: list[Mark] = []
+        self._bookmarks = BookmarkFile(path)
+        for warning in self._bookmarks.warnings:
+            self._warn(warning)
         self._cond = threading.Condition()
         self._thread: threading.Thread | None = None
         self._error: str | None = None
@@ -92,7 +95,7 @@ class JobReplaySession(SessionBase):
 
     def bookmark(self, label: str) -> None:
         with self._cond:
-            self._marks.append(Mark(t=self._position, kind="bookmark", label=label))
+            self._bookmarks.add(Mark(t=self._position, kind="bookmark", label=label))
 
     def timeline(self) -> ReplayControl:
         return self
@@ -145,7 +148,10 @@ class JobReplaySession(SessionBase):
 
     def marks(self) -> tuple[Mark, ...]:
         with self._cond:
-            return tuple(self._marks)
+            return tuple(sorted(self._bookmarks.marks, key=lambda m: m.t))
+
+    def bookmarks_file(self) -> str | None:
+        return str(self._bookmarks.path)
 
     def error(self) -> str | None:
         return self._error
