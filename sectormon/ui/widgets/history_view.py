@@ -37,6 +37,12 @@ class HistoryView(VerticalScroll):
                 yield Label("", id=f"hist-label-{_key(column.metric)}", classes="history-label")
                 yield Sparkline([], id=f"hist-spark-{_key(column.metric)}", classes="history-spark")
 
+    def set_row_height(self, rows: int) -> None:
+        """Give each sparkline ``rows`` lines (the panel below the tables on a tall screen)."""
+        for row in self.query(".history-row"):
+            if row.styles.height is None or row.styles.height.value != rows:
+                row.styles.height = rows
+
     def refresh_history(self) -> None:
         for column in self._ctx.panels.history:
             key = _key(column.metric)
