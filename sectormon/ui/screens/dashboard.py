@@ -7,6 +7,8 @@ more room there is); the views that moved out of the tabs say where they went (h
 
 from __future__ import annotations
 
+import time
+
 from textual import events
 from textual.app import ComposeResult
 from textual.containers import Horizontal, VerticalScroll
@@ -42,6 +44,9 @@ TAB_BAR_ROWS = 2
 HISTORY_MIN_ROWS = 6
 """The history goes below the tables when at least this many rows are free (title + 5 lines)."""
 MAX_SPARK_ROWS = 6
+HISTORY_REDRAW_S = 0.5
+"""The history below the tables is a trend: redrawn at most twice a second, not with every frame
+of a fast replay (it is a quarter of a 48-core frame's drawing)."""
 
 
 class DashboardScreen(Screen[None]):
@@ -58,6 +63,7 @@ class DashboardScreen(Screen[None]):
         self._wide: bool | None = None
         self._core_rows = 0
         self._history_below = False
+        self._history_drawn = 0.0  # monotonic time the history below the tables was last drawn
 
     def compose(self) -> ComposeResult:
         yield HeaderBar(self._ctx.header, id="header")
@@ -139,7 +145,9 @@ class DashboardScreen(Screen[None]):
         if side.display:
             side.show(frame, ctx)
         self._show_active(frame, ctx)
-        if self._history_below:
+        now = time.monotonic()
+        if self._history_below and (frame.final or now - self._history_drawn >= HISTORY_REDRAW_S):
+            self._history_drawn = now
             self.query_one("#history-side", HistoryView).refresh_history()
         rows = self.query_one(CoreTable).rows_needed()
         if rows != self._core_rows:
