@@ -96,7 +96,7 @@ class SectormonApp(App[int]):
         # keys queued behind it are routed (they would go to the table a binding later).
         Binding("slash", "filter", "filter", priority=True),
         Binding("t", "next_theme", "theme", show=False),  # in the help: the footer fills 80 columns
-        Binding("c", "sector_preset", "preset"),  # "sector preset" did not fit 80 columns
+        Binding("c", "sector_preset", "preset"),  # one word: the footer's keys fit 80 columns
         Binding("left", "seek(-1)", "-1s", priority=True, show=False),
         Binding("right", "seek(1)", "+1s", priority=True, show=False),
         Binding("shift+left", "seek(-10)", "-10s", priority=True, show=False),

@@ -76,8 +76,8 @@ RELATIVE_METRICS = frozenset({"IPC"})
 
 def column_label(column: Column, better: str, deltas: bool) -> str:
     """A table column's label: with baseline deltas shown, a metric with no better direction
-    carries ``Δ`` here, once, rather than in each cell, where the mark and ``~`` left too little
-    room for the number (``~Δ-0.05`` filled the column and ran into the one before)."""
+    carries ``Δ`` here, once, rather than in each cell, where the mark and ``~`` would leave too
+    little room for the number (``~Δ-0.05`` would fill the column and touch the one before)."""
     return CHANGE_MARK + column.label if deltas and better == "none" else column.label
 
 

@@ -46,7 +46,7 @@ HISTORY_MIN_ROWS = 6
 MAX_SPARK_ROWS = 6
 HISTORY_REDRAW_S = 0.5
 """The history below the tables is a trend: redrawn at most twice a second, not with every frame
-of a fast replay (it is a quarter of a 48-core frame's drawing)."""
+of a fast replay (drawing it is a large part of a 48-core frame: docs/perf-tuning.md)."""
 
 
 class DashboardScreen(Screen[None]):

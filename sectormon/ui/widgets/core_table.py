@@ -126,7 +126,7 @@ class CoreTable(Vertical):
 
     def _wants_split(self, rows: int) -> bool:
         """Two tables side by side when both fit the width and the rows do not fit one table's
-        height (three cores in two halves hid nothing, and took the room the history uses)."""
+        height (three cores in two halves would hide nothing, and take the room the history uses)."""
         needed = MetricTable.table_width(self._base_labels(), LABEL_WIDTH)
         return self.size.width >= 2 * needed + 1 and rows + 2 > self.size.height
 

@@ -25,8 +25,9 @@ def _key(metric: str) -> str:
 
 class SparkText(Static):
     """A sparkline as text, as tall as the widget: the upper half of the range in the theme's
-    "max" colour, the lower in its "min" colour. One line of text per row, where Textual's
-    Sparkline rendered one renderable per bar (half a frame's time with the history on screen)."""
+    "max" colour, the lower in its "min" colour. One line of text per row: Textual's Sparkline
+    draws one renderable per bar, most of a frame's drawing with the history on screen
+    (docs/perf-tuning.md)."""
 
     COMPONENT_CLASSES: ClassVar[set[str]] = {"spark-text--low", "spark-text--high"}
 
