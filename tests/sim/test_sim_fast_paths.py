@@ -17,6 +17,7 @@ from sectormon.sim.cache import NO_VICTIM, SECTOR_MASK, SectorCache
 from sectormon.sim.config import ModelConfig, SectorConfig
 from sectormon.sim.engine import Chunks, Machine, Record, ThreadSpec, flags
 from sectormon.sim.kernels import make_kernel
+from sectormon.sim.sampling import RefillSampler
 from sectormon.sim.workload import kernel_workload
 from tests.sim.golden_cases import THREAD_COUNTERS, cache_digest
 
@@ -129,6 +130,8 @@ def _thread_state(machine: Machine) -> dict[str, object]:
     row["cache"] = cache_digest(t)
     row["tick"] = machine.tick
     row["cmg_tick"] = t.cmg.tick
+    assert t.sampler is not None
+    row["samples"] = t.sampler.taken
     return row
 
 
@@ -137,7 +140,8 @@ def _state_after(
 ) -> dict[str, object]:
     """Thread 0's state after ``run_until`` to each of ``pieces`` (sectors off after the first),
     then to completion; at chunk ``midway`` its stream requests a sector change, as a live session
-    does from another thread while the model runs."""
+    does from another thread while the model runs. Every L1D refill is sampled: the samples (their
+    times and latencies) must not depend on how the quanta are run either."""
     machines: list[Machine] = []
     first = threads[0]
 
@@ -149,6 +153,7 @@ def _state_after(
 
     machine = Machine(config, [replace(first, stream=stream), *threads[1:]])
     machines.append(machine)
+    machine.threads[0].sampler = RefillSampler(1, demand=True, prefetch=True)
     for k, target in enumerate(pieces):
         machine.run_until(target)
         if k == 0:
