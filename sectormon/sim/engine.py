@@ -46,8 +46,10 @@ OBJECT_SHIFT = 7
 
 # The engine's clock ticks TICKS times per cycle, so fractional issue costs stay exact integers.
 TICKS = 4
-# An access count no thread reaches (run()'s window close when no miss is outstanding).
-NEVER = 1 << 62
+# The oldest miss's window close when no miss is outstanding: the largest int CPython compares on
+# its fast path (one digit), so the loop's check against it stays cheap. Runs longer than that
+# many accesses only enter the check's body with nothing in the queue.
+NEVER = (1 << 30) - 1
 
 # Where the data of an L1D line came from (stall attribution) / who allocated an L2 line.
 FROM_L2 = 0
