@@ -131,7 +131,9 @@ def test_a_fully_counted_target_has_thread_coverage_one() -> None:
 
 def test_threads_left_uncounted_for_want_of_fds_lower_thread_coverage_to_the_counted_share() -> None:
     """Two of four equally busy threads find no fd left: the frames say half the work was counted."""
-    units = {f"thread:{tid}": (_thread(tid, 100), 0.0 if tid < 102 else 0.015, 1.0) for tid in range(100, 104)}
+    units = {
+        f"thread:{tid}": (_thread(tid, 100), 0.0 if tid < 102 else 0.015, 1.0) for tid in range(100, 104)
+    }
     source = _ProcessSource(units, RANKS[:1], stop_at=0.6, fd_limit=4)  # two threads, two groups each
     slices, frames = _run(source)
     counted = {key for s in slices for key, *_ in s.rows}
