@@ -4,12 +4,15 @@ thread coverage against the kernel's CPU time, on the deterministic fake source.
 from __future__ import annotations
 
 import json
+import marshal
 from collections.abc import Mapping, Sequence
 
 import pytest
 
-from sectormon.frames import Frame
+from sectormon.frames import Frame, FrameClock
 from sectormon.io.jsonl import encode_slice, slice_from_record
+from sectormon.metrics.batch import RowAggregator, unwire, wire
+from sectormon.metrics.builder import FrameBuilder
 from sectormon.metrics.engine import MetricsEngine
 from sectormon.perf.errors import TooManyOpenFiles
 from sectormon.profiles.model import EventDef, GroupDef, Profile
@@ -160,3 +163,43 @@ def test_frames_without_processes_keep_their_json_shape() -> None:
     Sampler(source, plan, timeslice=0.01, on_slice=engine.add_slice).run()
     data = engine.final_frame(0.3).to_json()
     assert "procs" not in data and "thread_coverage" not in data and "thread_coverage" not in data["run"]
+
+
+def _frames_json(frames: Sequence[Frame]) -> list[str]:
+    return [json.dumps(f.to_json(), sort_keys=True) for f in frames]
+
+
+@pytest.mark.parametrize("restart_after", [None, 1])
+def test_a_replays_reader_processes_give_the_same_procs_and_thread_coverage(
+    restart_after: int | None,
+) -> None:
+    """The batch path (a reader process sums the rows) gives the frames of add_slice, bit for bit;
+    a reader that takes over mid-run leaves out the one span it saw only part of."""
+    slices, _ = _run(_two_ranks())
+    direct = FrameBuilder(MetricsEngine(_profile()), 0.1)
+    by_rows = [f for s in slices for f in direct.feed(s)] + [direct.finish()]
+    clock = FrameClock(0.1)
+    rows = RowAggregator()
+    batched = FrameBuilder(MetricsEngine(_profile()), 0.1)
+    by_batches: list[Frame] = []
+    frames = 0
+    for s in slices:
+        rows.add(s)
+        if clock.due(s.t):
+            batch = unwire(marshal.loads(marshal.dumps(wire(rows.take(frame_due=True)))))
+            by_batches += batched.feed_batch(batch)
+            frames += 1
+            if frames == restart_after:
+                rows = RowAggregator()
+    if rows.pending:
+        by_batches += batched.feed_batch(rows.take(frame_due=False))
+    by_batches.append(batched.finish())
+    assert len(by_batches) == len(by_rows)
+    if restart_after is None:
+        assert _frames_json(by_batches) == _frames_json(by_rows)
+    else:
+        assert [f.procs for f in by_batches] == [f.procs for f in by_rows]
+        assert by_batches[-1].thread_coverage == pytest.approx(1.0, abs=1e-9)
+        run_rows, run_batches = by_rows[-1].thread_time, by_batches[-1].thread_time
+        assert run_rows is not None and run_batches is not None
+        assert run_batches.kernel_s < run_rows.kernel_s  # the span the new reader joined mid-way
