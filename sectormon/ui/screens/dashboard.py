@@ -176,6 +176,13 @@ class DashboardScreen(Screen[None]):
         self.select_tab(0)
         return self.query_one(CoreTable).cycle_sort()
 
+    def toggle_process_rows(self) -> bool:
+        """Show the cores view with rows per process, or back per core; whether per process now."""
+        self.select_tab(0)
+        table = self.query_one(CoreTable)
+        table.group_by_process(not table.by_process)
+        return table.by_process
+
     def select_tab(self, index: int) -> None:
         """Show view ``index`` (0-based); a hidden view says where its figures are instead."""
         tabs = self.query_one(TabbedContent)

@@ -19,6 +19,7 @@ LIVE_KEYS: tuple[tuple[str, str], ...] = (
     ("r", "start / stop recording (automatic file name)"),
     ("m", "bookmark: a numbered mark in the recording and on a replay's timeline"),
     ("s", "sort cores by the next column (or click a header)"),
+    ("g", "group the cores view by process (MPI ranks first) / by core"),
     ("w", "window: last interval / rolling window / whole run"),
     ("/", "filter cores: 12-23,40  cmg1  unbound  (empty = all)"),
     ("t", "next theme"),

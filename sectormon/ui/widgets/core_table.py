@@ -3,6 +3,9 @@
 At 160 columns the rows are split over two tables side by side, so 48 cores and the unbound row
 show without scrolling at 160x50; narrower, one table scrolls. Sorting (``s``, or a click on a
 column header) orders all rows before the split, so the halves read as one list.
+
+Grouped by process (``g``), the same columns show one row per counted process, MPI ranks first in
+rank order: an MPI job reads rank by rank instead of core by core.
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ from sectormon.ui.widgets.metric_table import VALUE_WIDTH, MetricTable
 
 CPU_KEY = "cpu"
 LABEL_WIDTH = 8
+PROCESS_LABEL_WIDTH = 18
 
 
 def core_label(core: str) -> str:
@@ -69,6 +73,43 @@ def core_rows(
     return rows
 
 
+def process_order(frame: Frame, pid: str) -> tuple[int, int, int]:
+    """Ranked processes first, by rank; then the others by pid."""
+    info = frame.processes.get(pid)
+    if info is not None and info.rank is not None:
+        return (0, info.rank, int(pid))
+    return (1, 0, int(pid))
+
+
+def process_label(frame: Frame, pid: str) -> str:
+    """``r3 4242 app`` for MPI rank 3, ``4242 app`` without a rank."""
+    info = frame.processes.get(pid)
+    if info is None:
+        return pid
+    named = f"{pid} {info.command}"
+    return named if info.rank is None else f"r{info.rank} {named}"
+
+
+def process_rows(
+    frame: Frame, ctx: RenderContext, sort_by: str = CPU_KEY, descending: bool = False
+) -> list[tuple[str, list[Cell]]]:
+    """Rows of the counted processes (of the frame's interval: processes have no rolling window)."""
+    procs = frame.procs
+    pids = sorted(procs, key=lambda pid: process_order(frame, pid), reverse=descending)
+    if sort_by != CPU_KEY:
+        pids.sort(key=lambda pid: sort_key(metric_value(procs[pid], sort_by), descending))
+    return [
+        (
+            pid,
+            [
+                label_cell(process_label(frame, pid)),
+                *scope_cells(procs[pid], ctx.panels.core, ctx.units, None, ctx.low_coverage),
+            ],
+        )
+        for pid in pids
+    ]
+
+
 class CoreTable(Vertical):
     """The per-core metrics; Enter opens a core's detail screen."""
 
@@ -80,6 +121,7 @@ class CoreTable(Vertical):
         self.descending = False
         self._split = False
         self._shown_title = ""
+        self.by_process = False
 
     def compose(self) -> ComposeResult:
         yield Label("", classes="panel-title")
@@ -95,29 +137,35 @@ class CoreTable(Vertical):
     def tables(self) -> tuple[MetricTable, MetricTable]:
         return self.query_one("#cores-a", MetricTable), self.query_one("#cores-b", MetricTable)
 
+    @property
+    def _first(self) -> tuple[str, int]:
+        """The row label column's title and width: a CPU, or a process."""
+        return ("Process", PROCESS_LABEL_WIDTH) if self.by_process else ("CPU", LABEL_WIDTH)
+
     def _labels(self) -> list[tuple[str, str]]:
         arrow = "▼" if self.descending else "▲"
-        columns = [(CPU_KEY, "CPU" + (arrow if self.sort_by == CPU_KEY else ""))]
+        columns = [(CPU_KEY, self._first[0] + (arrow if self.sort_by == CPU_KEY else ""))]
         for column in self._ctx.panels.core:
             mark = arrow if column.metric == self.sort_by else ""
             columns.append((column.metric, column.label + mark))
         return columns
 
     def _base_labels(self) -> list[str]:
-        return ["CPU", *(c.label for c in self._ctx.panels.core)]
+        return [self._first[0], *(c.label for c in self._ctx.panels.core)]
 
     def _set_columns(self) -> None:
         # Widths come from the labels without the sort arrow, so sorting never changes the layout.
         labels = self._labels()
+        first_width = self._first[1]
         widths: dict[str, int | None] = {
-            key: max(LABEL_WIDTH if index == 0 else VALUE_WIDTH, len(base) + 1)
+            key: max(first_width if index == 0 else VALUE_WIDTH, len(base) + 1)
             for index, ((key, _), base) in enumerate(zip(labels, self._base_labels(), strict=False))
         }
         for table in self.tables:
-            table.set_columns(labels, first_width=LABEL_WIDTH, widths=widths)
+            table.set_columns(labels, first_width=first_width, widths=widths)
 
     def _wants_split(self) -> bool:
-        needed = MetricTable.table_width(self._base_labels(), LABEL_WIDTH)
+        needed = MetricTable.table_width(self._base_labels(), self._first[1])
         return self.size.width >= 2 * needed + 1
 
     def show(self, frame: Frame, ctx: RenderContext) -> None:
@@ -126,7 +174,10 @@ class CoreTable(Vertical):
             self._set_columns()
         self._ctx = ctx
         self._frame = frame
-        rows = core_rows(frame, ctx, self.sort_by, self.descending)
+        if self.by_process:
+            rows = process_rows(frame, ctx, self.sort_by, self.descending)
+        else:
+            rows = core_rows(frame, ctx, self.sort_by, self.descending)
         split = self._wants_split() and len(rows) > 1
         first, second = self.tables
         if split != self._split:
@@ -138,7 +189,23 @@ class CoreTable(Vertical):
             second.set_rows(rows[half:])
         else:
             first.set_rows(rows)
-        self._update_title(frame, ctx, len(rows), len(ctx.scopes(frame).cores))
+        if self.by_process:
+            self._set_title(self._process_title(frame, ctx))
+        else:
+            self._update_title(frame, ctx, len(rows), len(ctx.scopes(frame).cores))
+
+    def _process_title(self, frame: Frame, ctx: RenderContext) -> str:
+        title = f"Processes ({len(frame.procs)}: MPI ranks rN first; g: back to cores)"
+        if not frame.procs:
+            title = "Processes: none known (a CPU-wide session, or a source that names none); g: cores"
+        elif ctx.window != "interval" or (frame.baseline is not None and ctx.show_deltas):
+            title += f"  {'whole run' if frame.final else 'last interval'}: processes keep no other window"
+        return title + "   ~ = low confidence"
+
+    def _set_title(self, title: str) -> None:
+        if title != self._shown_title:
+            self._shown_title = title
+            self.query_one(".panel-title", Label).update(title)
 
     def _update_title(self, frame: Frame, ctx: RenderContext, shown: int, total: int) -> None:
         title = "Cores (+ unbound threads)"
@@ -147,9 +214,16 @@ class CoreTable(Vertical):
         if ctx.core_filter is not None:
             title += f"  filter {ctx.filter_text!r}: {shown} of {total}"
         title += "   ~ = low confidence"
-        if title != self._shown_title:
-            self._shown_title = title
-            self.query_one(".panel-title", Label).update(title)
+        self._set_title(title)
+
+    def group_by_process(self, by_process: bool) -> None:
+        """Rows per process or per core (the ``g`` key); the sort order starts over."""
+        self.by_process = by_process
+        self.sort_by = CPU_KEY
+        self.descending = False
+        self._set_columns()
+        if self._frame is not None:
+            self.show(self._frame, self._ctx)
 
     def on_resize(self, event: events.Resize) -> None:
         if self._frame is not None:
@@ -187,7 +261,7 @@ class CoreTable(Vertical):
 
     def on_metric_table_row_selected(self, event: MetricTable.RowSelected) -> None:
         event.stop()
-        self.post_message(OpenDetail("core", event.key))
+        self.post_message(OpenDetail("proc" if self.by_process else "core", event.key))
 
     def focus_table(self) -> None:
         self.tables[0].focus()

@@ -12,7 +12,7 @@ from rich.text import Text
 from textual.widgets import Static
 
 from sectormon.frames import Frame
-from sectormon.ui.context import window_title
+from sectormon.ui.context import thread_coverage_note, window_title
 from sectormon.ui.format import format_number, format_si, format_value
 from sectormon.ui.header_info import describe_sector_config, describe_source, describe_target
 
@@ -98,6 +98,10 @@ class HeaderBar(Static):
                 f"⚠ {status.warnings} warning{'s' if status.warnings > 1 else ''} (? lists)",
                 self._style("warning"),
             )
+            line2.append("  ")
+        uncounted = thread_coverage_note(frame, status.window)
+        if uncounted is not None:
+            line2.append(f"⚠ {uncounted}", self._style("warning"))
             line2.append("  ")
         options = _mapping(header.get("options"))
         interval = options.get("interval")
