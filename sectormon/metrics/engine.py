@@ -24,10 +24,12 @@ Extrapolation runs on the components summed over the whole window, so an event c
 interval of a long window stands for the whole window. A unit whose binding (core/CMG) changes
 becomes a new *entity* from that slice on, so counts stay with the core they were counted on.
 
-Scopes: ``threads`` by tid; ``cores`` by CPU (threads with no single CPU under ``"unbound"``, CPU
-units by their CPU); ``cmgs`` by CMG id (per-PE units with that CMG plus that CMG's cmg unit);
-``total`` over every unit. A scope's count is the sum of its units' scaled counts, its coverage
-``sum(counted) / sum(present)`` over the units that counted the event. CMG-scoped events are
+Scopes: ``threads`` by tid; ``procs`` by pid (the threads a slice's ``unit_processes`` put in
+that process; computed with the thread level's metrics, where threads are); ``cores`` by CPU
+(threads with no single CPU under ``"unbound"``, CPU units by their CPU); ``cmgs`` by CMG id
+(per-PE units with that CMG plus that CMG's cmg unit); ``total`` over every unit. A scope's count
+is the sum of its units' scaled counts, its coverage ``sum(counted) / sum(present)`` over the units
+that counted the event. CMG-scoped events are
 taken from cmg units only and per-PE events from thread/CPU units only, so nothing is counted
 twice and CMG-wide counts never appear in a thread or core. Events listed as ``unavailable`` are
 ignored wherever they appear.
@@ -43,6 +45,9 @@ Windows: the frame's top-level scopes cover the *interval* since the previous fr
 frame: the whole run); ``recent`` covers the intervals of the last ``recent_seconds``; ``run``
 covers everything since 0. Units that ended keep their counts in ``run`` and in ``recent`` while
 it still covers them. ``frame(t)`` should be called with the end time of the last slice added.
+
+Thread coverage (:mod:`sectormon.metrics.thread_time`): the task time counted on thread units
+against the kernel's CPU time of the target that slices carry, per frame interval and for the run.
 
 The engine is single-threaded: the pipeline thread feeds slices and marks and asks for frames.
 
