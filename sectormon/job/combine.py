@@ -96,9 +96,7 @@ class JobCombiner:
             cores={node_key(h, "core", k): v for h, f in ordered.items() for k, v in f.cores.items()},
             threads={node_key(h, "thread", k): v for h, f in ordered.items() for k, v in f.threads.items()},
             procs={node_key(h, "proc", k): v for h, f in ordered.items() for k, v in f.procs.items()},
-            processes={
-                node_key(h, "proc", k): v for h, f in ordered.items() for k, v in f.processes.items()
-            },
+            processes={node_key(h, "proc", k): v for h, f in ordered.items() for k, v in f.processes.items()},
             thread_time=summed_thread_time([f.thread_time for f in ordered.values()]),
             recent=self.window({h: f.recent for h, f in ordered.items()}, recent_seconds),
             run=self.window({h: f.run for h, f in ordered.items()}, run_seconds),

@@ -269,6 +269,12 @@ class MetricsEngine:
             acc.restore(names, counted, values, mixed)
 
     def _end_slice(self, t: float, group: str, dur: float, ended: Sequence[str], overhead_s: float) -> None:
+        if self._slices == 0 and self._frame_t == self._start:
+            # The data start with the first slice, not with the session's clock: a front end
+            # that starts sampling late (the TUI starts the sampler once it is up) would otherwise
+            # give the first interval and the run time that nothing counted, and every group a
+            # share of the run that does not add up to the whole.
+            self._start = self._frame_t = max(self._start, t - dur)
         cum1 = self._cum + dur
         if ended:
             current = self._current

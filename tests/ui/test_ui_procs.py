@@ -14,7 +14,7 @@ from textual.pilot import Pilot
 from sectormon.frames import Frame, ProcessScope, ThreadTime
 from sectormon.ui.app import make_app
 from sectormon.ui.screens.detail import DetailScreen
-from sectormon.ui.screens.help import HelpScreen, help_text
+from sectormon.ui.screens.help import HelpContent, HelpScreen, help_text
 from sectormon.ui.widgets.core_table import CoreTable
 
 SMALL = (80, 24)
@@ -109,7 +109,9 @@ async def test_header_warns_when_threads_went_uncounted(thread_time: ThreadTime 
 
 @pytest.mark.asyncio
 async def test_help_lists_the_grouping_key() -> None:
-    assert "group the cores view by process" in help_text(replay=False, presets=False)
+    for replay in (False, True):
+        content = HelpContent(replay=replay, presets=False, views=())
+        assert "group the cores view by process" in help_text(content)
     app = make_app(session())
     async with app.run_test(size=WIDE) as pilot:
         await pilot.press("question_mark")

@@ -1,7 +1,8 @@
 """Per-core table: one row per core plus ``unbound``, sortable, filterable, in two halves when wide.
 
-At 160 columns the rows are split over two tables side by side, so 48 cores and the unbound row
-show without scrolling at 160x50; narrower, one table scrolls. Sorting (``s``, or a click on a
+At 160 columns, when the rows do not fit one table's height, they are split over two tables side
+by side, so 48 cores and the unbound row show without scrolling at 160x50; narrower, one table
+scrolls. Sorting (``s``, or a click on a
 column header) orders all rows before the split, so the halves read as one list.
 
 Grouped by process (``g``), the same columns show one row per counted process, MPI ranks first in
@@ -18,7 +19,7 @@ from textual.containers import Horizontal, Vertical
 from textual.widgets import Label
 
 from sectormon.frames import Frame, MetricDelta, scope_order
-from sectormon.ui.cells import RELATIVE_METRICS, Cell, label_cell, scope_cells
+from sectormon.ui.cells import RELATIVE_METRICS, Cell, column_label, label_cell, scope_cells
 from sectormon.ui.context import RenderContext, deltas_for
 from sectormon.ui.format import metric_value, sort_key
 from sectormon.ui.messages import OpenDetail
@@ -26,7 +27,6 @@ from sectormon.ui.widgets.metric_table import VALUE_WIDTH, MetricTable
 
 CPU_KEY = "cpu"
 LABEL_WIDTH = 8
-PROCESS_LABEL_WIDTH = 18
 
 
 def core_label(core: str) -> str:
@@ -121,7 +121,9 @@ class CoreTable(Vertical):
         self.descending = False
         self._split = False
         self._shown_title = ""
-        self.by_process = False
+        self._label_width = len("CPU") + 1  # widened to the longest row label ("unbound", "node1:12")
+        self._deltas = False  # baseline deltas shown: directionless metrics' labels carry Δ
+        self.by_process = False  # rows per process (``g``) instead of per core
 
     def compose(self) -> ComposeResult:
         yield Label("", classes="panel-title")
@@ -137,36 +139,42 @@ class CoreTable(Vertical):
     def tables(self) -> tuple[MetricTable, MetricTable]:
         return self.query_one("#cores-a", MetricTable), self.query_one("#cores-b", MetricTable)
 
-    @property
-    def _first(self) -> tuple[str, int]:
-        """The row label column's title and width: a CPU, or a process."""
-        return ("Process", PROCESS_LABEL_WIDTH) if self.by_process else ("CPU", LABEL_WIDTH)
-
     def _labels(self) -> list[tuple[str, str]]:
         arrow = "▼" if self.descending else "▲"
-        columns = [(CPU_KEY, self._first[0] + (arrow if self.sort_by == CPU_KEY else ""))]
-        for column in self._ctx.panels.core:
+        columns = [(CPU_KEY, self._first_label + (arrow if self.sort_by == CPU_KEY else ""))]
+        for column, base in zip(self._ctx.panels.core, self._base_labels()[1:], strict=True):
             mark = arrow if column.metric == self.sort_by else ""
-            columns.append((column.metric, column.label + mark))
+            columns.append((column.metric, base + mark))
         return columns
 
     def _base_labels(self) -> list[str]:
-        return [self._first[0], *(c.label for c in self._ctx.panels.core)]
+        info = self._ctx.profile.info
+        labels = (column_label(c, info(c.metric).better, self._deltas) for c in self._ctx.panels.core)
+        return [self._first_label, *labels]
+
+    @property
+    def _first_label(self) -> str:
+        return "Process" if self.by_process else "CPU"
 
     def _set_columns(self) -> None:
         # Widths come from the labels without the sort arrow, so sorting never changes the layout.
+        # The row labels' column is as wide as the longest label shown so far ("unbound", a job's
+        # "node1:12"): the value columns after it start with a space, and 80 columns hold the
+        # a64fx table.
         labels = self._labels()
-        first_width = self._first[1]
         widths: dict[str, int | None] = {
-            key: max(first_width if index == 0 else VALUE_WIDTH, len(base) + 1)
-            for index, ((key, _), base) in enumerate(zip(labels, self._base_labels(), strict=False))
+            key: max(VALUE_WIDTH, len(base) + 1)
+            for key, base in zip([k for k, _ in labels][1:], self._base_labels()[1:], strict=False)
         }
+        widths[CPU_KEY] = self._label_width
         for table in self.tables:
-            table.set_columns(labels, first_width=first_width, widths=widths)
+            table.set_columns(labels, first_width=LABEL_WIDTH, widths=widths)
 
-    def _wants_split(self) -> bool:
-        needed = MetricTable.table_width(self._base_labels(), self._first[1])
-        return self.size.width >= 2 * needed + 1
+    def _wants_split(self, rows: int) -> bool:
+        """Two tables side by side when both fit the width and the rows do not fit one table's
+        height (three cores in two halves would hide nothing, and take the room the history uses)."""
+        needed = MetricTable.table_width(self._base_labels(), LABEL_WIDTH)
+        return self.size.width >= 2 * needed + 1 and rows + 2 > self.size.height
 
     def show(self, frame: Frame, ctx: RenderContext) -> None:
         if ctx.panels != self._ctx.panels:
@@ -178,7 +186,13 @@ class CoreTable(Vertical):
             rows = process_rows(frame, ctx, self.sort_by, self.descending)
         else:
             rows = core_rows(frame, ctx, self.sort_by, self.descending)
-        split = self._wants_split() and len(rows) > 1
+        widest = max((len(cells[0].text) for _, cells in rows), default=0)
+        deltas = ctx.baseline(frame) is not None and not self.by_process
+        if widest > self._label_width or deltas != self._deltas:
+            self._label_width = max(widest, self._label_width)  # one width for both halves
+            self._deltas = deltas
+            self._set_columns()
+        split = self._wants_split(len(rows)) and len(rows) > 1
         first, second = self.tables
         if split != self._split:
             self._split = split
@@ -194,33 +208,42 @@ class CoreTable(Vertical):
         else:
             self._update_title(frame, ctx, len(rows), len(ctx.scopes(frame).cores))
 
+    def rows_needed(self) -> int:
+        """Lines the table needs to show every row without scrolling: title, header, rows (in
+        two halves when split)."""
+        rows = len(self.tables[0].row_keys) + (len(self.tables[1].row_keys) if self._split else 0)
+        return 2 + (math.ceil(rows / 2) if self._split else rows)
+
+    def _update_title(self, frame: Frame, ctx: RenderContext, shown: int, total: int) -> None:
+        # 80 columns hold the title whole (the header says "+ = better" too).
+        if ctx.baseline(frame) is not None:
+            title = "Cores  Δ vs baseline: + better, ratios in points, IPC in %"
+        else:
+            title = "Cores (+ unbound threads)"
+        if ctx.core_filter is not None:
+            title += f"  filter {ctx.filter_text!r}: {shown} of {total}"
+        title += "   ~ low confidence"
+        self._set_title(title)
+
     def _process_title(self, frame: Frame, ctx: RenderContext) -> str:
-        title = f"Processes ({len(frame.procs)}: MPI ranks rN first; g: back to cores)"
         if not frame.procs:
-            title = "Processes: none known (a CPU-wide session, or a source that names none); g: cores"
-        elif ctx.window != "interval" or (frame.baseline is not None and ctx.show_deltas):
-            title += f"  {'whole run' if frame.final else 'last interval'}: processes keep no other window"
-        return title + "   ~ = low confidence"
+            return "Processes: none known (CPU-wide, or not followed)   g: cores"
+        title = f"Processes ({len(frame.procs)}, ranks rN first)"
+        if ctx.window != "interval" or ctx.baseline(frame) is not None:
+            title += "  whole run" if frame.final else "  last interval only"
+        return title + "   g: cores   ~ low confidence"
 
     def _set_title(self, title: str) -> None:
         if title != self._shown_title:
             self._shown_title = title
             self.query_one(".panel-title", Label).update(title)
 
-    def _update_title(self, frame: Frame, ctx: RenderContext, shown: int, total: int) -> None:
-        title = "Cores (+ unbound threads)"
-        if ctx.baseline(frame) is not None:
-            title += "  Δ vs baseline: + = better; ratios in percentage points, IPC in %"
-        if ctx.core_filter is not None:
-            title += f"  filter {ctx.filter_text!r}: {shown} of {total}"
-        title += "   ~ = low confidence"
-        self._set_title(title)
-
     def group_by_process(self, by_process: bool) -> None:
-        """Rows per process or per core (the ``g`` key); the sort order starts over."""
+        """Rows per process or per core (the ``g`` key); the sort order and label width start over."""
         self.by_process = by_process
         self.sort_by = CPU_KEY
         self.descending = False
+        self._label_width = len(self._first_label) + 1
         self._set_columns()
         if self._frame is not None:
             self.show(self._frame, self._ctx)
