@@ -91,6 +91,7 @@ class SectormonApp(App[int]):
         Binding("r", "record", "record"),
         Binding("m", "bookmark", "bookmark", show=False),  # in the help: the footer is full at 80 columns
         Binding("s", "sort", "sort"),
+        Binding("g", "group", "group by core/process", show=False),
         Binding("w", "window", "window", show=False),
         # Priority: taken when the app reads the key, so the filter has the focus before the
         # keys queued behind it are routed (they would go to the table a binding later).
@@ -484,6 +485,11 @@ class SectormonApp(App[int]):
         labels = {c.metric: c.label for c in self.ctx.panels.core}
         shown = f"{labels[key]} ({key})" if key in labels and labels[key] != key else key
         self.notify(f"cores sorted by {shown}", timeout=2)
+
+    def action_group(self) -> None:
+        """Rows per core or per counted process (MPI ranks first)."""
+        by_process = self.dashboard.toggle_process_rows()
+        self.notify("rows per process (MPI ranks first)" if by_process else "rows per core", timeout=2)
 
     def action_window(self) -> None:
         index = WINDOW_NAMES.index(self.ctx.window) if self.ctx.window in WINDOW_NAMES else -1

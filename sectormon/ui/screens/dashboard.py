@@ -238,6 +238,13 @@ class DashboardScreen(Screen[None]):
         self.select_tab(0)
         return self.query_one(CoreTable).cycle_sort()
 
+    def toggle_process_rows(self) -> bool:
+        """Show the cores view with rows per process, or back per core; whether per process now."""
+        self.select_tab(0)
+        table = self.query_one(CoreTable)
+        table.group_by_process(not table.by_process)
+        return table.by_process
+
     def _elsewhere(self, tab: str) -> str:
         """Where a view without its tab shows its figures ("" when it has its tab, or none)."""
         if tab == "tab-energy" and self._wide and self._ctx.panels.energy:

@@ -93,6 +93,7 @@ def keys(content: HelpContent) -> list[tuple[str, str]]:
         ]
     out += [
         ("s", "sort cores by the next column (or click a header)"),
+        ("g", "group the cores view by process (MPI ranks first) / by core"),
         ("w", "window: last interval / rolling window / whole run"),
         ("/", "filter cores: 12-23,40  cmg1  unbound  (empty = all)"),
         ("t", "next theme"),

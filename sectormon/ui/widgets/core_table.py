@@ -4,6 +4,9 @@ At 160 columns, when the rows do not fit one table's height, they are split over
 by side, so 48 cores and the unbound row show without scrolling at 160x50; narrower, one table
 scrolls. Sorting (``s``, or a click on a
 column header) orders all rows before the split, so the halves read as one list.
+
+Grouped by process (``g``), the same columns show one row per counted process, MPI ranks first in
+rank order: an MPI job reads rank by rank instead of core by core.
 """
 
 from __future__ import annotations
@@ -70,6 +73,43 @@ def core_rows(
     return rows
 
 
+def process_order(frame: Frame, pid: str) -> tuple[int, int, int]:
+    """Ranked processes first, by rank; then the others by pid."""
+    info = frame.processes.get(pid)
+    if info is not None and info.rank is not None:
+        return (0, info.rank, int(pid))
+    return (1, 0, int(pid))
+
+
+def process_label(frame: Frame, pid: str) -> str:
+    """``r3 4242 app`` for MPI rank 3, ``4242 app`` without a rank."""
+    info = frame.processes.get(pid)
+    if info is None:
+        return pid
+    named = f"{pid} {info.command}"
+    return named if info.rank is None else f"r{info.rank} {named}"
+
+
+def process_rows(
+    frame: Frame, ctx: RenderContext, sort_by: str = CPU_KEY, descending: bool = False
+) -> list[tuple[str, list[Cell]]]:
+    """Rows of the counted processes (of the frame's interval: processes have no rolling window)."""
+    procs = frame.procs
+    pids = sorted(procs, key=lambda pid: process_order(frame, pid), reverse=descending)
+    if sort_by != CPU_KEY:
+        pids.sort(key=lambda pid: sort_key(metric_value(procs[pid], sort_by), descending))
+    return [
+        (
+            pid,
+            [
+                label_cell(process_label(frame, pid)),
+                *scope_cells(procs[pid], ctx.panels.core, ctx.units, None, ctx.low_coverage),
+            ],
+        )
+        for pid in pids
+    ]
+
+
 class CoreTable(Vertical):
     """The per-core metrics; Enter opens a core's detail screen."""
 
@@ -83,6 +123,7 @@ class CoreTable(Vertical):
         self._shown_title = ""
         self._label_width = len("CPU") + 1  # widened to the longest row label ("unbound", "node1:12")
         self._deltas = False  # baseline deltas shown: directionless metrics' labels carry Δ
+        self.by_process = False  # rows per process (``g``) instead of per core
 
     def compose(self) -> ComposeResult:
         yield Label("", classes="panel-title")
@@ -100,7 +141,7 @@ class CoreTable(Vertical):
 
     def _labels(self) -> list[tuple[str, str]]:
         arrow = "▼" if self.descending else "▲"
-        columns = [(CPU_KEY, "CPU" + (arrow if self.sort_by == CPU_KEY else ""))]
+        columns = [(CPU_KEY, self._first_label + (arrow if self.sort_by == CPU_KEY else ""))]
         for column, base in zip(self._ctx.panels.core, self._base_labels()[1:], strict=True):
             mark = arrow if column.metric == self.sort_by else ""
             columns.append((column.metric, base + mark))
@@ -108,7 +149,12 @@ class CoreTable(Vertical):
 
     def _base_labels(self) -> list[str]:
         info = self._ctx.profile.info
-        return ["CPU", *(column_label(c, info(c.metric).better, self._deltas) for c in self._ctx.panels.core)]
+        labels = (column_label(c, info(c.metric).better, self._deltas) for c in self._ctx.panels.core)
+        return [self._first_label, *labels]
+
+    @property
+    def _first_label(self) -> str:
+        return "Process" if self.by_process else "CPU"
 
     def _set_columns(self) -> None:
         # Widths come from the labels without the sort arrow, so sorting never changes the layout.
@@ -136,9 +182,12 @@ class CoreTable(Vertical):
             self._set_columns()
         self._ctx = ctx
         self._frame = frame
-        rows = core_rows(frame, ctx, self.sort_by, self.descending)
+        if self.by_process:
+            rows = process_rows(frame, ctx, self.sort_by, self.descending)
+        else:
+            rows = core_rows(frame, ctx, self.sort_by, self.descending)
         widest = max((len(cells[0].text) for _, cells in rows), default=0)
-        deltas = ctx.baseline(frame) is not None
+        deltas = ctx.baseline(frame) is not None and not self.by_process
         if widest > self._label_width or deltas != self._deltas:
             self._label_width = max(widest, self._label_width)  # one width for both halves
             self._deltas = deltas
@@ -154,7 +203,10 @@ class CoreTable(Vertical):
             second.set_rows(rows[half:])
         else:
             first.set_rows(rows)
-        self._update_title(frame, ctx, len(rows), len(ctx.scopes(frame).cores))
+        if self.by_process:
+            self._set_title(self._process_title(frame, ctx))
+        else:
+            self._update_title(frame, ctx, len(rows), len(ctx.scopes(frame).cores))
 
     def rows_needed(self) -> int:
         """Lines the table needs to show every row without scrolling: title, header, rows (in
@@ -171,9 +223,30 @@ class CoreTable(Vertical):
         if ctx.core_filter is not None:
             title += f"  filter {ctx.filter_text!r}: {shown} of {total}"
         title += "   ~ low confidence"
+        self._set_title(title)
+
+    def _process_title(self, frame: Frame, ctx: RenderContext) -> str:
+        if not frame.procs:
+            return "Processes: none known (CPU-wide, or not followed)   g: cores"
+        title = f"Processes ({len(frame.procs)}, ranks rN first)"
+        if ctx.window != "interval" or ctx.baseline(frame) is not None:
+            title += "  whole run" if frame.final else "  last interval only"
+        return title + "   g: cores   ~ low confidence"
+
+    def _set_title(self, title: str) -> None:
         if title != self._shown_title:
             self._shown_title = title
             self.query_one(".panel-title", Label).update(title)
+
+    def group_by_process(self, by_process: bool) -> None:
+        """Rows per process or per core (the ``g`` key); the sort order and label width start over."""
+        self.by_process = by_process
+        self.sort_by = CPU_KEY
+        self.descending = False
+        self._label_width = len(self._first_label) + 1
+        self._set_columns()
+        if self._frame is not None:
+            self.show(self._frame, self._ctx)
 
     def on_resize(self, event: events.Resize) -> None:
         if self._frame is not None:
@@ -211,7 +284,7 @@ class CoreTable(Vertical):
 
     def on_metric_table_row_selected(self, event: MetricTable.RowSelected) -> None:
         event.stop()
-        self.post_message(OpenDetail("core", event.key))
+        self.post_message(OpenDetail("proc" if self.by_process else "core", event.key))
 
     def focus_table(self) -> None:
         self.tables[0].focus()

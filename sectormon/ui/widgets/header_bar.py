@@ -15,7 +15,7 @@ from textual import events
 from textual.widgets import Static
 
 from sectormon.frames import Frame
-from sectormon.ui.context import window_title
+from sectormon.ui.context import thread_coverage_note, window_title
 from sectormon.ui.format import format_number, format_si, format_value
 from sectormon.ui.header_fit import SEPARATOR, Field, fit
 from sectormon.ui.header_info import (
@@ -143,6 +143,13 @@ class HeaderBar(Static):
                     priority=85,
                     short=f"⚠ {status.warnings}",
                     keep=True,
+                )
+            )
+        uncounted = thread_coverage_note(frame, status.window)
+        if uncounted is not None:  # work the figures leave out: as important as a warning
+            fields.append(
+                Field(
+                    f"⚠ {uncounted}", role="warning", priority=85, short=f"⚠ {uncounted.split()[2]} counted"
                 )
             )
         if frame is not None and frame.baseline is not None and not status.showing_values:
