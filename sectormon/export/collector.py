@@ -14,7 +14,7 @@ from typing import Any
 from prometheus_client.metrics_core import Metric
 
 from sectormon import __version__
-from sectormon.export.exposition import Family, Series
+from sectormon.export.exposition import Family, SeriesBook
 from sectormon.export.names import PREFIX, ExportedMetric, exported_metrics
 from sectormon.export.scopes import ScopeId, ScopeLabels
 from sectormon.export.scrape import Scrape
@@ -40,21 +40,22 @@ def sector_state(sector_config: Mapping[str, Any]) -> str:
 
 
 class ScopeSeries:
-    """A scope's series in every per-scope family, made when the scope first appears."""
+    """A scope's series (their lines) in every per-scope family, made when the scope first appears."""
 
-    __slots__ = ("coverage", "events", "gauges", "labels")
+    __slots__ = ("book", "coverage", "events", "gauges", "labels")
 
-    def __init__(self, labels: dict[str, str], metrics: tuple[ExportedMetric, ...]) -> None:
+    def __init__(self, book: SeriesBook, labels: dict[str, str], metrics: tuple[ExportedMetric, ...]) -> None:
+        self.book = book
         self.labels = labels
-        self.gauges = [Series(m.name, labels) for m in metrics]
-        self.coverage = [Series(COVERAGE, labels, ("metric", m.metric)) for m in metrics]
-        self.events: dict[str, Series] = {}
+        self.gauges = [book.line(m.name, labels) for m in metrics]
+        self.coverage = [book.line(COVERAGE, labels, ("metric", m.metric)) for m in metrics]
+        self.events: dict[str, str] = {}
 
-    def event(self, event: str) -> Series:
-        series = self.events.get(event)
-        if series is None:
-            series = self.events[event] = Series(f"{EVENTS}_total", self.labels, ("event", event))
-        return series
+    def event(self, event: str) -> str:
+        line = self.events.get(event)
+        if line is None:
+            line = self.events[event] = self.book.line(f"{EVENTS}_total", self.labels, ("event", event))
+        return line
 
 
 class FrameCollector:
@@ -91,9 +92,10 @@ class FrameCollector:
             "rotation": self._rotation,
             **self._constant,
         }
-        self._info = Series(f"{PREFIX}_info", info)
-        self._frames_series = Series(f"{PREFIX}_frames_total", {})
-        self._top: dict[str, Series] = {}  # frame-wide series by sample name and label
+        self._book = SeriesBook()
+        self._info = self._book.line(f"{PREFIX}_info", info)
+        self._frames_series = self._book.line(f"{PREFIX}_frames_total", {})
+        self._top: dict[str, str] = {}  # frame-wide series by sample name and label
         self._scope_series: dict[ScopeId, ScopeSeries] = {}
         self._queue: collections.deque[Frame] = collections.deque()
         self._fold_lock = threading.Lock()
@@ -127,7 +129,6 @@ class FrameCollector:
             shown = self._shown
             if shown is not None and frame.t < shown.t:
                 self._counts.clear()  # a replay sought back: the counters start again (a reset)
-                self._scope_series.clear()
             for scope_id, stats in self._scope_labels.scopes(frame):
                 sums = self._counts.setdefault(scope_id, {})
                 for event, count in stats.counts.items():
@@ -160,8 +161,8 @@ class FrameCollector:
         """The families of :meth:`scrape` as prometheus_client metrics, for its own encoders."""
         for family in self.scrape().families:
             metric = Metric(family.name, family.help, family.kind, family.unit)
-            for series, value in family.samples:
-                metric.add_sample(family.sample_name, series.label_dict(), value)
+            for line, value in family.samples:
+                metric.add_sample(family.sample_name, self._book.labels(line), value)
             yield metric
 
     # -- the families ------------------------------------------------------------------------------
@@ -177,12 +178,12 @@ class FrameCollector:
             return [info, frames]  # start-up: no interval has ended yet
         return [info, frames, *self._frame_families(frame), *self._scope_families(frame)]
 
-    def _top_series(self, sample_name: str, extra: tuple[str, str] | None = None) -> Series:
+    def _top_series(self, sample_name: str, extra: tuple[str, str] | None = None) -> str:
         key = f"{sample_name}\0{extra}"
-        series = self._top.get(key)
-        if series is None:
-            series = self._top[key] = Series(sample_name, self._constant, extra)
-        return series
+        line = self._top.get(key)
+        if line is None:
+            line = self._top[key] = self._book.line(sample_name, self._constant, extra)
+        return line
 
     def _frame_families(self, frame: Frame) -> list[Family]:
         """The frame-wide families: its time, length, overhead, active group and group coverage."""
@@ -266,5 +267,5 @@ class FrameCollector:
         series = self._scope_series.get(scope_id)
         if series is None:
             labels = self._scope_labels.labels(scope_id)
-            series = self._scope_series[scope_id] = ScopeSeries(labels, self._metrics)
+            series = self._scope_series[scope_id] = ScopeSeries(self._book, labels, self._metrics)
         return series

@@ -2,7 +2,7 @@
 
 prometheus_client's encoders escape every label of every sample on every scrape; a 48-core frame
 has about 2,000 samples of eight labels, which makes the encoders the endpoint's main cost. Here a
-series' label text is escaped once, when its scope first appears (:class:`Series`), and a scrape
+series' label text is escaped once, when its scope first appears (:class:`SeriesBook`), and a scrape
 only formats the values. The output is the encoders' own, byte for byte, for the escapings that
 leave legacy names as they are (``underscores``, prometheus_client's default, and
 ``allow-utf-8``); sectormon's metric and label names are all legacy names
@@ -71,39 +71,41 @@ def escape_label_value(value: str) -> str:
     return value.replace("\\", r"\\").replace("\n", r"\n").replace('"', r"\"")
 
 
-class Series:
-    """One labelled series of one family: its sample line up to the value, written once.
+class SeriesBook:
+    """Every series written so far, by its sample line up to the value: a series' label text is
+    escaped once, and prometheus_client's encoders get its labels back from the line.
 
-    ``labels`` may be shared by every series of a scope (``extra``, the family's own label such
-    as ``metric="IPC"``, is kept apart), so a layout holds one label mapping per scope.
+    A series' ``labels`` may be shared by every series of a scope (``extra``, the family's own
+    label such as ``metric="IPC"``, is kept apart), so the book holds one mapping per scope.
     """
 
-    __slots__ = ("extra", "labels", "line")
+    def __init__(self) -> None:
+        self._labels: dict[str, tuple[Mapping[str, str], tuple[str, str] | None]] = {}
 
-    def __init__(
-        self, sample_name: str, labels: Mapping[str, str], extra: tuple[str, str] | None = None
-    ) -> None:
-        self.labels = labels
-        self.extra = extra
+    def line(self, sample_name: str, labels: Mapping[str, str], extra: tuple[str, str] | None = None) -> str:
         items = sorted([*labels.items(), *([extra] if extra else [])])
         text = ",".join(f'{name}="{escape_label_value(value)}"' for name, value in items)
-        self.line = f"{sample_name}{{{text}}} " if text else f"{sample_name} "
+        line = f"{sample_name}{{{text}}} " if text else f"{sample_name} "
+        self._labels[line] = (labels, extra)
+        return line
 
-    def label_dict(self) -> dict[str, str]:
-        """The labels as prometheus_client's samples hold them."""
-        return {**self.labels, **dict([self.extra] if self.extra else [])}
+    def labels(self, line: str) -> dict[str, str]:
+        """The labels of the series ``line`` starts, as prometheus_client's samples hold them."""
+        labels, extra = self._labels[line]
+        return {**labels, **dict([extra] if extra else [])}
 
 
 @dataclass(slots=True)
 class Family:
     """One metric family of a scrape, as prometheus_client's ``Metric`` describes it (``name``
-    with the unit suffix, without ``_total``/``_info``), with its samples."""
+    with the unit suffix, without ``_total``/``_info``), with its samples: a line from a
+    :class:`SeriesBook` and a value (a float: an int would be written without its ``.0``)."""
 
     name: str
     kind: str  # gauge, counter, info or stateset
     help: str
     unit: str = ""
-    samples: list[tuple[Series, float]] = field(default_factory=list)
+    samples: list[tuple[str, float]] = field(default_factory=list)
 
     @property
     def sample_name(self) -> str:
@@ -128,15 +130,16 @@ def _go_large(value: float) -> str:
     return floatToGoString(value)  # negative, infinite, NaN
 
 
+SAMPLE_LINE = "%s%r\n"
+"""A sample's line: ``repr`` is prometheus_client's writing of a value between -1e6 and 1e6."""
+
+
 def sample_lines(family: Family) -> str:
     """The family's sample lines (the same in both formats)."""
-    large = _go_large
-    return "".join(
-        [
-            f"{series.line}{repr(value) if -1e6 < value < 1e6 else large(value)}\n"
-            for series, value in family.samples
-        ]
-    )
+    samples = family.samples
+    if all(-1e6 < value < 1e6 for _, value in samples):
+        return "".join(map(SAMPLE_LINE.__mod__, samples))
+    return "".join([f"{line}{go_float(value)}\n" for line, value in samples])
 
 
 def head(family: Family, fmt: Format) -> str:

@@ -14,7 +14,7 @@ from prometheus_client.registry import CollectorRegistry
 from prometheus_client.utils import floatToGoString
 
 from sectormon.export.collector import FrameCollector
-from sectormon.export.exposition import Family, Format, Series, choose, go_float, render, sample_lines
+from sectormon.export.exposition import Family, Format, SeriesBook, choose, go_float, render, sample_lines
 from tests.export import a64fx48
 from tests.export.frames import frame, header
 
@@ -109,13 +109,14 @@ label_values = st.text(st.characters(codec="utf-8"), max_size=12)
 class OneFamily:
     """A prometheus_client collector of one family, to compare the encoders with :func:`render`."""
 
-    def __init__(self, family: Family) -> None:
+    def __init__(self, family: Family, book: SeriesBook) -> None:
         self.family = family
+        self.book = book
 
     def collect(self) -> Iterator[Metric]:
         metric = Metric(self.family.name, self.family.help, self.family.kind, self.family.unit)
-        for series, value in self.family.samples:
-            metric.add_sample(self.family.sample_name, series.label_dict(), value)
+        for line, value in self.family.samples:
+            metric.add_sample(self.family.sample_name, self.book.labels(line), value)
         yield metric
 
 
@@ -130,9 +131,10 @@ def test_label_values_and_help_are_escaped_as_prometheus_client_does(
 ) -> None:
     name = f"sectormon_x_{unit}" if unit and kind in ("gauge", "counter") else "sectormon_x"
     family = Family(name, kind, help_text, unit if kind in ("gauge", "counter") else "")
+    book = SeriesBook()
     for host, event, value in rows:
-        family.samples.append((Series(family.sample_name, {"host": host}, ("event", event)), value))
-    registry = registered(OneFamily(family))
+        family.samples.append((book.line(family.sample_name, {"host": host}, ("event", event)), value))
+    registry = registered(OneFamily(family, book))
     for accept in ("", "application/openmetrics-text;version=1.0.0"):
         choice = choose(accept)
         assert choice.format is not None
