@@ -143,11 +143,12 @@ class FrameCollector:
             with self._fold_lock:
                 self._fold()
                 self.scrapes += 1
+                serial = self._frames
                 made = self._scrape
-                if made is not None and made.serial == self._frames:
+                if made is not None and made.serial == serial:
                     return made
                 families = self._families()
-            made = Scrape(self._frames, families)
+            made = Scrape(serial, families)
             self._scrape = made
             return made
 

@@ -1,4 +1,4 @@
-"""The two text formats a scrape is served in, written from series made once per layout.
+"""The two text formats a scrape is served in, written from series made once per scope.
 
 prometheus_client's encoders escape every label of every sample on every scrape; a 48-core frame
 has about 2,000 samples of eight labels, which makes the encoders the endpoint's main cost. Here a
@@ -18,7 +18,6 @@ from dataclasses import dataclass, field
 from enum import Enum
 
 from prometheus_client.exposition import choose_encoder
-from prometheus_client.openmetrics.exposition import ALLOWUTF8, UNDERSCORES
 from prometheus_client.registry import Collector
 from prometheus_client.utils import floatToGoString
 
@@ -30,8 +29,11 @@ SAMPLE_SUFFIX = {"counter": "_total", "info": "_info"}
 TEXT_TYPE = {"info": "gauge", "stateset": "gauge"}
 """Types the 0.0.4 text format does not have, as it spells them."""
 
-NAME_KEEPING_ESCAPINGS = (UNDERSCORES, ALLOWUTF8)
-"""Escapings under which a legacy metric or label name is written unchanged."""
+UNDERSCORES = "underscores"
+"""The escaping a Content-Type without one means (prometheus_client's default)."""
+
+NAME_KEEPING_ESCAPINGS = (UNDERSCORES, "allow-utf-8")
+"""Escapings (the Accept header's ``escaping=``) that write a legacy metric or label name unchanged."""
 
 
 class Format(Enum):
