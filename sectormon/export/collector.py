@@ -18,7 +18,7 @@ from sectormon.export.exposition import Family, SeriesBook
 from sectormon.export.names import PREFIX, ExportedMetric, exported_metrics
 from sectormon.export.scopes import ScopeId, ScopeLabels
 from sectormon.export.scrape import Scrape
-from sectormon.frames import Frame, ScopeStats
+from sectormon.frames import Frame
 
 FOLD_BACKLOG = 64
 """Frames queued without a scrape before :meth:`FrameCollector.publish` folds them itself (when no
@@ -225,30 +225,31 @@ class FrameCollector:
 
     def _scope_families(self, frame: Frame) -> list[Family]:
         """A gauge family per profile metric, the metrics' coverage and the event counters."""
-        rows: list[tuple[ScopeStats, ScopeSeries]] = []
-        for scope_id, stats in self._scope_labels.scopes(frame):
-            rows.append((stats, self._series_of(scope_id)))
+        rows = [
+            (stats.metrics, stats.coverage, self._series_of(scope_id))
+            for scope_id, stats in self._scope_labels.scopes(frame)
+        ]
         coverage = Family(
             COVERAGE,
             "gauge",
             "Fraction of the interval a metric's inputs were counted (the minimum over them)",
             "ratio",
         )
-        covered_samples = coverage.samples
         out = []
-        isfinite = math.isfinite
         for index, exported in enumerate(self._metrics):
-            family = Family(exported.name, "gauge", exported.help, exported.unit)
-            samples = family.samples
             metric, scale = exported.metric, exported.scale
-            for stats, scope in rows:
-                value = stats.metrics.get(metric)
-                if value is None or not isfinite(value):
-                    continue  # n/a: absent, never 0
-                samples.append((scope.gauges[index], value * scale))
-                covered = stats.coverage.get(metric)
-                if covered is not None:
-                    covered_samples.append((scope.coverage[index], float(covered)))
+            known = [  # n/a (None, or not finite) is absent, never 0
+                (scope, value, covered)
+                for values, covered, scope in rows
+                if (value := values.get(metric)) is not None and -math.inf < value < math.inf
+            ]
+            family = Family(exported.name, "gauge", exported.help, exported.unit)
+            family.samples = [(scope.gauges[index], value * scale) for scope, value, _ in known]
+            coverage.samples += [
+                (scope.coverage[index], float(share))
+                for scope, _, covered in known
+                if (share := covered.get(metric)) is not None
+            ]
             out.append(family)
         out.append(coverage)
         events = Family(
@@ -256,11 +257,10 @@ class FrameCollector:
             "counter",
             "Scaled count of each event, summed over the intervals so far (units as in the profile)",
         )
-        event_samples = events.samples
         for scope_id, sums in self._counts.items():
             scope = self._series_of(scope_id)
-            for event, total in sums.items():
-                event_samples.append((scope.event(event), total))
+            made = scope.events
+            events.samples += [(made.get(name) or scope.event(name), total) for name, total in sums.items()]
         out.append(events)
         return out
 

@@ -10,8 +10,7 @@ labels of its own adds them to :attr:`ScopeLabels.names` and yields its scopes f
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from sectormon.frames import Frame, ScopeStats
 
@@ -22,9 +21,9 @@ THREAD_LABELS = ("thread",)
 """The labels thread scopes add, exported with ``--openmetrics-threads`` only (cardinality)."""
 
 
-@dataclass(frozen=True, slots=True)
-class ScopeId:
-    """Which scope: its kind and the scope labels it sets (the others are empty)."""
+class ScopeId(NamedTuple):
+    """Which scope: its kind and the scope labels it sets (the others are empty). A tuple: it
+    keys the counters and the series of every scope at every scrape, and hashes in C."""
 
     scope: str
     labels: tuple[tuple[str, str], ...] = ()
