@@ -85,6 +85,7 @@ class SeriesBook:
         self._labels: dict[str, tuple[Mapping[str, str], tuple[str, str] | None]] = {}
 
     def line(self, sample_name: str, labels: Mapping[str, str], extra: tuple[str, str] | None = None) -> str:
+        """The series' line up to its value, labels sorted by name as both formats write them."""
         items = sorted([*labels.items(), *([extra] if extra else [])])
         text = ",".join(f'{name}="{escape_label_value(value)}"' for name, value in items)
         line = f"{sample_name}{{{text}}} " if text else f"{sample_name} "
@@ -125,7 +126,7 @@ def _go_large(value: float) -> str:
     if 1e6 <= value < math.inf:
         text = repr(value)
         dot = text.find(".")
-        if dot > 6:  # Go writes an exponent from 1e21 on, Python's repr from 1e16; Prometheus from 1e6
+        if dot > 6:  # prometheus_client writes an exponent from 1e6 on, Python's repr from 1e16
             mantissa = f"{text[0]}.{text[1:dot]}{text[dot + 1 :]}".rstrip("0.")
             return f"{mantissa}e+{dot - 1:02d}"
         return text
