@@ -12,9 +12,13 @@ from dataclasses import dataclass, field
 
 from sectormon.errors import SectormonError
 from sectormon.perf.group import GroupValues
-from sectormon.readings import U64, Row, Slice, Unit
+from sectormon.readings import U64, ProcessInfo, Row, Slice, Unit
 from sectormon.schedule import ALWAYS, Deadlines, PlannedGroup, RotationPlan
 from sectormon.sources.base import CounterGroup, Source
+
+TARGET_CPU_EVERY = 0.25
+"""Seconds of source time between reads of the kernel's CPU time of the target (one /proc read per
+process; thread coverage is computed between reads, so they need not follow every slice)."""
 
 SliceCallback = Callable[[Slice], None]
 WarningCallback = Callable[[str], None]
@@ -94,6 +98,9 @@ class Sampler:
         self._skipped_for_fds: set[str] = set()  # new units left uncounted: no fd left (see _skip_for_fds)
         self._fds_warned = False
         self._counting = False  # past the first poll: a unit that cannot be opened no longer stops the run
+        self._new_processes: list[ProcessInfo] = []  # since the last slice: processes first seen
+        self._new_unit_processes: list[tuple[str, int]] = []  # ... and the pid of each thread opened
+        self._target_cpu_at = -TARGET_CPU_EVERY  # source time of the last kernel CPU reading
         self._stop = threading.Event()
         self._cpu_start = 0.0
         self._wall_start = 0.0
@@ -156,6 +163,7 @@ class Sampler:
                 if stopping:
                     ended = tuple(self._units)
                 overhead = self._own_cpu(now)
+                processes, unit_processes, target_cpu = self._process_facts(now, stopping)
                 record = Slice(
                     t=now,
                     index=self.slices,
@@ -164,6 +172,9 @@ class Sampler:
                     rows=rows,
                     overhead_s=overhead,
                     ended=ended,
+                    processes=processes,
+                    unit_processes=unit_processes,
+                    target_cpu_s=target_cpu,
                 )
                 slice_start = now
                 self.slices += 1
@@ -186,6 +197,19 @@ class Sampler:
         wall = time.monotonic() - self._wall_start
         return own * (source_now / wall) if wall > 0 else 0.0
 
+    def _process_facts(
+        self, now: float, stopping: bool
+    ) -> tuple[tuple[ProcessInfo, ...], tuple[tuple[str, int], ...], float | None]:
+        """What the slice says about processes: those first seen, the process of each thread unit
+        opened, and the kernel's CPU time of the target when a reading is due."""
+        processes, self._new_processes = tuple(self._new_processes), []
+        unit_processes, self._new_unit_processes = tuple(self._new_unit_processes), []
+        target_cpu = None
+        if stopping or now - self._target_cpu_at >= TARGET_CPU_EVERY:
+            target_cpu = self._source.target_cpu_seconds()
+            self._target_cpu_at = now
+        return processes, unit_processes, target_cpu
+
     # -- units ---------------------------------------------------------------------------------
 
     def _refresh_units(self, start: PlannedGroup | None = None) -> tuple[str, ...]:
@@ -197,6 +221,7 @@ class Sampler:
         update = self._source.poll_units()
         for message in update.warnings:
             self._on_warning(message)
+        self._new_processes += update.processes
         # A source may hand back the very same tuple when nothing changed (the thread tracker does,
         # at nearly every slice): each of its units was opened then, or was found gone.
         if update.alive is not self._last_alive:
@@ -213,6 +238,9 @@ class Sampler:
             for unit in self._source.cmg_units():
                 if unit.key not in self._units and unit.key not in self._skipped_for_fds:
                     self._open_unit(unit, opened)
+        self._new_unit_processes += [
+            (s.unit.key, s.unit.process) for s in opened if s.unit.process is not None
+        ]
         for group in (start, self._plan.always):
             if group is None:
                 continue

@@ -16,7 +16,7 @@ from prometheus_client.metrics_core import Metric
 from sectormon import __version__
 from sectormon.export.exposition import Family, SeriesBook
 from sectormon.export.names import PREFIX, ExportedMetric, exported_metrics
-from sectormon.export.scopes import ScopeId, ScopeLabels
+from sectormon.export.scopes import DEFAULT_PROCS, ScopeId, ScopeLabels
 from sectormon.export.scrape import Scrape
 from sectormon.frames import Frame
 
@@ -68,10 +68,12 @@ class FrameCollector:
         *,
         source: str | None = None,
         threads: bool = False,
+        procs: int = DEFAULT_PROCS,
     ) -> None:
         """``source``: the ``source`` label (default: the header's source kind; a replay passes
         ``replay``). ``threads``: also export per-thread scopes (cardinality: one series set per
-        thread)."""
+        thread). ``procs``: export at most this many processes (see
+        :func:`sectormon.export.scopes.exported_procs`)."""
         profile = header.get("profile") or {}
         source_info = header.get("source") or {}
         self._metrics = exported_metrics(profile.get("metrics") or ())
@@ -84,7 +86,9 @@ class FrameCollector:
             "source": source or str(source_info.get("kind", "")),
             "sector": sector_state(header.get("sector_config") or {}),
         }
-        self._scope_labels = ScopeLabels(self._constant, header.get("topology") or {}, threads=threads)
+        self._scope_labels = ScopeLabels(
+            self._constant, header.get("topology") or {}, threads=threads, procs=procs
+        )
         info = {
             "version": str(header.get("sectormon", __version__)),
             "cpu": str(header.get("cpu", "")),
@@ -97,6 +101,8 @@ class FrameCollector:
         self._frames_series = self._book.line(f"{PREFIX}_frames_total", {})
         self._top: dict[str, str] = {}  # frame-wide series by sample name and label
         self._scope_series: dict[ScopeId, ScopeSeries] = {}
+        self._counted_procs = False  # a proc scope is among the counters: every series has its labels
+        self._series_with_procs = False  # what the lines of _scope_series were made for
         self._queue: collections.deque[Frame] = collections.deque()
         self._fold_lock = threading.Lock()
         self._scrape_lock = threading.Lock()
@@ -129,7 +135,10 @@ class FrameCollector:
             shown = self._shown
             if shown is not None and frame.t < shown.t:
                 self._counts.clear()  # a replay sought back: the counters start again (a reset)
+                self._counted_procs = False
             for scope_id, stats in self._scope_labels.scopes(frame):
+                if scope_id.scope == "proc":
+                    self._counted_procs = True
                 sums = self._counts.setdefault(scope_id, {})
                 for event, count in stats.counts.items():
                     if math.isfinite(count):
@@ -221,10 +230,24 @@ class FrameCollector:
         for group, share in frame.groups.items():
             shares.samples.append((self._top_series(share_name, ("group", group)), float(share)))
         out.append(shares)
+        thread_coverage = frame.thread_coverage
+        if thread_coverage is not None:
+            name = f"{PREFIX}_thread_coverage_ratio"
+            counted = Family(
+                name,
+                "gauge",
+                "Share of the target's CPU time (the kernel's account) its counted threads ran",
+                "ratio",
+            )
+            counted.samples.append((self._top_series(name), float(thread_coverage)))
+            out.append(counted)
         return out
 
     def _scope_families(self, frame: Frame) -> list[Family]:
         """A gauge family per profile metric, the metrics' coverage and the event counters."""
+        if self._series_with_procs != self._counted_procs:  # the label names changed: new lines
+            self._series_with_procs = self._counted_procs
+            self._scope_series.clear()
         rows = [
             (stats.metrics, stats.coverage, self._series_of(scope_id))
             for scope_id, stats in self._scope_labels.scopes(frame)
@@ -267,6 +290,6 @@ class FrameCollector:
     def _series_of(self, scope_id: ScopeId) -> ScopeSeries:
         series = self._scope_series.get(scope_id)
         if series is None:
-            labels = self._scope_labels.labels(scope_id)
+            labels = self._scope_labels.labels(scope_id, with_procs=self._series_with_procs)
             series = self._scope_series[scope_id] = ScopeSeries(self._book, labels, self._metrics)
         return series
