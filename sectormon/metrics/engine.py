@@ -2,23 +2,30 @@
 
 Scaling, per unit and event, over a window:
 
-1. The event's *counted* seconds at the unit: the sum, over the readings that contain the event,
-   of ``slice.duration * running_fraction(time_enabled, time_running)``. A sleeping thread
-   (``time_enabled == 0``) counts as fully counted: it did nothing, and that was measured. A group
-   the kernel never put on the PMU (``time_running == 0``) adds no counted time.
-2. The unit's *present* seconds: the durations of every slice from its first reading (inclusive)
+1. The unit's *own time*: per slice it was read in with events, its ``time_enabled`` (the
+   longest of its rows; a thread's advances only while it is on a CPU, a CPU's all the time).
+   ``known`` is the wall seconds of those slices, ``active`` the own seconds in them.
+2. The event's *counted* seconds at the unit: the own seconds it was counted in (the sum of
+   ``min(time_running, time_enabled)`` over the readings that contain it) times
+   ``known / active``, i.e. the share of the unit's running time the event saw, in wall
+   seconds. A slice in which a thread ran little weighs little; a thread that ended halfway
+   through a slice is scaled to the half it lived; a group the kernel multiplexed counts only its
+   running share; no unit is scaled by another's times. A unit that never ran in the window
+   (``active == 0``: a sleeping thread) did nothing, and that was measured: an event counts the
+   wall seconds of the slices it was read in. A group the kernel never put on the PMU
+   (``time_running == 0``) adds no counted time.
+3. The unit's *present* seconds: the durations of every slice from its first reading (inclusive)
    to the slice whose ``ended`` names it (inclusive), whether or not it was read in a given slice
    (a CMG unit is read only when the active group has CMG events; a thread only reads the
    active group).
-3. Scaled count = ``extrapolate(sum of raw counts, counted, present)``; an event the unit never
+4. Scaled count = ``extrapolate(sum of raw counts, counted, present)``; an event the unit never
    counted is absent (unknown, not zero). Coverage = ``coverage(counted, present)``.
 
-The kernel's own multiplexing is corrected exactly once, by the running fraction inside the
-counted time: since ``raw = multiplex_scale(raw, te, tr) * running_fraction(te, tr)``, the scaled
-count equals ``sum(multiplex_scale(raw) * fraction) * present / sum(duration * fraction)``, the
-perf-corrected counts weighted by how much of each slice was really measured. One reading alone
-gives ``multiplex_scale(raw) * present / duration``, as ``perf stat`` would. (Multiplying the
-corrected count by ``present / counted`` as well would apply the correction twice.)
+So the scaled count is ``raw * active / ran`` (with ``known == present``): ``perf stat``'s
+``count * time_enabled / time_running`` over the unit's whole window, whether the groups were
+rotated by sectormon (each runs in some slices) or by the kernel (each runs a share of every
+slice). Every part (``known``, ``active``, the own and wall seconds) adds up across intervals, so a
+window's figures do not depend on where frames fell.
 
 Extrapolation runs on the components summed over the whole window, so an event counted in one
 interval of a long window stands for the whole window. A unit whose binding (core/CMG) changes
@@ -78,6 +85,7 @@ from sectormon.metrics.windows import (
     Terms,
     accumulate,
     add_to_archive,
+    as_wall,
     merge_contributions,
 )
 from sectormon.profiles.model import Profile
@@ -219,7 +227,7 @@ class MetricsEngine:
                             raise ValueError(f"a batch takes readings of {unit!r}, which the engine ignores")
                         mapped[serial] = ent
             end_slice(t, group, dur, ended, overhead_s)
-        for serial, name, names, counted, values, mixed in batch.groups:
+        for serial, name, names, counted, ran, values, mixed in batch.groups:
             ent = mapped.get(serial)
             if ent is None:
                 raise ValueError(f"a batch sums entity {serial}, which it never entered")
@@ -227,7 +235,11 @@ class MetricsEngine:
             acc = groups.get(name)
             if acc is None:
                 acc = groups[name] = GroupAcc()
-            acc.restore(names, counted, values, mixed)
+            acc.restore(names, counted, ran, values, mixed)
+        for serial, known, active in batch.own:
+            own = mapped[serial].own
+            own.known = known
+            own.active = active
 
     def _end_slice(self, t: float, group: str, dur: float, ended: Sequence[str], overhead_s: float) -> None:
         cum1 = self._cum + dur
@@ -569,7 +581,8 @@ class MetricsEngine:
                     archive_version=version,
                     batch_of_level=self._batch_of_level,
                 )
-            for name, block in scope_blocks(contributions, seconds, n, self._classes, plan).items():
+            walled = as_wall(contributions, n)
+            for name, block in scope_blocks(walled, seconds, n, self._classes, plan).items():
                 found.setdefault(name, []).append((w, block))
             aliases.append(plan.aliases)
         results: list[dict[ScopeKey, ScopeStats]] = [{} for _ in specs]
