@@ -312,7 +312,9 @@ class Frame:
     running at the end of the interval (the rotation indicator). ``nodes`` is a job's nodes (their
     totals by host; each node's CMGs and cores are in ``cmgs``/``cores`` under ``node:HOST/...``):
     empty for one node's session. ``hotspots`` is a sampling session's hot-spot tables
-    (``--sample``), absent otherwise.
+    (``--sample``), absent otherwise. ``rotation`` is the rotation running at the end of the
+    interval (mode, timeslice, reason; see :class:`sectormon.schedule.Rotation`), absent for a
+    recording made before sessions said it.
     """
 
     t: float
@@ -331,6 +333,7 @@ class Frame:
     warnings: tuple[str, ...] = ()
     nodes: Mapping[str, ScopeStats] = field(default_factory=dict)
     hotspots: FrameHotspots | None = None
+    rotation: Mapping[str, Any] | None = None
 
     def to_json(self) -> dict[str, Any]:
         data: dict[str, Any] = {
@@ -355,6 +358,8 @@ class Frame:
             data["nodes"] = {k: v.to_json() for k, v in self.nodes.items()}
         if self.hotspots is not None:
             data["hotspots"] = self.hotspots.to_json()
+        if self.rotation is not None:
+            data["rotation"] = dict(self.rotation)
         return data
 
 

@@ -28,6 +28,7 @@ def build_engine(profile: Profile, header: Mapping[str, Any]) -> MetricsEngine:
         recent_seconds=float(options.get("recent_seconds", 10.0)),
         unavailable=dict(header.get("unavailable", {})),
         start=float(header.get("recording_started", 0.0) or 0.0),
+        rotation=header.get("rotation"),
     )
 
 

@@ -66,6 +66,7 @@ import gc
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from operator import add
+from typing import Any
 
 from sectormon.frames import EMPTY_SCOPE, Baseline, Frame, ScopeStats, WindowStats, scope_order
 from sectormon.metrics.baseline import keyed_deltas, scope_deltas
@@ -115,6 +116,13 @@ class _Snapshot:
     cores: Mapping[str, Mapping[str, float | None]]
 
 
+def _rotation_fields(data: object) -> dict[str, Any] | None:
+    """What a frame says of the rotation: its mode, timeslice and reason (``None``: unknown)."""
+    if not isinstance(data, Mapping) or not data:
+        return None
+    return {key: data.get(key) for key in ("mode", "timeslice", "reason")}
+
+
 class MetricsEngine:
     """Turns slices of readings into :class:`~sectormon.frames.Frame` objects (module docstring)."""
 
@@ -125,13 +133,17 @@ class MetricsEngine:
         recent_seconds: float = 10.0,
         unavailable: Mapping[str, str] | None = None,
         start: float = 0.0,
+        rotation: object = None,
     ) -> None:
-        """``start``: stream time the data begins at (a recording toggled on mid-session)."""
+        """``start``: stream time the data begins at (a recording toggled on mid-session);
+        ``rotation``: the rotation the session started with (the header's), which ``rotation``
+        marks change and every frame states."""
         if not recent_seconds > 0:
             raise ValueError(f"recent_seconds must be > 0, not {recent_seconds!r}")
         self.profile = profile
         self.recent_seconds = float(recent_seconds)
         self.unavailable: dict[str, str] = dict(unavailable or {})
+        self._rotation: dict[str, Any] | None = _rotation_fields(rotation)
         self._mset = MetricSet(profile)
         self._names: tuple[str, ...] = tuple(profile.events)
         self._n = len(self._names)
@@ -313,6 +325,8 @@ class MetricsEngine:
             self.restart_windows(m.t)
         elif m.kind == GAP:
             self._cum += lost_seconds(m)
+        elif m.kind == "rotation":
+            self._rotation = _rotation_fields(m.data)
 
     def restart_windows(self, t: float) -> None:
         """What is measured changed at ``t`` (the sector configuration): the open interval and
@@ -482,6 +496,7 @@ class MetricsEngine:
             baseline=self._baseline_for(recent),
             final=final,
             warnings=warnings,
+            rotation=self._rotation,
         )
 
     def _close_interval(self, t: float) -> list[Contribution]:
