@@ -17,6 +17,7 @@ from sectormon.readings import U64, Row, Slice, Unit
 from sectormon.schedule import (
     ALWAYS,
     KERNEL,
+    KERNEL_POLL_EVERY,
     KERNEL_READ_EVERY,
     SYNC,
     Deadlines,
@@ -143,7 +144,9 @@ class Sampler:
         # sleeps there, and a CPU clock read right after a sleep is slow (docs/perf-tuning.md),
         # so its wait is not bracketed.
         bracket_wait = self._source.kind != "perf"
-        deadlines = Deadlines(self.rotation.timeslice)
+        deadlines = Deadlines(self._tick())
+        held_rows: tuple[Row, ...] = ()  # kernel rotation: rows of units that ended between reads
+        held_ended: tuple[str, ...] = ()
         rotation = 0
         self._refresh_units()
         self._counting = True
@@ -169,9 +172,19 @@ class Sampler:
                 stopping = self._stop.is_set() or finished
                 now = self._source.now()
                 if kernel:
+                    if not stopping and now - slice_start < self.rotation.timeslice - 0.5 * self._tick():
+                        # Between two reads: follow the units only. A unit that ended is read
+                        # now (its fds close), its rows held for the slice; a new one starts
+                        # counting every group at once.
+                        ended = self._refresh_units()
+                        held_rows += self._read_units(ended)
+                        held_ended += ended
+                        self._close_ended(ended)
+                        self._enable_all()
+                        continue
                     # Every group counts all the time: read them all; the kernel's time_enabled
                     # and time_running say how much of the slice each one was on the PMU.
-                    rows = self._read_all()
+                    rows = held_rows + self._read_all()
                     name = KERNEL
                     ended = () if stopping else self._refresh_units()
                     self._enable_all()  # the units opened by this poll
@@ -198,6 +211,8 @@ class Sampler:
                 self._close_ended(ended)
                 if stopping:
                     ended = tuple(self._units)
+                ended = held_ended + ended
+                held_rows, held_ended = (), ()
                 overhead = self._own_cpu(now)
                 record = Slice(
                     t=now,
@@ -219,9 +234,17 @@ class Sampler:
                         kernel = True
                         self._all_on = False
                         self._enable_all()  # the group running now stays on; the others join it
-                    deadlines = Deadlines(changed.timeslice)
+                    deadlines = Deadlines(self._tick())
         finally:
             self._close_all()
+
+    def _tick(self) -> float:
+        """Seconds between two wake-ups: the timeslice in sync rotation; in kernel rotation at
+        most :data:`KERNEL_POLL_EVERY`, so units are followed as often as in sync rotation's
+        default while every group is read only once per (longer) slice."""
+        if self.rotation.mode == KERNEL:
+            return min(self.rotation.timeslice, KERNEL_POLL_EVERY)
+        return self.rotation.timeslice
 
     def _over_budget(self, now: float, overhead: float) -> Rotation | None:
         """The rotation to change to when the last window's cost went over the budget."""
@@ -403,6 +426,26 @@ class Sampler:
                 if counter is not None and not counter.on:
                     self._toggle(counter, enable=True)
         self._all_on = True
+
+    def _read_units(self, keys: tuple[str, ...]) -> tuple[Row, ...]:
+        """The rows of every group of the units ``keys`` (kernel rotation: units found ended
+        between two reads, read before their fds close)."""
+        rows: list[Row] = []
+        for key in keys:
+            state = self._units.get(key)
+            if state is None:
+                continue
+            unit = state.unit
+            for name, counter in state.counters.items():
+                try:
+                    values = counter.group.read()
+                except SectormonError as exc:
+                    if _is_gone(exc):
+                        continue
+                    raise
+                deltas, enabled, running = counter.delta(values)
+                rows.append((key, unit.core, unit.cmg, name, enabled, running, counter.names, deltas))
+        return tuple(rows)
 
     def _read_all(self) -> tuple[Row, ...]:
         """Kernel rotation: the rows of every group on every unit (a unit with nothing of the

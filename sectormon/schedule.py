@@ -163,10 +163,14 @@ or the source cannot multiplex (the simulator); sync falls back to kernel over t
 
 ROTATION_MODES = (AUTO, SYNC, KERNEL)
 
-KERNEL_READ_EVERY = 0.1
-"""Seconds between reads in kernel rotation when --timeslice is not given: the kernel rotates the
-groups on its own clock (perf_event_mux_interval_ms), so reading more often adds cost, not
-accuracy; ``perf stat -I 100`` reads as often."""
+KERNEL_READ_EVERY = 0.5
+"""Seconds between reads of every group in kernel rotation when --timeslice is not given: the
+kernel rotates the groups on its own clock (perf_event_mux_interval_ms), so reading more often
+adds cost (one read per group and unit), not accuracy."""
+
+KERNEL_POLL_EVERY = 0.1
+"""Seconds between two looks at the target's units in kernel rotation: new threads start
+counting, ended ones are read before their fds close, a finished target ends the session."""
 
 
 @dataclass(frozen=True, slots=True)

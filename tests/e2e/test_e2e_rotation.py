@@ -43,7 +43,7 @@ def _rel(a: float, b: float) -> float:
 def test_kernel_rotation_counts_every_group_all_the_time(tmp_path: Path) -> None:
     header, frames, truth, _ = _run(tmp_path, "--rotation", "kernel")
     rotation = header["rotation"]
-    assert (rotation["mode"], rotation["timeslice"]) == ("kernel", 0.1)
+    assert (rotation["mode"], rotation["timeslice"]) == ("kernel", 0.5)
     assert rotation["reason"] == "asked for (--rotation kernel)"
     assert rotation["mux_interval_ms"]["software"] > 0  # read from sysfs, per PMU
     assert all(f["rotation"]["mode"] == "kernel" for f in frames)

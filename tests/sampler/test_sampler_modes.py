@@ -57,7 +57,7 @@ def _choose(requested: str, plan: RotationPlan, *, can: bool = True, given: bool
 
 def test_auto_takes_kernel_rotation_when_nothing_needs_lockstep() -> None:
     rotation = _choose("auto", _plan())
-    assert (rotation.mode, rotation.timeslice) == (KERNEL, 0.1)
+    assert (rotation.mode, rotation.timeslice) == (KERNEL, 0.5)
     assert "no ioctl per slice" in rotation.reason
     assert _choose("kernel", _plan(), given=True).timeslice == 0.02  # --timeslice given: read as often
 
@@ -148,14 +148,14 @@ class MuxSource(FakeSource):
         return group
 
 
-def _kernel_run(source: MuxSource, plan: RotationPlan, on_slice: object = None) -> list[Slice]:
+def _kernel_run(source: MuxSource, plan: RotationPlan, read_every: float = 0.01) -> list[Slice]:
     slices: list[Slice] = []
     sampler = Sampler(
         source,
         plan,
         timeslice=0.01,
         on_slice=slices.append,
-        rotation=Rotation(KERNEL, 0.01, "test"),
+        rotation=Rotation(KERNEL, read_every, "test"),
     )
     source.start()
     sampler.run()
@@ -181,6 +181,30 @@ def test_kernel_rotation_reads_every_group_each_slice_without_switching() -> Non
     last = {(r.unit, r.group): r.counts for r in readings_of(slices[-1])}
     assert last[("thread:2", "G3")] == {"C": 30}  # opened when found, counting all groups since
     # one enable per group and unit, and no ioctl per slice
+    assert all(group.toggles == 1 for group in source.groups)
+
+
+def test_kernel_rotation_follows_units_between_reads() -> None:
+    """Reads every 0.5 s, looks at the units every 0.1 s: a thread that ends at 0.25 s is read
+    when found ended and its rows join the next slice; one that starts at 0.62 s counts from the
+    next look on."""
+    t1 = Unit("thread", 1, core=0, cmg=0)
+    t2 = Unit("thread", 2, core=1, cmg=0)
+    t3 = Unit("thread", 3, core=1, cmg=0)
+    source = MuxSource(
+        {t1.key: (t1, 0, 10), t2.key: (t2, 0, 0.25), t3.key: (t3, 0.62, 10)},
+        {"A": 1000.0, "B": 2000.0, "C": 3000.0},
+        stop_at=1.0,
+    )
+    slices = _kernel_run(source, _plan(), read_every=0.5)
+    assert [round(s.t, 6) for s in slices] == [0.5, 1.0]
+    first = {(r.unit, r.group): r.counts for r in readings_of(slices[0])}
+    assert first[("thread:2", "G1")] == {"A": 250} and first[("thread:2", "G3")] == {"C": 750}
+    assert first[("thread:1", "G2")] == {"B": 1000}
+    assert "thread:2" in slices[0].ended
+    second = {(r.unit, r.group): r.counts for r in readings_of(slices[1])}
+    assert ("thread:2", "G1") not in second
+    assert second[("thread:3", "G1")] == {"A": 300}  # found at 0.7 s
     assert all(group.toggles == 1 for group in source.groups)
 
 
@@ -232,7 +256,7 @@ def _budget_run(
 def test_over_budget_auto_switches_sync_to_kernel_once(monkeypatch: pytest.MonkeyPatch) -> None:
     slices, warnings, changes, _, sampler = _budget_run(monkeypatch, may_switch=True, cost=0.05)
     # still over budget in kernel rotation: its reads get further apart
-    assert [(c.mode, c.timeslice) for c in changes] == [(KERNEL, t) for t in (0.1, 0.2, 0.4, 0.8, 1.0)]
+    assert [(c.mode, c.timeslice) for c in changes] == [(KERNEL, 0.5), (KERNEL, 1.0)]
     assert sampler.rotation.mode == KERNEL
     assert "5.0 % of a core, over --max-overhead 2 %" in warnings[0]
     assert "switched from sync to kernel" in warnings[0]
