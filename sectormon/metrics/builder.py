@@ -20,6 +20,10 @@ if TYPE_CHECKING:
     from sectormon.attribution.samples import SampleBatch
 
 
+FAPP_KIND = "fapp"
+"""The header's ``source.kind`` of a recording imported from fapp (``sectormon import fapp``)."""
+
+
 def build_engine(profile: Profile, header: Mapping[str, Any]) -> MetricsEngine:
     """The engine a header describes (live and replay must build it the same way)."""
     options = header.get("options", {})
@@ -29,7 +33,13 @@ def build_engine(profile: Profile, header: Mapping[str, Any]) -> MetricsEngine:
         unavailable=dict(header.get("unavailable", {})),
         start=float(header.get("recording_started", 0.0) or 0.0),
         rotation=header.get("rotation"),
+        # fapp's event sets are separate runs of one region, each row on its own clock
+        own_time=_mapping(header.get("source")).get("kind") != FAPP_KIND,
     )
+
+
+def _mapping(value: object) -> Mapping[str, Any]:
+    return value if isinstance(value, Mapping) else {}
 
 
 class FrameBuilder:

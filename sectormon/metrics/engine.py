@@ -134,16 +134,20 @@ class MetricsEngine:
         unavailable: Mapping[str, str] | None = None,
         start: float = 0.0,
         rotation: object = None,
+        own_time: bool = True,
     ) -> None:
         """``start``: stream time the data begins at (a recording toggled on mid-session);
         ``rotation``: the rotation the session started with (the header's), which ``rotation``
-        marks change and every frame states."""
+        marks change and every frame states; ``own_time``: scale each unit by its own time
+        (step 2 of the module docstring), else every reading stands for its whole slice (a
+        recording whose rows of one slice are separate runs, see ``windows.wall_counted``)."""
         if not recent_seconds > 0:
             raise ValueError(f"recent_seconds must be > 0, not {recent_seconds!r}")
         self.profile = profile
         self.recent_seconds = float(recent_seconds)
         self.unavailable: dict[str, str] = dict(unavailable or {})
         self._rotation: dict[str, Any] | None = _rotation_fields(rotation)
+        self._own_time = own_time
         self._mset = MetricSet(profile)
         self._names: tuple[str, ...] = tuple(profile.events)
         self._n = len(self._names)
@@ -541,7 +545,7 @@ class MetricsEngine:
                     ended.append(ent)
         if reset:
             for ent in ended:
-                add_to_archive(self._archive, ent, ent.present(0.0, hi), n)
+                add_to_archive(self._archive, ent, ent.present(0.0, hi), n, self._own_time)
                 del self._open[ent.serial]
             if ended:
                 self._archive_version += 1
@@ -596,7 +600,7 @@ class MetricsEngine:
                     archive_version=version,
                     batch_of_level=self._batch_of_level,
                 )
-            walled = as_wall(contributions, n)
+            walled = as_wall(contributions, n, self._own_time)
             for name, block in scope_blocks(walled, seconds, n, self._classes, plan).items():
                 found.setdefault(name, []).append((w, block))
             aliases.append(plan.aliases)

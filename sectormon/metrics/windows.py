@@ -17,7 +17,8 @@ from sectormon.readings import Row
 
 Vector = list[float]
 # (entity, present seconds, vector): an interval's or window's sums per entity. While summed over
-# intervals the vector is [raw count sums | seconds read | own seconds counted | known s, active s]
+# intervals the vector is [raw count sums | wall seconds counted | own seconds counted | known s,
+# active s]
 # (every part adds up across intervals, see OwnTime); :func:`as_wall` turns it into
 # [raw count sums | counted seconds], what the scopes take.
 Contribution = tuple["Entity", float, Vector]
@@ -58,7 +59,7 @@ class GroupAcc:
     __slots__ = ("counted", "mixed", "names", "pending", "ran", "values")
 
     def __init__(self) -> None:
-        self.counted = 0.0  # wall seconds of the slices read (what counts when the unit never ran)
+        self.counted = 0.0  # wall seconds read x running fraction (see wall_counted)
         self.ran = 0  # ns the group counted while the unit ran: sum of min(tr, te)
         self.names: tuple[str, ...] | None = None  # events of the first reading, in its order
         self.values: list[float] | None = None  # sums of the folded readings (None: none yet)
@@ -216,8 +217,10 @@ def accumulate(
 
     ``current`` maps a unit to what it accumulates into now; a unit that is not there, or whose
     binding changed, gets a new one from ``enter`` (``None``: ignore its rows). A row adds the
-    slice's duration to its group's ``counted`` and ``min(tr, te)`` to its ``ran``; a row with
-    events adds the slice to its unit's :class:`OwnTime` (once per slice: the longest ``te``).
+    slice's duration times the group's running fraction ``tr / te`` clamped to [0, 1] to its
+    group's ``counted`` (a sleeping thread, ``te == 0``, counts as fully counted: it did nothing,
+    and that was measured) and ``min(tr, te)`` to its ``ran``; a row with events adds the slice
+    to its unit's :class:`OwnTime` (once per slice: the longest ``te``).
     A row whose ``names`` is the very tuple of the group's first row is only appended to the
     pending readings; any other layout goes through :meth:`GroupAcc.add_row`.
     """
@@ -233,7 +236,11 @@ def accumulate(
         acc = groups.get(group)
         if acc is None:
             acc = groups[group] = GroupAcc()
-        acc.counted += dur
+        if te > 0 and tr != te:  # the kernel multiplexed this group (or never ran it)
+            fraction = tr / te
+            acc.counted += dur * ((fraction if fraction < 1.0 else 1.0) if fraction > 0.0 else 0.0)
+        else:
+            acc.counted += dur
         if names:
             acc.ran += tr if tr < te else te
             own = ent.own
@@ -380,7 +387,7 @@ class Entity:
         return vec
 
 
-def wall_counted(vec: Vector, n_events: int) -> Vector:
+def wall_counted(vec: Vector, n_events: int, own_time: bool = True) -> Vector:
     """Per event, its counted time in wall seconds, measured on the unit's own clock.
 
     ``own seconds counted * known / active`` is the share of the unit's own running time the
@@ -388,24 +395,33 @@ def wall_counted(vec: Vector, n_events: int) -> Vector:
     thread ran little weighs little, a thread that ended halfway through a slice is scaled to the
     half it lived, and a group the kernel multiplexed counts only its running share. A unit that
     never ran in the window (a sleeping thread) did nothing, and that was measured: each event
-    counted all the seconds it was read in.
+    counted all the seconds it was read in (times its running fraction).
+
+    Without ``own_time`` every reading stands for its whole slice (wall seconds x running
+    fraction): for recordings whose rows of one slice are separate runs of the same region, each
+    on its own clock (a fapp import), where no unit has one clock across its rows.
     """
     known = vec[-2]
     active = vec[-1]
-    if active > _RESIDUE_S:
+    if own_time and active > _RESIDUE_S:
         factor = known / active
         return [ran * factor for ran in vec[2 * n_events : 3 * n_events]]
     return vec[n_events : 2 * n_events]
 
 
-def as_wall(contributions: Iterable[Contribution], n_events: int) -> list[Contribution]:
+def as_wall(
+    contributions: Iterable[Contribution], n_events: int, own_time: bool = True
+) -> list[Contribution]:
     """Contributions as the scopes take them: [raw count sums | counted seconds] (see Vector)."""
     if not n_events:
         return list(contributions)
-    return [(e, present, vec[:n_events] + wall_counted(vec, n_events)) for e, present, vec in contributions]
+    return [
+        (e, present, vec[:n_events] + wall_counted(vec, n_events, own_time))
+        for e, present, vec in contributions
+    ]
 
 
-def entity_terms(present: float, vec: Vector, n_events: int) -> Terms:
+def entity_terms(present: float, vec: Vector, n_events: int, own_time: bool = True) -> Terms:
     """One entity's scaled counts, counted seconds and present seconds (0 where it never counted).
 
     The scaled count is :func:`sectormon.readings.extrapolate` (``raw * (present / counted)``),
@@ -413,18 +429,20 @@ def entity_terms(present: float, vec: Vector, n_events: int) -> Terms:
     comprehensions: CPython 3.11 specialises their float arithmetic, which makes them cheaper than
     ``map`` with ``operator`` functions here, measured.)
     """
-    counted = wall_counted(vec, n_events) if n_events else []
+    counted = wall_counted(vec, n_events, own_time) if n_events else []
     scaled = [raw * (present / c) if c > 0.0 else 0.0 for raw, c in zip(vec, counted, strict=False)]
     pres = [present if c > 0.0 else 0.0 for c in counted]
     return scaled, counted, pres
 
 
-def add_to_archive(archive: dict[ScopeKey, Terms], entity: Entity, present: float, n_events: int) -> None:
+def add_to_archive(
+    archive: dict[ScopeKey, Terms], entity: Entity, present: float, n_events: int, own_time: bool = True
+) -> None:
     """Fold an ended entity's whole-run contribution into fixed per-scope sums (its counts are final).
 
     An archived scope is one pre-summed part: ``sum((archived, new))``, i.e. ``0.0 + a + b``.
     """
-    terms = entity_terms(present, entity.run, n_events)
+    terms = entity_terms(present, entity.run, n_events, own_time)
     for key in entity.keys_threads:
         old = archive.get(key)
         if old is None:
