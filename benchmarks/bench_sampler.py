@@ -1,11 +1,15 @@
 """Sampler self-overhead against `perf stat` on the same target, in the same run.
 
-A 48-thread busy target; sectormon attached with --pid, rotating 5 groups of software events in
-20 ms timeslices; at the same time `perf stat -I 100 -e <the same events> -p PID`. Both tools' CPU
-time is read from /proc through psutil over the same wall-clock span. Prints each tool's CPU use as %
-of one core and their ratio. Targets (issue 3): sectormon <= 2% of one core and <= 3x perf stat.
-Then, on the same target, the CPU the rotation's syscalls alone take (see syscall_floor): the
-part of sectormon's figure no Python change can remove.
+A 48-thread busy target; sectormon attached with --pid, 5 groups of software events made to rotate
+as counter events do (``rotate_software: true``), once per rotation mode, all at the same time:
+the default settings (``--rotation auto``: kernel rotation here, reads every 0.1 s), ``--rotation
+kernel``, ``--rotation sync`` in 20 ms timeslices with the budget off (``--max-overhead 100``: the
+lock-step rotation's own cost) and with the default 2 % budget; and `perf stat -I 100 -e <the same
+events> -p PID`. Every tool's CPU time is read from /proc through psutil over the same wall-clock
+span. Prints each one's CPU use as % of one core and its ratio to perf stat. Targets (issue 19):
+the default <= 2 % of one core and <= 3x perf stat. Then, on the same target, the CPU the sync
+rotation's syscalls alone take (see syscall_floor): the part of its figure no Python change can
+remove.
 
 With --openmetrics: two sectormon instances on the same target in the same run, one of them
 serving --openmetrics and scraped once a second (as Prometheus would); prints the CPU the
@@ -50,6 +54,7 @@ PROFILE = textwrap.dedent(
     description: Five groups of software events for the sampler overhead benchmark.
     counters: 4
     match: {}
+    rotate_software: true
     events:
       TASK_CLOCK: {spec: task-clock, scope: pe, unit: ns, desc: CPU time of the task}
       CPU_CLOCK: {spec: cpu-clock, scope: pe, unit: ns, desc: CPU clock}
@@ -188,12 +193,28 @@ def cpu_seconds(proc: psutil.Process) -> float:
     return times.user + times.system
 
 
+MODES: dict[str, list[str]] = {
+    "default": [],
+    "kernel": ["--rotation", "kernel"],
+    "sync": ["--rotation", "sync", "--timeslice", "0.02", "--max-overhead", "100"],
+    "sync+budget": ["--rotation", "sync", "--timeslice", "0.02"],
+}
+"""sectormon's configurations measured side by side: name -> options."""
+
+
 def measure(
-    profile: Path, threads: int, seconds: float, pin: str | None, *, with_floor: bool
+    profile: Path,
+    threads: int,
+    seconds: float,
+    pin: str | None,
+    *,
+    with_floor: bool,
+    modes: dict[str, list[str]],
 ) -> tuple[dict[str, float], float, dict[str, float]]:
-    """Start the target, sectormon and perf stat (all under ``taskset -c pin`` when given) and
-    return each tool's CPU seconds over ``seconds`` of steady state, the wall time, and the
-    syscall floor measured on the same target afterwards (when ``with_floor``)."""
+    """Start the target, one sectormon per entry of ``modes`` and perf stat (all under
+    ``taskset -c pin`` when given) and return each tool's CPU seconds over ``seconds`` of steady
+    state, the wall time, and the syscall floor measured on the same target afterwards (when
+    ``with_floor``)."""
     sectormon = shutil.which("sectormon") or str(Path(sys.executable).with_name("sectormon"))
     perf = shutil.which("perf")
     prefix = ["taskset", "-c", pin] if pin is not None else []
@@ -206,25 +227,25 @@ def measure(
     tools: dict[str, subprocess.Popen[bytes]] = {}
     floor: dict[str, float] = {}
     try:
-        tools["sectormon"] = subprocess.Popen(
-            [
-                *prefix,
-                sectormon,
-                "--json",
-                "--pid",
-                str(pid),
-                "--profile",
-                str(profile),
-                "--timeslice",
-                "0.02",
-                "--interval",
-                "1",
-                "--duration",
-                str(seconds + 5),
-            ],
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-        )
+        for name, options in modes.items():
+            tools[name] = subprocess.Popen(
+                [
+                    *prefix,
+                    sectormon,
+                    "--json",
+                    "--pid",
+                    str(pid),
+                    "--profile",
+                    str(profile),
+                    *options,
+                    "--interval",
+                    "1",
+                    "--duration",
+                    str(seconds + 5),
+                ],
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+            )
         if perf:
             tools["perf stat"] = subprocess.Popen(
                 [*prefix, perf, "stat", "-I", "100", "-e", PERF_EVENTS, "-p", str(pid)],
@@ -349,29 +370,29 @@ def main() -> int:
     with tempfile.TemporaryDirectory() as tmp:
         profile = Path(tmp, "bench.yaml")
         profile.write_text(PROFILE)
-        used, wall, floor = measure(profile, args.threads, args.seconds, None, with_floor=True)
-        shape = f"{args.threads} busy threads, 5 groups of software events, 20 ms timeslices"
-        print(f"target: {shape}, {wall:.1f} s")
+        used, wall, floor = measure(profile, args.threads, args.seconds, None, with_floor=True, modes=MODES)
+        shape = f"{args.threads} busy threads, 5 rotating groups of software events"
+        print(f"target: {shape}, {wall:.1f} s, all tools at once; CPU as % of one core")
+        peer = used.get("perf stat", 0.0)
         for name, seconds in used.items():
-            print(f"{name:>10}: {100 * seconds / wall:6.2f} % of one core ({seconds:.3f} s CPU)")
-        if "perf stat" in used and used["perf stat"] > 0:
-            ratio = used["sectormon"] / used["perf stat"]
-            targets = "target <= 3x; sectormon target <= 2 %"
-            print(f"     ratio: sectormon / perf stat = {ratio:.2f}x  ({targets})")
-        else:
-            print("     ratio: perf not installed here (apt-get install linux-perf)")
+            options = " ".join(MODES.get(name, [])) or ("(default settings)" if name in MODES else "-I 100")
+            ratio = f"{seconds / peer:6.2f}x perf stat" if peer > 0 else "perf stat: not installed"
+            print(f"{name:>12}: {100 * seconds / wall:6.2f} %  {ratio}  ({seconds:.3f} s CPU; {options})")
+        print("     targets: default <= 2 % of one core and <= 3x perf stat")
         floor_pct = 100 * sum(floor.values()) * 50  # 50 slices per second
         print(
-            "syscalls alone on this target, per 20 ms slice: "
+            "sync's syscalls alone on this target, per 20 ms slice: "
             + ", ".join(f"{key} {1e6 * value:.0f} us" for key, value in floor.items())
-            + f" -> {floor_pct:.2f} % of a core; sectormon's own Python and the rest: "
-            f"{100 * used['sectormon'] / wall - floor_pct:.2f} % of a core"
+            + f" -> {floor_pct:.2f} % of a core; sync's own Python and the rest: "
+            f"{100 * used['sync'] / wall - floor_pct:.2f} % of a core"
         )
         if not args.no_same_cpu:
             # The kernel makes every enable/disable of another CPU's thread a synchronous
             # cross-CPU call; with target and tools on one CPU there are none. The difference
             # between the two runs is what those interrupts cost on this machine.
-            same, same_wall, _ = measure(profile, args.threads, args.seconds, "0", with_floor=False)
+            same, same_wall, _ = measure(
+                profile, args.threads, args.seconds, "0", with_floor=False, modes={"sync": MODES["sync"]}
+            )
             print(
                 "same run with target and tools all on CPU 0 (no cross-CPU calls): "
                 + ", ".join(f"{name} {100 * sec / same_wall:.2f} %" for name, sec in same.items())
