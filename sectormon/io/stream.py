@@ -6,9 +6,11 @@ as written so a consumer sees frames live, and a closed pipe ends the session qu
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
-from collections.abc import Callable, Mapping
+import signal
+from collections.abc import Callable, Iterator, Mapping
 from typing import IO, Any
 
 from sectormon.frames import HEADER_SCHEMA, Frame
@@ -23,6 +25,25 @@ def encode(record: Mapping[str, Any]) -> str:
         return _ENCODER.encode(record)
     except ValueError:
         return _ENCODER.encode(finite(dict(record)))
+
+
+_DEFERRED = {signal.SIGINT, signal.SIGTERM}
+
+
+@contextlib.contextmanager
+def _signals_deferred() -> Iterator[None]:
+    """SIGINT and SIGTERM wait until a record is out.
+
+    A signal that lands while a write to a full pipe blocks makes the write partial, and CPython's
+    buffered text layer can then drop the rest of the record: the stream would carry a line cut at
+    4 KiB and joined to the next record. The handlers only ask the session to stop, so they lose
+    nothing by running once the line is written.
+    """
+    old = signal.pthread_sigmask(signal.SIG_BLOCK, _DEFERRED)
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, old)
 
 
 class JsonStream:
@@ -52,9 +73,11 @@ class JsonStream:
     def _write(self, record: Mapping[str, Any]) -> None:
         if self.closed:
             return
+        line = encode(record) + "\n"
         try:
-            self._out.write(encode(record) + "\n")
-            self._out.flush()
+            with _signals_deferred():
+                self._out.write(line)
+                self._out.flush()
         except BrokenPipeError:
             # The reader went away (`| head`): stop writing and end the session quietly.
             self.closed = True

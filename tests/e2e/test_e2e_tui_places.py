@@ -70,7 +70,9 @@ def test_a_bookmark_made_in_a_replay_is_there_next_time(terminals: list[Terminal
 def test_the_ended_screens_group_shares_add_up_to_the_whole_run(terminals: list[Terminal]) -> None:
     """They added up to 75 %: the run counted the TUI's start-up, before the first slice. The
     rotating profile: software events of the plain generic profile are always on (one group)."""
-    term = Terminal([sectormon_command(), "--profile", str(ROTATING), "--", "sleep", "1.5"])
+    term = Terminal(
+        [sectormon_command(), "--profile", str(ROTATING), "--rotation", "sync", "--", "sleep", "1.5"]
+    )
     terminals.append(term)
     screen = term.wait_for("session ended", timeout=60)
     groups = next(line for line in screen.splitlines() if line.strip().startswith("groups"))

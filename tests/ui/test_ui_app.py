@@ -566,4 +566,6 @@ async def test_the_rotation_bar_says_which_rotation_runs(a64fx_session: FakeSess
         rotation = {"mode": "kernel", "timeslice": 0.5, "reason": "auto: ..."}
         app.post_message(FrameArrived(dataclasses.replace(a64fx_frame(1), rotation=rotation), 2))
         await pilot.pause()
-        assert "groups [kernel 0.5s]" in screen_text(app)
+        text = screen_text(app)
+        assert "groups [kernel 0.5s]" in text and "all on, multiplexed by the kernel" in text
+        assert "▶" not in text.split("groups [kernel", 1)[1].splitlines()[0]  # no group is "the" active one

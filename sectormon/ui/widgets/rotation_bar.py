@@ -29,6 +29,18 @@ class RotationBar(Static):
             label = f"[{rotation.get('mode')} {rotation.get('timeslice')}s] "
             text.append(label, self.get_component_rich_style("rotation-bar--dim", partial=True))
         names = list(group_names)
+        if rotation and rotation.get("mode") == "kernel":
+            # Every group is on at once and scaled by its own time_running: no group has a share
+            # of the time, and none is "the active one".
+            text.append("  ".join(n for n in names if n != "kernel"))
+            text.append(
+                "  all on, multiplexed by the kernel",
+                self.get_component_rich_style("rotation-bar--dim", partial=True),
+            )
+            if text != self._shown:
+                self._shown = text
+                self.update(text, layout=False)
+            return
         if frame is not None:
             names += [g for g in frame.groups if g not in names]
         if not names:
