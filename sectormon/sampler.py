@@ -15,6 +15,7 @@ from sectormon.perf.group import GroupValues
 from sectormon.readings import U64, Row, Slice, Unit
 from sectormon.schedule import ALWAYS, Deadlines, PlannedGroup, RotationPlan
 from sectormon.sources.base import CounterGroup, Source
+from sectormon.sources.inherited import InheritedRows
 
 SliceCallback = Callable[[Slice], None]
 WarningCallback = Callable[[str], None]
@@ -93,6 +94,7 @@ class Sampler:
         self._last_alive: tuple[Unit, ...] | None = None  # the alive units of the last poll
         self._skipped_for_fds: set[str] = set()  # new units left uncounted: no fd left (see _skip_for_fds)
         self._fds_warned = False
+        self._inherited = InheritedRows()  # found threads' counts out of their family's inherited rows
         self._counting = False  # past the first poll: a unit that cannot be opened no longer stops the run
         self._stop = threading.Event()
         self._cpu_start = 0.0
@@ -148,7 +150,7 @@ class Sampler:
                     rotation += 1
                     current = self._plan.group_at(rotation)
                     self._switch(done, current)
-                rows = self._read(done) + self._read(always, present=done is None)
+                rows = self._inherited.settle(self._read(done) + self._read(always, present=done is None))
                 # Poll only after reading: units opened now were not counting in this slice; they
                 # start with the group that is running now. When stopping, every unit ends here.
                 ended = () if stopping else self._refresh_units(start=current)
@@ -241,6 +243,7 @@ class Sampler:
                 raise
             state.counters[group.name] = _Counter(handle, self._names[group.name, unit.kind == "cmg"])
         self._units[unit.key] = state
+        self._inherited.track(unit)
         self._units_changed()
         if opened is not None:
             opened.append(state)
@@ -269,6 +272,7 @@ class Sampler:
         for key in ended:
             state = self._units.pop(key, None)
             if state is not None:
+                self._inherited.forget(key)
                 self._units_changed()
                 for counter in state.counters.values():
                     counter.group.close()

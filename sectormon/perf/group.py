@@ -17,7 +17,16 @@ from collections.abc import Callable, Sequence
 from typing import NamedTuple
 
 from sectormon.perf import abi, syscall
-from sectormon.perf.errors import Attempt, GroupReadError, PerfError, error_for
+from sectormon.perf.errors import (
+    GONE_ERRNOS,
+    Attempt,
+    GroupReadError,
+    PerfError,
+    TargetGone,
+    errno_name,
+    error_for,
+    where,
+)
 from sectormon.perf.events import EventSpec
 
 _HEADER = struct.Struct("=3Q")
@@ -118,7 +127,10 @@ class PerfGroup:
 
     ``exclude_kernel``/``exclude_hv`` default to True: user-space counting works at
     perf_event_paranoid 2 without privileges. ``enable_on_exec`` makes the kernel enable the group
-    when the target calls exec (the command mode's gated start).
+    when the target calls exec (the command mode's gated start). ``inherit`` makes every thread and
+    child process the task creates afterwards count into this group too, from its first
+    instruction (a read sums them, the ended ones included); ``inherit_thread`` limits that to
+    threads.
     """
 
     def __init__(
@@ -132,6 +144,7 @@ class PerfGroup:
         exclude_hv: bool = True,
         enable_on_exec: bool = False,
         inherit: bool = False,
+        inherit_thread: bool = False,
     ) -> None:
         if not specs:
             raise ValueError("a perf group needs at least one event")
@@ -150,7 +163,13 @@ class PerfGroup:
         try:
             for member, index in enumerate(order):
                 ids[index] = self._open_one(
-                    member, specs[index], names[index], exclude_kernel, exclude_hv, enable_on_exec, inherit
+                    member,
+                    specs[index],
+                    names[index],
+                    exclude_kernel,
+                    exclude_hv,
+                    enable_on_exec,
+                    (inherit, inherit_thread),
                 )
         except BaseException:
             self.close()
@@ -175,7 +194,7 @@ class PerfGroup:
         exclude_kernel: bool,
         exclude_hv: bool,
         enable_on_exec: bool,
-        inherit: bool,
+        inherit: tuple[bool, bool],
     ) -> int:
         """Open one event (``member`` 0 is the leader); returns its kernel id."""
         leader = member == 0
@@ -188,7 +207,8 @@ class PerfGroup:
             read_format=abi.GROUP_READ_FORMAT,
             flags={
                 "disabled": leader,
-                "inherit": inherit,
+                "inherit": inherit[0],
+                "inherit_thread": inherit[0] and inherit[1],
                 "exclude_kernel": exclude_kernel,
                 "exclude_hv": exclude_hv,
                 "enable_on_exec": enable_on_exec and leader,
@@ -231,7 +251,18 @@ class PerfGroup:
         # The bare libc call, checked here: enable/disable run twice per unit per timeslice, and
         # each Python frame less is measurable at 48 threads x 50 slices/s.
         if _IOCTL(fds[0], request, flags) < 0:
-            raise error_for(ctypes.get_errno(), self._attempts[request])
+            err = ctypes.get_errno()
+            if err in GONE_ERRNOS:
+                raise self._gone(self._attempts[request].action, err)
+            raise error_for(err, self._attempts[request])
+
+    def _gone(self, action: str, err: int) -> TargetGone:
+        """An open event only fails this way once its task has exited (never a host limitation)."""
+        return TargetGone(
+            f"cannot {action} {', '.join(self.events)} on {where(self.pid, self.cpu)}: "
+            f"the thread has exited ({errno_name(err)})",
+            errno=err,
+        )
 
     def enable(self) -> None:
         """Start the group: the leader alone, its members follow (they were opened enabled).
@@ -260,6 +291,8 @@ class PerfGroup:
         try:
             buf = os.read(fds[0], self._read_size)
         except OSError as exc:
+            if exc.errno in GONE_ERRNOS:
+                raise self._gone("read", exc.errno or 0) from None
             raise PerfError(
                 f"cannot read group {', '.join(self.events)}: {exc.strerror}", errno=exc.errno or 0
             ) from None

@@ -90,4 +90,3 @@ def build_header(
             "baseline_after": options.baseline_after,
         },
     }
-

@@ -293,4 +293,3 @@ class LiveSession(SessionBase):
         if recorder is not None:
             recorder.write_mark(Mark(t=self._builder.last_t, kind="end", data=end_data or {}))
             recorder.close()
-

@@ -17,7 +17,14 @@ from sectormon.profiles.model import EventDef
 from sectormon.readings import Unit
 from sectormon.sources.base import Source
 from sectormon.sources.perf import PerfSource
-from sectormon.sources.targets import BINDING_WARNING, BadTarget, CommandTarget, CpuTarget, PidTarget
+from sectormon.sources.targets import (
+    BINDING_WARNING,
+    BadTarget,
+    CommandTarget,
+    CpuTarget,
+    Lineage,
+    PidTarget,
+)
 
 pytestmark = pytest.mark.syscall
 
@@ -267,13 +274,13 @@ def test_poll_lists_threads_only_when_the_count_moves_or_a_full_scan_is_due(
 ) -> None:
     target = PidTarget(child.pid)
     listings: list[int] = []
-    real_tids = target.tids
+    real_threads = target.threads
 
-    def counted_tids() -> tuple[int, ...]:
+    def counted_threads(*, every_thread: bool = False) -> dict[int, Lineage]:
         listings.append(1)
-        return real_tids()
+        return real_threads(every_thread=every_thread)
 
-    monkeypatch.setattr(target, "tids", counted_tids)
+    monkeypatch.setattr(target, "threads", counted_threads)
     source = PerfSource(target, TWO_CMGS)
     source.start()
     first = source.poll_units()
@@ -298,6 +305,7 @@ def test_a_thread_replaced_within_one_poll_is_found_by_the_full_scan(
     target = PidTarget(child.pid)
     source = PerfSource(target, TWO_CMGS)
     source.start()
+    source.poll_units()  # the first poll's threads are roots, kept while anything runs
     old = int(child.ask("spawn"))
     source.poll_units()
     monkeypatch.setattr(target, "thread_count", lambda: 1000)  # frozen from now on
