@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
+import errno
 import operator
 import os
 import struct
@@ -30,6 +31,9 @@ from sectormon.perf.errors import (
 from sectormon.perf.events import EventSpec
 
 _HEADER = struct.Struct("=3Q")
+ECHILD_RETRIES = 100
+"""Reads of an inherited group tried while a thread's copy of it is torn down (see
+:meth:`PerfGroup._read_settled`)."""
 _IOCTL = syscall.raw_ioctl
 
 
@@ -290,6 +294,8 @@ class PerfGroup:
             raise self._closed_error()
         try:
             buf = os.read(fds[0], self._read_size)
+        except ChildProcessError:
+            buf = self._read_settled(fds[0])
         except OSError as exc:
             if exc.errno in GONE_ERRNOS:
                 raise self._gone("read", exc.errno or 0) from None
@@ -297,6 +303,26 @@ class PerfGroup:
                 f"cannot read group {', '.join(self.events)}: {exc.strerror}", errno=exc.errno or 0
             ) from None
         return self._decoder.decode(buf)
+
+    def _read_settled(self, fd: int) -> bytes:
+        """Read an inherited group while one of its threads is being torn down.
+
+        The kernel refuses (ECHILD) to sum a group whose copy in an exiting thread has already lost
+        members; the exit completes within microseconds, so the read is tried again. Should it
+        still fail, the thread counts as ended for this read: the counts are cumulative, and the
+        next read has them.
+        """
+        for _ in range(ECHILD_RETRIES):
+            os.sched_yield()
+            try:
+                return os.read(fd, self._read_size)
+            except ChildProcessError:
+                continue
+            except OSError as exc:
+                raise PerfError(
+                    f"cannot read group {', '.join(self.events)}: {exc.strerror}", errno=exc.errno or 0
+                ) from None
+        raise self._gone("read", errno.ECHILD)
 
     def close(self) -> None:
         """Close members then the leader; safe to call more than once."""

@@ -197,22 +197,19 @@ def test_bad_target_options_are_one_line_errors() -> None:
         assert len(lines) == 1 and lines[0].startswith("sectormon: ") and needle in lines[0], (args, lines)
 
 
-def test_a_command_that_starts_processes_is_warned_about(tmp_path: Path) -> None:
-    """sectormon counts the launched process's own threads: a shell that runs the work in a child
-    process gets one warning naming the child and what to do; a command that starts none, none."""
+def test_child_processes_are_warned_about_only_where_they_are_not_counted(tmp_path: Path) -> None:
+    """A shell that runs the work in a child process: counted with it by default (no warning), and
+    with --no-children one warning names the child and how to count it."""
     child = f"{shlex.quote(sys.executable)} -c 'import time; time.sleep(1.0)'"
-    forks = run_sectormon(
-        "--json", "-o", str(tmp_path / "a.jsonl"), "--profile", "generic", "--interval", "0.3",
-        "--", "sh", "-c", f"{child}; true",
-    )  # fmt: skip
-    assert forks.returncode == 0, forks.stderr
-    warned = [line for line in forks.stderr.splitlines() if "started child processes" in line]
-    assert len(warned) == 1 and "--pid CHILD" in warned[0] and "(pid " in warned[0], forks.stderr
-    plain = run_sectormon(
-        "--json", "-o", str(tmp_path / "b.jsonl"), "--profile", "generic", "--interval", "0.3",
-        "--", sys.executable, "-c", "import time; time.sleep(0.6)",
-    )  # fmt: skip
-    assert plain.returncode == 0 and "child processes" not in plain.stderr, plain.stderr
+    for flags, warnings in (((), 0), (("--no-children",), 1)):
+        forks = run_sectormon(
+            "--json", "-o", str(tmp_path / "a.jsonl"), "--profile", "generic", "--interval", "0.3",
+            *flags, "--", "sh", "-c", f"{child}; true",
+        )  # fmt: skip
+        assert forks.returncode == 0, forks.stderr
+        warned = [line for line in forks.stderr.splitlines() if "started child processes" in line]
+        assert len(warned) == warnings, (flags, forks.stderr)
+        assert all("drop --no-children" in line and "(pid " in line for line in warned), forks.stderr
 
 
 def _perf_fds(pid: int) -> int:
