@@ -65,7 +65,7 @@ def test_a_forgotten_thread_owes_what_it_owed() -> None:
 
 def test_running_never_exceeds_enabled() -> None:
     settled = ledger(ROOT, FOUND).settle((row(ROOT, [90, 9], 90, 90), row(FOUND, [30, 4], 40, 20)))
-    key, _, _, _, enabled, running, _, _ = settled[0]
+    _, _, _, _, enabled, running, _, _ = settled[0]
     assert (enabled, running) == (50, 50)
 
 
