@@ -411,6 +411,8 @@ class PerfSource(SourceBase):
                 "cmdline": list(target.argv) if isinstance(target, CommandTarget) else target.cmdline(),
                 "threads": len(self._tracker.units),
                 "cpus": target.cpus(),
+                "pids": list(target.roots),
+                "children": target.follow_children,
             }
         return {"target": info, "sector_config": self._sector_config(), "source": "perf"}
 

@@ -223,6 +223,7 @@ def test_describe_pid_mode(child: Child) -> None:
     assert info["target"]["threads"] == 1
     assert info["target"]["cmdline"][-1].endswith("perf_child.py")
     assert info["target"]["cpus"] == sorted(os.sched_getaffinity(child.pid))
+    assert (info["target"]["pids"], info["target"]["children"]) == ([child.pid], True)
     assert isinstance(info["sector_config"], dict)
     source.close()
 
