@@ -93,6 +93,7 @@ class JobReplaySession(TimelineSession):
         with self._cond:
             self._marks.append(Mark(t=self._position, kind="bookmark", label=label))
 
+
     # -- ReplayControl ---------------------------------------------------------------------------
 
     def timeline(self) -> ReplayControl:
@@ -101,6 +102,7 @@ class JobReplaySession(TimelineSession):
     def marks(self) -> tuple[Mark, ...]:
         with self._cond:
             return tuple(self._marks)
+
 
     # -- thread ------------------------------------------------------------------------------------
 

@@ -90,3 +90,4 @@ def build_header(
             "baseline_after": options.baseline_after,
         },
     }
+

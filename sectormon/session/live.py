@@ -293,3 +293,4 @@ class LiveSession(SessionBase):
         if recorder is not None:
             recorder.write_mark(Mark(t=self._builder.last_t, kind="end", data=end_data or {}))
             recorder.close()
+

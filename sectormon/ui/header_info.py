@@ -64,6 +64,7 @@ def profile_view(header: Mapping[str, Any]) -> ProfileView:
     return ProfileView(name=str(profile.get("name", "") or ""), metrics=metrics, events=events)
 
 
+
 def _cpu_list(value: Any) -> list[int]:
     if isinstance(value, str):
         try:
