@@ -216,6 +216,56 @@ EMPTY_SCOPE = ScopeStats(counts={}, rates={}, metrics={}, coverage={})
 
 
 @dataclass(frozen=True, slots=True)
+class ThreadTime:
+    """The target's CPU time that was counted against what the kernel says it used, in seconds
+    over the same span (see :mod:`sectormon.metrics.thread_time`)."""
+
+    counted_s: float
+    kernel_s: float
+
+    @property
+    def coverage(self) -> float | None:
+        """``counted / kernel`` up to 1.0 (the kernel's figure has a 10 ms resolution, so a fully
+        counted target can come out a little above); ``None`` when the target used no CPU."""
+        if self.kernel_s <= 0:
+            return None
+        return min(1.0, self.counted_s / self.kernel_s)
+
+    def to_json(self) -> dict[str, float]:
+        return {"counted_s": self.counted_s, "kernel_s": self.kernel_s}
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> ThreadTime:
+        return cls(float(data["counted_s"]), float(data["kernel_s"]))
+
+
+@dataclass(frozen=True, slots=True)
+class ProcessScope:
+    """What names a process of the ``procs`` scope: pid, command, parent pid, MPI rank."""
+
+    pid: int
+    command: str
+    parent: int | None = None
+    rank: int | None = None
+
+    def label(self) -> str:
+        """``rank 3 (4242 app)`` or ``4242 app``."""
+        named = f"{self.pid} {self.command}"
+        return named if self.rank is None else f"rank {self.rank} ({named})"
+
+    def to_json(self) -> dict[str, Any]:
+        return {"pid": self.pid, "command": self.command, "parent": self.parent, "rank": self.rank}
+
+
+def _thread_time_json(data: dict[str, Any], thread_time: ThreadTime | None) -> None:
+    """Add ``thread_coverage`` and ``thread_time`` when the source could tell (else nothing, so a
+    frame of a source without the kernel's figure is the frame sectormon always wrote)."""
+    if thread_time is not None:
+        data["thread_coverage"] = thread_time.coverage
+        data["thread_time"] = thread_time.to_json()
+
+
+@dataclass(frozen=True, slots=True)
 class WindowStats:
     """All scopes of one window (the last N seconds, or the whole run); ``nodes``: a job's
     (see :class:`Frame`)."""
@@ -225,9 +275,10 @@ class WindowStats:
     cmgs: Mapping[str, ScopeStats]
     cores: Mapping[str, ScopeStats]
     nodes: Mapping[str, ScopeStats] = field(default_factory=dict)
+    thread_time: ThreadTime | None = None
 
     def to_json(self) -> dict[str, Any]:
-        data = {
+        data: dict[str, Any] = {
             "seconds": self.seconds,
             "total": self.total.to_json(),
             "cmgs": {k: v.to_json() for k, v in self.cmgs.items()},
@@ -235,6 +286,7 @@ class WindowStats:
         }
         if self.nodes:
             data["nodes"] = {k: v.to_json() for k, v in self.nodes.items()}
+        _thread_time_json(data, self.thread_time)
         return data
 
     @classmethod
@@ -245,6 +297,7 @@ class WindowStats:
             cmgs={k: ScopeStats.from_json(v) for k, v in data.get("cmgs", {}).items()},
             cores={k: ScopeStats.from_json(v) for k, v in data.get("cores", {}).items()},
             nodes={k: ScopeStats.from_json(v) for k, v in data.get("nodes", {}).items()},
+            thread_time=ThreadTime.from_json(data["thread_time"]) if "thread_time" in data else None,
         )
 
 
@@ -313,6 +366,11 @@ class Frame:
     totals by host; each node's CMGs and cores are in ``cmgs``/``cores`` under ``node:HOST/...``):
     empty for one node's session. ``hotspots`` is a sampling session's hot-spot tables
     (``--sample``), absent otherwise.
+
+    ``procs`` is the counted processes (by pid; each the sum of its threads), covering what
+    ``threads`` covers, and ``processes`` names them. ``thread_time`` compares the target's CPU
+    time that was counted with the kernel's figure over the interval (the final frame: the run);
+    ``None`` when the source cannot tell (CPU-wide sessions, recordings without it).
     """
 
     t: float
@@ -331,6 +389,14 @@ class Frame:
     warnings: tuple[str, ...] = ()
     nodes: Mapping[str, ScopeStats] = field(default_factory=dict)
     hotspots: FrameHotspots | None = None
+    procs: Mapping[str, ScopeStats] = field(default_factory=dict)
+    processes: Mapping[str, ProcessScope] = field(default_factory=dict)
+    thread_time: ThreadTime | None = None
+
+    @property
+    def thread_coverage(self) -> float | None:
+        """The share of the target's CPU time that was counted (``None``: unknown)."""
+        return self.thread_time.coverage if self.thread_time is not None else None
 
     def to_json(self) -> dict[str, Any]:
         data: dict[str, Any] = {
@@ -355,7 +421,15 @@ class Frame:
             data["nodes"] = {k: v.to_json() for k, v in self.nodes.items()}
         if self.hotspots is not None:
             data["hotspots"] = self.hotspots.to_json()
+        if self.procs:
+            data["procs"] = {k: self._proc_json(k, v) for k, v in self.procs.items()}
+        _thread_time_json(data, self.thread_time)
         return data
+
+    def _proc_json(self, key: str, stats: ScopeStats) -> dict[str, Any]:
+        info = self.processes.get(key)
+        named = info.to_json() if info is not None else {"pid": int(key), "command": None}
+        return {**named, **stats.to_json()}
 
 
 class FrameClock:

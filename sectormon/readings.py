@@ -96,6 +96,12 @@ class Slice:
     (wall clock for perf, simulated time for sim). ``overhead_s`` is the sampler's own cumulative
     CPU time, so frames can report self-overhead. ``ended`` names units that went away during the
     slice (their last counts are in ``rows``).
+
+    Processes: ``processes`` are those first seen since the previous slice and ``unit_processes``
+    pairs each thread unit opened since then with its process's pid (its rows start in this slice
+    or a later one), so the engine can sum a process's threads. ``target_cpu_s`` is the CPU time
+    the kernel says the target has used so far, read at the end of the slice (``None``: not read
+    in this slice, or the source cannot tell), the reference of the frames' thread coverage.
     """
 
     t: float
@@ -105,6 +111,9 @@ class Slice:
     rows: tuple[Row, ...]
     overhead_s: float = 0.0
     ended: tuple[str, ...] = ()
+    processes: tuple[ProcessInfo, ...] = ()
+    unit_processes: tuple[tuple[str, int], ...] = ()
+    target_cpu_s: float | None = None
 
 
 @dataclass(frozen=True, slots=True)

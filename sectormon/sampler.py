@@ -12,10 +12,14 @@ from dataclasses import dataclass, field
 
 from sectormon.errors import SectormonError
 from sectormon.perf.group import GroupValues
-from sectormon.readings import U64, Row, Slice, Unit
+from sectormon.readings import U64, ProcessInfo, Row, Slice, Unit
 from sectormon.schedule import ALWAYS, Deadlines, PlannedGroup, RotationPlan
 from sectormon.sources.base import CounterGroup, Source
 from sectormon.sources.inherited import InheritedRows
+
+TARGET_CPU_EVERY = 0.25
+"""Seconds of source time between reads of the kernel's CPU time of the target (one /proc read per
+process; thread coverage is computed between reads, so they need not follow every slice)."""
 
 SliceCallback = Callable[[Slice], None]
 WarningCallback = Callable[[str], None]
@@ -96,6 +100,9 @@ class Sampler:
         self._fds_warned = False
         self._inherited = InheritedRows()  # found threads' counts out of their family's inherited rows
         self._counting = False  # past the first poll: a unit that cannot be opened no longer stops the run
+        self._new_processes: list[ProcessInfo] = []  # since the last slice: processes first seen
+        self._new_unit_processes: list[tuple[str, int]] = []  # ... and the pid of each thread opened
+        self._target_cpu_at = -TARGET_CPU_EVERY  # source time of the last kernel CPU reading
         self._stop = threading.Event()
         self._cpu_start = 0.0
         self._wall_start = 0.0
@@ -158,6 +165,7 @@ class Sampler:
                 if stopping:
                     ended = tuple(self._units)
                 overhead = self._own_cpu(now)
+                processes, unit_processes, target_cpu = self._process_facts(now, stopping)
                 record = Slice(
                     t=now,
                     index=self.slices,
@@ -166,6 +174,9 @@ class Sampler:
                     rows=rows,
                     overhead_s=overhead,
                     ended=ended,
+                    processes=processes,
+                    unit_processes=unit_processes,
+                    target_cpu_s=target_cpu,
                 )
                 slice_start = now
                 self.slices += 1
@@ -188,6 +199,19 @@ class Sampler:
         wall = time.monotonic() - self._wall_start
         return own * (source_now / wall) if wall > 0 else 0.0
 
+    def _process_facts(
+        self, now: float, stopping: bool
+    ) -> tuple[tuple[ProcessInfo, ...], tuple[tuple[str, int], ...], float | None]:
+        """What the slice says about processes: those first seen, the process of each thread unit
+        opened, and the kernel's CPU time of the target when a reading is due."""
+        processes, self._new_processes = tuple(self._new_processes), []
+        unit_processes, self._new_unit_processes = tuple(self._new_unit_processes), []
+        target_cpu = None
+        if stopping or now - self._target_cpu_at >= TARGET_CPU_EVERY:
+            target_cpu = self._source.target_cpu_seconds()
+            self._target_cpu_at = now
+        return processes, unit_processes, target_cpu
+
     # -- units ---------------------------------------------------------------------------------
 
     def _refresh_units(self, start: PlannedGroup | None = None) -> tuple[str, ...]:
@@ -199,6 +223,7 @@ class Sampler:
         update = self._source.poll_units()
         for message in update.warnings:
             self._on_warning(message)
+        self._new_processes += update.processes
         # A source may hand back the very same tuple when nothing changed (the thread tracker does,
         # at nearly every slice): each of its units was opened then, or was found gone.
         if update.alive is not self._last_alive:
@@ -215,6 +240,9 @@ class Sampler:
             for unit in self._source.cmg_units():
                 if unit.key not in self._units and unit.key not in self._skipped_for_fds:
                     self._open_unit(unit, opened)
+        self._new_unit_processes += [
+            (s.unit.key, s.unit.process) for s in opened if s.unit.process is not None
+        ]
         for group in (start, self._plan.always):
             if group is None:
                 continue
@@ -249,10 +277,11 @@ class Sampler:
             opened.append(state)
 
     def _skip_for_fds(self, unit: Unit, exc: SectormonError) -> None:
-        """Leave a unit that appeared mid-run uncounted when no fd is left for its groups.
+        """Leave a unit that appeared mid-run without groups when no fd is left for them.
 
         Stopping the run (and the launched command with it) would lose everything counted so far
-        for one more thread; the warning says whose work the figures leave out. The unit is tried
+        for one more thread; the warning says whose work the figures leave out (a thread of a
+        family is still counted in its inherited groups, which take no fd). The unit is tried
         again only after some unit has ended and closed its fds.
         """
         self._skipped_for_fds.add(unit.key)
@@ -261,9 +290,16 @@ class Sampler:
             problem, fix_sep, fix = exc.message.rpartition(" (fix: ")
             if not fix_sep:
                 problem, fix = exc.message, ""
+            if unit.family is not None:  # its family's inherited groups count it all the same
+                consequence = (
+                    f"has no row of its own: its counts are in pid {unit.family}'s totals, not in any "
+                    "thread's or core's"
+                )
+            else:
+                consequence = "is not counted; the totals leave its work out"
             self._on_warning(
                 f"{problem}: {unit.kind} {unit.ident}, and any unit that starts while the limit "
-                "holds, is not counted; the totals leave its work out" + (f" (fix: {fix}" if fix_sep else "")
+                f"holds, {consequence}" + (f" (fix: {fix}" if fix_sep else "")
             )
 
     def _close_ended(self, ended: tuple[str, ...]) -> None:

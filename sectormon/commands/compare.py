@@ -33,7 +33,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
         action="append",
         default=[],
         metavar="S",
-        help="only these scopes: total, cmg, core, thread, node (a job's), or one like cmg:0 "
+        help="only these scopes: total, cmg, core, thread, rank (an MPI rank's process), node (a job's), "
+        "or one like cmg:0 "
         "(repeatable; default all)",
     )
     parser.add_argument("--skip-bad", action="store_true", help="skip malformed recording lines")

@@ -6,9 +6,13 @@ from __future__ import annotations
 import argparse
 import sys
 
+from sectormon.commands.numbers import whole
 from sectormon.errors import UsageError
+from sectormon.export.collector import DEFAULT_PROCS
 from sectormon.export.listen import DEFAULT_BIND, parse_listen
 from sectormon.export.server import OpenMetricsExporter
+
+OPENMETRICS_PROCS = whole(0, 100_000, "processes")
 
 
 def add_openmetrics_options(parser: argparse._ActionsContainer) -> None:
@@ -24,6 +28,16 @@ def add_openmetrics_options(parser: argparse._ActionsContainer) -> None:
         help="also export per-thread series (one set per thread: many series on a busy node)",
     )
     parser.add_argument(
+        "--openmetrics-procs",
+        metavar="N",
+        type=OPENMETRICS_PROCS.parser("--openmetrics-procs"),
+        default=None,
+        help=OPENMETRICS_PROCS.help(
+            f"export at most N processes (pid, comm and rank labels; ranked ones first, by rank; "
+            f"default {DEFAULT_PROCS}, 0: none)"
+        ),
+    )
+    parser.add_argument(
         "--headless",
         action="store_true",
         help="no TUI and nothing on stdout: serve --openmetrics and/or --record until stopped",
@@ -37,10 +51,12 @@ def check_output_mode(args: argparse.Namespace, *, record: str | None, can_recor
     starts."""
     if args.openmetrics:
         parse_listen(args.openmetrics)
-    if args.openmetrics_threads and not args.openmetrics:
-        raise UsageError(
-            "--openmetrics-threads adds series to --openmetrics; give --openmetrics [HOST:]PORT too"
-        )
+    for option, given in (
+        ("--openmetrics-threads", args.openmetrics_threads),
+        ("--openmetrics-procs", args.openmetrics_procs is not None),
+    ):
+        if given and not args.openmetrics:
+            raise UsageError(f"{option} adds series to --openmetrics; give --openmetrics [HOST:]PORT too")
     if args.headless:
         if args.json:
             raise UsageError(
@@ -61,6 +77,9 @@ def open_exporter(args: argparse.Namespace, *, source: str | None = None) -> Ope
     if not args.openmetrics:
         return None
     host, port = parse_listen(args.openmetrics)
-    exporter = OpenMetricsExporter(host=host, port=port, threads=args.openmetrics_threads, source=source)
+    procs = DEFAULT_PROCS if args.openmetrics_procs is None else int(args.openmetrics_procs)
+    exporter = OpenMetricsExporter(
+        host=host, port=port, threads=args.openmetrics_threads, source=source, procs=procs
+    )
     print(f"sectormon: OpenMetrics at {exporter.url}", file=sys.stderr, flush=True)
     return exporter

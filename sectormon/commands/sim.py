@@ -108,6 +108,7 @@ def run(args: argparse.Namespace) -> int:
                 ("--theme", args.theme),
                 ("--openmetrics", args.openmetrics),
                 ("--openmetrics-threads", args.openmetrics_threads),
+                ("--openmetrics-procs", args.openmetrics_procs),
                 ("--headless", args.headless),
                 ("--sample", args.sample),
             )

@@ -169,12 +169,12 @@ def l2_effectiveness(base: RunMetrics, other: RunMetrics, scope: str) -> tuple[f
     return None, ""
 
 
-_SCOPE_ORDER = {"total": 0, "cmg": 1, "core": 2, "thread": 3}
+_SCOPE_ORDER = {"total": 0, "cmg": 1, "core": 2, "thread": 3, "rank": 4}
 
 
 def scope_sort_key(scope: str) -> tuple[int, int, str]:
     kind, _, ident = scope.partition(":")
-    rank = _SCOPE_ORDER.get(kind, 4)
+    rank = _SCOPE_ORDER.get(kind, len(_SCOPE_ORDER))
     return (rank, int(ident) if ident.lstrip("-").isdigit() else 1 << 30, scope)
 
 

@@ -53,6 +53,7 @@ def run_metrics_from_frame(frame: Frame, *, label: str, info: Mapping[str, Any] 
     scopes.update(
         (f"core:{k}", v) for k, v in sorted(window.cores.items(), key=lambda kv: scope_sort_key(kv[0]))
     )
+    scopes.update(rank_scopes(frame))
     return RunMetrics(
         label=label,
         kind="recording",
@@ -61,6 +62,22 @@ def run_metrics_from_frame(frame: Frame, *, label: str, info: Mapping[str, Any] 
         counts={k: dict(v.counts) for k, v in scopes.items()},
         info=dict(info or {}),
     )
+
+
+def rank_scopes(frame: Frame) -> list[tuple[str, ScopeStats]]:
+    """``rank:N`` for each MPI rank one process of the final frame carries (its whole run).
+
+    Pids differ from run to run, ranks do not: a rank is what two runs of a job share. A rank
+    several processes carry (a rank's own helpers inherit its environment) names none of them
+    alone, so it is left out.
+    """
+    by_rank: dict[int, list[str]] = {}
+    for pid, info in frame.processes.items():
+        if info.rank is not None and pid in frame.procs:
+            by_rank.setdefault(info.rank, []).append(pid)
+    return [
+        (f"rank:{rank}", frame.procs[pids[0]]) for rank, pids in sorted(by_rank.items()) if len(pids) == 1
+    ]
 
 
 def metric_info_from_profile(profile: Profile) -> dict[str, MetricDef]:

@@ -25,7 +25,12 @@ from sectormon.export.names import PREFIX, exported_metrics
 from sectormon.frames import Frame, ScopeStats
 
 SCOPE_LABELS = ("host", "profile", "source", "sector", "scope", "cmg", "core")
-THREAD_LABELS = (*SCOPE_LABELS, "thread")
+PROC_LABELS = ("pid", "comm", "rank")
+"""Added to every scope's labels while processes are exported (empty outside the ``proc`` scope:
+Prometheus treats an empty label as no label)."""
+
+DEFAULT_PROCS = 48
+"""Processes exported by default: an A64FX node runs at most one MPI rank per core (48)."""
 
 FOLD_BACKLOG = 64
 """Frames queued without a scrape before :meth:`FrameCollector.publish` folds them itself (when no
@@ -37,12 +42,16 @@ ROTATION = "rotate"
 
 @dataclass(frozen=True, slots=True)
 class ScopeId:
-    """Where a scope sits: its kind and the CMG, core and thread it stands for ("" where none)."""
+    """Where a scope sits: its kind and the CMG, core, thread or process it stands for ("" where
+    none; a process also by its command and MPI rank)."""
 
     scope: str
     cmg: str = ""
     core: str = ""
     thread: str = ""
+    pid: str = ""
+    comm: str = ""
+    rank: str = ""
 
 
 def sector_state(sector_config: Mapping[str, Any]) -> str:
@@ -73,14 +82,16 @@ class FrameCollector:
         *,
         source: str | None = None,
         threads: bool = False,
+        procs: int = DEFAULT_PROCS,
     ) -> None:
         """``source``: the ``source`` label (default: the header's source kind; a replay passes
         ``replay``). ``threads``: also export per-thread scopes (cardinality: one series set per
-        thread)."""
+        thread). ``procs``: export at most this many processes (see :func:`exported_procs`)."""
         profile = header.get("profile") or {}
         source_info = header.get("source") or {}
         self._metrics = exported_metrics(profile.get("metrics") or ())
         self._threads = threads
+        self._procs = procs
         self._cmg_of_core = _cmg_of_core(header.get("topology") or {})
         self._groups = tuple(header.get("groups") or ())
         options = header.get("options") or {}
@@ -145,8 +156,13 @@ class FrameCollector:
         if self._threads:
             for tid, stats in frame.threads.items():
                 yield ScopeId("thread", thread=tid), stats
+        for pid in exported_procs(frame, self._procs):
+            info = frame.processes.get(pid)
+            command = info.command if info is not None else ""
+            rank = "" if info is None or info.rank is None else str(info.rank)
+            yield ScopeId("proc", pid=pid, comm=command, rank=rank), frame.procs[pid]
 
-    def _labels(self, scope_id: ScopeId) -> list[str]:
+    def _labels(self, scope_id: ScopeId, with_procs: bool) -> list[str]:
         c = self._constant
         values = [
             c["host"],
@@ -159,6 +175,8 @@ class FrameCollector:
         ]
         if self._threads:
             values.append(scope_id.thread)
+        if with_procs:
+            values += (scope_id.pid, scope_id.comm, scope_id.rank)
         return values
 
     # -- prometheus_client Collector ---------------------------------------------------------------
@@ -183,7 +201,12 @@ class FrameCollector:
     def _frame_families(
         self, frame: Frame, counts: Mapping[ScopeId, Mapping[str, float]]
     ) -> Iterator[Metric]:
-        label_names = THREAD_LABELS if self._threads else SCOPE_LABELS
+        with_procs = any(scope_id.scope == "proc" for scope_id in counts)
+        label_names = [
+            *SCOPE_LABELS,
+            *(["thread"] if self._threads else []),
+            *(PROC_LABELS if with_procs else ()),
+        ]
         constant = list(self._constant)
         top = [self._constant[k] for k in constant]
         yield _single_gauge(
@@ -226,8 +249,17 @@ class FrameCollector:
         for group, share in frame.groups.items():
             group_share.add_metric([*top, group], share)
         yield group_share
+        if frame.thread_coverage is not None:
+            yield _single_gauge(
+                f"{PREFIX}_thread_coverage",
+                "Share of the target's CPU time (the kernel's account) its counted threads ran",
+                "ratio",
+                constant,
+                top,
+                frame.thread_coverage,
+            )
 
-        scopes = [(self._labels(scope_id), stats) for scope_id, stats in self._scopes(frame)]
+        scopes = [(self._labels(scope_id, with_procs), stats) for scope_id, stats in self._scopes(frame)]
         coverage = GaugeMetricFamily(
             f"{PREFIX}_coverage",
             "Fraction of the interval a metric's inputs were counted (the minimum over them)",
@@ -252,10 +284,25 @@ class FrameCollector:
             labels=[*label_names, "event"],
         )
         for scope_id, sums in counts.items():
-            labels = self._labels(scope_id)
+            labels = self._labels(scope_id, with_procs)
             for event, total in sums.items():
                 events.add_metric([*labels, event], total)
         yield events
+
+
+def exported_procs(frame: Frame, limit: int) -> list[str]:
+    """The processes of ``frame`` a scrape exports, at most ``limit``: those with an MPI rank by
+    rank, then the others by pid. The order depends on the processes alone, not on their counts,
+    so a process keeps its series from scrape to scrape."""
+    if limit <= 0 or not frame.procs:
+        return []
+
+    def order(pid: str) -> tuple[int, int, int]:
+        info = frame.processes.get(pid)
+        rank = info.rank if info is not None else None
+        return (0, rank, int(pid)) if rank is not None else (1, 0, int(pid))
+
+    return sorted(frame.procs, key=order)[:limit]
 
 
 def _single_gauge(

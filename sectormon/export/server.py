@@ -21,7 +21,7 @@ from prometheus_client.exposition import choose_encoder, gzip_accepted
 from prometheus_client.registry import CollectorRegistry
 
 from sectormon.errors import UsageError
-from sectormon.export.collector import FrameCollector
+from sectormon.export.collector import DEFAULT_PROCS, FrameCollector
 from sectormon.export.listen import DEFAULT_BIND, METRICS_PATH
 from sectormon.frames import Frame
 
@@ -84,11 +84,18 @@ class OpenMetricsExporter:
     stops serving."""
 
     def __init__(
-        self, *, host: str = DEFAULT_BIND, port: int, threads: bool = False, source: str | None = None
+        self,
+        *,
+        host: str = DEFAULT_BIND,
+        port: int,
+        threads: bool = False,
+        source: str | None = None,
+        procs: int = DEFAULT_PROCS,
     ) -> None:
-        """``threads`` and ``source``: see :class:`FrameCollector`."""
+        """``threads``, ``source`` and ``procs``: see :class:`FrameCollector`."""
         self._threads = threads
         self._source = source
+        self._procs = procs
         where = f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
         try:
             server = (_Server6 if ":" in host else _Server)((host, port), _Handler)
@@ -122,7 +129,7 @@ class OpenMetricsExporter:
         """Serve the session ``header`` describes, in a background thread."""
         if self._thread is not None:
             return
-        collector = FrameCollector(header, source=self._source, threads=self._threads)
+        collector = FrameCollector(header, source=self._source, threads=self._threads, procs=self._procs)
         registry = CollectorRegistry(auto_describe=False)
         registry.register(collector)
         self._server.registry = registry

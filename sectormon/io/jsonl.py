@@ -28,7 +28,7 @@ from array import array
 from collections.abc import Mapping
 from typing import Any
 
-from sectormon.readings import MARK_KINDS, U64, Mark, Row, Slice
+from sectormon.readings import MARK_KINDS, U64, Mark, ProcessInfo, Row, Slice
 
 FORMAT_VERSION = 2
 """The version of every record kind this sectormon writes (``sectormon/<kind>/2``)."""
@@ -87,7 +87,7 @@ def slice_record(s: Slice) -> dict[str, Any]:
             index = layouts[names] = len(events)
             events.append(names)
         append([unit, core, cmg, group, te, tr, index, values])
-    return {
+    record: dict[str, Any] = {
         "schema": SLICE_SCHEMA,
         "t": s.t,
         "index": s.index,
@@ -98,6 +98,20 @@ def slice_record(s: Slice) -> dict[str, Any]:
         "events": events,
         "readings": rows,
     }
+    # Optional fields, written only when there is something to say: a slice without them is
+    # the very record sectormon wrote before processes were followed.
+    if s.processes:
+        record["processes"] = [process_record(info) for info in s.processes]
+    if s.unit_processes:
+        record["unit_processes"] = dict(s.unit_processes)
+    if s.target_cpu_s is not None:
+        record["target_cpu_s"] = s.target_cpu_s
+    return record
+
+
+def process_record(info: ProcessInfo) -> dict[str, Any]:
+    """A process as the slice record and the frames' ``procs`` scope name it."""
+    return {"pid": info.pid, "command": info.command, "parent": info.parent, "rank": info.rank}
 
 
 def mark_record(m: Mark) -> dict[str, Any]:
@@ -228,7 +242,59 @@ def slice_from_record(rec: Mapping[str, Any], *, no_bools: bool = False) -> Slic
     raw = rec.get("readings")
     if type(raw) is not list:
         raise BadRecord("slice 'readings' must be a list")
-    return Slice(t, index, duration, group, _rows(raw, layouts, no_bools), overhead_s, ended)
+    rows = _rows(raw, layouts, no_bools)
+    if "processes" in rec or "unit_processes" in rec or "target_cpu_s" in rec:
+        processes, unit_processes, target_cpu_s = process_fields(rec)
+        return Slice(
+            t, index, duration, group, rows, overhead_s, ended, processes, unit_processes, target_cpu_s
+        )
+    return Slice(t, index, duration, group, rows, overhead_s, ended)
+
+
+def _optional_int(value: object, what: str) -> int | None:
+    if value is None:
+        return None
+    if type(value) is not int or not 0 <= value < MAX_INDEX:
+        raise BadRecord(f"{what} must be a non-negative integer or null, got {_short_repr(value)}")
+    return value
+
+
+def process_from_record(raw: object) -> ProcessInfo:
+    """A ``{"pid", "command", "parent", "rank"}`` object as a :class:`ProcessInfo`."""
+    if not isinstance(raw, dict):
+        raise BadRecord(f"slice 'processes' entries must be objects, got {_short_repr(raw)}")
+    pid = _optional_int(raw.get("pid"), "process 'pid'")
+    command = raw.get("command")
+    if pid is None or type(command) is not str:
+        raise BadRecord(f"a process needs an integer 'pid' and a string 'command', got {_short_repr(raw)}")
+    parent = _optional_int(raw.get("parent"), "process 'parent'")
+    return ProcessInfo(pid, command, parent, _optional_int(raw.get("rank"), "process 'rank'"))
+
+
+def process_fields(
+    rec: Mapping[str, Any],
+) -> tuple[tuple[ProcessInfo, ...], tuple[tuple[str, int], ...], float | None]:
+    """The checked optional process fields of a slice record: ``processes``, ``unit_processes``
+    and ``target_cpu_s`` (absent: none, none, ``None``)."""
+    raw = rec.get("processes", [])
+    if type(raw) is not list:
+        raise BadRecord(f"slice 'processes' must be a list of processes, got {_short_repr(raw)}")
+    processes = tuple(process_from_record(entry) for entry in raw)
+    mapping = rec.get("unit_processes", {})
+    if not isinstance(mapping, dict):
+        raise BadRecord(f"slice 'unit_processes' must map unit keys to pids, got {_short_repr(mapping)}")
+    pairs: list[tuple[str, int]] = []
+    for unit, pid in mapping.items():
+        checked = _optional_int(pid, f"slice 'unit_processes'[{unit!r}]")
+        if checked is None:
+            raise BadRecord(f"slice 'unit_processes'[{unit!r}] must be a pid, got null")
+        pairs.append((unit, checked))
+    cpu = rec.get("target_cpu_s")
+    return (
+        processes,
+        tuple(pairs),
+        None if cpu is None else stream_seconds(rec, "target_cpu_s", what="slice "),
+    )
 
 
 def no_bools_in(text: bytes) -> bool:

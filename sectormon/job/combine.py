@@ -7,8 +7,17 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from sectormon.frames import Frame, ScopeStats, WindowStats
+from sectormon.frames import Frame, ScopeStats, ThreadTime, WindowStats
 from sectormon.metrics.formulas import MetricSet
+
+
+def summed_thread_time(parts: Sequence[ThreadTime | None]) -> ThreadTime | None:
+    """The job's thread time: the nodes' counted and kernel seconds added (``None``: no node
+    could tell; nodes that could not are left out of both sums)."""
+    known = [part for part in parts if part is not None]
+    if not known:
+        return None
+    return ThreadTime(sum(p.counted_s for p in known), sum(p.kernel_s for p in known))
 
 
 def node_key(host: str, kind: str, ident: str) -> str:
@@ -53,6 +62,7 @@ class JobCombiner:
             cmgs={node_key(h, "cmg", k): v for h, w in parts.items() for k, v in w.cmgs.items()},
             cores={node_key(h, "core", k): v for h, w in parts.items() for k, v in w.cores.items()},
             nodes={h: w.total for h, w in parts.items()},
+            thread_time=summed_thread_time([w.thread_time for w in parts.values()]),
         )
 
     def frame(
@@ -85,6 +95,9 @@ class JobCombiner:
             cmgs={node_key(h, "cmg", k): v for h, f in ordered.items() for k, v in f.cmgs.items()},
             cores={node_key(h, "core", k): v for h, f in ordered.items() for k, v in f.cores.items()},
             threads={node_key(h, "thread", k): v for h, f in ordered.items() for k, v in f.threads.items()},
+            procs={node_key(h, "proc", k): v for h, f in ordered.items() for k, v in f.procs.items()},
+            processes={node_key(h, "proc", k): v for h, f in ordered.items() for k, v in f.processes.items()},
+            thread_time=summed_thread_time([f.thread_time for f in ordered.values()]),
             recent=self.window({h: f.recent for h, f in ordered.items()}, recent_seconds),
             run=self.window({h: f.run for h, f in ordered.items()}, run_seconds),
             groups=groups,

@@ -18,6 +18,7 @@ from pathlib import Path
 
 from sectormon.errors import SectormonError
 from sectormon.frames import Frame
+from sectormon.io.bookmarks import BookmarkFile
 from sectormon.job.jobfile import open_job
 from sectormon.job.replay import combiner, job_frames, job_header
 from sectormon.readings import Mark
@@ -62,7 +63,9 @@ class JobReplaySession(TimelineSession):
         self._shown = -1
         self._clock = clock
         self._stop = False
-        self._marks: list[Mark] = []
+        self._bookmarks = BookmarkFile(path)
+        for warning in self._bookmarks.warnings:
+            self._warn(warning)
         self._thread: threading.Thread | None = None
 
     # -- SessionControl --------------------------------------------------------------------------
@@ -91,7 +94,7 @@ class JobReplaySession(TimelineSession):
 
     def bookmark(self, label: str) -> None:
         with self._cond:
-            self._marks.append(Mark(t=self._position, kind="bookmark", label=label))
+            self._bookmarks.add(Mark(t=self._position, kind="bookmark", label=label))
 
 
     # -- ReplayControl ---------------------------------------------------------------------------
@@ -101,7 +104,10 @@ class JobReplaySession(TimelineSession):
 
     def marks(self) -> tuple[Mark, ...]:
         with self._cond:
-            return tuple(self._marks)
+            return tuple(sorted(self._bookmarks.marks, key=lambda m: m.t))
+
+    def bookmarks_file(self) -> str | None:
+        return str(self._bookmarks.path)
 
 
     # -- thread ------------------------------------------------------------------------------------

@@ -7,13 +7,22 @@ from __future__ import annotations
 
 from typing import NamedTuple, cast
 
+from sectormon.metrics.thread_time import counted_task_ns
 from sectormon.metrics.windows import GroupAcc, accumulate
-from sectormon.readings import Slice, split_unit_key
+from sectormon.readings import ProcessInfo, Slice, split_unit_key
 
 # (serial or 0 for a unit the engine ignores, unit, core, cmg): a unit entering in a slice.
 Entry = tuple[int, str, "int | None", "int | None"]
-# (t, index, duration, group, ended, overhead_s, entries in row order)
-SliceFacts = tuple[float, int, float, str, tuple[str, ...], float, tuple[Entry, ...]]
+# A slice's processes (pid, command, parent, rank), its unit -> pid pairs, the kernel's CPU
+# time of the target and the counted task time in ns (None: the aggregator did not sum it).
+ProcessFacts = tuple[
+    tuple[tuple[int, str, "int | None", "int | None"], ...],
+    tuple[tuple[str, int], ...],
+    "float | None",
+    "int | None",
+]
+# (t, index, duration, group, ended, overhead_s, entries in row order, process facts or None)
+SliceFacts = tuple[float, int, float, str, tuple[str, ...], float, tuple[Entry, ...], "ProcessFacts | None"]
 # (serial, group, names or None when mixed, counted seconds, sums in names order, per-name sums)
 GroupState = tuple[int, str, "tuple[str, ...] | None", float, "list[float] | None", "dict[str, float] | None"]
 
@@ -60,6 +69,7 @@ class RowAggregator:
         self._entries: list[Entry] = []  # units entering in the slice being added
         self._since_fold = 0
         self._fresh = True
+        self._tracking = False  # a kernel CPU reading was seen: sum each slice's task time
 
     @property
     def pending(self) -> bool:
@@ -73,7 +83,16 @@ class RowAggregator:
         accumulate(s.rows, s.duration, self._current, self._enter)
         for key in s.ended:
             self._current.pop(key, None)
-        self._slices.append((s.t, s.index, s.duration, s.group, s.ended, s.overhead_s, tuple(entries)))
+        facts: ProcessFacts | None = None
+        if self._tracking or s.processes or s.unit_processes or s.target_cpu_s is not None:
+            facts = (
+                tuple((p.pid, p.command, p.parent, p.rank) for p in s.processes),
+                s.unit_processes,
+                s.target_cpu_s,
+                counted_task_ns(s.rows) if self._tracking else None,
+            )
+            self._tracking = self._tracking or s.target_cpu_s is not None
+        self._slices.append((s.t, s.index, s.duration, s.group, s.ended, s.overhead_s, tuple(entries), facts))
         self._since_fold += 1
         if not self._since_fold % FOLD_EVERY:
             for groups in self._accs.values():
@@ -138,3 +157,8 @@ def unwire(data: object) -> RowBatch:
     """The :class:`RowBatch` of :func:`wire` (after ``marshal.loads``)."""
     slices, groups, frame_due, fresh = cast(tuple[list[SliceFacts], list[GroupState], bool, bool], data)
     return RowBatch(slices, groups, bool(frame_due), bool(fresh))
+
+
+def processes_of(facts: ProcessFacts) -> tuple[ProcessInfo, ...]:
+    """The :class:`ProcessInfo` of a slice's process facts."""
+    return tuple(ProcessInfo(pid, command, parent, rank) for pid, command, parent, rank in facts[0])

@@ -24,10 +24,12 @@ Extrapolation runs on the components summed over the whole window, so an event c
 interval of a long window stands for the whole window. A unit whose binding (core/CMG) changes
 becomes a new *entity* from that slice on, so counts stay with the core they were counted on.
 
-Scopes: ``threads`` by tid; ``cores`` by CPU (threads with no single CPU under ``"unbound"``, CPU
-units by their CPU); ``cmgs`` by CMG id (per-PE units with that CMG plus that CMG's cmg unit);
-``total`` over every unit. A scope's count is the sum of its units' scaled counts, its coverage
-``sum(counted) / sum(present)`` over the units that counted the event. CMG-scoped events are
+Scopes: ``threads`` by tid; ``procs`` by pid (the threads a slice's ``unit_processes`` put in
+that process; computed with the thread level's metrics, where threads are); ``cores`` by CPU
+(threads with no single CPU under ``"unbound"``, CPU units by their CPU); ``cmgs`` by CMG id
+(per-PE units with that CMG plus that CMG's cmg unit); ``total`` over every unit. A scope's count
+is the sum of its units' scaled counts, its coverage ``sum(counted) / sum(present)`` over the units
+that counted the event. CMG-scoped events are
 taken from cmg units only and per-PE events from thread/CPU units only, so nothing is counted
 twice and CMG-wide counts never appear in a thread or core. Events listed as ``unavailable`` are
 ignored wherever they appear.
@@ -43,6 +45,9 @@ Windows: the frame's top-level scopes cover the *interval* since the previous fr
 frame: the whole run); ``recent`` covers the intervals of the last ``recent_seconds``; ``run``
 covers everything since 0. Units that ended keep their counts in ``run`` and in ``recent`` while
 it still covers them. ``frame(t)`` should be called with the end time of the last slice added.
+
+Thread coverage (:mod:`sectormon.metrics.thread_time`): the task time counted on thread units
+against the kernel's CPU time of the target that slices carry, per frame interval and for the run.
 
 The engine is single-threaded: the pipeline thread feeds slices and marks and asks for frames.
 
@@ -60,13 +65,23 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from operator import add
 
-from sectormon.frames import EMPTY_SCOPE, Baseline, Frame, ScopeStats, WindowStats, scope_order
+from sectormon.frames import (
+    EMPTY_SCOPE,
+    Baseline,
+    Frame,
+    ProcessScope,
+    ScopeStats,
+    ThreadTime,
+    WindowStats,
+    scope_order,
+)
 from sectormon.metrics.baseline import keyed_deltas, scope_deltas
-from sectormon.metrics.batch import FOLD_EVERY, RowBatch
+from sectormon.metrics.batch import FOLD_EVERY, RowBatch, processes_of
 from sectormon.metrics.formulas import MetricSet, evaluate_metrics
 from sectormon.metrics.scopes import CLASS_OF_KIND, Block, EventClasses, Layout, joined_blocks, layout
 from sectormon.metrics.scopes import blocks as scope_blocks
 from sectormon.metrics.stats import StatsBuilder
+from sectormon.metrics.thread_time import ThreadTimeTracker, counted_task_ns
 from sectormon.metrics.windows import (
     Contribution,
     Entity,
@@ -81,7 +96,7 @@ from sectormon.metrics.windows import (
     merge_contributions,
 )
 from sectormon.profiles.model import Profile
-from sectormon.readings import GAP, Mark, Slice, lost_seconds, split_unit_key
+from sectormon.readings import GAP, Mark, ProcessInfo, Slice, lost_seconds, split_unit_key
 
 __all__ = ["MetricsEngine", "evaluate_metrics"]
 
@@ -156,6 +171,8 @@ class MetricsEngine:
             self._batch_of_level[level] = next(
                 (b for b in self._batch_of_level.values() if self._mset.names_at(b) == names), level
             )
+        # A process is computed like a thread (its metrics are the thread level's).
+        self._batch_of_level["proc"] = self._batch_of_level["thread"]
 
         self._cum = 0.0  # sum of all slice durations so far: the time axis of presence
         self._frame_cum = 0.0
@@ -170,6 +187,9 @@ class MetricsEngine:
         self._layouts: dict[str, Layout] = {}
         self._recent = RecentWindow(self.recent_seconds)
         self._units: dict[str, tuple[str, int] | None] = {}
+        self._process_of: dict[str, int] = {}  # thread unit key -> its process's pid
+        self._processes: dict[str, ProcessScope] = {}  # pid -> what names it
+        self._thread_time = ThreadTimeTracker()
 
         self._slices = 0
         self._slices_since_frame = 0
@@ -189,8 +209,21 @@ class MetricsEngine:
 
     def add_slice(self, s: Slice) -> None:
         """Accumulate one timeslice's rows (the hot path: :func:`accumulate`, then GroupAcc)."""
+        if s.processes or s.unit_processes:
+            self.add_processes(s.processes, s.unit_processes)
         accumulate(s.rows, s.duration, self._current, self._enter)
+        thread_time = self._thread_time
+        if thread_time.tracking or s.target_cpu_s is not None:
+            thread_time.add(counted_task_ns(s.rows), s.target_cpu_s)
         self._end_slice(s.t, s.group, s.duration if s.duration > 0 else 0.0, s.ended, s.overhead_s)
+
+    def add_processes(
+        self, processes: Sequence[ProcessInfo], unit_processes: Sequence[tuple[str, int]]
+    ) -> None:
+        """Processes first seen and the process of each thread unit opened (before its rows)."""
+        for info in processes:
+            self._processes[str(info.pid)] = ProcessScope(info.pid, info.command, info.parent, info.rank)
+        self._process_of.update(unit_processes)
 
     def add_batch(self, batch: RowBatch) -> None:
         """The slices of a :class:`RowBatch`, summed by a :class:`RowAggregator` elsewhere: the
@@ -207,8 +240,14 @@ class MetricsEngine:
         enter = self._enter
         end_slice = self._end_slice
         current = self._current
-        for t, _index, duration, group, ended, overhead_s, entries in batch.slices:
+        thread_time = self._thread_time
+        for t, _index, duration, group, ended, overhead_s, entries, facts in batch.slices:
             dur = duration if duration > 0 else 0.0
+            if facts is not None:
+                self.add_processes(processes_of(facts), facts[1])
+                thread_time.add(facts[3], facts[2])
+            elif thread_time.tracking:
+                thread_time.add(None, None)
             if entries:
                 for serial, unit, core, cmg in entries:
                     ent = current.get(unit)
@@ -230,6 +269,12 @@ class MetricsEngine:
             acc.restore(names, counted, values, mixed)
 
     def _end_slice(self, t: float, group: str, dur: float, ended: Sequence[str], overhead_s: float) -> None:
+        if self._slices == 0 and self._frame_t == self._start:
+            # The data start with the first slice, not with the session's clock: a front end
+            # that starts sampling late (the TUI starts the sampler once it is up) would otherwise
+            # give the first interval and the run time that nothing counted, and every group a
+            # share of the run that does not add up to the whole.
+            self._start = self._frame_t = max(self._start, t - dur)
         cum1 = self._cum + dur
         if ended:
             current = self._current
@@ -285,6 +330,7 @@ class MetricsEngine:
             self._index_of_kind[kind],
             self._n,
             self._plans_of_kind[kind],
+            self._process_of.get(unit) if kind == "thread" else None,
         )
         self._current[unit] = ent
         self._open[ent.serial] = ent
@@ -301,6 +347,7 @@ class MetricsEngine:
             self.restart_windows(m.t)
         elif m.kind == GAP:
             self._cum += lost_seconds(m)
+            self._thread_time.lose_span()
 
     def restart_windows(self, t: float) -> None:
         """What is measured changed at ``t`` (the sector configuration): the open interval and
@@ -393,6 +440,7 @@ class MetricsEngine:
             return
         t = max(t, self._frame_t)
         self._close_interval(t)
+        self._thread_time.take_interval()
         self._warnings.clear()  # they belonged to the frame nobody sees, as when it is dropped
         self._open_interval(t)
 
@@ -430,7 +478,9 @@ class MetricsEngine:
                     (recent_contribs, recent_seconds, False, None, "recent"),
                 ]
             )
-            run = self._as_window(top, run_s)
+            self._thread_time.take_interval()
+            thread_time = run_thread_time = self._thread_time.run.figure()
+            run = self._as_window(top, run_s, run_thread_time)
             interval_s = run_s
             groups = self._fractions(self._group_time_run, run_s)
             overhead = self._overhead_s / run_s if run_s > 0 else 0.0
@@ -442,7 +492,8 @@ class MetricsEngine:
                     (run_contribs, run_s, False, self._archive, "run"),
                 ]
             )
-            run = self._as_window(run_scopes, run_s)
+            thread_time = self._thread_time.take_interval()
+            run = self._as_window(run_scopes, run_s, self._thread_time.run.figure())
             interval_s = seconds
             groups = self._fractions(self._group_time, seconds)
             overhead = (self._overhead_s - self._overhead_at_frame) / seconds if seconds > 0 else 0.0
@@ -454,6 +505,7 @@ class MetricsEngine:
         warnings = tuple(self._warnings)
         self._warnings.clear()
         self._open_interval(t)
+        procs = self._level(top, "proc")
 
         return Frame(
             t=t,
@@ -463,6 +515,9 @@ class MetricsEngine:
             cmgs=self._level(top, "cmg"),
             cores=self._level(top, "core"),
             threads=self._level(top, "thread"),
+            procs=procs,
+            processes={k: self._processes[k] for k in procs if k in self._processes},
+            thread_time=thread_time,
             recent=recent,
             run=run,
             groups=groups,
@@ -593,12 +648,15 @@ class MetricsEngine:
         zero = [(0.0,)] * self._n
         return self._builder.batch(zero, zero, zero, [seconds], self._batch_of_level[level])[0]
 
-    def _as_window(self, scopes: Mapping[ScopeKey, ScopeStats], seconds: float) -> WindowStats:
+    def _as_window(
+        self, scopes: Mapping[ScopeKey, ScopeStats], seconds: float, thread_time: ThreadTime | None = None
+    ) -> WindowStats:
         return WindowStats(
             seconds=seconds,
             total=scopes.get(_TOTAL) or self._empty(seconds, "total"),
             cmgs=self._level(scopes, "cmg"),
             cores=self._level(scopes, "core"),
+            thread_time=thread_time,
         )
 
     @staticmethod

@@ -17,6 +17,7 @@ Pick = Callable[[Column], Column]  # the values of some entities, in order (C-le
 
 CLASS_OF_KIND: Mapping[str, int] = {"thread": 0, "cpu": 0, "cmg": 1}  # entity kind -> class
 CLASSES = 2
+THREAD_LEVELS = ("thread", "proc")  # the scopes a window has only with its threads
 
 
 class EventClasses:
@@ -121,7 +122,7 @@ def layout(
                 members[key] = [j]
             else:
                 found.append(j)
-    archived = {k: v for k, v in (archive or {}).items() if threads or k[0] != "thread"}
+    archived = {k: v for k, v in (archive or {}).items() if threads or k[0] not in THREAD_LEVELS}
     aliases: list[tuple[ScopeKey, ScopeKey]] = []
     aliased: set[ScopeKey] = set()
     if threads:

@@ -241,6 +241,7 @@ class Entity:
         index: Mapping[str, int],
         n_events: int,
         plans: dict[tuple[tuple[str, ...], ...], Plan] | None = None,
+        process: int | None = None,
     ) -> None:
         self.serial = serial
         self.unit = unit
@@ -272,6 +273,8 @@ class Entity:
         self.keys: tuple[ScopeKey, ...] = tuple(keys)
         if self.thread_key is not None:
             keys.append(("thread", self.thread_key))
+            if process is not None:  # a process is the sum of its threads, shown where they are
+                keys.append(("proc", str(process)))
         self.keys_threads: tuple[ScopeKey, ...] = tuple(keys)
 
     def present(self, lo: float, hi: float) -> float:

@@ -112,6 +112,10 @@ class ReplayControl(SessionControl, Protocol):
 
     def marks(self) -> tuple[Mark, ...]: ...
 
+    def bookmarks_file(self) -> str | None:
+        """Where the bookmarks set in this replay are kept (beside the recording), or ``None``."""
+        ...
+
 
 class SessionBase:
     """Frame and warning subscribers, shared by the live and the replay session.

@@ -22,6 +22,7 @@ from typing import Any
 
 from sectormon.errors import SectormonError
 from sectormon.frames import HEADER_SCHEMA, Frame
+from sectormon.io.bookmarks import BookmarkFile
 from sectormon.io.reader import Item, RecordingError, RecordingStream, open_recording, scan_recording
 from sectormon.metrics.builder import FrameBuilder, build_engine
 from sectormon.profiles.loader import profile_from_dict
@@ -209,9 +210,10 @@ class ReplaySession(TimelineSession):
     speed, and hands each frame to the subscribers. Seeking forward fast-forwards; seeking back
     replays up to the target from the nearest engine snapshot before it (taken every
     :data:`CHECKPOINT_EVERY` stream seconds on the way; the start of the file before the first),
-    then publishes the frame at the target. Marks set during the replay (baseline, bookmarks) are kept
-    and fed again at their time after a seek back. Problems in the file stop playback and are
-    reported through ``on_error`` / :meth:`error`; warnings through ``on_warning``.
+    then publishes the frame at the target. Baseline marks set during the replay are kept and fed
+    again at their time after a seek back; bookmarks go to the recording's bookmark file
+    (:mod:`sectormon.io.bookmarks`), which the next replay shows again. Problems in the file stop
+    playback and are reported through ``on_error`` / :meth:`error`; warnings through ``on_warning``.
     """
 
     def __init__(
@@ -246,6 +248,9 @@ class ReplaySession(TimelineSession):
         self.header: Mapping[str, Any] = stream_header(scan.header)
         self._recorded_marks = scan.marks
         for warning in scan.warnings:
+            self._warn(warning)
+        self._bookmarks = BookmarkFile(self.path)
+        for warning in self._bookmarks.warnings:
             self._warn(warning)
         # Fail now, not on the thread, when the profile or options cannot be replayed.
         builder_factory(scan.header, self.path)
@@ -282,7 +287,13 @@ class ReplaySession(TimelineSession):
         self._add_user_mark("baseline-clear", "")
 
     def bookmark(self, label: str) -> None:
-        self._add_user_mark("bookmark", label)
+        """A bookmark at the position: on the timeline, and kept in the recording's bookmark
+        file (it changes no frame, so the engine never sees it)."""
+        with self._cond:
+            self._bookmarks.add(Mark(t=self._position, kind="bookmark", label=label))
+
+    def bookmarks_file(self) -> str | None:
+        return str(self._bookmarks.path)
 
     def timeline(self) -> ReplayControl:
         return self
@@ -291,7 +302,7 @@ class ReplaySession(TimelineSession):
 
     def marks(self) -> tuple[Mark, ...]:
         with self._cond:
-            user = list(self._user_marks)
+            user = [*self._user_marks, *self._bookmarks.marks]
         return tuple(sorted((*self._recorded_marks, *user), key=lambda m: m.t))
 
     # -- thread ----------------------------------------------------------------------------------

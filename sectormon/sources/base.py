@@ -162,12 +162,18 @@ class Source(Protocol):
         """Start sampling ``request`` on the started source (before its target runs)."""
         ...
 
+    def target_cpu_seconds(self) -> float | None:
+        """The CPU seconds the target has used so far by the kernel's account (its threads, ended
+        ones and reaped children included), the reference of thread coverage; ``None`` when the
+        source cannot tell (a CPU-wide session)."""
+        ...
+
     def close(self) -> None: ...
 
 
 class SourceBase:
     """Defaults for :class:`Source`: no command, no CMG restriction, no live sector switching, no
-    sampling."""
+    sampling, no kernel figure of the target's CPU time."""
 
     default_recent_seconds = 10.0
 
@@ -196,3 +202,6 @@ class SourceBase:
 
     def open_sampling(self, request: SampleRequest, profile: Profile) -> SampleFeed:
         raise UsageError(f"--sample {request.event}: this source cannot sample (perf and sim can)")
+
+    def target_cpu_seconds(self) -> float | None:
+        return None

@@ -25,6 +25,7 @@ from sectormon.perf.probe import ProbeResult, probe_events
 from sectormon.profiles.model import EventDef, Profile
 from sectormon.readings import Unit
 from sectormon.sources.base import CounterGroup, SampleFeed, SampleRequest, SourceBase, UnitsUpdate
+from sectormon.sources.cpu_time import TargetCpuClock
 from sectormon.sources.processes import read_process_info
 from sectormon.sources.targets import (
     BadTarget,
@@ -138,10 +139,13 @@ class PerfSource(SourceBase):
         self._cmg_checked = False
         self._cmg_reason: str | None = None
         self._closed = False
+        self._cpu_clock: TargetCpuClock | None = None
 
     # --- clock ---
     def start(self) -> None:
         if self._t0 is None:
+            if not isinstance(self.target, CpuTarget):  # before the launch: a command is our child
+                self._cpu_clock = TargetCpuClock(self._target_pids, reaped_root=self._root_reaped)
             self.target.start()
             self._t0 = time.monotonic()
 
@@ -361,6 +365,21 @@ class PerfSource(SourceBase):
         return PerfSampleFeed(
             self.target, request, profile, exclude_kernel=self.exclude_kernel, sysfs_root=self.sysfs_root
         )
+
+    # --- the kernel's CPU time of the target ---
+    def _target_pids(self) -> tuple[int, ...]:
+        """The processes whose threads are counted, the root first (one that ended and was reaped
+        by a followed parent is in that parent's ``cutime``)."""
+        return () if isinstance(self.target, CpuTarget) else self.target.followed_pids()
+
+    def _root_reaped(self) -> bool:
+        return isinstance(self.target, CommandTarget) and self.target.finished()
+
+    def target_cpu_seconds(self) -> float | None:
+        """utime + stime (+ reaped children's) of the target's processes (see :mod:`.cpu_time`)."""
+        if self._cpu_clock is None or not self._target_pids():
+            return None
+        return self._cpu_clock.seconds()
 
     # --- lifecycle and description ---
     def finished(self) -> bool:

@@ -29,6 +29,7 @@ from sectormon.sources.perf_samples import (
     default_rate,
     open_rings,
     resolve_event,
+    wait_for_rings,
 )
 from sectormon.sources.targets import CommandTarget, CpuTarget, Target
 
@@ -120,13 +121,7 @@ class PerfSampleFeed:
             poller.register(fd, select.POLLIN)
         try:
             while not self._stop_reading.is_set():
-                try:
-                    ready = poller.poll(POLL_SECONDS * 1000)
-                except InterruptedError:
-                    ready = []
-                for fd, flags in ready:
-                    if flags & (select.POLLHUP | select.POLLERR | select.POLLNVAL):
-                        poller.unregister(fd)  # its task is gone: no more data, and poll() would spin
+                wait_for_rings(poller, POLL_SECONDS)
                 self._read()
         except Exception as exc:  # a background thread must not die silently: the session says it
             self._say(f"sampling stopped: {exc}; the hot spots end here, the counts go on")

@@ -53,6 +53,21 @@ DEFAULT_FREQ = 1000
 Target = CommandTarget | PidTarget | CpuTarget
 
 
+
+def wait_for_rings(poller: select.poll, timeout_s: float) -> None:
+    """Wait up to ``timeout_s`` for data in the polled rings.
+
+    A ring whose task is gone is unregistered: it brings no more data, and poll() would return at
+    once for it forever.
+    """
+    try:
+        ready = poller.poll(timeout_s * 1000)
+    except InterruptedError:
+        return
+    for fd, flags in ready:
+        if flags & (select.POLLHUP | select.POLLERR | select.POLLNVAL):
+            poller.unregister(fd)
+
 def resolve_event(event: str, profile: Profile, *, option: str) -> tuple[str, EventSpec]:
     """A profile event name, else a perf event spec (one clear error for neither)."""
     if event in profile.events:
@@ -544,13 +559,7 @@ def _run(
         timeout = POLL_SECONDS
         if deadline is not None:
             timeout = max(0.0, min(POLL_SECONDS, deadline - time.monotonic()))
-        try:
-            ready = poller.poll(timeout * 1000)
-        except InterruptedError:
-            ready = []
-        for fd, flags in ready:
-            if flags & (select.POLLHUP | select.POLLERR | select.POLLNVAL):
-                poller.unregister(fd)  # its task is gone: no more data, and poll() would spin
+        wait_for_rings(poller, timeout)
         rings.drain()
         if target.finished() or signalled.is_set() or (stop is not None and stop.is_set()):
             return

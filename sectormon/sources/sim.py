@@ -249,6 +249,10 @@ class SimSource(SourceBase):
     def finished(self) -> bool:
         return self.machine.finished()
 
+    def target_cpu_seconds(self) -> float | None:
+        """Every simulated thread's own clock: exactly what its counters could have counted."""
+        return sum(t.cyc for t in self.machine.threads) / TICKS / FREQ_HZ
+
     def describe(self) -> dict[str, Any]:
         return {
             "source": "sim",

@@ -383,6 +383,10 @@ class _ProcessTarget:
                 found += [int(p) for p in data.split() if p.isdigit()]
         return found
 
+    def followed_pids(self) -> tuple[int, ...]:
+        """The processes followed now, the target processes first."""
+        return tuple(self._followed)
+
     def new_processes(self) -> tuple[int, ...]:
         """Processes followed since the last call (the roots first)."""
         new, self._new = tuple(self._new), []

@@ -13,7 +13,9 @@ import contextlib
 import dataclasses
 import gc
 import itertools
+import os
 import signal
+import sys
 import threading
 import time
 from collections.abc import Iterable, Mapping
@@ -31,10 +33,11 @@ from sectormon.session.control import ReplayControl, SessionControl
 from sectormon.ui.context import WINDOW_NAMES, RenderContext
 from sectormon.ui.header_info import parse_core_filter
 from sectormon.ui.history import History
+from sectormon.ui.legend import column_legend, legend_lines, simulator_note
 from sectormon.ui.messages import FrameArrived, OpenDetail, RedrawWanted, SessionWarning
 from sectormon.ui.screens.dashboard import TABS, DashboardScreen
 from sectormon.ui.screens.detail import DetailScreen
-from sectormon.ui.screens.help import HelpScreen
+from sectormon.ui.screens.help import HelpContent, HelpScreen
 from sectormon.ui.themes import DEFAULT_THEME, discover_themes, fallback_variables, load_theme
 from sectormon.ui.widgets.filter_bar import FilterBar
 from sectormon.ui.widgets.header_bar import Status
@@ -88,12 +91,13 @@ class SectormonApp(App[int]):
         Binding("r", "record", "record"),
         Binding("m", "bookmark", "bookmark", show=False),  # in the help: the footer is full at 80 columns
         Binding("s", "sort", "sort"),
+        Binding("g", "group", "group by core/process", show=False),
         Binding("w", "window", "window", show=False),
         # Priority: taken when the app reads the key, so the filter has the focus before the
         # keys queued behind it are routed (they would go to the table a binding later).
         Binding("slash", "filter", "filter", priority=True),
-        Binding("t", "next_theme", "theme"),
-        Binding("c", "sector_preset", "sector preset"),
+        Binding("t", "next_theme", "theme", show=False),  # in the help: the footer fills 80 columns
+        Binding("c", "sector_preset", "preset"),  # one word: the footer's keys fit 80 columns
         Binding("left", "seek(-1)", "-1s", priority=True, show=False),
         Binding("right", "seek(1)", "+1s", priority=True, show=False),
         Binding("shift+left", "seek(-10)", "-10s", priority=True, show=False),
@@ -136,7 +140,11 @@ class SectormonApp(App[int]):
         self.warnings: list[str] = []  # every warning shown, once, in order: the help lists them again
         self._notes: list[tuple[str, str]] = []
         self._started = False
-        self._bookmarks = 0
+        self.recordings: list[str] = []  # every recording this session made, said again on quit
+        self._note_recording(self._recording_path())
+        # Numbered on from the bookmarks the recording (and a replay's bookmark file) has already.
+        marks = self.timeline_control.marks() if self.timeline_control is not None else ()
+        self._bookmarks = sum(1 for m in marks if m.kind == "bookmark")
         self._caught: list[signal.Signals] = []
         self._frames_since_collect = 0
         self._last_collect = 0.0
@@ -286,14 +294,22 @@ class SectormonApp(App[int]):
             self._last_collect = now
             self.call_after_refresh(gc.collect)
 
-    def status(self) -> Status:
+    def _recording_path(self) -> str | None:
+        """Where the session records now, absolute: an automatic name lands in the current folder."""
         try:
-            recording = self.controller.recording_path()
+            path = self.controller.recording_path()
         except SectormonError:
-            recording = None
+            return None
+        return os.path.abspath(path) if path else None
+
+    def _note_recording(self, path: str | None) -> None:
+        if path and path not in self.recordings:
+            self.recordings.append(path)
+
+    def status(self) -> Status:
         return Status(
             end_note=self.controller.end_note() if self.shown is not None and self.shown.final else None,
-            recording=recording,
+            recording=self._recording_path(),
             display_paused=self.display_paused,
             window=self.ctx.window,
             sector_preset=self.sector_preset,
@@ -433,28 +449,47 @@ class SectormonApp(App[int]):
             self.notify(f"recording: {exc}", severity="error")
             return
         if path:
-            self.notify(f"recording to {path}", timeout=4)
+            shown = os.path.abspath(path)
+            self._note_recording(shown)
+            self.notify(f"recording to {shown}", timeout=6)
         else:
-            self.notify("recording stopped", timeout=3)
+            stopped = f"recording stopped: {self.recordings[-1]}" if self.recordings else "recording stopped"
+            self.notify(stopped, timeout=4)
         self.redraw()
 
     def action_bookmark(self) -> None:
-        """A numbered bookmark at the newest frame's time (recorded, and on a replay's timeline)."""
+        """A numbered bookmark at the newest frame's time: in the recording live, on the timeline
+        and in the recording's bookmark file in a replay."""
         self._bookmarks += 1
         label = f"bookmark {self._bookmarks}"
+        at = f" at t {self.latest.t:.6g} s" if self.latest is not None else ""
         try:
             self.controller.bookmark(label)
         except SectormonError as exc:
-            self.notify(f"bookmark: {exc}", severity="error")
+            self.notify(f"{label}{at}: {exc}", severity="error", timeout=8)
             return
-        at = f" at t {self.latest.t:.6g} s" if self.latest is not None else ""
-        self.notify(f"{label}{at}", timeout=3)
+        if self.timeline_control is not None:
+            kept = self.timeline_control.bookmarks_file()
+            self.notify(f"{label}{at}" + (f", kept in {kept}" if kept else ""), timeout=4)
+        elif self._recording_path():
+            self.notify(f"{label}{at}", timeout=3)
+        else:
+            self.notify(
+                f"{label}{at}: not recording, so nothing keeps it (r starts a recording)",
+                severity="warning",
+                timeout=6,
+            )
 
     def action_sort(self) -> None:
         key = self.dashboard.cycle_sort()
         labels = {c.metric: c.label for c in self.ctx.panels.core}
         shown = f"{labels[key]} ({key})" if key in labels and labels[key] != key else key
         self.notify(f"cores sorted by {shown}", timeout=2)
+
+    def action_group(self) -> None:
+        """Rows per core or per counted process (MPI ranks first)."""
+        by_process = self.dashboard.toggle_process_rows()
+        self.notify("rows per process (MPI ranks first)" if by_process else "rows per core", timeout=2)
 
     def action_window(self) -> None:
         index = WINDOW_NAMES.index(self.ctx.window) if self.ctx.window in WINDOW_NAMES else -1
@@ -506,17 +541,24 @@ class SectormonApp(App[int]):
         self.notify(f"sector preset: {name} (applied at the next timeslice)", timeout=4)
         self.redraw()
 
+    def help_content(self) -> HelpContent:
+        """What ``?`` says: the keys and views that work here, every column label of this layout."""
+        return HelpContent(
+            replay=self.replay,
+            presets=bool(self._presets()),
+            views=self.dashboard.views() if self.dashboard.is_mounted else (),
+            columns=legend_lines(column_legend(self.ctx.panels, self.ctx.profile), self.ctx.panels.profile),
+            simulator=simulator_note(self.header),
+            record_folder=os.getcwd(),
+            bookmarks_file=(self.timeline_control.bookmarks_file() or "") if self.timeline_control else "",
+            hotspots=self.dashboard.sampling,
+            warnings=tuple(self.warnings),
+        )
+
     def action_help(self) -> None:
         if isinstance(self.screen, HelpScreen):
             return
-        self.push_screen(
-            HelpScreen(
-                replay=self.replay,
-                presets=bool(self._presets()),
-                hotspots=self.dashboard.sampling,
-                warnings=self.warnings,
-            )
-        )
+        self.push_screen(HelpScreen(self.help_content()))
 
     def on_redraw_wanted(self, _message: RedrawWanted) -> None:
         self.redraw()
@@ -551,4 +593,7 @@ def run_tui(controller: SessionControl, theme: str | None = None) -> int:
         with contextlib.suppress(SectormonError):
             controller.stop()
     controller.wait(5.0)
+    for path in app.recordings:  # `r` records into the current folder: say where it went
+        if os.path.exists(path):
+            print(f"sectormon: recorded to {path}", file=sys.stderr)
     return int(result or 0)

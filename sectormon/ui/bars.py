@@ -76,3 +76,37 @@ def grid_text(entries: Sequence[Text], total_width: int, entry_width: int) -> Te
                 out.append(" " * GAP)
             out.append_text(entry)
     return out
+
+
+SPARK_GLYPHS = " ▁▂▃▄▅▆▇█"
+"""Eighths of a cell, from empty to full."""
+
+
+def spark_rows(values: Sequence[float], width: int, height: int) -> list[tuple[str, list[bool]]]:
+    """A sparkline ``height`` lines tall, top line first: each line's text and, per column, whether
+    that column's value is in the upper half of the range (drawn in the "high" colour).
+
+    The values are stretched or bucketed (largest of a bucket) to ``width`` columns and scaled
+    from their own lowest to their highest point; a constant series is one flat line at the
+    bottom. Text, not one renderable per bar: a frame redraws every line of the panel below the
+    tables.
+    """
+    if not values or width <= 0 or height <= 0:
+        return [(" " * max(0, width), [False] * max(0, width)) for _ in range(max(0, height))]
+    count = len(values)
+    if count >= width:
+        bounds = [c * count // width for c in range(width + 1)]
+        columns = [max(values[bounds[c] : max(bounds[c + 1], bounds[c] + 1)]) for c in range(width)]
+    else:
+        columns = [values[c * count // width] for c in range(width)]
+    low, high = min(columns), max(columns)
+    span = high - low
+    levels = height * 8
+    heights = [1 if span <= 0 else 1 + round((v - low) / span * (levels - 1)) for v in columns]
+    upper = [span > 0 and v - low >= span / 2 for v in columns]
+    rows: list[tuple[str, list[bool]]] = []
+    for row in range(height - 1, -1, -1):
+        base = row * 8
+        text = "".join(SPARK_GLYPHS[min(8, max(0, h - base))] for h in heights)
+        rows.append((text, upper))
+    return rows

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from sectormon.frames import MetricDelta, ScopeStats
 from sectormon.ui.format import (
     CELL_WIDTH,
+    CHANGE_MARK,
     LOW_COVERAGE,
     NA,
     format_improvement,
@@ -51,9 +52,15 @@ def metric_cell(stats: ScopeStats | None, name: str, unit: str, threshold: float
     return Cell(format_value(value, unit, with_unit=False))
 
 
-def delta_cell(delta: MetricDelta | None, unit: str, *, relative: bool, low: bool = False) -> Cell:
-    """A baseline comparison: signed improvement (``+`` = better), coloured better/worse."""
-    text = format_improvement(delta, unit, relative=relative, width=CELL_WIDTH - 1 if low else CELL_WIDTH)
+def delta_cell(
+    delta: MetricDelta | None, unit: str, *, relative: bool, low: bool = False, mark_change: bool = True
+) -> Cell:
+    """A baseline comparison: signed improvement (``+`` = better), coloured better/worse; the
+    plain change of a metric with no better direction is marked ``Δ`` unless ``mark_change`` is
+    off (a table marks the column's label instead: :func:`column_label`)."""
+    text = format_improvement(
+        delta, unit, relative=relative, width=CELL_WIDTH - 1 if low else CELL_WIDTH, mark_change=mark_change
+    )
     if text == NA:
         return Cell(NA, ("na",))
     sign = improvement_sign(delta)
@@ -67,6 +74,13 @@ RELATIVE_METRICS = frozenset({"IPC"})
 """Metrics compared as a relative change (the PMU document's IPC improvement in %)."""
 
 
+def column_label(column: Column, better: str, deltas: bool) -> str:
+    """A table column's label: with baseline deltas shown, a metric with no better direction
+    carries ``Δ`` here, once, rather than in each cell, where the mark and ``~`` would leave too
+    little room for the number (``~Δ-0.05`` would fill the column and touch the one before)."""
+    return CHANGE_MARK + column.label if deltas and better == "none" else column.label
+
+
 def scope_cells(
     stats: ScopeStats | None,
     columns: Sequence[Column],
@@ -74,7 +88,8 @@ def scope_cells(
     deltas: Mapping[str, MetricDelta] | None = None,
     threshold: float = LOW_COVERAGE,
 ) -> list[Cell]:
-    """Cells of one row: values, or baseline improvements when ``deltas`` is given."""
+    """Cells of one row: values, or baseline improvements when ``deltas`` is given (a change
+    without a better direction unmarked: the column's label says it, :func:`column_label`)."""
     cells: list[Cell] = []
     for column in columns:
         unit = units.get(column.metric, "")
@@ -84,7 +99,11 @@ def scope_cells(
             low = stats is not None and is_low_confidence(stats, column.metric, threshold)
             cells.append(
                 delta_cell(
-                    deltas.get(column.metric), unit, relative=column.metric in RELATIVE_METRICS, low=low
+                    deltas.get(column.metric),
+                    unit,
+                    relative=column.metric in RELATIVE_METRICS,
+                    low=low,
+                    mark_change=False,
                 )
             )
     return cells

@@ -26,6 +26,26 @@ def window_title(window: str, frame: Frame | None) -> str:
     return WINDOW_TITLES.get(window, window)
 
 
+THREAD_COVERAGE_SHOWN_BELOW = 0.99
+UNCOUNTED_NOTICED_S = 0.02
+"""Uncounted CPU seconds below which a low thread coverage is not shown: /proc's CPU times have a
+10 ms resolution, so a short interval of a fully counted target can read a few percent low."""
+
+
+def thread_coverage_note(frame: Frame | None, window: str) -> str | None:
+    """``threads counted 87% of the target's CPU`` when work went uncounted in the shown window
+    (the run's figure for the whole run, else the frame's own), else ``None``."""
+    if frame is None:
+        return None
+    figure = frame.run.thread_time if window == "run" else frame.thread_time
+    coverage = figure.coverage if figure is not None else None
+    if figure is None or coverage is None or coverage >= THREAD_COVERAGE_SHOWN_BELOW:
+        return None
+    if figure.kernel_s - figure.counted_s < UNCOUNTED_NOTICED_S:
+        return None
+    return f"threads counted {coverage:.0%} of the target's CPU"
+
+
 @dataclass(frozen=True, slots=True)
 class Scopes:
     """The scopes of one window of a frame."""
@@ -103,7 +123,7 @@ class RenderContext:
 
 def deltas_for(baseline: Baseline | None, kind: str, key: str) -> Mapping[str, MetricDelta] | None:
     """The baseline deltas of one scope (``total``, a CMG or a core), ``None`` without a baseline."""
-    if baseline is None:
+    if baseline is None or kind == "proc":  # processes keep no baseline
         return None
     if kind == "total":
         return baseline.total

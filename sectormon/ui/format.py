@@ -16,6 +16,8 @@ from sectormon.frames import MetricDelta, ScopeStats
 
 NA = "n/a"
 CELL_WIDTH = 6
+CHANGE_MARK = "Δ"
+"""Marks the plain change of a metric with no better direction (not an improvement)."""
 LOW_COVERAGE = 0.5
 """A value counted under half of what the rotation allows is shown dimmed (see coverage_threshold)."""
 
@@ -164,13 +166,19 @@ def format_value(
 
 
 def format_improvement(
-    delta: MetricDelta | None, unit: str = "", *, relative: bool = False, width: int = CELL_WIDTH
+    delta: MetricDelta | None,
+    unit: str = "",
+    *,
+    relative: bool = False,
+    width: int = CELL_WIDTH,
+    mark_change: bool = True,
 ) -> str:
     """A baseline comparison in at most :data:`CELL_WIDTH` characters, ``+`` meaning better.
 
     The improvement is in the metric's unit; ratios are in percentage points (``+1.23`` =
     1.23 pp better). ``relative=True`` gives the PMU document's IPC improvement:
-    improvement / |base| in percent (``+12.3%``).
+    improvement / |base| in percent (``+12.3%``). A metric with no better direction shows its
+    plain change, marked ``Δ`` unless ``mark_change`` is off (a table marks its column instead).
     """
     if delta is None:
         return NA
@@ -186,7 +194,9 @@ def format_improvement(
             # A metric with no better direction (a count, a share): its plain change, marked Δ so
             # it does not read as better or worse; n/a said "inputs missing" there.
             assert delta.delta is not None
-            return "Δ" + _signed(0.0 if same else delta.delta * scale, width - 1)
+            if not mark_change:
+                return _signed(0.0 if same else delta.delta * scale, width)
+            return CHANGE_MARK + _signed(0.0 if same else delta.delta * scale, width - 1)
         return NA
     assert delta.improvement is not None
     return _signed(0.0 if same else delta.improvement * scale, width)

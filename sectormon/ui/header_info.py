@@ -228,6 +228,19 @@ FLIB_SHORT = {
 SECTOR_SKIP = frozenset({"cmgs", "l2_set_of_threads"})
 
 
+def short_sector_config(sector_config: Mapping[str, Any]) -> str:
+    """The sector cache's state in a word or two, for a narrow header: ``preset on``,
+    ``SCCR=TRUE``, ``on``/``off``; else the whole description."""
+    if "preset" in sector_config:
+        return f"preset {sector_config['preset']}"
+    if "FLIB_SCCR_CNTL" in sector_config:
+        return f"SCCR={sector_config['FLIB_SCCR_CNTL']}"
+    enabled = sector_config.get("enabled")
+    if isinstance(enabled, bool):
+        return "on" if enabled else "off"
+    return describe_sector_config(sector_config)
+
+
 def describe_sector_config(sector_config: Mapping[str, Any]) -> str:
     """One short line: ``SCCR=TRUE L1 SCCR=TRUE L2 ways=10,4`` or the simulator's settings."""
     if not sector_config:
@@ -245,8 +258,11 @@ def describe_sector_config(sector_config: Mapping[str, Any]) -> str:
 CMDLINE_MAX = 40
 
 
-def describe_target(target: Mapping[str, Any], live_threads: int | None = None) -> str:
-    """``pid 4242 ./stream (48 threads, cpus 12-59, per-thread)``.
+def describe_target(
+    target: Mapping[str, Any], live_threads: int | None = None, *, short: bool = False
+) -> str:
+    """``pid 4242 ./stream -n 48 (48 threads, cpus 12-59, pid)``; ``short``: ``pid 4242 stream
+    (48 threads)``, for a narrow header (the command's program alone, no CPUs or mode).
 
     ``live_threads`` (the threads in the latest frame) wins over the header's count, which was
     taken before a launched command had started its threads.
@@ -260,6 +276,8 @@ def describe_target(target: Mapping[str, Any], live_threads: int | None = None) 
         cmdline = " ".join(str(c) for c in cmdline)
     if cmdline:
         text = " ".join(str(cmdline).split())  # a newline in `python -c '...'` broke the header in two
+        if short:
+            text = text.split(" ")[0].rpartition("/")[2]
         bits.append(text if len(text) <= CMDLINE_MAX else text[: CMDLINE_MAX - 1] + "…")
     extra: list[str] = []
     threads = live_threads if live_threads else target.get("threads")
@@ -267,10 +285,10 @@ def describe_target(target: Mapping[str, Any], live_threads: int | None = None) 
         count = len(threads) if isinstance(threads, (list, tuple)) else threads
         extra.append(f"{count} threads")
     cpus = target.get("cpus")
-    if cpus:
+    if cpus and (not short or not bits):
         extra.append(f"cpus {_compact_cpus(cpus)}")
     mode = target.get("mode")
-    if mode:
+    if mode and not short:
         extra.append(str(mode))
     if not bits and target.get("kind"):
         bits.append(str(target["kind"]))

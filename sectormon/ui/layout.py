@@ -40,17 +40,19 @@ class Panels:
 
 
 LABELS: dict[str, str] = {
+    # Column labels fit a 7-column cell where they can: the CMG table of the a64fx profile must fit
+    # 80 columns. The help's legend spells out each label a layout shows (ui/legend.py).
     "IPC": "IPC",
     "L1D_miss_rate": "L1 miss",
     "L1D_demand_refill_ratio": "L1D dm",
     "L1D_WB_per_access": "L1D WB",
-    "L2D_miss_rate": "L2 miss raw",
+    "L2D_miss_rate": "L2 raw",
     "L2D_miss_rate_corrected": "L2 miss",
     "L2D_demand_refill_ratio": "L2 dm",
     "L2D_WB_per_access": "L2 WB",
-    "L2_swap_dm_per_cycle": "SWAP_DM/cyc",
+    "L2_swap_dm_per_cycle": "SWAP/cyc",
     "avg_L1_miss_penalty": "L1 pen",
-    "avg_L2_miss_penalty": "L2 pen cyc",
+    "avg_L2_miss_penalty": "L2 pen",
     "mem_stall_rate": "mem st",
     "l2_stall_rate": "L2 st",
     "other_ld_stall_rate": "oth st",

@@ -119,9 +119,9 @@ def test_replay_with_timeline_controls(terminals: list[Terminal]) -> None:
 def test_default_demo_switches_the_sector_cache_live(terminals: list[Terminal]) -> None:
     term = Terminal([sectormon_command()])
     terminals.append(term)
-    term.wait_for("source sim", "scenario-a", "preset=on")
+    term.wait_for("source sim", "scenario-a", "sector preset on")
     term.send("c")
-    screen = term.wait_for("preset=off enabled=False")  # the header shows the configuration now
+    screen = term.wait_for("sector preset off")  # the header shows the configuration now
     assert "L1D dm" in screen
     term.send("q")
     term.wait_for("SECTORMON-EXIT=0", timeout=20)

@@ -167,4 +167,4 @@ def test_a_batch_naming_an_entity_it_never_entered_is_refused() -> None:
     batch = rows.take(frame_due=False)
     engine = MetricsEngine(PROFILE)
     with pytest.raises(ValueError, match="never entered"):
-        engine.add_batch(batch._replace(slices=[(*batch.slices[0][:6], ())]))
+        engine.add_batch(batch._replace(slices=[(*batch.slices[0][:6], (), None)]))

@@ -172,6 +172,9 @@ class FakeReplay(FakeSession):
     def marks(self) -> tuple[Mark, ...]:
         return self._marks
 
+    def bookmarks_file(self) -> str | None:
+        return "run.jsonl.gz.bookmarks.jsonl"
+
     def start_time(self) -> float:
         return 0.0
 

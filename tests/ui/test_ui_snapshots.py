@@ -1,4 +1,4 @@
-"""Snapshot tests at 80x24 and 160x50 (pytest-textual-snapshot).
+"""Snapshot tests at 80x24, 120x40 and 160x50 (pytest-textual-snapshot).
 
 Regenerate after an intended change with ``pytest tests/ui --snapshot-update`` and look at the
 SVGs under tests/ui/__snapshots__/ before committing them.
@@ -16,10 +16,18 @@ from textual.pilot import Pilot
 from sectormon.ui.app import make_app
 
 SMALL = (80, 24)
+MIDDLE = (120, 40)
 WIDE = (160, 50)
+SIZES = pytest.mark.parametrize("size", [SMALL, MIDDLE, WIDE], ids=["80x24", "120x40", "160x50"])
 PRESETS = ("sector-off", "scenario-a")
 
 SnapCompare = Callable[..., bool]
+
+
+@pytest.fixture(autouse=True)
+def _fixed_folder(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The help names the folder `r` records into: the same in every checkout."""
+    monkeypatch.chdir("/")
 
 
 def feed(
@@ -44,25 +52,25 @@ def a64fx() -> FakeSession:
     return FakeSession(a64fx_header(), a64fx_frames(8, sector_from=3), presets=PRESETS)
 
 
-@pytest.mark.parametrize("size", [SMALL, WIDE], ids=["80x24", "160x50"])
+@SIZES
 def test_snapshot_a64fx_live(snap_compare: SnapCompare, size: tuple[int, int]) -> None:
     session = a64fx()
     assert snap_compare(make_app(session), terminal_size=size, run_before=feed(session, 4))
 
 
-@pytest.mark.parametrize("size", [SMALL, WIDE], ids=["80x24", "160x50"])
+@SIZES
 def test_snapshot_a64fx_baseline(snap_compare: SnapCompare, size: tuple[int, int]) -> None:
     session = a64fx()
     assert snap_compare(make_app(session), terminal_size=size, run_before=feed(session, 2, ["b"], after=3))
 
 
-@pytest.mark.parametrize("size", [SMALL, WIDE], ids=["80x24", "160x50"])
+@SIZES
 def test_snapshot_generic_host(snap_compare: SnapCompare, size: tuple[int, int]) -> None:
     session = FakeSession(generic_header(), generic_frames(4))
     assert snap_compare(make_app(session), terminal_size=size, run_before=feed(session, 2))
 
 
-@pytest.mark.parametrize("size", [SMALL, WIDE], ids=["80x24", "160x50"])
+@SIZES
 def test_snapshot_replay(snap_compare: SnapCompare, size: tuple[int, int]) -> None:
     session = FakeReplay(a64fx_header("replay"), a64fx_frames(8, sector_from=3))
     assert snap_compare(make_app(session), terminal_size=size, run_before=feed(session, 5, ["space"]))

@@ -1,8 +1,14 @@
 """The live (and replay) dashboard: header, rotation, per-CMG and energy panels, and the views
 (cores, sectors, stalls, energy, history, and a sampling session's hot spots) as tabs. Only what
-is visible is redrawn per frame."""
+is visible is redrawn per frame.
+
+A wide screen uses its space: the energy panel sits beside the CMG panel, the cores split in two
+tables, and the rows the tables leave free below them show the history (taller sparklines the
+more room there is); the views that moved out of the tabs say where they went (help, keys)."""
 
 from __future__ import annotations
+
+import time
 
 from textual import events
 from textual.app import ComposeResult
@@ -16,6 +22,7 @@ from sectormon.frames import Frame
 from sectormon.ui.context import RenderContext
 from sectormon.ui.history import History
 from sectormon.ui.messages import RedrawWanted
+from sectormon.ui.screens.help import View
 from sectormon.ui.widgets.cmg_panel import CmgPanel
 from sectormon.ui.widgets.core_table import CoreTable
 from sectormon.ui.widgets.energy_panel import EnergyPanel
@@ -32,6 +39,17 @@ WIDE = 150
 """From this width on, the energy panel sits beside the CMG panel and the cores split in two."""
 
 TABS = ("tab-cores", "tab-sectors", "tab-stalls", "tab-energy", "tab-history", "tab-hotspots")
+VIEW_NAMES = ("cores", "sectors", "stalls", "energy", "history", "hot spots")
+BESIDE = "beside the CMG table at this width"
+BELOW = "below the tables at this width"
+
+TAB_BAR_ROWS = 2
+HISTORY_MIN_ROWS = 6
+"""The history goes below the tables when at least this many rows are free (title + 5 lines)."""
+MAX_SPARK_ROWS = 6
+HISTORY_REDRAW_S = 0.5
+"""The history below the tables is a trend: redrawn at most twice a second, not with every frame
+of a fast replay (drawing it is a large part of a 48-core frame: docs/perf-tuning.md)."""
 
 
 class DashboardScreen(Screen[None]):
@@ -46,6 +64,9 @@ class DashboardScreen(Screen[None]):
         self._frame: Frame | None = None
         self._status = Status()
         self._wide: bool | None = None
+        self._core_rows = 0
+        self._history_below = False
+        self._history_drawn = 0.0  # monotonic time the history below the tables was last drawn
 
     def compose(self) -> ComposeResult:
         yield HeaderBar(self._ctx.header, id="header")
@@ -68,6 +89,7 @@ class DashboardScreen(Screen[None]):
                 yield HistoryView(self._ctx, self._history, id="history")
             with TabPane("6 Hot spots", id="tab-hotspots"), VerticalScroll(classes="view-scroll"):
                 yield HotspotView(id="hotspots")
+        yield HistoryView(self._ctx, self._history, id="history-side")
         yield FilterBar(id="filter")
         yield Footer()
 
@@ -81,6 +103,7 @@ class DashboardScreen(Screen[None]):
         if not self.sampling:
             tabs.hide_tab("tab-hotspots")
         self.query_one("#filter", FilterBar).display = False
+        self.query_one("#history-side", HistoryView).display = False
         self._apply_width(self.size.width)
         self.query_one(CoreTable).focus_table()
         self.show(self._frame, self._ctx, self._status)
@@ -89,6 +112,7 @@ class DashboardScreen(Screen[None]):
 
     def on_resize(self, event: events.Resize) -> None:
         self._apply_width(event.size.width)
+        self.call_after_refresh(self._fit_history)
 
     def _apply_width(self, width: int) -> None:
         wide = width >= WIDE
@@ -128,6 +152,43 @@ class DashboardScreen(Screen[None]):
         if side.display:
             side.show(frame, ctx)
         self._show_active(frame, ctx)
+        now = time.monotonic()
+        if self._history_below and (frame.final or now - self._history_drawn >= HISTORY_REDRAW_S):
+            self._history_drawn = now
+            self.query_one("#history-side", HistoryView).refresh_history()
+        rows = self.query_one(CoreTable).rows_needed()
+        if rows != self._core_rows:
+            self._core_rows = rows
+            self.call_after_refresh(self._fit_history)
+
+    def _fit_history(self) -> None:
+        """Show the history below the core tables when a wide screen leaves enough rows free.
+
+        Only under the cores view: the other views scroll and use the whole height."""
+        if not self.is_mounted:
+            return
+        side = self.query_one("#history-side", HistoryView)
+        views = self.query_one("#views", TabbedContent)
+        metrics = len(self._ctx.panels.history)
+        spare = 0
+        if self._wide and metrics and views.active in ("tab-cores", "tab-history"):
+            free = views.outer_size.height + (side.outer_size.height if side.display else 0)
+            spare = free - TAB_BAR_ROWS - self.query_one(CoreTable).rows_needed()
+        below = spare >= HISTORY_MIN_ROWS
+        if below:
+            side.styles.height = spare
+            side.set_row_height(max(1, min(MAX_SPARK_ROWS, (spare - 1) // metrics)))
+        if below == self._history_below:
+            return
+        self._history_below = below
+        side.display = below
+        if below:
+            if views.active == "tab-history":
+                views.active = "tab-cores"
+            views.hide_tab("tab-history")
+            side.refresh_history()
+        else:
+            views.show_tab("tab-history")
 
     def _show_active(self, frame: Frame, ctx: RenderContext) -> None:
         active = self.active_tab
@@ -140,7 +201,7 @@ class DashboardScreen(Screen[None]):
         elif active == "tab-energy":
             self.query_one("#energy-tab", EnergyPanel).show(frame, ctx)
         elif active == "tab-history":
-            self.query_one(HistoryView).refresh_history()
+            self.query_one("#history", HistoryView).refresh_history()
         elif active == "tab-hotspots":
             self.query_one(HotspotView).show(frame, ctx)
 
@@ -150,6 +211,7 @@ class DashboardScreen(Screen[None]):
     def on_tabbed_content_tab_activated(self, event: TabbedContent.TabActivated) -> None:
         if self._frame is not None:
             self._show_active(self._frame, self._ctx)
+        self.call_after_refresh(self._fit_history)
 
     def show_timeline(self, timeline: Timeline | None) -> None:
         if not (self._replay and self.is_mounted):
@@ -176,15 +238,40 @@ class DashboardScreen(Screen[None]):
         self.select_tab(0)
         return self.query_one(CoreTable).cycle_sort()
 
+    def toggle_process_rows(self) -> bool:
+        """Show the cores view with rows per process, or back per core; whether per process now."""
+        self.select_tab(0)
+        table = self.query_one(CoreTable)
+        table.group_by_process(not table.by_process)
+        return table.by_process
+
+    def _elsewhere(self, tab: str) -> str:
+        """Where a view without its tab shows its figures ("" when it has its tab, or none)."""
+        if tab == "tab-energy" and self._wide and self._ctx.panels.energy:
+            return BESIDE
+        if tab == "tab-history" and self._history_below:
+            return BELOW
+        return ""
+
+    def views(self) -> list[View]:
+        """The views of this profile at this width, with their keys: those without a tab say
+        where their figures are; a view the profile cannot fill is left out."""
+        tabs = self.query_one(TabbedContent)
+        out = []
+        for index, (tab, name) in enumerate(zip(TABS, VIEW_NAMES, strict=True)):
+            elsewhere = self._elsewhere(tab)
+            if elsewhere or not tabs.get_tab(tab).has_class("-hidden"):
+                out.append(View(str(index + 1), name, elsewhere))
+        return out
+
     def select_tab(self, index: int) -> None:
         """Show view ``index`` (0-based); a hidden view says where its figures are instead."""
         tabs = self.query_one(TabbedContent)
         if not 0 <= index < len(TABS) or tabs.active == TABS[index]:
             return
         if tabs.get_tab(TABS[index]).has_class("-hidden"):
-            if TABS[index] == "tab-energy":
-                where = "beside the CMG table at this width" if self._wide else "not in this profile"
-                self.app.notify(f"energy: {where}", timeout=3)
+            where = self._elsewhere(TABS[index]) or f"not in profile {self._ctx.panels.profile or '?'}"
+            self.app.notify(f"{VIEW_NAMES[index]}: {where}", timeout=3)
             return
         # A focused table in the old pane would pull the switcher back to it (TabPane.Focused).
         self.set_focus(None)

@@ -67,6 +67,8 @@ WIDTHS: dict[str, int | None] = {
 
 
 def scope_stats(frame: Frame, ctx: RenderContext, kind: str, key: str) -> ScopeStats | None:
+    if kind == "proc":  # processes are in the frame's own window only
+        return frame.procs.get(key)
     scopes = ctx.scopes(frame)
     if kind == "total":
         return scopes.total
@@ -83,6 +85,8 @@ def scope_title(kind: str, key: str, ctx: RenderContext) -> str:
         return f"Node {key} (its cores and CMGs)"
     if kind == "cmg":
         return f"CMG {key} — CMG-wide events count the whole CMG, not only the target"
+    if kind == "proc":
+        return f"Process {key} (its threads; the frame's own window)"
     cmg = ctx.cmg_map.get(key)
     where = f" (CMG {cmg})" if cmg is not None else ""
     if key == "unbound":
@@ -92,6 +96,7 @@ def scope_title(kind: str, key: str, ctx: RenderContext) -> str:
 
 SCOPES_AT = {
     "core": ("any", "core"),
+    "proc": ("any", "core"),
     "cmg": ("any", "cmg"),
     "total": ("any", "cmg", "total"),
     "node": ("any", "cmg", "total"),

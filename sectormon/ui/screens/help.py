@@ -1,8 +1,14 @@
-"""The ``?`` screen: every key, and how to read the dashboard (dimming, signs, glyphs)."""
+"""The ``?`` screen: the keys that work here, and how to read the dashboard (columns, dimming,
+signs, glyphs, the simulator's sector tags).
+
+What it lists follows the session: the views of this profile at this width, ``r`` only live,
+``c`` only with presets, where recordings and bookmarks go.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 from typing import ClassVar
 
 from textual.app import ComposeResult
@@ -11,32 +17,31 @@ from textual.containers import VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
-LIVE_KEYS: tuple[tuple[str, str], ...] = (
-    ("q", "quit (stops the session, closes the recording)"),
-    ("space / p", "pause the display (sampling and recording go on)"),
-    ("b", "baseline: mark the rolling window / clear it"),
-    ("d", "with a baseline: tables show improvements or values"),
-    ("r", "start / stop recording (automatic file name)"),
-    ("m", "bookmark: a numbered mark in the recording and on a replay's timeline"),
-    ("s", "sort cores by the next column (or click a header)"),
-    ("w", "window: last interval / rolling window / whole run"),
-    ("/", "filter cores: 12-23,40  cmg1  unbound  (empty = all)"),
-    ("t", "next theme"),
-    ("1-5", "views: cores, sectors, stalls, energy, history"),
-    ("Enter", "detail of the core or CMG row (Esc goes back)"),
-    ("?", "this help"),
-)
-PRESET_KEYS: tuple[tuple[str, str], ...] = (("c", "next sector-cache preset of the simulator (live)"),)
-HOTSPOT_KEYS: tuple[tuple[str, str], ...] = (
-    ("6", "hot spots of the sampled event (--sample)"),
-    ("o", "hot spots: functions / data objects"),
-)
-REPLAY_KEYS: tuple[tuple[str, str], ...] = (
-    ("space", "pause / resume the replay (p: pause the display)"),
-    ("← / →", "seek 1 s (shift: 10 s); a simulated recording: 1 frame (10)"),
-    ("[ / ]", "slower / faster"),
-    ("Home / End", "start / end of the recording"),
-)
+
+@dataclass(frozen=True, slots=True)
+class View:
+    """A dashboard view and its key; ``elsewhere`` says where its figures are when it has no tab."""
+
+    key: str
+    name: str
+    elsewhere: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class HelpContent:
+    """What the help says about this session (the app fills it in when ``?`` is pressed)."""
+
+    replay: bool
+    presets: bool
+    views: Sequence[View]
+    columns: Sequence[str] = ()
+    simulator: Sequence[str] = ()
+    record_folder: str = ""
+    bookmarks_file: str = ""
+    hotspots: bool = False
+    warnings: Sequence[str] = field(default_factory=tuple)
+
+
 LEGEND = (
     "Reading the dashboard",
     "  n/a      inputs missing or unsupported, or a zero denominator",
@@ -48,26 +53,81 @@ LEGEND = (
     "           Enter shows each metric's coverage",
     "  +value   vs baseline: + is better whatever the metric's direction;",
     "           ratios in percentage points, IPC as a relative change in %",
-    "  Δvalue   vs baseline, a metric with no better direction: the change",
+    "  Δlabel   vs baseline, a column whose metric has no better direction:",
+    "           its plain change (Δvalue in a detail screen)",
     "  CMG-wide L2 and memory events count the whole CMG, whoever runs there",
     "  bars     █ mem (L2 miss)  ▓ L2 (L1 miss)  ▒ other load/store wait",
     "           █ SCE usage  ▓ non-sector-0 share",
 )
 
 
-def help_text(replay: bool, presets: bool, hotspots: bool = False) -> str:
-    keys: list[tuple[str, str]] = list(LIVE_KEYS)
-    if replay:
-        keys[1] = ("p", "pause the display (the replay goes on)")
-        keys = [k for k in keys if k[0] != "r"]  # a replay records nothing
-    if presets:
-        keys += PRESET_KEYS
-    if hotspots:
-        keys += HOTSPOT_KEYS
-    lines = ["Keys", *(f"  {k:<12} {v}" for k, v in keys)]
-    if replay:
+def _views_key(views: Sequence[View]) -> tuple[str, str]:
+    shown = [v for v in views if not v.elsewhere]
+    keys = " ".join(v.key for v in shown)
+    text = "views: " + ", ".join(v.name for v in shown)
+    notes = [f"{v.name} {v.elsewhere}" for v in views if v.elsewhere]
+    if notes:
+        text += " (" + "; ".join(notes) + ")"
+    return keys, text
+
+
+def keys(content: HelpContent) -> list[tuple[str, str]]:
+    """The keys that do something in this session, with what they do."""
+    if content.replay:
+        out = [
+            ("q", "quit"),
+            ("p", "pause the display (the replay goes on)"),
+            ("b", "baseline: mark the rolling window / clear it"),
+            ("d", "with a baseline: tables show improvements or values"),
+            ("m", f"bookmark: a numbered mark on the timeline, kept in {content.bookmarks_file}"),
+        ]
+    else:
+        folder = f" in {content.record_folder}" if content.record_folder else ""
+        out = [
+            ("q", "quit (stops the session, closes the recording)"),
+            ("space / p", "pause the display (sampling and recording go on)"),
+            ("b", "baseline: mark the rolling window / clear it"),
+            ("d", "with a baseline: tables show improvements or values"),
+            ("r", f"start / stop recording (sectormon-DATE-TIME.jsonl.gz{folder})"),
+            ("m", "bookmark: a numbered mark in the recording (r starts one)"),
+        ]
+    out += [
+        ("s", "sort cores by the next column (or click a header)"),
+        ("g", "group the cores view by process (MPI ranks first) / by core"),
+        ("w", "window: last interval / rolling window / whole run"),
+        ("/", "filter cores: 12-23,40  cmg1  unbound  (empty = all)"),
+        ("t", "next theme"),
+        _views_key(content.views),
+        ("Enter", "detail of the core or CMG row (Esc goes back)"),
+        ("?", "this help"),
+    ]
+    if content.presets:
+        out.append(("c", "next sector-cache preset of the simulator (live)"))
+    if content.hotspots:
+        out.append(("o", "hot spots: functions / data objects"))
+    return out
+
+
+REPLAY_KEYS: tuple[tuple[str, str], ...] = (
+    ("space", "pause / resume the replay (p: pause the display)"),
+    ("← / →", "seek 1 s (shift: 10 s); a simulated recording: 1 frame (10)"),
+    ("[ / ]", "slower / faster"),
+    ("Home / End", "start / end of the recording"),
+)
+
+
+def help_text(content: HelpContent) -> str:
+    lines = ["Keys", *(f"  {k:<12} {v}" for k, v in keys(content))]
+    if content.replay:
         lines += ["", "Replay", *(f"  {k:<12} {v}" for k, v in REPLAY_KEYS)]
-    lines += ["", *LEGEND, "", "Esc, ? or q closes this help."]
+    if content.columns:
+        lines += ["", *content.columns]
+    lines += ["", *LEGEND]
+    if content.simulator:
+        lines += ["", *content.simulator]
+    if content.warnings:  # a notification is gone after a few seconds; here they stay
+        lines += ["", f"Warnings ({len(content.warnings)})", *(f"  ⚠ {w}" for w in content.warnings)]
+    lines += ["", "Esc, ? or q closes this help."]
     return "\n".join(lines)
 
 
@@ -80,22 +140,10 @@ class HelpScreen(ModalScreen[None]):
         Binding("q", "dismiss", "close", show=False),
     ]
 
-    def __init__(
-        self,
-        *,
-        replay: bool,
-        presets: bool,
-        hotspots: bool = False,
-        extra: Sequence[str] = (),
-        warnings: Sequence[str] = (),
-    ) -> None:
+    def __init__(self, content: HelpContent) -> None:
         super().__init__()
-        self._text = help_text(replay, presets, hotspots)
-        if extra:
-            self._text += "\n\n" + "\n".join(extra)
-        if warnings:  # a notification is gone after a few seconds; here they stay
-            self._text += "\n\n" + "\n".join([f"Warnings ({len(warnings)})", *(f"  ⚠ {w}" for w in warnings)])
+        self.text = help_text(content)
 
     def compose(self) -> ComposeResult:
         with VerticalScroll(id="help-body"):
-            yield Static(self._text, id="help-text", markup=False)
+            yield Static(self.text, id="help-text", markup=False)

@@ -9,7 +9,7 @@ from textual.containers import Vertical
 from textual.widgets import Label
 
 from sectormon.frames import Frame, scope_order
-from sectormon.ui.cells import Cell, label_cell, scope_cells
+from sectormon.ui.cells import Cell, column_label, label_cell, scope_cells
 from sectormon.ui.context import RenderContext, deltas_for
 from sectormon.ui.layout import Column
 from sectormon.ui.messages import OpenDetail
@@ -29,6 +29,11 @@ def cmg_label(cmg: str, ctx: RenderContext) -> str:
     if not cmg.isdigit():
         return cmg
     return f"CMG{cmg}" if ctx.panels.profile == "a64fx" else f"dom{cmg}"
+
+
+def table_labels(columns: Sequence[Column], ctx: RenderContext, deltas: bool) -> list[tuple[str, str]]:
+    """(metric, label) of a table's value columns; ``Δ`` marks a directionless metric's change."""
+    return [(c.metric, column_label(c, ctx.profile.info(c.metric).better, deltas)) for c in columns]
 
 
 def cmg_rows(
@@ -73,6 +78,7 @@ class CmgPanel(Vertical):
         super().__init__(id=id)
         self._ctx = ctx
         self._shown_title = ""
+        self._deltas = False  # baseline deltas shown: directionless metrics' labels carry Δ
 
     def compose(self) -> ComposeResult:
         yield Label(self._title(False), classes="panel-title")
@@ -89,17 +95,19 @@ class CmgPanel(Vertical):
         title = self._ctx.panels.cmg_title
         if any(fields.get("scope") == "cmg" for fields in self._ctx.profile.events.values()):
             title += " — CMG-wide events count the whole CMG, not only the target"
-        return title + ("  (Δ vs baseline, + = better)" if deltas else "")
+        return title + ("  Δ vs baseline" if deltas else "")  # 80 columns hold it
 
     def set_context(self, ctx: RenderContext) -> None:
         self._ctx = ctx
         label = "CMG" if ctx.panels.profile == "a64fx" else "domain"
         self.table.set_columns(
-            [("scope", label), *((c.metric, c.label) for c in ctx.panels.cmg)], first_width=7
+            [("scope", label), *table_labels(ctx.panels.cmg, ctx, self._deltas)], first_width=7
         )
 
     def show(self, frame: Frame, ctx: RenderContext) -> None:
-        if ctx.panels != self._ctx.panels:
+        deltas = ctx.baseline(frame) is not None
+        if ctx.panels != self._ctx.panels or deltas != self._deltas:
+            self._deltas = deltas
             self.set_context(ctx)
         self._ctx = ctx
         title = self._title(ctx.baseline(frame) is not None)

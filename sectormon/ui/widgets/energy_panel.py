@@ -8,7 +8,7 @@ from textual.widgets import Label
 
 from sectormon.frames import Frame
 from sectormon.ui.context import RenderContext
-from sectormon.ui.widgets.cmg_panel import cmg_rows
+from sectormon.ui.widgets.cmg_panel import cmg_rows, table_labels
 from sectormon.ui.widgets.metric_table import MetricTable
 
 
@@ -18,6 +18,7 @@ class EnergyPanel(Vertical):
     def __init__(self, ctx: RenderContext, *, id: str | None = None, classes: str | None = None) -> None:
         super().__init__(id=id, classes=classes)
         self._ctx = ctx
+        self._deltas = False
 
     def compose(self) -> ComposeResult:
         yield Label("Energy — power per CMG (L2 and memory are CMG-wide)", classes="panel-title")
@@ -34,14 +35,16 @@ class EnergyPanel(Vertical):
     def set_context(self, ctx: RenderContext) -> None:
         self._ctx = ctx
         columns = ctx.panels.energy
-        self.table.set_columns([("scope", ""), *((c.metric, c.label) for c in columns)], first_width=7)
+        self.table.set_columns([("scope", ""), *table_labels(columns, ctx, self._deltas)], first_width=7)
         self.table.display = bool(columns)
         note = self.query_one(".panel-note", Label)
         note.display = not columns
         note.update(f"profile {ctx.panels.profile or '?'} defines no energy metrics")
 
     def show(self, frame: Frame, ctx: RenderContext) -> None:
-        if ctx.panels != self._ctx.panels:
+        deltas = ctx.baseline(frame) is not None
+        if ctx.panels != self._ctx.panels or deltas != self._deltas:
+            self._deltas = deltas
             self.set_context(ctx)
         self._ctx = ctx
         if ctx.panels.energy:

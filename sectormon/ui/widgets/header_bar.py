@@ -1,27 +1,36 @@
 """The two header lines: what is measured (target, source, profile, sector config) and the
-session's state (recording, interval, sampler overhead, baseline, display pause)."""
+session's state (ended, recording and where, display pause, warnings, window or baseline, time,
+interval, sampler overhead), fitted to the terminal's width (:mod:`sectormon.ui.header_fit`)."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from pathlib import PurePath
 from typing import Any, ClassVar
 
 from rich.style import Style
 from rich.text import Text
+from textual import events
 from textual.widgets import Static
 
 from sectormon.frames import Frame
-from sectormon.ui.context import window_title
+from sectormon.ui.context import thread_coverage_note, window_title
 from sectormon.ui.format import format_number, format_si, format_value
-from sectormon.ui.header_info import describe_sector_config, describe_source, describe_target
+from sectormon.ui.header_fit import SEPARATOR, Field, fit
+from sectormon.ui.header_info import (
+    describe_sector_config,
+    describe_source,
+    describe_target,
+    short_sector_config,
+)
 
 
 @dataclass(frozen=True, slots=True)
 class Status:
     """UI-side state shown in the header (the frame carries the rest)."""
 
-    recording: str | None = None
+    recording: str | None = None  # where the session records to, as the user can find it
     display_paused: bool = False
     window: str = "interval"
     sector_preset: str = ""
@@ -36,7 +45,8 @@ def _mapping(value: Any) -> Mapping[str, Any]:
 
 
 class HeaderBar(Static):
-    """Target and session state, two lines (cropped, never wrapped, at 80 columns)."""
+    """What is measured (line 1) and the session's state (line 2), each fitted to the width: the
+    least important fields are shortened, then dropped, so target, window and state stay."""
 
     COMPONENT_CLASSES: ClassVar[set[str]] = {
         "header-bar--title",
@@ -51,85 +61,156 @@ class HeaderBar(Static):
         super().__init__("", id=id)
         self._header = header
         self._shown = Text()
+        self._last: tuple[Frame | None, Status] | None = None
 
     def _style(self, role: str) -> Style:
         return self.get_component_rich_style(f"header-bar--{role}", partial=True)
 
-    def _field(self, text: Text, key: str, value: str) -> None:
-        text.append(f"{key} ", self._style("key"))
-        text.append(value)
-        text.append("  ")
+    def _line(self, fields: list[Field], width: int) -> Text:
+        line = Text(no_wrap=True, overflow="ellipsis")
+        for index, (field, value) in enumerate(fit(fields, width)):
+            if index:
+                line.append(" " * SEPARATOR)
+            if field.key:
+                line.append(f"{field.key} ", self._style("key"))
+            line.append(value, self._style(field.role) if field.role else Style())
+        return line
 
-    def show(self, frame: Frame | None, status: Status) -> None:
+    def what_is_measured(self, frame: Frame | None, status: Status) -> list[Field]:
         header = self._header
-        line1 = Text(no_wrap=True, overflow="ellipsis")
-        line1.append("sectormon ", self._style("title"))
-        self._field(line1, "source", describe_source(_mapping(header.get("source"))))
+        source = _mapping(header.get("source"))
         profile = _mapping(header.get("profile"))
         name = str(profile.get("name", "?"))
         variant = profile.get("variant")
-        self._field(line1, "profile", f"{name} {variant}" if variant else name)
+        target = _mapping(header.get("target"))
+        live_threads = len(frame.threads) if frame is not None else None
+        fields = [
+            Field("sectormon", role="title", priority=5),
+            Field(
+                describe_target(target, live_threads),
+                key="target",
+                priority=100,
+                short=describe_target(target, live_threads, short=True),
+                keep=True,
+            ),
+            Field(describe_source(source), key="source", priority=45, short=str(source.get("kind", "?"))),
+            Field(f"{name} {variant}" if variant else name, key="profile", priority=40, short=name),
+        ]
         config = _mapping(header.get("sector_config"))
         if config or status.sector_preset or name == "a64fx":
             sector = describe_sector_config(config)
+            short = short_sector_config(config) if config else sector
             if status.sector_preset and config.get("preset") != status.sector_preset:
-                sector = f"preset {status.sector_preset}"  # a source that cannot describe it
-            self._field(line1, "sector", sector)  # the configuration now (a preset updates it)
-        live_threads = len(frame.threads) if frame is not None else None
-        self._field(line1, "target", describe_target(_mapping(header.get("target")), live_threads))
+                sector = short = f"preset {status.sector_preset}"  # a source that cannot describe it
+            # Shortened first (to "preset on", "SCCR=TRUE"): the Sectors view has the details.
+            fields.append(Field(sector, key="sector", priority=25, short=short, keep=True))
+        return fields
 
-        line2 = Text(no_wrap=True, overflow="ellipsis")
+    def state(self, frame: Frame | None, status: Status) -> list[Field]:
+        header = self._header
+        fields: list[Field] = []
         if frame is not None and frame.final:  # first: the one thing that matters once it is over
-            line2.append("■ session ended", self._style("paused"))
-            if status.end_note:
-                line2.append(f": {status.end_note}", self._style("warning"))
-            line2.append("  ")
+            ended = "■ session ended" + (f": {status.end_note}" if status.end_note else "")
+            fields.append(Field(ended, role="paused", priority=100, short="■ ended", keep=True))
         if status.recording:
-            line2.append(f"● REC {status.recording}", self._style("recording"))
-        else:
-            line2.append("○ not recording", self._style("dim"))
-        line2.append("  ")
-        # States before details: at 80 columns the end of this line is cut.
-        if status.display_paused:
-            line2.append("⏸ DISPLAY PAUSED (sampling goes on)", self._style("paused"))
-            line2.append("  ")
-        if status.warnings:
-            line2.append(
-                f"⚠ {status.warnings} warning{'s' if status.warnings > 1 else ''} (? lists)",
-                self._style("warning"),
+            fields.append(
+                Field(
+                    f"● REC {status.recording}",
+                    role="recording",
+                    priority=90,
+                    short=f"● REC {PurePath(status.recording).name}",
+                    keep=True,
+                )
             )
-            line2.append("  ")
+        else:
+            fields.append(Field("○ not recording", role="dim", priority=45, short="○ no rec", keep=True))
+        if status.display_paused:
+            fields.append(
+                Field(
+                    "⏸ DISPLAY PAUSED (sampling goes on)",
+                    role="paused",
+                    priority=95,
+                    short="⏸ PAUSED",
+                    keep=True,
+                )
+            )
+        if status.warnings:
+            plural = "s" if status.warnings > 1 else ""
+            fields.append(
+                Field(
+                    f"⚠ {status.warnings} warning{plural} (? lists)",
+                    role="warning",
+                    priority=85,
+                    short=f"⚠ {status.warnings}",
+                    keep=True,
+                )
+            )
+        uncounted = thread_coverage_note(frame, status.window)
+        if uncounted is not None:  # work the figures leave out: as important as a warning
+            fields.append(
+                Field(
+                    f"⚠ {uncounted}", role="warning", priority=85, short=f"⚠ {uncounted.split()[2]} counted"
+                )
+            )
+        if frame is not None and frame.baseline is not None and not status.showing_values:
+            base = frame.baseline
+            span = f"{format_number(base.t_from)}–{format_number(base.t_to)} s"
+            since = " since the config change" if base.after_change is not None else ""
+            fields.append(
+                Field(
+                    f"Δ vs baseline {span}{since} (+ = better)",
+                    role="warning",
+                    priority=95,
+                    short=f"Δ vs baseline {span}",
+                    keep=True,
+                )
+            )
+        else:
+            window = window_title(status.window, frame)
+            fields.append(Field(window, key="window", priority=95, short=status.window, keep=True))
+        if frame is not None:
+            fields.append(Field(format_si(frame.t, "s"), key="t", priority=70))
         options = _mapping(header.get("options"))
         interval = options.get("interval")
         timeslice = options.get("timeslice")
         timing = format_si(interval, "s") if isinstance(interval, (int, float)) else "?"
+        short_timing = timing
         if isinstance(timeslice, (int, float)):
             timing += f", slice {format_si(timeslice, 's')}"
-        self._field(line2, "interval", timing)
+        fields.append(Field(timing, key="interval", priority=40, short=short_timing))
         if frame is not None:
-            self._field(line2, "t", format_si(frame.t, "s"))
-            self._field(line2, "overhead", f"{format_value(frame.overhead, 'ratio')} of a core")
-        window = window_title(status.window, frame)
-        if frame is not None and frame.baseline is not None and not status.showing_values:
-            base = frame.baseline
-            since = " since the config change" if base.after_change is not None else ""
-            span = f"{format_number(base.t_from)}–{format_number(base.t_to)} s{since}"
-            line2.append(
-                f"Δ vs baseline {span} (+ = better)",
-                self._style("warning"),
-            )
-            line2.append("  ")
-        else:
-            self._field(line2, "window", window)
+            overhead = format_value(frame.overhead, "ratio")
+            fields.append(Field(f"{overhead} of a core", key="overhead", priority=35, short=overhead))
         unavailable = _mapping(header.get("unavailable"))
         if unavailable:
-            line2.append(f"{len(unavailable)} events n/a", self._style("warning"))
-            line2.append("  ")
+            fields.append(
+                Field(
+                    f"{len(unavailable)} event{'s' if len(unavailable) > 1 else ''} n/a",
+                    role="warning",
+                    priority=50,
+                    short=f"{len(unavailable)} n/a",
+                )
+            )
         if status.skipped_frames:
-            line2.append(f"skipped frames {status.skipped_frames}", self._style("dim"))
-            line2.append("  ")
-        line1.append("\n")
-        text = line1 + line2
+            fields.append(Field(f"skipped frames {status.skipped_frames}", role="dim", priority=10))
+        return fields
+
+    def show(self, frame: Frame | None, status: Status) -> None:
+        self._last = (frame, status)
+        width = self.content_size.width or WIDTH_UNKNOWN
+        text = (
+            self._line(self.what_is_measured(frame, status), width)
+            + Text("\n")
+            + self._line(self.state(frame, status), width)
+        )
         if text != self._shown:
             self._shown = text
             self.update(text, layout=False)  # fixed height: no relayout per frame
+
+    def on_resize(self, _event: events.Resize) -> None:
+        if self._last is not None:
+            self.show(*self._last)
+
+
+WIDTH_UNKNOWN = 1000
+"""Before the first layout the width is 0: everything is shown, fitted again once it is known."""

@@ -1,0 +1,75 @@
+"""Bookmarks set while replaying a recording, kept beside it in ``RECORDING.bookmarks.jsonl``.
+
+A recording is not changed once written: it may be compressed, read-only, shared, or the
+baseline of a compare. So a bookmark (``m``) set during a replay goes to a small file next to it:
+JSON Lines of ``sectormon/mark/2`` records of kind ``bookmark``, one appended and flushed per
+``m``, so a crash loses none. The next replay of the recording reads the file and shows its
+bookmarks on the timeline with the recording's own marks. A line that is not a bookmark record
+is skipped with a warning naming the file and line; the recording replays all the same.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from sectormon.errors import SectormonError
+from sectormon.io.jsonl import BadRecord, encode_mark, mark_from_record, parse_schema
+from sectormon.readings import Mark
+
+SUFFIX = ".bookmarks.jsonl"
+
+
+def bookmarks_path(recording: str | Path) -> Path:
+    """The bookmark file of a recording: its name with :data:`SUFFIX` added."""
+    return Path(f"{recording}{SUFFIX}")
+
+
+class BookmarkFile:
+    """A recording's bookmark file: the bookmarks in it, and :meth:`add` for a new one."""
+
+    def __init__(self, recording: str | Path) -> None:
+        self.path = bookmarks_path(recording)
+        self.marks: list[Mark] = []
+        self.warnings: list[str] = []
+        try:
+            text = self.path.read_text(encoding="utf-8")
+        except FileNotFoundError:
+            return
+        except (OSError, UnicodeDecodeError) as exc:
+            self.warnings.append(f"{self.path}: cannot read the bookmarks ({exc}); they are not shown")
+            return
+        for number, line in enumerate(text.splitlines(), start=1):
+            if not line.strip():
+                continue
+            try:
+                mark = _bookmark(line)
+            except (ValueError, RecursionError) as exc:  # BadRecord is a ValueError
+                self.warnings.append(f"{self.path}:{number}: not a bookmark record ({exc}); skipped")
+                continue
+            self.marks.append(mark)
+
+    def add(self, mark: Mark) -> None:
+        """Keep ``mark``: appended to the file and flushed. A file that cannot be written is a
+        one-line :class:`SectormonError`; the bookmark then lasts for this replay only."""
+        self.marks.append(mark)
+        try:
+            with self.path.open("a", encoding="utf-8") as f:
+                f.write(encode_mark(mark) + "\n")
+        except OSError as exc:
+            raise SectormonError(
+                f"kept for this replay only: cannot write {self.path} ({exc.strerror or exc})"
+            ) from None
+
+
+def _bookmark(line: str) -> Mark:
+    record = json.loads(line)
+    if not isinstance(record, dict):
+        raise BadRecord("not a JSON object")
+    kind, _version = parse_schema(record.get("schema"))
+    if kind != "mark":
+        raise BadRecord(f"a {kind} record, not a mark")
+    mark = mark_from_record(record)
+    if mark.kind != "bookmark":
+        raise BadRecord(f"a {mark.kind!r} mark, not a bookmark")
+    return mark

@@ -1,0 +1,98 @@
+"""Thread coverage: the CPU time of the target that was counted, against what the kernel says it used.
+
+Rotation coverage says how much of the window each event was counted on the units that were
+counted; it cannot see a thread that was never counted (found late, left out for want of fds, a
+child process not followed). A per-task counter's ``time_enabled`` advances only while its thread
+runs, so the longest ``time_enabled`` of a thread's readings in a slice is the CPU time counted on
+it; the kernel's own figure for the whole target (``Slice.target_cpu_s``, from
+``/proc/PID/stat``'s utime+stime+cutime+cstime, which include exited threads and reaped children)
+is the reference. Their ratio over the same span of slices is the thread coverage.
+
+The kernel's figure is read every few slices, not at each one: a span runs from one reading to the
+next, and a window's thread coverage sums the spans that ended in it. A span with a slice whose
+counted time is unknown (missing slices, a reader that started after the span began) is left out
+rather than guessed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from sectormon.frames import ThreadTime
+from sectormon.readings import Row
+
+
+def counted_task_ns(rows: Iterable[Row]) -> int:
+    """The CPU time counted on thread units in one slice: per thread, its longest ``time_enabled``
+    (each of its groups counting in the slice was enabled whenever the thread ran)."""
+    longest: dict[str, int] = {}
+    get = longest.get
+    for unit, _core, _cmg, _group, te, _tr, _names, _values in rows:
+        if te > get(unit, 0) and unit.startswith("thread:"):
+            longest[unit] = te
+    return sum(longest.values())
+
+
+class ThreadTimeTracker:
+    """Sums counted task time and the kernel's CPU time span by span (module docstring)."""
+
+    __slots__ = ("_kernel_at", "_pending_ns", "_valid", "interval", "run")
+
+    def __init__(self) -> None:
+        self._kernel_at: float | None = None  # the last kernel reading: where the open span began
+        self._pending_ns = 0  # counted in the open span
+        self._valid = True  # every slice of the open span had its counted time
+        self.interval = _Sums()
+        self.run = _Sums()
+
+    @property
+    def tracking(self) -> bool:
+        """Whether a span is open: the counted time of each slice is wanted from now on."""
+        return self._kernel_at is not None
+
+    def add(self, task_ns: int | None, target_cpu_s: float | None) -> None:
+        """One slice: its counted task time (``None``: unknown) and the kernel's figure read at its
+        end (``None``: not read in this slice)."""
+        if self._kernel_at is not None:
+            if task_ns is None:
+                self._valid = False
+            else:
+                self._pending_ns += task_ns
+        if target_cpu_s is None:
+            return
+        if self._kernel_at is not None and self._valid and target_cpu_s >= self._kernel_at:
+            counted = self._pending_ns / 1e9
+            kernel = target_cpu_s - self._kernel_at
+            self.interval.add(counted, kernel)
+            self.run.add(counted, kernel)
+        self._kernel_at = target_cpu_s
+        self._pending_ns = 0
+        self._valid = True
+
+    def lose_span(self) -> None:
+        """Slices are missing (a gap in a recording): the open span's counted time is unknown."""
+        if self._kernel_at is not None:
+            self._valid = False
+
+    def take_interval(self) -> ThreadTime | None:
+        """The spans that ended since the last call (a frame's interval)."""
+        out = self.interval.figure()
+        self.interval = _Sums()
+        return out
+
+
+class _Sums:
+    __slots__ = ("counted", "kernel", "spans")
+
+    def __init__(self) -> None:
+        self.counted = 0.0
+        self.kernel = 0.0
+        self.spans = 0
+
+    def add(self, counted: float, kernel: float) -> None:
+        self.counted += counted
+        self.kernel += kernel
+        self.spans += 1
+
+    def figure(self) -> ThreadTime | None:
+        return ThreadTime(self.counted, self.kernel) if self.spans else None

@@ -1,0 +1,136 @@
+"""Thread coverage end to end: the share of the target's CPU time that was counted, checked against
+the target's own account of which threads ran how long (real perf counters, real /proc)."""
+
+from __future__ import annotations
+
+import json
+import os
+import resource
+import shlex
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.e2e.helpers import read_jsonl, sectormon_command
+
+pytestmark = [pytest.mark.e2e, pytest.mark.syscall, pytest.mark.timing]  # early threads found in time
+
+BUSY_S = 0.4
+EARLY = LATE = 3
+
+# Threads started before the test lowers sectormon's fd limit are counted; those started after
+# it find no fd and are left out. Every thread waits at a barrier after its busy loop, so none
+# ends (which would free fds and let a late one be counted) before all the work is done. The
+# target writes each worker's CPU time by its tid and the process's own total.
+TARGET = """
+import json, os, resource, sys, threading, time
+ready, go, out = sys.argv[1:4]
+busy, n_early, n_late = float(sys.argv[4]), int(sys.argv[5]), int(sys.argv[6])
+times = {}
+finished = threading.Barrier(n_early + n_late)
+def work(wait):
+    while wait and not os.path.exists(go):
+        time.sleep(0.01)
+    start = time.thread_time()
+    while time.thread_time() - start < busy:
+        pass
+    times[threading.get_native_id()] = time.thread_time()
+    finished.wait()
+early = [threading.Thread(target=work, args=(True,)) for _ in range(n_early)]
+for t in early:
+    t.start()
+open(ready, "w").close()
+while not os.path.exists(go):
+    time.sleep(0.01)
+late = [threading.Thread(target=work, args=(False,)) for _ in range(n_late)]
+for t in late:
+    t.start()
+for t in early + late:
+    t.join()
+usage = resource.getrusage(resource.RUSAGE_SELF)
+json.dump({"threads": times, "total": usage.ru_utime + usage.ru_stime}, open(out, "w"))
+"""
+
+
+def _run(tmp_path: Path, *, limit_fds: bool) -> tuple[dict[str, Any], dict[str, Any], str]:
+    ready, go, truth, frames = (tmp_path / name for name in ("ready", "go", "truth.json", "frames.jsonl"))
+    proc = subprocess.Popen(
+        [sectormon_command(), "--json", "-o", str(frames), "--profile", "generic", "--interval", "0.5",
+         "--", sys.executable, "-c", TARGET, str(ready), str(go), str(truth),
+         str(BUSY_S), str(EARLY), str(LATE)],
+        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    try:
+        deadline = time.monotonic() + 30
+        while not ready.exists() and time.monotonic() < deadline:
+            time.sleep(0.01)
+        time.sleep(0.3)  # the early threads are found and opened (they wait for go)
+        if limit_fds:
+            limit = len(os.listdir(f"/proc/{proc.pid}/fd")) + 1  # one to spare: no group fits
+            resource.prlimit(proc.pid, resource.RLIMIT_NOFILE, (limit, limit))
+        go.touch()
+        _, stderr = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == 0, stderr
+    return read_jsonl(frames.read_text())[-1], json.loads(truth.read_text()), stderr
+
+
+def _true_counted_share(final: dict[str, Any], truth: dict[str, Any]) -> tuple[float, int]:
+    """The share of the target's CPU time on threads sectormon counted (a thread whose counted
+    task-clock is under half its CPU time was left out), and how many were left out."""
+    left_out = [
+        cpu
+        for tid, cpu in truth["threads"].items()
+        if final["threads"].get(tid, {}).get("counts", {}).get("TASK_CLOCK", 0.0) / 1e9 < cpu / 2
+    ]
+    return (truth["total"] - sum(left_out)) / truth["total"], len(left_out)
+
+
+def test_threads_that_find_no_fd_are_still_counted_in_their_process(tmp_path: Path) -> None:
+    """Threads opened with no fd left get no row of their own, but the inherited groups of the
+    command's main thread (which take no fd) count them: thread coverage stays near 1 and the
+    total is the process's own account."""
+    final, truth, stderr = _run(tmp_path, limit_fds=True)
+    assert sum("EMFILE" in line for line in stderr.splitlines()) == 1
+    assert sum("pid" in line and "totals" in line for line in stderr.splitlines() if "EMFILE" in line) == 1
+    _, left_out = _true_counted_share(final, truth)
+    assert left_out == LATE  # no thread rows of their own
+    assert final["thread_coverage"] == pytest.approx(1.0, abs=0.05)
+    assert final["run"]["total"]["counts"]["TASK_CLOCK"] / 1e9 == pytest.approx(truth["total"], rel=0.05)
+
+
+BUSY = "import time\nt = time.thread_time()\nwhile time.thread_time() - t < 0.4: pass\n"
+
+
+def test_child_processes_left_out_show_in_thread_coverage(tmp_path: Path) -> None:
+    """With --no-children a job script's two children run uncounted: the counted share is the
+    shell's own (about 0), and thread coverage says so within 5 points."""
+    frames = tmp_path / "frames.jsonl"
+    python, busy = shlex.quote(sys.executable), shlex.quote(BUSY)
+    done = subprocess.run(
+        [sectormon_command(), "--json", "-o", str(frames), "--profile", "generic", "--no-children",
+         "--", "sh", "-c", f"{python} -c {busy}; {python} -c {busy}"],
+        capture_output=True, text=True, timeout=60, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    final = read_jsonl(frames.read_text())[-1]
+    counted = final["run"]["total"]["counts"]["TASK_CLOCK"] / 1e9
+    assert final["thread_time"]["kernel_s"] >= 0.8
+    assert counted < 0.05  # the shell alone
+    assert final["thread_coverage"] == pytest.approx(counted / final["thread_time"]["kernel_s"], abs=0.05)
+    assert final["thread_coverage"] < 0.1
+
+
+def test_a_fully_counted_run_has_thread_coverage_near_one(tmp_path: Path) -> None:
+    final, truth, _ = _run(tmp_path, limit_fds=False)
+    share, left_out = _true_counted_share(final, truth)
+    assert left_out == 0 and share == 1.0
+    assert final["thread_coverage"] == pytest.approx(1.0, abs=0.03)
+    assert final["thread_time"]["kernel_s"] == pytest.approx(truth["total"], abs=0.05)
