@@ -1,24 +1,39 @@
 """Sampler self-overhead against `perf stat` on the same target, in the same run.
 
-A 48-thread busy target; sectormon attached with --pid, rotating 5 groups of software events in
-20 ms timeslices; at the same time `perf stat -I 100 -e <the same events> -p PID`. Both tools' CPU
-time is read from /proc through psutil over the same wall-clock span. Prints each tool's CPU use as %
-of one core and their ratio. Targets (issue 3): sectormon <= 2% of one core and <= 3x perf stat.
-Then, on the same target, the CPU the rotation's syscalls alone take (see syscall_floor): the
-part of sectormon's figure no Python change can remove.
+A 48-thread busy target; sectormon attached with --pid, 5 groups of software events made to rotate
+as counter events do (``rotate_software: true``), once per rotation mode, all at the same time:
+the default settings (``--rotation auto``: kernel rotation here, reads every 0.1 s), ``--rotation
+kernel``, ``--rotation sync`` in 20 ms timeslices with the budget off (``--max-overhead 100``: the
+lock-step rotation's own cost) and with the default 2 % budget; and `perf stat -I 100 -e <the same
+events> -p PID`. Every tool's CPU time is read from /proc through psutil over the same wall-clock
+span. Prints each one's CPU use as % of one core and its ratio to perf stat. Targets (issue 19):
+the default <= 2 % of one core and <= 3x perf stat. Then, on the same target, the CPU the sync
+rotation's syscalls alone take (see syscall_floor): the part of its figure no Python change can
+remove.
 
 With --openmetrics: two sectormon instances on the same target in the same run, one of them
 serving --openmetrics and scraped once a second (as Prometheus would); prints the CPU the
 endpoint adds, as % of one core and as a ratio to the instance without it. Target (issue 21):
 <= 0.2 % of a core.
 
-Usage: python benchmarks/bench_sampler.py [--seconds 20] [--threads 48] [--openmetrics]
+With --scrape-cost: what one scrape of a 48-core A64FX frame costs (the TUI fixture's: 53 scopes,
+25 metrics, about 2,000 samples), in process: CPU time per scrape of a new frame with sectormon's
+writer (OpenMetrics and the 0.0.4 text format, plain and gzip, and a second scraper of the same
+frame) against prometheus_client's own generate_latest on the same collector class fed the same
+frames, in the same run. Target: <= 2 ms a scrape (0.2 % of a core at a 1 s scrape interval).
+With --instructions as well: the same comparison in instructions per scrape under callgrind
+(repeatable on a loaded machine, where CPU times vary by 1.5x; a few minutes under valgrind).
+
+Usage: python benchmarks/bench_sampler.py [--seconds 20] [--threads 48]
+       [--openmetrics | --scrape-cost [--instructions] [--scrapes N]]
 """
 
 from __future__ import annotations
 
 import argparse
 import contextlib
+import dataclasses
+import itertools
 import os
 import select
 import shutil
@@ -39,6 +54,7 @@ PROFILE = textwrap.dedent(
     description: Five groups of software events for the sampler overhead benchmark.
     counters: 4
     match: {}
+    rotate_software: true
     events:
       TASK_CLOCK: {spec: task-clock, scope: pe, unit: ns, desc: CPU time of the task}
       CPU_CLOCK: {spec: cpu-clock, scope: pe, unit: ns, desc: CPU clock}
@@ -177,12 +193,28 @@ def cpu_seconds(proc: psutil.Process) -> float:
     return times.user + times.system
 
 
+MODES: dict[str, list[str]] = {
+    "default": [],
+    "kernel": ["--rotation", "kernel"],
+    "sync": ["--rotation", "sync", "--timeslice", "0.02", "--max-overhead", "100"],
+    "sync+budget": ["--rotation", "sync", "--timeslice", "0.02"],
+}
+"""sectormon's configurations measured side by side: name -> options."""
+
+
 def measure(
-    profile: Path, threads: int, seconds: float, pin: str | None, *, with_floor: bool
+    profile: Path,
+    threads: int,
+    seconds: float,
+    pin: str | None,
+    *,
+    with_floor: bool,
+    modes: dict[str, list[str]],
 ) -> tuple[dict[str, float], float, dict[str, float]]:
-    """Start the target, sectormon and perf stat (all under ``taskset -c pin`` when given) and
-    return each tool's CPU seconds over ``seconds`` of steady state, the wall time, and the
-    syscall floor measured on the same target afterwards (when ``with_floor``)."""
+    """Start the target, one sectormon per entry of ``modes`` and perf stat (all under
+    ``taskset -c pin`` when given) and return each tool's CPU seconds over ``seconds`` of steady
+    state, the wall time, and the syscall floor measured on the same target afterwards (when
+    ``with_floor``)."""
     sectormon = shutil.which("sectormon") or str(Path(sys.executable).with_name("sectormon"))
     perf = shutil.which("perf")
     prefix = ["taskset", "-c", pin] if pin is not None else []
@@ -195,25 +227,25 @@ def measure(
     tools: dict[str, subprocess.Popen[bytes]] = {}
     floor: dict[str, float] = {}
     try:
-        tools["sectormon"] = subprocess.Popen(
-            [
-                *prefix,
-                sectormon,
-                "--json",
-                "--pid",
-                str(pid),
-                "--profile",
-                str(profile),
-                "--timeslice",
-                "0.02",
-                "--interval",
-                "1",
-                "--duration",
-                str(seconds + 5),
-            ],
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-        )
+        for name, options in modes.items():
+            tools[name] = subprocess.Popen(
+                [
+                    *prefix,
+                    sectormon,
+                    "--json",
+                    "--pid",
+                    str(pid),
+                    "--profile",
+                    str(profile),
+                    *options,
+                    "--interval",
+                    "1",
+                    "--duration",
+                    str(seconds + 5),
+                ],
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+            )
         if perf:
             tools["perf stat"] = subprocess.Popen(
                 [*prefix, perf, "stat", "-I", "100", "-e", PERF_EVENTS, "-p", str(pid)],
@@ -312,35 +344,55 @@ def main() -> int:
     parser.add_argument(
         "--openmetrics", action="store_true", help="measure only what a scraped --openmetrics endpoint adds"
     )
+    parser.add_argument(
+        "--scrape-cost",
+        action="store_true",
+        help="CPU per scrape of a 48-core A64FX frame: sectormon's writer vs prometheus_client's",
+    )
+    parser.add_argument(
+        "--instructions",
+        action="store_true",
+        help="with --scrape-cost: instructions per scrape under callgrind instead of CPU time",
+    )
+    parser.add_argument(
+        "--scrapes", type=int, help="scrapes per --scrape-cost measurement (200; 10 under callgrind)"
+    )
+    parser.add_argument("--scrape-child", nargs=2, metavar=("ROW", "SIDE"), help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.openmetrics:
         return bench_openmetrics(args.threads, args.seconds)
+    if args.scrape_child:
+        return scrape_child(*args.scrape_child, args.scrapes)
+    if args.scrape_cost and args.instructions:
+        return bench_instructions(args.scrapes or 5)
+    if args.scrape_cost:
+        return bench_scrape_cost(args.scrapes or 200)
     with tempfile.TemporaryDirectory() as tmp:
         profile = Path(tmp, "bench.yaml")
         profile.write_text(PROFILE)
-        used, wall, floor = measure(profile, args.threads, args.seconds, None, with_floor=True)
-        shape = f"{args.threads} busy threads, 5 groups of software events, 20 ms timeslices"
-        print(f"target: {shape}, {wall:.1f} s")
+        used, wall, floor = measure(profile, args.threads, args.seconds, None, with_floor=True, modes=MODES)
+        shape = f"{args.threads} busy threads, 5 rotating groups of software events"
+        print(f"target: {shape}, {wall:.1f} s, all tools at once; CPU as % of one core")
+        peer = used.get("perf stat", 0.0)
         for name, seconds in used.items():
-            print(f"{name:>10}: {100 * seconds / wall:6.2f} % of one core ({seconds:.3f} s CPU)")
-        if "perf stat" in used and used["perf stat"] > 0:
-            ratio = used["sectormon"] / used["perf stat"]
-            targets = "target <= 3x; sectormon target <= 2 %"
-            print(f"     ratio: sectormon / perf stat = {ratio:.2f}x  ({targets})")
-        else:
-            print("     ratio: perf not installed here (apt-get install linux-perf)")
+            options = " ".join(MODES.get(name, [])) or ("(default settings)" if name in MODES else "-I 100")
+            ratio = f"{seconds / peer:6.2f}x perf stat" if peer > 0 else "perf stat: not installed"
+            print(f"{name:>12}: {100 * seconds / wall:6.2f} %  {ratio}  ({seconds:.3f} s CPU; {options})")
+        print("     targets: default <= 2 % of one core and <= 3x perf stat")
         floor_pct = 100 * sum(floor.values()) * 50  # 50 slices per second
         print(
-            "syscalls alone on this target, per 20 ms slice: "
+            "sync's syscalls alone on this target, per 20 ms slice: "
             + ", ".join(f"{key} {1e6 * value:.0f} us" for key, value in floor.items())
-            + f" -> {floor_pct:.2f} % of a core; sectormon's own Python and the rest: "
-            f"{100 * used['sectormon'] / wall - floor_pct:.2f} % of a core"
+            + f" -> {floor_pct:.2f} % of a core; sync's own Python and the rest: "
+            f"{100 * used['sync'] / wall - floor_pct:.2f} % of a core"
         )
         if not args.no_same_cpu:
             # The kernel makes every enable/disable of another CPU's thread a synchronous
             # cross-CPU call; with target and tools on one CPU there are none. The difference
             # between the two runs is what those interrupts cost on this machine.
-            same, same_wall, _ = measure(profile, args.threads, args.seconds, "0", with_floor=False)
+            same, same_wall, _ = measure(
+                profile, args.threads, args.seconds, "0", with_floor=False, modes={"sync": MODES["sync"]}
+            )
             print(
                 "same run with target and tools all on CPU 0 (no cross-CPU calls): "
                 + ", ".join(f"{name} {100 * sec / same_wall:.2f} %" for name, sec in same.items())
@@ -370,6 +422,160 @@ def bench_openmetrics(threads: int, seconds: float) -> int:
         f"{'added':>18}: {100 * (served - base) / wall:+6.2f} % of one core, ratio {ratio:.3f}x "
         f"({scrapes} scrapes, one a second; target <= 0.2 % of a core)"
     )
+    return 0
+
+
+SCRAPE_ROWS = ("openmetrics", "openmetrics+gzip", "text")
+"""What a scrape is asked for: the OpenMetrics format (plain, gzip) and the 0.0.4 text format."""
+
+
+class ScrapeRig:
+    """A FrameCollector fed the 48-core fixture's frames (a new t each), and one scrape of each
+    row by sectormon's writer ("ours") or by prometheus_client's generate_latest ("theirs")."""
+
+    def __init__(self) -> None:
+        from prometheus_client.registry import CollectorRegistry
+
+        from sectormon.export.collector import FrameCollector
+
+        sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+        from tests.export import a64fx48
+
+        fixture = a64fx48.frames()
+        self._frames = (
+            dataclasses.replace(fixture[i % len(fixture)], t=float(i + 1)) for i in itertools.count()
+        )
+        self.collector = FrameCollector(a64fx48.header())
+        self.registry = CollectorRegistry(auto_describe=False)
+        self.registry.register(self.collector)
+        self.new_frame()
+
+    def new_frame(self) -> None:
+        self.collector.publish(next(self._frames))
+
+    def scrape(self, row: str, side: str) -> bytes:
+        import gzip
+
+        from prometheus_client.exposition import generate_latest as text_latest
+        from prometheus_client.openmetrics.exposition import generate_latest as openmetrics_latest
+
+        from sectormon.export.exposition import Format
+        from sectormon.export.scrape import GZIP_LEVEL
+
+        if side == "ours":
+            fmt = Format.TEXT if row == "text" else Format.OPENMETRICS
+            return self.collector.scrape().body(fmt, gzipped=row.endswith("gzip"))
+        body = text_latest(self.registry) if row == "text" else openmetrics_latest(self.registry)
+        return gzip.compress(body, compresslevel=GZIP_LEVEL) if row.endswith("gzip") else body
+
+
+def bench_scrape_cost(scrapes: int) -> int:
+    import statistics
+
+    clock = time.thread_time
+
+    def per_scrape(row: str, side: str, *, new_frames: bool = True) -> float:
+        """Median CPU seconds of a scrape over ``scrapes`` rounds, a new frame before each."""
+        rig = ScrapeRig()
+        spent = []
+        for _ in range(scrapes):
+            if new_frames:
+                rig.new_frame()
+            start = clock()
+            rig.scrape(row, side)
+            spent.append(clock() - start)
+        return statistics.median(spent)
+
+    lines = ScrapeRig().scrape("openmetrics", "ours").count(b"\n")
+    print(f"a 48-core A64FX frame: {lines} lines; median CPU per scrape of a new frame over {scrapes}")
+    for row in SCRAPE_ROWS:
+        fast, slow = per_scrape(row, "ours"), per_scrape(row, "theirs")
+        print(
+            f"{row:>18}: sectormon {1e3 * fast:6.2f} ms ({0.1 * fast * 1e3:.3f} % of a core at 1 s), "
+            f"prometheus_client {1e3 * slow:6.2f} ms: {slow / fast:5.1f}x faster"
+        )
+    repeat = per_scrape("openmetrics+gzip", "ours", new_frames=False)
+    print(f"{'same frame again':>18}: sectormon {1e3 * repeat:6.3f} ms (a second scraper: already made)")
+    http = http_get_cost(scrapes)
+    print(
+        f"{'HTTP GET':>18}: sectormon {1e3 * http:6.2f} ms of the process's CPU per GET /metrics with "
+        "Prometheus's headers (OpenMetrics, gzip), server and client threads together"
+    )
+    print("target: <= 2 ms a scrape (0.2 % of a core at a 1 s scrape interval)")
+    return 0
+
+
+def http_get_cost(scrapes: int) -> float:
+    """Median process CPU seconds of one GET /metrics to an in-process endpoint serving the
+    fixture's session, a new frame before each: what the HTTP server adds around the writer."""
+    import http.client
+    import statistics
+
+    from sectormon.export.server import OpenMetricsExporter
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+    from tests.export import a64fx48
+
+    headers = {
+        "Accept": "application/openmetrics-text;version=1.0.0,text/plain;version=0.0.4;q=0.5,*/*;q=0.1",
+        "Accept-Encoding": "gzip",
+    }
+    fixture = a64fx48.frames()
+    exporter = OpenMetricsExporter(port=0)
+    exporter.start(a64fx48.header())
+    spent = []
+    try:
+        host, port = exporter.address
+        for i in range(scrapes + 1):
+            exporter.publish(dataclasses.replace(fixture[i % len(fixture)], t=float(i + 1)))
+            start = time.process_time()
+            connection = http.client.HTTPConnection(host, port, timeout=10)
+            connection.request("GET", "/metrics", headers=headers)
+            connection.getresponse().read()
+            connection.close()
+            spent.append(time.process_time() - start)
+    finally:
+        exporter.close()
+    return statistics.median(spent[1:])
+
+
+def scrape_child(row: str, side: str, scrapes: int) -> int:
+    """``scrapes`` scrapes of new frames, nothing else: run under callgrind by bench_instructions."""
+    rig = ScrapeRig()
+    rig.scrape(row, side)
+    for _ in range(scrapes):
+        rig.new_frame()
+        rig.scrape(row, side)
+    return 0
+
+
+def bench_instructions(scrapes: int) -> int:
+    """Instructions per scrape under callgrind: repeatable on a loaded machine, where CPU times
+    are not. Each side runs twice, with 0 and with ``scrapes`` scrapes; the difference over
+    ``scrapes`` is one scrape's count (start-up and the fixture's frames cancel out)."""
+    valgrind = shutil.which("valgrind")
+    if valgrind is None:
+        print("valgrind is not installed here (apt-get install valgrind)")
+        return 1
+
+    def instructions(row: str, side: str, count: int) -> int:
+        command = [valgrind, "--tool=callgrind", "--callgrind-out-file=/dev/null", sys.executable]
+        command += [__file__, "--scrape-child", row, side, "--scrapes", str(count)]
+        done = subprocess.run(command, capture_output=True, text=True, check=True)
+        for line in done.stderr.splitlines():
+            if "Collected :" in line:
+                return int(line.rsplit(":", 1)[1])
+        raise RuntimeError(f"callgrind said no count: {done.stderr[-500:]}")
+
+    print(f"instructions per scrape of a new 48-core A64FX frame (callgrind, {scrapes} scrapes)")
+    for row in SCRAPE_ROWS:
+        counts = {}
+        for side in ("ours", "theirs"):
+            counts[side] = (instructions(row, side, scrapes) - instructions(row, side, 0)) / scrapes
+        print(
+            f"{row:>18}: sectormon {counts['ours'] / 1e6:6.2f} M, prometheus_client "
+            f"{counts['theirs'] / 1e6:6.1f} M: {counts['theirs'] / counts['ours']:5.1f}x fewer"
+        )
     return 0
 
 

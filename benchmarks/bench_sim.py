@@ -9,6 +9,12 @@ no sectors) and once with the full model (prefetcher, sectors, timing). Then the
 
 Numbers vary with the machine and its load; the ratios within one run are what to compare. Each
 repetition times every contender in turn (alternating), and the best of each is printed.
+
+``--floor`` measures what pure Python can reach on the random 64 MiB trace (every access misses
+L1D, nearly every one L2): probe loops that are not the model, an inline L1D + L2 LRU with the
+model's data structures (a tag dict and per-set LRU lists per level) and nothing else, then with
+the prefetcher's table, then with the miss queue of the timing, against pycachesim and the full
+model in the same run.
 """
 
 from __future__ import annotations
@@ -99,6 +105,89 @@ def _kernel(name: str, sizes: dict[str, str], prefetch: bool) -> tuple[int, floa
     return machine.threads[0].acc, time.perf_counter() - start
 
 
+def _bare(records: list[Record], table: bool, timing: bool) -> float:
+    """A probe, not the model: L1D (64 x 4) and L2 (2048 x 14) as plain LRU, each a tag dict and
+    per-set lists in LRU order, optionally with the prefetcher's table (the last 32 missed lines,
+    a miss next to one of them starts a stream) and the out-of-order miss queue (8 outstanding
+    misses, 260-cycle memory latency, one cycle per access, in the model's lazy form)."""
+    tags: dict[int, int] = {}
+    sets: list[list[int]] = [[] for _ in range(L1_SETS)]
+    l2tags: dict[int, int] = {}
+    l2sets: list[list[int]] = [[] for _ in range(L2_SETS)]
+    recent: dict[int, None] = {}
+    ready_q: list[int] = []
+    head = 0
+    clk = 15
+    start = time.perf_counter()
+    for line, n, _ in records:
+        v = tags.get(line)
+        if v is not None:
+            s = sets[line & (L1_SETS - 1)]
+            if s[-1] != line:
+                s.remove(line)
+                s.append(line)
+        else:
+            if timing:
+                last = len(ready_q) - 8
+                while head <= last:
+                    r = ready_q[head]
+                    head += 1
+                    if r > clk:
+                        clk = r
+                ready_q.append(clk + (260 << 4))
+            s = l2sets[line & (L2_SETS - 1)]
+            if line in l2tags:
+                if s[-1] != line:
+                    s.remove(line)
+                    s.append(line)
+            else:
+                s.append(line)
+                l2tags[line] = clk
+                if len(s) > 14:
+                    del l2tags[s.pop(0)]
+            s = sets[line & (L1_SETS - 1)]
+            s.append(line)
+            tags[line] = clk
+            if len(s) > L1_WAYS:
+                del tags[s.pop(0)]
+            if table:
+                if line - 1 in recent:
+                    del recent[line - 1]  # the model starts a stream here
+                else:
+                    recent[line] = None
+                    if len(recent) > 32:
+                        del recent[next(iter(recent))]
+        clk += n << 6
+    return time.perf_counter() - start
+
+
+def _floor(n: int, repeat: int) -> None:
+    addresses = _traces(n)["random 64 MiB"]
+    records = _records(addresses, grouped=True)
+    names = [
+        "pycachesim",
+        "bare L1D + L2 LRU (dicts and set lists)",
+        "  + the prefetcher's table",
+        "  + the miss queue",
+        "  + both",
+        "full model",
+    ]
+    times = _best_alternating(
+        [
+            partial(_pycachesim, addresses),
+            partial(_bare, records, False, False),
+            partial(_bare, records, True, False),
+            partial(_bare, records, False, True),
+            partial(_bare, records, True, True),
+            partial(_ours, records, True),
+        ],
+        repeat,
+    )
+    print(f"random 64 MiB, {n} accesses, best of {repeat} alternating runs (ratio = x pycachesim)")
+    for name, t in zip(names, times, strict=True):
+        print(f"{name:<42} {n / t / 1e6:6.2f} M/s  {times[0] / t:5.2f}x")
+
+
 def _best_alternating(runs: list[Callable[[], float]], repeat: int) -> list[float]:
     """The best time of each, measured in turn ``repeat`` times: every contender sees the same
     phases of a shared machine (the slower runs are what other tenants took)."""
@@ -112,9 +201,13 @@ def _best_alternating(runs: list[Callable[[], float]], repeat: int) -> list[floa
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="smaller inputs, one repetition")
+    parser.add_argument("--floor", action="store_true", help="only the random trace's pure-Python floor")
     args = parser.parse_args()
     n = 100_000 if args.quick else 400_000
     repeat = 1 if args.quick else 5
+    if args.floor:
+        _floor(n, repeat)
+        return
 
     print(
         f"trace-driven, {n} accesses each, best of {repeat} alternating runs "

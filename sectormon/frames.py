@@ -365,7 +365,9 @@ class Frame:
     running at the end of the interval (the rotation indicator). ``nodes`` is a job's nodes (their
     totals by host; each node's CMGs and cores are in ``cmgs``/``cores`` under ``node:HOST/...``):
     empty for one node's session. ``hotspots`` is a sampling session's hot-spot tables
-    (``--sample``), absent otherwise.
+    (``--sample``), absent otherwise. ``rotation`` is the rotation running at the end of the
+    interval (mode, timeslice, reason; see :class:`sectormon.schedule.Rotation`), absent for a
+    recording made before sessions said it.
 
     ``procs`` is the counted processes (by pid; each the sum of its threads), covering what
     ``threads`` covers, and ``processes`` names them. ``thread_time`` compares the target's CPU
@@ -392,6 +394,7 @@ class Frame:
     procs: Mapping[str, ScopeStats] = field(default_factory=dict)
     processes: Mapping[str, ProcessScope] = field(default_factory=dict)
     thread_time: ThreadTime | None = None
+    rotation: Mapping[str, Any] | None = None
 
     @property
     def thread_coverage(self) -> float | None:
@@ -424,6 +427,8 @@ class Frame:
         if self.procs:
             data["procs"] = {k: self._proc_json(k, v) for k, v in self.procs.items()}
         _thread_time_json(data, self.thread_time)
+        if self.rotation is not None:
+            data["rotation"] = dict(self.rotation)
         return data
 
     def _proc_json(self, key: str, stats: ScopeStats) -> dict[str, Any]:

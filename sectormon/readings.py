@@ -119,7 +119,8 @@ class Slice:
 @dataclass(frozen=True, slots=True)
 class Mark:
     """A point in a session worth keeping: baseline set/cleared, configuration change, bookmark,
-    a warning the session gave (``label``: its text), end."""
+    a warning the session gave (``label``: its text), a change of rotation (``data``: the new
+    rotation's mode, timeslice and reason, see :class:`sectormon.schedule.Rotation`), end."""
 
     t: float
     kind: str
@@ -127,7 +128,7 @@ class Mark:
     data: Mapping[str, object] = field(default_factory=dict)
 
 
-MARK_KINDS = ("baseline", "baseline-clear", "config", "bookmark", "warning", "end")
+MARK_KINDS = ("baseline", "baseline-clear", "config", "bookmark", "warning", "end", "rotation")
 
 
 # Slices missing from a recording. A slice's ``index`` counts the slices of its session, so a jump

@@ -1,4 +1,5 @@
-"""The sampling thread: rotates event groups over every unit in lock-step timeslices.
+"""The sampling thread: rotates event groups over every unit, in lock-step timeslices (sync) or
+by letting the kernel's multiplexer rotate them (kernel), within an overhead budget.
 
 The design notes of this module are in docs/internals.md.
 """
@@ -13,7 +14,18 @@ from dataclasses import dataclass, field
 from sectormon.errors import SectormonError
 from sectormon.perf.group import GroupValues
 from sectormon.readings import U64, ProcessInfo, Row, Slice, Unit
-from sectormon.schedule import ALWAYS, Deadlines, PlannedGroup, RotationPlan
+from sectormon.schedule import (
+    ALWAYS,
+    KERNEL,
+    KERNEL_POLL_EVERY,
+    KERNEL_READ_EVERY,
+    SYNC,
+    Deadlines,
+    OverheadBudget,
+    PlannedGroup,
+    Rotation,
+    RotationPlan,
+)
 from sectormon.sources.base import CounterGroup, Source
 from sectormon.sources.inherited import InheritedRows
 
@@ -23,6 +35,7 @@ process; thread coverage is computed between reads, so they need not follow ever
 
 SliceCallback = Callable[[Slice], None]
 WarningCallback = Callable[[str], None]
+RotationCallback = Callable[[Rotation], None]
 
 
 @dataclass(slots=True)
@@ -32,6 +45,7 @@ class _Counter:
     group: CounterGroup
     names: tuple[str, ...]
     last: GroupValues | None = None
+    on: bool = False  # enabled: kernel rotation enables what is not on yet, once
 
     def delta(self, now: GroupValues) -> tuple[list[int], int, int]:
         """Values and times since the previous read; ``% U64`` survives a counter wrap."""
@@ -78,12 +92,26 @@ class Sampler:
         on_slice: SliceCallback,
         on_warning: WarningCallback | None = None,
         cmg_enabled: bool = True,
+        rotation: Rotation | None = None,
+        max_overhead: float | None = None,
+        may_switch: bool = False,
+        max_timeslice: float | None = None,
+        on_rotation: RotationCallback | None = None,
     ) -> None:
+        """``rotation``: how to rotate (sync at ``timeslice`` when not given). ``max_overhead``:
+        the budget, a fraction of one core (None: none); over it the sampler switches sync to
+        kernel rotation when ``may_switch`` (``--rotation auto``), else doubles the slice up to
+        ``max_timeslice``, and says so through ``on_warning`` and ``on_rotation``."""
         if timeslice <= 0:
             raise SectormonError(f"--timeslice must be > 0 (got {timeslice})")
         self._source = source
         self._plan = plan
-        self._timeslice = timeslice
+        self.rotation = rotation or Rotation(SYNC, timeslice, "lock-step")
+        self._budget = OverheadBudget(max_overhead) if max_overhead is not None else None
+        self._may_switch = may_switch
+        self._max_timeslice = max_timeslice
+        self._budget_warned = False
+        self._on_rotation = on_rotation or (lambda _rotation: None)
         self._on_slice = on_slice
         self._on_warning = on_warning or (lambda _msg: None)
         self._cmg_enabled = cmg_enabled and any(g.cmg_events for g in plan.groups)
@@ -95,6 +123,7 @@ class Sampler:
         }
         self._units: dict[str, _UnitState] = {}
         self._members: dict[str, _Members] = {}  # per group, built from _units when they change
+        self._all_on = False  # every counter of every unit enabled (kernel rotation)
         self._last_alive: tuple[Unit, ...] | None = None  # the alive units of the last poll
         self._skipped_for_fds: set[str] = set()  # new units left uncounted: no fd left (see _skip_for_fds)
         self._fds_warned = False
@@ -124,15 +153,21 @@ class Sampler:
         # sleeps there, and a CPU clock read right after a sleep is slow (docs/perf-tuning.md),
         # so its wait is not bracketed.
         bracket_wait = self._source.kind != "perf"
-        deadlines = Deadlines(self._timeslice)
+        deadlines = Deadlines(self._tick())
+        held_rows: tuple[Row, ...] = ()  # kernel rotation: rows of units that ended between reads
+        held_ended: tuple[str, ...] = ()
         rotation = 0
         self._refresh_units()
         self._counting = True
-        current = self._plan.group_at(rotation)
+        kernel = self.rotation.mode == KERNEL
+        current = None if kernel else self._plan.group_at(rotation)
         always = self._plan.always
         slice_start = self._source.now()
-        self._enable(always)
-        self._enable(current)
+        if kernel:
+            self._enable_all()
+        else:
+            self._enable(always)
+            self._enable(current)
         try:
             while True:
                 deadline = deadlines.next_deadline(self._source.now())
@@ -145,32 +180,55 @@ class Sampler:
                 finished = self._source.finished()
                 stopping = self._stop.is_set() or finished
                 now = self._source.now()
-                done = current
-                if stopping:
-                    self._disable(done)
-                    self._disable(always)
+                if kernel:
+                    if not stopping and now - slice_start < self.rotation.timeslice - 0.5 * self._tick():
+                        # Between two reads: follow the units only. A unit that ended is read
+                        # now (its fds close), its rows held for the slice; a new one starts
+                        # counting every group at once.
+                        ended = self._refresh_units()
+                        held_rows += self._inherited.settle(self._read_units(ended))
+                        held_ended += ended
+                        self._close_ended(ended)
+                        self._enable_all()
+                        continue
+                    # Every group counts all the time: read them all; the kernel's time_enabled
+                    # and time_running say how much of the slice each one was on the PMU.
+                    rows = self._inherited.settle(held_rows + self._read_all())
+                    name = KERNEL
+                    ended = () if stopping else self._refresh_units()
+                    self._enable_all()  # the units opened by this poll
                 else:
-                    # Unit by unit, stop this slice's group and start the next one at once, before
-                    # the reads: a unit's groups then follow each other with no gap, and the time
-                    # spent reading and polling is counted by the next group instead of by none
-                    # (a gap counted as if the next group had run would make every count low).
-                    rotation += 1
-                    current = self._plan.group_at(rotation)
-                    self._switch(done, current)
-                rows = self._inherited.settle(self._read(done) + self._read(always, present=done is None))
-                # Poll only after reading: units opened now were not counting in this slice; they
-                # start with the group that is running now. When stopping, every unit ends here.
-                ended = () if stopping else self._refresh_units(start=current)
+                    done = current
+                    if stopping:
+                        self._disable(done)
+                        self._disable(always)
+                    else:
+                        # Unit by unit, stop this slice's group and start the next one at once,
+                        # before the reads: a unit's groups then follow each other with no gap,
+                        # and the time spent reading and polling is counted by the next group
+                        # instead of by none (a gap counted as if the next group had run would
+                        # make every count low).
+                        rotation += 1
+                        current = self._plan.group_at(rotation)
+                        self._switch(done, current)
+                    rows = self._inherited.settle(self._read(done) + self._read(always, present=done is None))
+                    name = done.name if done is not None else ALWAYS
+                    # Poll only after reading: units opened now were not counting in this slice;
+                    # they start with the group that is running now. When stopping, every unit
+                    # ends here.
+                    ended = () if stopping else self._refresh_units(start=current)
                 self._close_ended(ended)
                 if stopping:
                     ended = tuple(self._units)
+                ended = held_ended + ended
+                held_rows, held_ended = (), ()
                 overhead = self._own_cpu(now)
                 processes, unit_processes, target_cpu = self._process_facts(now, stopping)
                 record = Slice(
                     t=now,
                     index=self.slices,
                     duration=max(0.0, now - slice_start),
-                    group=done.name if done is not None else ALWAYS,
+                    group=name,
                     rows=rows,
                     overhead_s=overhead,
                     ended=ended,
@@ -183,8 +241,59 @@ class Sampler:
                 self._on_slice(record)
                 if stopping:
                     return
+                changed = self._over_budget(now, overhead)
+                if changed is not None:
+                    if changed.mode == KERNEL and not kernel:
+                        kernel = True
+                        self._all_on = False
+                        self._enable_all()  # the group running now stays on; the others join it
+                    deadlines = Deadlines(self._tick())
         finally:
             self._close_all()
+
+    def _tick(self) -> float:
+        """Seconds between two wake-ups: the timeslice in sync rotation; in kernel rotation at
+        most :data:`KERNEL_POLL_EVERY`, so units are followed as often as in sync rotation's
+        default while every group is read only once per (longer) slice."""
+        if self.rotation.mode == KERNEL:
+            return min(self.rotation.timeslice, KERNEL_POLL_EVERY)
+        return self.rotation.timeslice
+
+    def _over_budget(self, now: float, overhead: float) -> Rotation | None:
+        """The rotation to change to when the last window's cost went over the budget."""
+        if self._budget is None:
+            return None
+        share = self._budget.observe(now, overhead)
+        if share is None:
+            return None
+        old = self.rotation
+        limit = 100 * self._budget.limit
+        cost = f"sectormon used {100 * share:.1f} % of a core, over --max-overhead {limit:g} %"
+        if old.mode == SYNC and self._may_switch:
+            new = Rotation(
+                KERNEL,
+                max(old.timeslice, KERNEL_READ_EVERY),
+                f"{cost}: switched from sync to kernel rotation (no ioctl per slice)",
+            )
+        else:
+            longest = self._max_timeslice if self._max_timeslice is not None else old.timeslice
+            longer = min(2 * old.timeslice, longest)
+            if longer <= old.timeslice:
+                if not self._budget_warned:
+                    self._budget_warned = True
+                    self._on_warning(
+                        f"{cost}, and the {old.mode} rotation's slice is already {old.timeslice:g} s, "
+                        "the --interval (fix: a longer --interval, fewer --groups, or --rotation auto)"
+                    )
+                return None
+            new = Rotation(
+                old.mode, longer, f"{cost}: slice lengthened from {old.timeslice:g} s to {longer:g} s"
+            )
+        self.rotation = new
+        self._budget.restart()
+        self._on_warning(new.reason)
+        self._on_rotation(new)
+        return new
 
     def _own_cpu(self, source_now: float) -> float:
         """The sampler's own CPU seconds, on the source's time scale.
@@ -333,6 +442,7 @@ class Sampler:
 
     def _units_changed(self) -> None:
         self._members.clear()
+        self._all_on = False
 
     @staticmethod
     def _toggle(counter: _Counter, *, enable: bool) -> None:
@@ -344,6 +454,46 @@ class Sampler:
         except SectormonError as exc:
             if not _is_gone(exc):  # a thread that just exited: its last counts are still read
                 raise
+        counter.on = enable
+
+    def _enable_all(self) -> None:
+        """Kernel rotation: enable every group on every unit that is not counting yet (the units
+        opened since the last call; each group is enabled once and stays on)."""
+        if self._all_on:
+            return
+        for group in self._plan.all_groups():
+            for counter in self._members_of(group.name).counters:
+                if counter is not None and not counter.on:
+                    self._toggle(counter, enable=True)
+        self._all_on = True
+
+    def _read_units(self, keys: tuple[str, ...]) -> tuple[Row, ...]:
+        """The rows of every group of the units ``keys`` (kernel rotation: units found ended
+        between two reads, read before their fds close)."""
+        rows: list[Row] = []
+        for key in keys:
+            state = self._units.get(key)
+            if state is None:
+                continue
+            unit = state.unit
+            for name, counter in state.counters.items():
+                try:
+                    values = counter.group.read()
+                except SectormonError as exc:
+                    if _is_gone(exc):
+                        continue
+                    raise
+                deltas, enabled, running = counter.delta(values)
+                rows.append((key, unit.core, unit.cmg, name, enabled, running, counter.names, deltas))
+        return tuple(rows)
+
+    def _read_all(self) -> tuple[Row, ...]:
+        """Kernel rotation: the rows of every group on every unit (a unit with nothing of the
+        first group still gets its empty row: it says the unit was there)."""
+        rows: tuple[Row, ...] = ()
+        for i, group in enumerate(self._plan.all_groups()):
+            rows += self._read(group, present=i == 0)
+        return rows
 
     def _enable(self, group: PlannedGroup | None) -> None:
         if group is None:

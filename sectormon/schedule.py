@@ -144,3 +144,118 @@ class Deadlines:
                 deadline = (self.next_index + 1) * self.timeslice
         self.next_index += 1
         return deadline
+
+
+# -- rotation modes ------------------------------------------------------------------------------
+
+SYNC = "sync"
+"""Lock-step rotation: every unit counts the same group in the same slice; sectormon switches the
+groups with an enable and a disable ioctl per unit and slice."""
+
+KERNEL = "kernel"
+"""The kernel's multiplexer rotates the groups: all are enabled all the time and read at every
+slice with their time_enabled/time_running; no ioctl per slice. Also the ``Slice.group`` of such
+a slice (its rows hold every group)."""
+
+AUTO = "auto"
+"""Kernel rotation unless the profile needs lock-step (a group mixing CMG-wide and per-PE events)
+or the source cannot multiplex (the simulator); sync falls back to kernel over the overhead budget."""
+
+ROTATION_MODES = (AUTO, SYNC, KERNEL)
+
+KERNEL_READ_EVERY = 0.5
+"""Seconds between reads of every group in kernel rotation when --timeslice is not given: the
+kernel rotates the groups on its own clock (perf_event_mux_interval_ms), so reading more often
+adds cost (one read per group and unit), not accuracy."""
+
+KERNEL_POLL_EVERY = 0.1
+"""Seconds between two looks at the target's units in kernel rotation: new threads start
+counting, ended ones are read before their fds close, a finished target ends the session."""
+
+
+@dataclass(frozen=True, slots=True)
+class Rotation:
+    """Which rotation runs, with which slice (sync: the timeslice; kernel: how often every group
+    is read), and why. What the header's and every frame's ``rotation`` field say."""
+
+    mode: str
+    timeslice: float
+    reason: str
+
+    def to_json(self) -> dict[str, object]:
+        return {"mode": self.mode, "timeslice": self.timeslice, "reason": self.reason}
+
+
+def needs_lockstep(plan: RotationPlan) -> bool:
+    """A group that mixes CMG-wide and per-PE events: its metrics combine counts of different
+    units, which only lock-step rotation counts over the same slices."""
+    return any(g.pe_events and g.cmg_events for g in plan.groups)
+
+
+def choose_rotation(
+    requested: str,
+    plan: RotationPlan,
+    *,
+    can_multiplex: bool,
+    timeslice: float,
+    interval: float,
+    given: bool,
+) -> Rotation:
+    """The rotation a session starts with. ``timeslice``: the session's; ``given``: whether the
+    user set it (kernel rotation otherwise reads every :data:`KERNEL_READ_EVERY`, at most once
+    per ``interval``)."""
+    if requested not in ROTATION_MODES:
+        raise UsageError(f"--rotation {requested}: choose one of {', '.join(ROTATION_MODES)}")
+    kernel_slice = timeslice if given else min(max(timeslice, KERNEL_READ_EVERY), interval)
+    if requested == SYNC:
+        return Rotation(SYNC, timeslice, "asked for (--rotation sync)")
+    if requested == KERNEL:
+        if not can_multiplex:
+            raise UsageError(
+                "--rotation kernel: this source has no kernel multiplexer (the simulator rotates in "
+                "lock-step); use --rotation sync or auto"
+            )
+        return Rotation(KERNEL, kernel_slice, "asked for (--rotation kernel)")
+    if not can_multiplex:
+        return Rotation(SYNC, timeslice, "auto: the source has no kernel multiplexer")
+    if needs_lockstep(plan):
+        return Rotation(
+            SYNC,
+            timeslice,
+            "auto: groups mix CMG-wide and per-PE events, counted in the same slices on every unit",
+        )
+    if len(plan.groups) <= 1:
+        return Rotation(KERNEL, kernel_slice, "auto: at most one group needs a counter, nothing to switch")
+    return Rotation(
+        KERNEL, kernel_slice, "auto: the kernel's multiplexer rotates the groups, no ioctl per slice"
+    )
+
+
+@dataclass(slots=True)
+class OverheadBudget:
+    """The sampler's CPU over windows of ``window`` seconds against ``limit`` (a fraction of one
+    core): :meth:`observe` returns the share of a window that went over, once per such window.
+
+    The first window starts after the first slice, so opening every unit's groups at the start is
+    not held against the budget; later openings (new threads) are part of the cost.
+    """
+
+    limit: float
+    window: float = 2.0
+    _t0: float | None = None
+    _cpu0: float = 0.0
+
+    def observe(self, t: float, cpu_s: float) -> float | None:
+        if self._t0 is None:
+            self._t0, self._cpu0 = t, cpu_s
+            return None
+        span = t - self._t0
+        if span < self.window * (1 - 1e-9):  # a window of slices ending on it is full
+            return None
+        share = (cpu_s - self._cpu0) / span
+        self._t0, self._cpu0 = t, cpu_s
+        return share if share > self.limit else None
+
+    def restart(self) -> None:
+        """Measure afresh (after the rotation changed: the old window's cost is history)."""
+        self._t0 = None

@@ -20,8 +20,9 @@ from sectormon.commands.output import StreamOutput, check_writable, require_term
 from sectormon.commands.theme_option import check_theme
 from sectormon.errors import UsageError
 from sectormon.export.server import OpenMetricsExporter
+from sectormon.schedule import AUTO, KERNEL_READ_EVERY, ROTATION_MODES
 from sectormon.session.live import LiveSession
-from sectormon.session.options import SessionRequest
+from sectormon.session.options import DEFAULT_MAX_OVERHEAD, SessionRequest
 from sectormon.sources.base import SampleRequest
 from sectormon.sources.targets import describe_exit, shell_status
 
@@ -42,6 +43,26 @@ def add_session_options(
         "--interval",
         type=numbers.SESSION_TIME.parser("--interval"),
         help=f"{clock} seconds between frames ({interval}); {_ranges(numbers.INTERVAL)}",
+    )
+    how.add_argument(
+        "--rotation",
+        choices=ROTATION_MODES,
+        default=AUTO,
+        help="who rotates the groups: 'sync' switches them in lock-step on every unit each timeslice "
+        "(two ioctls per unit and slice; metrics over CMG-wide and per-PE events see the same slices), "
+        "'kernel' enables them all and lets the kernel's multiplexer rotate them (reads only, every "
+        f"--timeslice or {KERNEL_READ_EVERY:g} s), 'auto' (default) takes kernel unless a group mixes "
+        "CMG-wide and per-PE events or the source cannot multiplex, and switches sync to kernel "
+        "over --max-overhead (docs/perf.md)",
+    )
+    how.add_argument(
+        "--max-overhead",
+        type=numbers.MAX_OVERHEAD.parser("--max-overhead"),
+        metavar="PCT",
+        help=numbers.MAX_OVERHEAD.help(
+            f"sampler CPU budget in %% of one core (default {DEFAULT_MAX_OVERHEAD:g}); over it the "
+            "timeslice doubles, or auto rotation switches sync to kernel, with a warning"
+        ),
     )
     how.add_argument(
         "--sample",
@@ -126,6 +147,8 @@ def session_request(args: argparse.Namespace, clock: str) -> SessionRequest:
         baseline_after=args.baseline_after,
         record=args.record,
         sample=sample,
+        rotation=args.rotation,
+        max_overhead=args.max_overhead,
     )
 
 

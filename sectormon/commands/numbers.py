@@ -121,6 +121,7 @@ BASELINE_AFTER = seconds(0.0, 10 * YEAR)
 TIMESLICE = {"perf": seconds(0.001, 60.0), "sim": Range(1e-6, 1.0, "a number of simulated seconds")}
 INTERVAL = {"perf": seconds(0.001, DAY), "sim": Range(1e-6, 60.0, "a number of simulated seconds")}
 RECENT = {"perf": seconds(0.001, 7 * DAY), "sim": Range(1e-6, 3600.0, "a number of simulated seconds")}
+MAX_OVERHEAD = Range(0.0, 100.0, "a percentage of one core", low_open=True)
 SESSION_TIME = seconds(0.0, 10 * YEAR, low_open=True)
 """What argparse checks before the source is known; :data:`TIMESLICE` and friends after."""
 

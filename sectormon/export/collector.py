@@ -1,4 +1,4 @@
-"""A prometheus_client collector that renders the newest frame a session published.
+"""The newest frame a session published, as the families of a scrape.
 
 The design notes of this module are in docs/internals.md.
 """
@@ -9,28 +9,16 @@ import collections
 import math
 import threading
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass
 from typing import Any
 
-from prometheus_client.metrics_core import (
-    CounterMetricFamily,
-    GaugeMetricFamily,
-    InfoMetricFamily,
-    Metric,
-    StateSetMetricFamily,
-)
+from prometheus_client.metrics_core import Metric
 
 from sectormon import __version__
-from sectormon.export.names import PREFIX, exported_metrics
-from sectormon.frames import Frame, ScopeStats
-
-SCOPE_LABELS = ("host", "profile", "source", "sector", "scope", "cmg", "core")
-PROC_LABELS = ("pid", "comm", "rank")
-"""Added to every scope's labels while processes are exported (empty outside the ``proc`` scope:
-Prometheus treats an empty label as no label)."""
-
-DEFAULT_PROCS = 48
-"""Processes exported by default: an A64FX node runs at most one MPI rank per core (48)."""
+from sectormon.export.exposition import Family, SeriesBook
+from sectormon.export.names import PREFIX, ExportedMetric, exported_metrics
+from sectormon.export.scopes import DEFAULT_PROCS, ScopeId, ScopeLabels
+from sectormon.export.scrape import Scrape
+from sectormon.frames import Frame
 
 FOLD_BACKLOG = 64
 """Frames queued without a scrape before :meth:`FrameCollector.publish` folds them itself (when no
@@ -39,19 +27,8 @@ scrape is folding at that moment), so an endpoint nobody scrapes does not grow."
 ROTATION = "rotate"
 """The rotation mode a header names when it says none: sectormon's own group rotation."""
 
-
-@dataclass(frozen=True, slots=True)
-class ScopeId:
-    """Where a scope sits: its kind and the CMG, core, thread or process it stands for ("" where
-    none; a process also by its command and MPI rank)."""
-
-    scope: str
-    cmg: str = ""
-    core: str = ""
-    thread: str = ""
-    pid: str = ""
-    comm: str = ""
-    rank: str = ""
+COVERAGE = f"{PREFIX}_coverage_ratio"
+EVENTS = f"{PREFIX}_events"
 
 
 def sector_state(sector_config: Mapping[str, Any]) -> str:
@@ -62,19 +39,28 @@ def sector_state(sector_config: Mapping[str, Any]) -> str:
     return {"TRUE": "on", "FALSE": "off"}.get(text, "unknown")
 
 
-def _cmg_of_core(topology: Mapping[str, Any]) -> dict[str, str]:
-    cmgs = topology.get("cmgs")
-    out: dict[str, str] = {}
-    if isinstance(cmgs, Mapping):
-        for cmg, cpus in cmgs.items():
-            if isinstance(cpus, list):
-                for cpu in cpus:
-                    out[str(cpu)] = str(cmg)
-    return out
+class ScopeSeries:
+    """A scope's series (their lines) in every per-scope family, made when the scope first appears."""
+
+    __slots__ = ("book", "coverage", "events", "gauges", "labels")
+
+    def __init__(self, book: SeriesBook, labels: dict[str, str], metrics: tuple[ExportedMetric, ...]) -> None:
+        self.book = book
+        self.labels = labels
+        self.gauges = [book.line(m.name, labels) for m in metrics]
+        self.coverage = [book.line(COVERAGE, labels, ("metric", m.metric)) for m in metrics]
+        self.events: dict[str, str] = {}
+
+    def event(self, event: str) -> str:
+        line = self.events.get(event)
+        if line is None:
+            line = self.events[event] = self.book.line(f"{EVENTS}_total", self.labels, ("event", event))
+        return line
 
 
 class FrameCollector:
-    """Renders a session's newest frame as OpenMetrics families (a prometheus_client collector)."""
+    """Renders a session's newest frame as OpenMetrics families: :meth:`scrape` for the endpoint,
+    :meth:`collect` for prometheus_client's registry (the same families)."""
 
     def __init__(
         self,
@@ -86,13 +72,11 @@ class FrameCollector:
     ) -> None:
         """``source``: the ``source`` label (default: the header's source kind; a replay passes
         ``replay``). ``threads``: also export per-thread scopes (cardinality: one series set per
-        thread). ``procs``: export at most this many processes (see :func:`exported_procs`)."""
+        thread). ``procs``: export at most this many processes (see
+        :func:`sectormon.export.scopes.exported_procs`)."""
         profile = header.get("profile") or {}
         source_info = header.get("source") or {}
         self._metrics = exported_metrics(profile.get("metrics") or ())
-        self._threads = threads
-        self._procs = procs
-        self._cmg_of_core = _cmg_of_core(header.get("topology") or {})
         self._groups = tuple(header.get("groups") or ())
         options = header.get("options") or {}
         self._rotation = str(options.get("rotation", ROTATION))
@@ -102,18 +86,30 @@ class FrameCollector:
             "source": source or str(source_info.get("kind", "")),
             "sector": sector_state(header.get("sector_config") or {}),
         }
-        self._info = {
+        self._scope_labels = ScopeLabels(
+            self._constant, header.get("topology") or {}, threads=threads, procs=procs
+        )
+        info = {
             "version": str(header.get("sectormon", __version__)),
             "cpu": str(header.get("cpu", "")),
             "kernel": str(header.get("kernel", "")),
             "rotation": self._rotation,
             **self._constant,
         }
+        self._book = SeriesBook()
+        self._info = self._book.line(f"{PREFIX}_info", info)
+        self._frames_series = self._book.line(f"{PREFIX}_frames_total", {})
+        self._top: dict[str, str] = {}  # frame-wide series by sample name and label
+        self._scope_series: dict[ScopeId, ScopeSeries] = {}
+        self._counted_procs = False  # a proc scope is among the counters: every series has its labels
+        self._series_with_procs = False  # what the lines of _scope_series were made for
         self._queue: collections.deque[Frame] = collections.deque()
         self._fold_lock = threading.Lock()
+        self._scrape_lock = threading.Lock()
         self._shown: Frame | None = None
         self._frames = 0
         self._counts: dict[ScopeId, dict[str, float]] = {}
+        self._scrape: Scrape | None = None
         self.scrapes = 0
 
     @property
@@ -139,7 +135,10 @@ class FrameCollector:
             shown = self._shown
             if shown is not None and frame.t < shown.t:
                 self._counts.clear()  # a replay sought back: the counters start again (a reset)
-            for scope_id, stats in self._scopes(frame):
+                self._counted_procs = False
+            for scope_id, stats in self._scope_labels.scopes(frame):
+                if scope_id.scope == "proc":
+                    self._counted_procs = True
                 sums = self._counts.setdefault(scope_id, {})
                 for event, count in stats.counts.items():
                     if math.isfinite(count):
@@ -147,37 +146,20 @@ class FrameCollector:
             self._shown = frame
             self._frames += 1
 
-    def _scopes(self, frame: Frame) -> Iterator[tuple[ScopeId, ScopeStats]]:
-        yield ScopeId("total"), frame.total
-        for cmg, stats in frame.cmgs.items():
-            yield ScopeId("cmg", cmg=cmg), stats
-        for core, stats in frame.cores.items():
-            yield ScopeId("core", cmg=self._cmg_of_core.get(core, ""), core=core), stats
-        if self._threads:
-            for tid, stats in frame.threads.items():
-                yield ScopeId("thread", thread=tid), stats
-        for pid in exported_procs(frame, self._procs):
-            info = frame.processes.get(pid)
-            command = info.command if info is not None else ""
-            rank = "" if info is None or info.rank is None else str(info.rank)
-            yield ScopeId("proc", pid=pid, comm=command, rank=rank), frame.procs[pid]
-
-    def _labels(self, scope_id: ScopeId, with_procs: bool) -> list[str]:
-        c = self._constant
-        values = [
-            c["host"],
-            c["profile"],
-            c["source"],
-            c["sector"],
-            scope_id.scope,
-            scope_id.cmg,
-            scope_id.core,
-        ]
-        if self._threads:
-            values.append(scope_id.thread)
-        if with_procs:
-            values += (scope_id.pid, scope_id.comm, scope_id.rank)
-        return values
+    def scrape(self) -> Scrape:
+        """The newest frame's families, made once per frame however many scrapers ask."""
+        with self._scrape_lock:
+            with self._fold_lock:
+                self._fold()
+                self.scrapes += 1
+                serial = self._frames
+                made = self._scrape
+                if made is not None and made.serial == serial:
+                    return made
+                families = self._families()
+            made = Scrape(serial, families)
+            self._scrape = made
+            return made
 
     # -- prometheus_client Collector ---------------------------------------------------------------
 
@@ -186,128 +168,128 @@ class FrameCollector:
         return []
 
     def collect(self) -> Iterator[Metric]:
-        with self._fold_lock:
-            self._fold()
-            frame = self._shown
-            frames = self._frames
-            counts = {scope_id: dict(sums) for scope_id, sums in self._counts.items()}
-            self.scrapes += 1
-        yield InfoMetricFamily(PREFIX, "sectormon's version and what this endpoint serves", value=self._info)
-        yield CounterMetricFamily(f"{PREFIX}_frames", "Frames the session has made so far", value=frames)
-        if frame is None:
-            return  # start-up: no interval has ended yet
-        yield from self._frame_families(frame, counts)
+        """The families of :meth:`scrape` as prometheus_client metrics, for its own encoders."""
+        for family in self.scrape().families:
+            metric = Metric(family.name, family.help, family.kind, family.unit)
+            for line, value in family.samples:
+                metric.add_sample(family.sample_name, self._book.labels(line), value)
+            yield metric
 
-    def _frame_families(
-        self, frame: Frame, counts: Mapping[ScopeId, Mapping[str, float]]
-    ) -> Iterator[Metric]:
-        with_procs = any(scope_id.scope == "proc" for scope_id in counts)
-        label_names = [
-            *SCOPE_LABELS,
-            *(["thread"] if self._threads else []),
-            *(PROC_LABELS if with_procs else ()),
-        ]
-        constant = list(self._constant)
-        top = [self._constant[k] for k in constant]
-        yield _single_gauge(
-            f"{PREFIX}_frame_time",
-            "Stream time at the end of the frame these series come from (the JSON frame's t)",
-            "seconds",
-            constant,
-            top,
-            frame.t,
+    # -- the families ------------------------------------------------------------------------------
+
+    def _families(self) -> list[Family]:
+        """Every family of the newest frame (holding ``_fold_lock``: the counts are read here)."""
+        info = Family(PREFIX, "info", "sectormon's version and what this endpoint serves")
+        info.samples.append((self._info, 1.0))
+        frames = Family(f"{PREFIX}_frames", "counter", "Frames the session has made so far")
+        frames.samples.append((self._frames_series, float(self._frames)))
+        frame = self._shown
+        if frame is None:
+            return [info, frames]  # start-up: no interval has ended yet
+        return [info, frames, *self._frame_families(frame), *self._scope_families(frame)]
+
+    def _top_series(self, sample_name: str, extra: tuple[str, str] | None = None) -> str:
+        key = f"{sample_name}\0{extra}"
+        line = self._top.get(key)
+        if line is None:
+            line = self._top[key] = self._book.line(sample_name, self._constant, extra)
+        return line
+
+    def _frame_families(self, frame: Frame) -> list[Family]:
+        """The frame-wide families: its time, length, overhead, active group and group coverage."""
+        out = []
+        for base, help_text, unit, value in (
+            (
+                "frame_time",
+                "Stream time at the end of the frame these series come from (the JSON frame's t)",
+                "seconds",
+                frame.t,
+            ),
+            ("frame_interval", "Length of the frame's interval", "seconds", frame.interval),
+            (
+                "overhead",
+                "sectormon's own sampling CPU time over the interval, as a fraction of one core",
+                "ratio",
+                frame.overhead,
+            ),
+        ):
+            name = f"{PREFIX}_{base}_{unit}"
+            family = Family(name, "gauge", help_text, unit)
+            family.samples.append((self._top_series(name), float(value)))
+            out.append(family)
+        active_name = f"{PREFIX}_active_group"
+        active = Family(
+            active_name, "stateset", f"The group running at the end of the interval ({self._rotation} mode)"
         )
-        yield _single_gauge(
-            f"{PREFIX}_frame_interval",
-            "Length of the frame's interval",
-            "seconds",
-            constant,
-            top,
-            frame.interval,
-        )
-        yield _single_gauge(
-            f"{PREFIX}_overhead",
-            "sectormon's own sampling CPU time over the interval, as a fraction of one core",
-            "ratio",
-            constant,
-            top,
-            frame.overhead,
-        )
-        active = StateSetMetricFamily(
-            f"{PREFIX}_active_group",
-            f"The group running at the end of the interval ({self._rotation} mode)",
-            labels=constant,
-        )
-        active.add_metric(top, {g: g == frame.active_group for g in (self._groups or frame.groups)})
-        yield active
-        group_share = GaugeMetricFamily(
-            f"{PREFIX}_group_coverage",
-            "Fraction of the interval each group was counted",
-            labels=[*constant, "group"],
-            unit="ratio",
-        )
+        for group in sorted(set(self._groups or frame.groups)):  # a state set lists its states sorted
+            series = self._top_series(active_name, (active_name, group))
+            active.samples.append((series, 1.0 if group == frame.active_group else 0.0))
+        out.append(active)
+        share_name = f"{PREFIX}_group_coverage_ratio"
+        shares = Family(share_name, "gauge", "Fraction of the interval each group was counted", "ratio")
         for group, share in frame.groups.items():
-            group_share.add_metric([*top, group], share)
-        yield group_share
-        if frame.thread_coverage is not None:
-            yield _single_gauge(
-                f"{PREFIX}_thread_coverage",
+            shares.samples.append((self._top_series(share_name, ("group", group)), float(share)))
+        out.append(shares)
+        thread_coverage = frame.thread_coverage
+        if thread_coverage is not None:
+            name = f"{PREFIX}_thread_coverage_ratio"
+            counted = Family(
+                name,
+                "gauge",
                 "Share of the target's CPU time (the kernel's account) its counted threads ran",
                 "ratio",
-                constant,
-                top,
-                frame.thread_coverage,
             )
+            counted.samples.append((self._top_series(name), float(thread_coverage)))
+            out.append(counted)
+        return out
 
-        scopes = [(self._labels(scope_id, with_procs), stats) for scope_id, stats in self._scopes(frame)]
-        coverage = GaugeMetricFamily(
-            f"{PREFIX}_coverage",
+    def _scope_families(self, frame: Frame) -> list[Family]:
+        """A gauge family per profile metric, the metrics' coverage and the event counters."""
+        if self._series_with_procs != self._counted_procs:  # the label names changed: new lines
+            self._series_with_procs = self._counted_procs
+            self._scope_series.clear()
+        rows = [
+            (stats.metrics, stats.coverage, self._series_of(scope_id))
+            for scope_id, stats in self._scope_labels.scopes(frame)
+        ]
+        coverage = Family(
+            COVERAGE,
+            "gauge",
             "Fraction of the interval a metric's inputs were counted (the minimum over them)",
-            labels=[*label_names, "metric"],
-            unit="ratio",
+            "ratio",
         )
-        for exported in self._metrics:
-            family = GaugeMetricFamily(exported.family, exported.help, labels=label_names, unit=exported.unit)
-            for labels, stats in scopes:
-                value = stats.metrics.get(exported.metric)
-                if value is None or not math.isfinite(value):
-                    continue  # n/a: absent, never 0
-                family.add_metric(labels, value * exported.scale)
-                covered = stats.coverage.get(exported.metric)
-                if covered is not None:
-                    coverage.add_metric([*labels, exported.metric], covered)
-            yield family
-        yield coverage
-        events = CounterMetricFamily(
-            f"{PREFIX}_events",
+        out = []
+        for index, exported in enumerate(self._metrics):
+            metric, scale = exported.metric, exported.scale
+            known = [  # n/a (None, or not finite) is absent, never 0
+                (scope, value, covered)
+                for values, covered, scope in rows
+                if (value := values.get(metric)) is not None and -math.inf < value < math.inf
+            ]
+            family = Family(exported.name, "gauge", exported.help, exported.unit)
+            family.samples = [(scope.gauges[index], value * scale) for scope, value, _ in known]
+            coverage.samples += [
+                (scope.coverage[index], float(share))
+                for scope, _, covered in known
+                if (share := covered.get(metric)) is not None
+            ]
+            out.append(family)
+        out.append(coverage)
+        events = Family(
+            EVENTS,
+            "counter",
             "Scaled count of each event, summed over the intervals so far (units as in the profile)",
-            labels=[*label_names, "event"],
         )
-        for scope_id, sums in counts.items():
-            labels = self._labels(scope_id, with_procs)
-            for event, total in sums.items():
-                events.add_metric([*labels, event], total)
-        yield events
+        for scope_id, sums in self._counts.items():
+            scope = self._series_of(scope_id)
+            made = scope.events
+            events.samples += [(made.get(name) or scope.event(name), total) for name, total in sums.items()]
+        out.append(events)
+        return out
 
-
-def exported_procs(frame: Frame, limit: int) -> list[str]:
-    """The processes of ``frame`` a scrape exports, at most ``limit``: those with an MPI rank by
-    rank, then the others by pid. The order depends on the processes alone, not on their counts,
-    so a process keeps its series from scrape to scrape."""
-    if limit <= 0 or not frame.procs:
-        return []
-
-    def order(pid: str) -> tuple[int, int, int]:
-        info = frame.processes.get(pid)
-        rank = info.rank if info is not None else None
-        return (0, rank, int(pid)) if rank is not None else (1, 0, int(pid))
-
-    return sorted(frame.procs, key=order)[:limit]
-
-
-def _single_gauge(
-    name: str, help_text: str, unit: str, label_names: list[str], labels: list[str], value: float
-) -> GaugeMetricFamily:
-    family = GaugeMetricFamily(name, help_text, labels=label_names, unit=unit)
-    family.add_metric(labels, value)
-    return family
+    def _series_of(self, scope_id: ScopeId) -> ScopeSeries:
+        series = self._scope_series.get(scope_id)
+        if series is None:
+            labels = self._scope_labels.labels(scope_id, with_procs=self._series_with_procs)
+            series = self._scope_series[scope_id] = ScopeSeries(self._book, labels, self._metrics)
+        return series

@@ -17,12 +17,15 @@ from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-from prometheus_client.exposition import choose_encoder, gzip_accepted
+from prometheus_client.exposition import gzip_accepted
 from prometheus_client.registry import CollectorRegistry
 
 from sectormon.errors import UsageError
-from sectormon.export.collector import DEFAULT_PROCS, FrameCollector
+from sectormon.export.collector import FrameCollector
+from sectormon.export.exposition import choose
 from sectormon.export.listen import DEFAULT_BIND, METRICS_PATH
+from sectormon.export.scopes import DEFAULT_PROCS
+from sectormon.export.scrape import GZIP_LEVEL
 from sectormon.frames import Frame
 
 REQUEST_TIMEOUT = 10.0
@@ -53,12 +56,17 @@ class _Handler(BaseHTTPRequestHandler):
         if self.path.partition("?")[0] != METRICS_PATH:
             self.send_error(HTTPStatus.NOT_FOUND, explain=f"only {METRICS_PATH} is served here")
             return
-        encoder, content_type = choose_encoder(self.headers.get("Accept", ""))
-        body = encoder(self.server.registry)
+        choice = choose(self.headers.get("Accept", ""))
+        gzipped = gzip_accepted(self.headers.get("Accept-Encoding", ""))
+        if choice.format is not None:
+            body = self.server.collector.scrape().body(choice.format, gzipped=gzipped)
+        else:
+            body = choice.encoder(self.server.registry)
+            if gzipped:
+                body = gzip.compress(body, compresslevel=GZIP_LEVEL)
         self.send_response(HTTPStatus.OK)
-        self.send_header("Content-Type", content_type)
-        if gzip_accepted(self.headers.get("Accept-Encoding", "")):
-            body = gzip.compress(body, compresslevel=1)
+        self.send_header("Content-Type", choice.content_type)
+        if gzipped:
             self.send_header("Content-Encoding", "gzip")
         self.send_header("Content-Length", str(len(body)))
         self.end_headers()
@@ -70,6 +78,7 @@ class _Handler(BaseHTTPRequestHandler):
 
 class _Server(ThreadingHTTPServer):
     daemon_threads = True
+    collector: FrameCollector
     registry: CollectorRegistry
 
 
@@ -133,6 +142,7 @@ class OpenMetricsExporter:
         registry = CollectorRegistry(auto_describe=False)
         registry.register(collector)
         self._server.registry = registry
+        self._server.collector = collector
         self.collector = collector
         thread = threading.Thread(
             target=self._server.serve_forever, kwargs={"poll_interval": 0.5}, name="sectormon-openmetrics"

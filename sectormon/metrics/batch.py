@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import NamedTuple, cast
 
 from sectormon.metrics.thread_time import counted_task_ns
-from sectormon.metrics.windows import GroupAcc, accumulate
+from sectormon.metrics.windows import GroupAcc, OwnTime, accumulate
 from sectormon.readings import ProcessInfo, Slice, split_unit_key
 
 # (serial or 0 for a unit the engine ignores, unit, core, cmg): a unit entering in a slice.
@@ -23,8 +23,12 @@ ProcessFacts = tuple[
 ]
 # (t, index, duration, group, ended, overhead_s, entries in row order, process facts or None)
 SliceFacts = tuple[float, int, float, str, tuple[str, ...], float, tuple[Entry, ...], "ProcessFacts | None"]
-# (serial, group, names or None when mixed, counted seconds, sums in names order, per-name sums)
-GroupState = tuple[int, str, "tuple[str, ...] | None", float, "list[float] | None", "dict[str, float] | None"]
+# (serial, group, names or None when mixed, counted seconds, ns ran, sums in names order, per-name sums)
+GroupState = tuple[
+    int, str, "tuple[str, ...] | None", float, int, "list[float] | None", "dict[str, float] | None"
+]
+# (serial, known seconds, active ns): an entity's OwnTime
+OwnState = tuple[int, float, int]
 
 FOLD_EVERY = 256
 """Slices between folds of pending rows (the engine's own cadence: bounds memory, changes no sum)."""
@@ -34,13 +38,15 @@ class RowBatch(NamedTuple):
     """Consecutive slices of one frame interval, summed (see the module docstring).
 
     ``groups`` is the state of every group accumulator the interval has touched so far, entity
-    by entity in entry order and group by group in first-read order; ``frame_due`` says the last
+    by entity in entry order and group by group in first-read order, ``own`` the
+    :class:`OwnTime` of every entity the interval has read so far; ``frame_due`` says the last
     slice closes a frame (the reader's :class:`sectormon.frames.FrameClock` decided); ``fresh``
     marks an aggregator's first batch (its serials start over).
     """
 
     slices: list[SliceFacts]
     groups: list[GroupState]
+    own: list[OwnState]
     frame_due: bool
     fresh: bool = False
 
@@ -48,13 +54,14 @@ class RowBatch(NamedTuple):
 class _Tracked:
     """A unit's serial, binding and group accumulators in a reader (the engine's Entity there)."""
 
-    __slots__ = ("cmg", "core", "groups", "serial")
+    __slots__ = ("cmg", "core", "groups", "own", "serial")
 
     def __init__(self, serial: int, core: int | None, cmg: int | None) -> None:
         self.serial = serial
         self.core = core
         self.cmg = cmg
         self.groups: dict[str, GroupAcc] = {}
+        self.own = OwnTime()
 
 
 class RowAggregator:
@@ -64,7 +71,7 @@ class RowAggregator:
         self._current: dict[str, _Tracked] = {}  # unit -> what it accumulates into now
         self._known: dict[str, bool] = {}  # unit key -> does the engine take it (split_unit_key)
         self._serial = 0
-        self._accs: dict[int, dict[str, GroupAcc]] = {}  # serial -> its accumulators, this interval
+        self._accs: dict[int, _Tracked] = {}  # serial -> what it accumulates, this interval
         self._slices: list[SliceFacts] = []
         self._entries: list[Entry] = []  # units entering in the slice being added
         self._since_fold = 0
@@ -84,19 +91,22 @@ class RowAggregator:
         for key in s.ended:
             self._current.pop(key, None)
         facts: ProcessFacts | None = None
-        if self._tracking or s.processes or s.unit_processes or s.target_cpu_s is not None:
+        # The session's first slice may open a span (a launched command's CPU starts at 0 with
+        # it, see build_engine): its counted time is summed in case the engine tracks from there.
+        tracking = self._tracking or s.index == 0
+        if tracking or s.processes or s.unit_processes or s.target_cpu_s is not None:
             facts = (
                 tuple((p.pid, p.command, p.parent, p.rank) for p in s.processes),
                 s.unit_processes,
                 s.target_cpu_s,
-                counted_task_ns(s.rows) if self._tracking else None,
+                counted_task_ns(s.rows) if tracking else None,
             )
             self._tracking = self._tracking or s.target_cpu_s is not None
         self._slices.append((s.t, s.index, s.duration, s.group, s.ended, s.overhead_s, tuple(entries), facts))
         self._since_fold += 1
         if not self._since_fold % FOLD_EVERY:
-            for groups in self._accs.values():
-                for acc in groups.values():
+            for tracked in self._accs.values():
+                for acc in tracked.groups.values():
                     if acc.mixed is None:
                         acc.fold()
 
@@ -116,7 +126,7 @@ class RowAggregator:
             return None
         self._serial += 1
         tracked = self._current[unit] = _Tracked(self._serial, core, cmg)
-        self._accs[self._serial] = tracked.groups
+        self._accs[self._serial] = tracked
         self._entries.append((self._serial, unit, core, cmg))
         return tracked
 
@@ -125,17 +135,19 @@ class RowAggregator:
         the interval (the engine's drain), so with ``frame_due`` the accumulators start over."""
         groups: list[GroupState] = [
             group_state(serial, name, acc)
-            for serial, accs in self._accs.items()
-            for name, acc in accs.items()
+            for serial, tracked in self._accs.items()
+            for name, acc in tracked.groups.items()
         ]
-        batch = RowBatch(self._slices, groups, frame_due, self._fresh)
+        own = [(serial, t.own.known, t.own.active) for serial, t in self._accs.items()]
+        batch = RowBatch(self._slices, groups, own, frame_due, self._fresh)
         self._fresh = False
         self._slices = []
         if frame_due:
-            live: dict[int, dict[str, GroupAcc]] = {}
+            live: dict[int, _Tracked] = {}
             for tracked in self._current.values():
                 tracked.groups.clear()
-                live[tracked.serial] = tracked.groups
+                tracked.own.reset()
+                live[tracked.serial] = tracked
             self._accs = live
             self._since_fold = 0
         return batch
@@ -144,19 +156,22 @@ class RowAggregator:
 def group_state(serial: int, group: str, acc: GroupAcc) -> GroupState:
     """What :meth:`GroupAcc.restore` needs to become ``acc`` (pending rows folded: no sum changes)."""
     if acc.mixed is not None:
-        return (serial, group, None, acc.counted, None, dict(acc.mixed))
-    return (serial, group, acc.names, acc.counted, acc.fold(), None)
+        return (serial, group, None, acc.counted, acc.ran, None, dict(acc.mixed))
+    return (serial, group, acc.names, acc.counted, acc.ran, acc.fold(), None)
 
 
-def wire(batch: RowBatch) -> tuple[list[SliceFacts], list[GroupState], bool, bool]:
+Wired = tuple[list[SliceFacts], list[GroupState], list[OwnState], bool, bool]
+
+
+def wire(batch: RowBatch) -> Wired:
     """``batch`` as a plain tuple for :mod:`marshal`."""
-    return (batch.slices, batch.groups, batch.frame_due, batch.fresh)
+    return (batch.slices, batch.groups, batch.own, batch.frame_due, batch.fresh)
 
 
 def unwire(data: object) -> RowBatch:
     """The :class:`RowBatch` of :func:`wire` (after ``marshal.loads``)."""
-    slices, groups, frame_due, fresh = cast(tuple[list[SliceFacts], list[GroupState], bool, bool], data)
-    return RowBatch(slices, groups, bool(frame_due), bool(fresh))
+    slices, groups, own, frame_due, fresh = cast(Wired, data)
+    return RowBatch(slices, groups, own, bool(frame_due), bool(fresh))
 
 
 def processes_of(facts: ProcessFacts) -> tuple[ProcessInfo, ...]:

@@ -20,6 +20,10 @@ if TYPE_CHECKING:
     from sectormon.attribution.samples import SampleBatch
 
 
+FAPP_KIND = "fapp"
+"""The header's ``source.kind`` of a recording imported from fapp (``sectormon import fapp``)."""
+
+
 def build_engine(profile: Profile, header: Mapping[str, Any]) -> MetricsEngine:
     """The engine a header describes (live and replay must build it the same way)."""
     options = header.get("options", {})
@@ -28,7 +32,21 @@ def build_engine(profile: Profile, header: Mapping[str, Any]) -> MetricsEngine:
         recent_seconds=float(options.get("recent_seconds", 10.0)),
         unavailable=dict(header.get("unavailable", {})),
         start=float(header.get("recording_started", 0.0) or 0.0),
+        rotation=header.get("rotation"),
+        # fapp's event sets are separate runs of one region, each row on its own clock
+        own_time=_mapping(header.get("source")).get("kind") != FAPP_KIND,
+        # A launched command is held before exec until its counters are on: it starts at 0 s of
+        # CPU with the session (a recording started later does not know the target's CPU then).
+        target_cpu_at_start=0.0 if _launched_from_start(header) else None,
     )
+
+
+def _launched_from_start(header: Mapping[str, Any]) -> bool:
+    return _mapping(header.get("target")).get("mode") == "command" and not header.get("recording_started")
+
+
+def _mapping(value: object) -> Mapping[str, Any]:
+    return value if isinstance(value, Mapping) else {}
 
 
 class FrameBuilder:

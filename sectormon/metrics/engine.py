@@ -2,23 +2,30 @@
 
 Scaling, per unit and event, over a window:
 
-1. The event's *counted* seconds at the unit: the sum, over the readings that contain the event,
-   of ``slice.duration * running_fraction(time_enabled, time_running)``. A sleeping thread
-   (``time_enabled == 0``) counts as fully counted: it did nothing, and that was measured. A group
-   the kernel never put on the PMU (``time_running == 0``) adds no counted time.
-2. The unit's *present* seconds: the durations of every slice from its first reading (inclusive)
+1. The unit's *own time*: per slice it was read in with events, its ``time_enabled`` (the
+   longest of its rows; a thread's advances only while it is on a CPU, a CPU's all the time).
+   ``known`` is the wall seconds of those slices, ``active`` the own seconds in them.
+2. The event's *counted* seconds at the unit: the own seconds it was counted in (the sum of
+   ``min(time_running, time_enabled)`` over the readings that contain it) times
+   ``known / active``, i.e. the share of the unit's running time the event saw, in wall
+   seconds. A slice in which a thread ran little weighs little; a thread that ended halfway
+   through a slice is scaled to the half it lived; a group the kernel multiplexed counts only its
+   running share; no unit is scaled by another's times. A unit that never ran in the window
+   (``active == 0``: a sleeping thread) did nothing, and that was measured: an event counts the
+   wall seconds of the slices it was read in. A group the kernel never put on the PMU
+   (``time_running == 0``) adds no counted time.
+3. The unit's *present* seconds: the durations of every slice from its first reading (inclusive)
    to the slice whose ``ended`` names it (inclusive), whether or not it was read in a given slice
    (a CMG unit is read only when the active group has CMG events; a thread only reads the
    active group).
-3. Scaled count = ``extrapolate(sum of raw counts, counted, present)``; an event the unit never
+4. Scaled count = ``extrapolate(sum of raw counts, counted, present)``; an event the unit never
    counted is absent (unknown, not zero). Coverage = ``coverage(counted, present)``.
 
-The kernel's own multiplexing is corrected exactly once, by the running fraction inside the
-counted time: since ``raw = multiplex_scale(raw, te, tr) * running_fraction(te, tr)``, the scaled
-count equals ``sum(multiplex_scale(raw) * fraction) * present / sum(duration * fraction)``, the
-perf-corrected counts weighted by how much of each slice was really measured. One reading alone
-gives ``multiplex_scale(raw) * present / duration``, as ``perf stat`` would. (Multiplying the
-corrected count by ``present / counted`` as well would apply the correction twice.)
+So the scaled count is ``raw * active / ran`` (with ``known == present``): ``perf stat``'s
+``count * time_enabled / time_running`` over the unit's whole window, whether the groups were
+rotated by sectormon (each runs in some slices) or by the kernel (each runs a share of every
+slice). Every part (``known``, ``active``, the own and wall seconds) adds up across intervals, so a
+window's figures do not depend on where frames fell.
 
 Extrapolation runs on the components summed over the whole window, so an event counted in one
 interval of a long window stands for the whole window. A unit whose binding (core/CMG) changes
@@ -64,6 +71,7 @@ import gc
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from operator import add
+from typing import Any
 
 from sectormon.frames import (
     EMPTY_SCOPE,
@@ -93,6 +101,7 @@ from sectormon.metrics.windows import (
     Terms,
     accumulate,
     add_to_archive,
+    as_wall,
     merge_contributions,
 )
 from sectormon.profiles.model import Profile
@@ -122,6 +131,13 @@ class _Snapshot:
     cores: Mapping[str, Mapping[str, float | None]]
 
 
+def _rotation_fields(data: object) -> dict[str, Any] | None:
+    """What a frame says of the rotation: its mode, timeslice and reason (``None``: unknown)."""
+    if not isinstance(data, Mapping) or not data:
+        return None
+    return {key: data.get(key) for key in ("mode", "timeslice", "reason")}
+
+
 class MetricsEngine:
     """Turns slices of readings into :class:`~sectormon.frames.Frame` objects (module docstring)."""
 
@@ -132,13 +148,23 @@ class MetricsEngine:
         recent_seconds: float = 10.0,
         unavailable: Mapping[str, str] | None = None,
         start: float = 0.0,
+        rotation: object = None,
+        own_time: bool = True,
+        target_cpu_at_start: float | None = None,
     ) -> None:
-        """``start``: stream time the data begins at (a recording toggled on mid-session)."""
+        """``start``: stream time the data begins at (a recording toggled on mid-session);
+        ``rotation``: the rotation the session started with (the header's), which ``rotation``
+        marks change and every frame states; ``own_time``: scale each unit by its own time
+        (step 2 of the module docstring), else every reading stands for its whole slice (a
+        recording whose rows of one slice are separate runs, see ``windows.wall_counted``);
+        ``target_cpu_at_start``: the target's CPU time at ``start`` when known (thread coverage)."""
         if not recent_seconds > 0:
             raise ValueError(f"recent_seconds must be > 0, not {recent_seconds!r}")
         self.profile = profile
         self.recent_seconds = float(recent_seconds)
         self.unavailable: dict[str, str] = dict(unavailable or {})
+        self._rotation: dict[str, Any] | None = _rotation_fields(rotation)
+        self._own_time = own_time
         self._mset = MetricSet(profile)
         self._names: tuple[str, ...] = tuple(profile.events)
         self._n = len(self._names)
@@ -189,7 +215,7 @@ class MetricsEngine:
         self._units: dict[str, tuple[str, int] | None] = {}
         self._process_of: dict[str, int] = {}  # thread unit key -> its process's pid
         self._processes: dict[str, ProcessScope] = {}  # pid -> what names it
-        self._thread_time = ThreadTimeTracker()
+        self._thread_time = ThreadTimeTracker(target_cpu_at_start)
 
         self._slices = 0
         self._slices_since_frame = 0
@@ -258,7 +284,7 @@ class MetricsEngine:
                             raise ValueError(f"a batch takes readings of {unit!r}, which the engine ignores")
                         mapped[serial] = ent
             end_slice(t, group, dur, ended, overhead_s)
-        for serial, name, names, counted, values, mixed in batch.groups:
+        for serial, name, names, counted, ran, values, mixed in batch.groups:
             ent = mapped.get(serial)
             if ent is None:
                 raise ValueError(f"a batch sums entity {serial}, which it never entered")
@@ -266,7 +292,11 @@ class MetricsEngine:
             acc = groups.get(name)
             if acc is None:
                 acc = groups[name] = GroupAcc()
-            acc.restore(names, counted, values, mixed)
+            acc.restore(names, counted, ran, values, mixed)
+        for serial, known, active in batch.own:
+            own = mapped[serial].own
+            own.known = known
+            own.active = active
 
     def _end_slice(self, t: float, group: str, dur: float, ended: Sequence[str], overhead_s: float) -> None:
         if self._slices == 0 and self._frame_t == self._start:
@@ -348,6 +378,8 @@ class MetricsEngine:
         elif m.kind == GAP:
             self._cum += lost_seconds(m)
             self._thread_time.lose_span()
+        elif m.kind == "rotation":
+            self._rotation = _rotation_fields(m.data)
 
     def restart_windows(self, t: float) -> None:
         """What is measured changed at ``t`` (the sector configuration): the open interval and
@@ -525,6 +557,7 @@ class MetricsEngine:
             baseline=self._baseline_for(recent),
             final=final,
             warnings=warnings,
+            rotation=self._rotation,
         )
 
     def _close_interval(self, t: float) -> list[Contribution]:
@@ -569,7 +602,7 @@ class MetricsEngine:
                     ended.append(ent)
         if reset:
             for ent in ended:
-                add_to_archive(self._archive, ent, ent.present(0.0, hi), n)
+                add_to_archive(self._archive, ent, ent.present(0.0, hi), n, self._own_time)
                 del self._open[ent.serial]
             if ended:
                 self._archive_version += 1
@@ -624,7 +657,8 @@ class MetricsEngine:
                     archive_version=version,
                     batch_of_level=self._batch_of_level,
                 )
-            for name, block in scope_blocks(contributions, seconds, n, self._classes, plan).items():
+            walled = as_wall(contributions, n, self._own_time)
+            for name, block in scope_blocks(walled, seconds, n, self._classes, plan).items():
                 found.setdefault(name, []).append((w, block))
             aliases.append(plan.aliases)
         results: list[dict[ScopeKey, ScopeStats]] = [{} for _ in specs]

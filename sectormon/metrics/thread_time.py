@@ -38,8 +38,11 @@ class ThreadTimeTracker:
 
     __slots__ = ("_kernel_at", "_pending_ns", "_valid", "interval", "run")
 
-    def __init__(self) -> None:
-        self._kernel_at: float | None = None  # the last kernel reading: where the open span began
+    def __init__(self, start_cpu_s: float | None = None) -> None:
+        """``start_cpu_s``: the target's CPU time when counting began, when known (a command
+        launched by the session: 0, it was held before exec until its counters were on), so the
+        first span starts with the session instead of at the first reading."""
+        self._kernel_at = start_cpu_s  # the last kernel reading: where the open span began
         self._pending_ns = 0  # counted in the open span
         self._valid = True  # every slice of the open span had its counted time
         self.interval = _Sums()

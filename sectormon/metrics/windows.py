@@ -16,7 +16,11 @@ from typing import Any, Protocol
 from sectormon.readings import Row
 
 Vector = list[float]
-# (entity, present seconds, vector [raw count sums | counted seconds])
+# (entity, present seconds, vector): an interval's or window's sums per entity. While summed over
+# intervals the vector is [raw count sums | wall seconds counted | own seconds counted | known s,
+# active s]
+# (every part adds up across intervals, see OwnTime); :func:`as_wall` turns it into
+# [raw count sums | counted seconds], what the scopes take.
 Contribution = tuple["Entity", float, Vector]
 ScopeKey = tuple[str, str]  # (level, key): ("total", ""), ("cmg", "0"), ("core", "12"), ("thread", "4242")
 Terms = tuple[Vector, Vector, Vector]  # scaled counts, counted seconds, present seconds per event
@@ -28,7 +32,8 @@ class Plan:
     """How an entity's interval vector is gathered from its groups' sums (see Entity.drain).
 
     For one sequence of group layouts (the groups in the order first read in the interval): the
-    group sums are laid end to end, then each group's counted seconds, then a 0.0. ``gather``
+    group sums are laid end to end, then each group's seconds read, then each group's own seconds
+    counted, then a 0.0. ``gather``
     picks every vector position from there (the 0.0 where no group has the event, and where
     several do, fixed afterwards); ``shared`` lists those positions with a getter of their
     contributions in group order, added up as ``vec[i] += value`` group by group would.
@@ -51,10 +56,11 @@ class GroupAcc:
     ``sums[name] += value`` reading by reading, so the path taken never shows in the results.
     """
 
-    __slots__ = ("counted", "mixed", "names", "pending", "values")
+    __slots__ = ("counted", "mixed", "names", "pending", "ran", "values")
 
     def __init__(self) -> None:
-        self.counted = 0.0
+        self.counted = 0.0  # wall seconds read x running fraction (see wall_counted)
+        self.ran = 0  # ns the group counted while the unit ran: sum of min(tr, te)
         self.names: tuple[str, ...] | None = None  # events of the first reading, in its order
         self.values: list[float] | None = None  # sums of the folded readings (None: none yet)
         self.pending: list[Iterable[int]] = []  # readings not yet added, values in names order
@@ -67,6 +73,7 @@ class GroupAcc:
             self.fold()
         other = GroupAcc()
         other.counted = self.counted
+        other.ran = self.ran
         other.names = self.names
         other.values = None if self.values is None else list(self.values)
         other.mixed = None if self.mixed is None else defaultdict(float, self.mixed)
@@ -77,12 +84,14 @@ class GroupAcc:
         self,
         names: tuple[str, ...] | None,
         counted: float,
+        ran: int,
         values: list[float] | None,
         mixed: dict[str, float] | None,
     ) -> None:
         """Become the accumulator another process built from the same rows (a replay's reader,
         :mod:`sectormon.metrics.batch`): its layout and sums, or its per-name sums when mixed."""
         self.counted = counted
+        self.ran = ran
         self.pending = []
         if mixed is None:
             self.names = names
@@ -140,9 +149,10 @@ def drain_plan(layouts: Sequence[tuple[str, ...]], index: Mapping[str, int], n_e
     """The :class:`Plan` of one sequence of group layouts (events the entity's kind may not count
     are left out; a name repeated within a layout counts once, with its last position, as in a
     dict)."""
-    contributions: list[list[int]] = [[] for _ in range(2 * n_events)]
+    contributions: list[list[int]] = [[] for _ in range(3 * n_events)]
     at = 0
     counted_at = sum(map(len, layouts))
+    ran_at = counted_at + len(layouts)
     for g, names in enumerate(layouts):
         last = {name: j for j, name in enumerate(names)}
         for name, j in last.items():
@@ -150,8 +160,9 @@ def drain_plan(layouts: Sequence[tuple[str, ...]], index: Mapping[str, int], n_e
             if i is not None:
                 contributions[i].append(at + j)
                 contributions[n_events + i].append(counted_at + g)
+                contributions[2 * n_events + i].append(ran_at + g)
         at += len(names)
-    zero = counted_at + len(layouts)
+    zero = ran_at + len(layouts)
     gather = [found[0] if len(found) == 1 else zero for found in contributions]
     shared = tuple(
         (position, itemgetter(*found)) for position, found in enumerate(contributions) if len(found) > 1
@@ -162,12 +173,38 @@ def drain_plan(layouts: Sequence[tuple[str, ...]], index: Mapping[str, int], n_e
     return Plan(itemgetter(*gather), shared)
 
 
+class OwnTime:
+    """A unit's own time over the open interval: how much of the slices it was read in it ran.
+
+    ``known`` is the wall seconds of the slices in which the unit had a reading with events (its
+    time is known there), ``active`` the ns it ran in them: per slice, the largest
+    ``time_enabled`` among its rows (a thread's advances only while it is on a CPU; the rows of
+    one slice are of groups enabled over nearly the same span, and the longest is the truest).
+    ``stamp`` and ``slice_te`` keep the slice being added, so each slice counts once.
+    """
+
+    __slots__ = ("active", "known", "slice_te", "stamp")
+
+    def __init__(self) -> None:
+        self.known = 0.0
+        self.active = 0
+        self.stamp: object = None
+        self.slice_te = 0
+
+    def reset(self) -> None:
+        self.known = 0.0
+        self.active = 0
+        self.stamp = None
+        self.slice_te = 0
+
+
 class Accumulating(Protocol):
     """What :func:`accumulate` writes into: an engine :class:`Entity` or a reader's stand-in."""
 
     core: int | None
     cmg: int | None
     groups: dict[str, GroupAcc]
+    own: OwnTime
 
 
 def accumulate(
@@ -179,13 +216,16 @@ def accumulate(
     """Add one slice's rows to their units' group accumulators: the one hot loop of ingestion.
 
     ``current`` maps a unit to what it accumulates into now; a unit that is not there, or whose
-    binding changed, gets a new one from ``enter`` (``None``: ignore its rows). A row's counted
-    time is the slice's duration times the group's running fraction ``tr / te`` clamped to
-    [0, 1] (a sleeping thread, ``te == 0``, counts as fully counted: it did nothing, and that was
-    measured). A row whose ``names`` is the very tuple of the group's first row is only appended
-    to the pending readings; any other layout goes through :meth:`GroupAcc.add_row`.
+    binding changed, gets a new one from ``enter`` (``None``: ignore its rows). A row adds the
+    slice's duration times the group's running fraction ``tr / te`` clamped to [0, 1] to its
+    group's ``counted`` (a sleeping thread, ``te == 0``, counts as fully counted: it did nothing,
+    and that was measured) and ``min(tr, te)`` to its ``ran``; a row with events adds the slice
+    to its unit's :class:`OwnTime` (once per slice: the longest ``te``).
+    A row whose ``names`` is the very tuple of the group's first row is only appended to the
+    pending readings; any other layout goes through :meth:`GroupAcc.add_row`.
     """
     dur = duration if duration > 0 else 0.0
+    stamp = object()  # this slice, for OwnTime
     for unit, core, cmg, group, te, tr, names, values in rows:
         ent = current.get(unit)
         if ent is None or ent.core != core or ent.cmg != cmg:
@@ -201,6 +241,17 @@ def accumulate(
             acc.counted += dur * ((fraction if fraction < 1.0 else 1.0) if fraction > 0.0 else 0.0)
         else:
             acc.counted += dur
+        if names:
+            acc.ran += tr if tr < te else te
+            own = ent.own
+            if own.stamp is not stamp:
+                own.stamp = stamp
+                own.slice_te = te
+                own.known += dur
+                own.active += te
+            elif te > own.slice_te:
+                own.active += te - own.slice_te
+                own.slice_te = te
         if names is acc.names:
             acc.pending.append(values)
         else:
@@ -221,6 +272,7 @@ class Entity:
         "keys",
         "keys_threads",
         "kind",
+        "own",
         "plans",
         "run",
         "serial",
@@ -251,9 +303,10 @@ class Entity:
         self.start = start
         self.end: float | None = None
         self.groups: dict[str, GroupAcc] = {}
+        self.own = OwnTime()
         self.index = index  # event name -> vector position, only the events this kind may count
         self.plans: dict[tuple[tuple[str, ...], ...], Plan] = {} if plans is None else plans  # per kind
-        self.run: Vector = [0.0] * (2 * n_events)
+        self.run: Vector = [0.0] * (3 * n_events + 2) if n_events else []
         self.thread_key = str(ident) if kind == "thread" else None
         if kind == "thread":
             self.core_key: str | None = "unbound" if core is None else str(core)
@@ -292,12 +345,15 @@ class Entity:
         sequence of group layouts, and only events of several groups are summed.
         """
         accs = list(self.groups.values())
+        own = self.own
+        tail = [own.known, own.active * 1e-9]
         if reset:
             self.groups = {}
+            self.own = OwnTime()
         if not n_events:
             return []
         if any(acc.mixed is not None for acc in accs):
-            return self._drain_by_name(accs, n_events)
+            return self._drain_by_name(accs, n_events) + tail
         layouts = tuple([acc.names or () for acc in accs])
         plans = self.plans
         plan = plans.get(layouts)
@@ -309,29 +365,66 @@ class Entity:
         for acc in accs:
             ext += acc.fold()
         ext += [acc.counted for acc in accs]
+        ext += [acc.ran * 1e-9 for acc in accs]
         ext.append(0.0)
         vec = list(plan.gather(ext))
         for position, contributions in plan.shared:
             # reduce(add, ...) is 0.0 + v1 + v2 + ... in order on every Python (sum() compensates
             # rounding since 3.12, and counted seconds are not whole numbers).
             vec[position] = reduce(add, contributions(ext), 0.0)
-        return vec
+        return vec + tail
 
     def _drain_by_name(self, accs: list[GroupAcc], n_events: int) -> Vector:
         """:meth:`drain` when some group changed layouts within the interval: name by name."""
-        vec = [0.0] * (2 * n_events)
+        vec = [0.0] * (3 * n_events)
         index = self.index
         for acc in accs:
             counted = acc.counted
+            ran = acc.ran * 1e-9
             for name, value in acc.sums().items():
                 i = index.get(name)
                 if i is not None:
                     vec[i] += value
                     vec[n_events + i] += counted
+                    vec[2 * n_events + i] += ran
         return vec
 
 
-def entity_terms(present: float, vec: Vector, n_events: int) -> Terms:
+def wall_counted(vec: Vector, n_events: int, own_time: bool = True) -> Vector:
+    """Per event, its counted time in wall seconds, measured on the unit's own clock.
+
+    ``own seconds counted * known / active`` is the share of the unit's own running time the
+    event was counted in, spread over the wall seconds the unit was known in: a slice in which a
+    thread ran little weighs little, a thread that ended halfway through a slice is scaled to the
+    half it lived, and a group the kernel multiplexed counts only its running share. A unit that
+    never ran in the window (a sleeping thread) did nothing, and that was measured: each event
+    counted all the seconds it was read in (times its running fraction).
+
+    Without ``own_time`` every reading stands for its whole slice (wall seconds x running
+    fraction): for recordings whose rows of one slice are separate runs of the same region, each
+    on its own clock (a fapp import), where no unit has one clock across its rows.
+    """
+    known = vec[-2]
+    active = vec[-1]
+    if own_time and active > _RESIDUE_S:
+        factor = known / active
+        return [ran * factor for ran in vec[2 * n_events : 3 * n_events]]
+    return vec[n_events : 2 * n_events]
+
+
+def as_wall(
+    contributions: Iterable[Contribution], n_events: int, own_time: bool = True
+) -> list[Contribution]:
+    """Contributions as the scopes take them: [raw count sums | counted seconds] (see Vector)."""
+    if not n_events:
+        return list(contributions)
+    return [
+        (e, present, vec[:n_events] + wall_counted(vec, n_events, own_time))
+        for e, present, vec in contributions
+    ]
+
+
+def entity_terms(present: float, vec: Vector, n_events: int, own_time: bool = True) -> Terms:
     """One entity's scaled counts, counted seconds and present seconds (0 where it never counted).
 
     The scaled count is :func:`sectormon.readings.extrapolate` (``raw * (present / counted)``),
@@ -339,18 +432,20 @@ def entity_terms(present: float, vec: Vector, n_events: int) -> Terms:
     comprehensions: CPython 3.11 specialises their float arithmetic, which makes them cheaper than
     ``map`` with ``operator`` functions here, measured.)
     """
-    counted = vec[n_events:]
+    counted = wall_counted(vec, n_events, own_time) if n_events else []
     scaled = [raw * (present / c) if c > 0.0 else 0.0 for raw, c in zip(vec, counted, strict=False)]
     pres = [present if c > 0.0 else 0.0 for c in counted]
     return scaled, counted, pres
 
 
-def add_to_archive(archive: dict[ScopeKey, Terms], entity: Entity, present: float, n_events: int) -> None:
+def add_to_archive(
+    archive: dict[ScopeKey, Terms], entity: Entity, present: float, n_events: int, own_time: bool = True
+) -> None:
     """Fold an ended entity's whole-run contribution into fixed per-scope sums (its counts are final).
 
     An archived scope is one pre-summed part: ``sum((archived, new))``, i.e. ``0.0 + a + b``.
     """
-    terms = entity_terms(present, entity.run, n_events)
+    terms = entity_terms(present, entity.run, n_events, own_time)
     for key in entity.keys_threads:
         old = archive.get(key)
         if old is None:
@@ -479,11 +574,16 @@ class RecentWindow:
                 continue
             refs[entity] = left
             rest = list(map(sub, sums[entity], vec))
-            n = len(rest) // 2
+            n = (len(rest) - 2) // 3
             # Only the few positions below the residue (C-level search) need looking at.
-            for i in compress(range(n), map(lt, rest[n:], repeat(_RESIDUE_S))):
+            for i in compress(range(n), map(lt, rest[n : 2 * n], repeat(_RESIDUE_S))):
+                rest[2 * n + i] = 0.0
                 rest[n + i] = 0.0
                 rest[i] = 0.0
+            if n and rest[-2] < _RESIDUE_S:
+                rest[-2] = 0.0
+            if n and rest[-1] < _RESIDUE_S:
+                rest[-1] = 0.0
             sums[entity] = rest
 
     def clear(self) -> None:

@@ -12,6 +12,7 @@ from typing import Any
 
 from sectormon import __version__
 from sectormon.frames import HEADER_SCHEMA
+from sectormon.perf.mux import mux_intervals
 from sectormon.perf.probe import ProbeResult
 from sectormon.profiles.loader import profile_to_dict
 from sectormon.profiles.model import Profile
@@ -32,6 +33,19 @@ def host_facts() -> dict[str, Any]:
         "kernel": uname.release,
         "machine": uname.machine,
         "python": platform.python_version(),
+    }
+
+
+def rotation_header(options: SessionOptions, *, multiplexed: bool) -> dict[str, Any]:
+    """The header's ``rotation``: the mode the session starts with, its timeslice and why, the
+    budget, and (``multiplexed``: a source the kernel's multiplexer serves) the kernel's own
+    rotation period per PMU (read, never written)."""
+    assert options.rotation is not None
+    return {
+        **options.rotation.to_json(),
+        "max_overhead": options.max_overhead,
+        "switch_to_kernel": options.may_switch,
+        "mux_interval_ms": mux_intervals() if multiplexed else {},
     }
 
 
@@ -80,6 +94,11 @@ def build_header(
             else {}
         ),
         "unavailable": dict(plan.dropped),
+        **(
+            {"rotation": rotation_header(options, multiplexed=source.kind != "sim")}
+            if options.rotation is not None
+            else {}
+        ),
         "probe": {name: {"state": r.state, "reason": r.reason} for name, r in (probe or {}).items()},
         "options": {
             "interval": options.interval,

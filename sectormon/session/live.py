@@ -24,7 +24,7 @@ from sectormon.metrics.builder import build_engine
 from sectormon.profiles.model import Profile
 from sectormon.readings import Mark, Slice
 from sectormon.sampler import Sampler
-from sectormon.schedule import RotationPlan
+from sectormon.schedule import Rotation, RotationPlan
 from sectormon.session.control import SessionBase, WarningCallback
 from sectormon.session.hotspots import builder_for
 from sectormon.session.options import SessionOptions
@@ -79,6 +79,11 @@ class LiveSession(SessionBase):
             on_slice=self._on_slice,
             on_warning=self._warn,
             cmg_enabled=source.cmg_unavailable_reason is None,
+            rotation=options.rotation,
+            max_overhead=options.max_overhead,
+            may_switch=options.may_switch,
+            max_timeslice=options.interval,
+            on_rotation=self._rotation_changed,
         )
         self._recorder: RecordingWriter | None = None
         # Re-entrant: a write that fails warns, and a warning is written to the recording.
@@ -213,6 +218,12 @@ class LiveSession(SessionBase):
             self._apply_mark(Mark(t=item.t, kind="baseline", label="--baseline-after"))
         if self.options.duration is not None and item.t >= self.options.duration:
             self._sampler.stop()
+
+    def _rotation_changed(self, rotation: Rotation) -> None:
+        """The sampler changed its rotation (over the overhead budget): a recorded mark, so the
+        frames from here on, live and replayed, say which rotation ran."""
+        mark = Mark(t=self._builder.last_t, kind="rotation", label=rotation.reason, data=rotation.to_json())
+        self._apply_mark(mark)
 
     def _take_samples(self, t: float, *, final: bool = False) -> None:
         """The samples of the frame window that ends now: recorded before the slice that closes

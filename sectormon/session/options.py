@@ -5,7 +5,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from sectormon.errors import UsageError
+from sectormon.schedule import AUTO, Rotation
 from sectormon.sources.base import SampleRequest, Source
+
+DEFAULT_MAX_OVERHEAD = 2.0
+"""--max-overhead's default: the sampler's budget in % of one core."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -19,13 +23,17 @@ class SessionOptions:
     duration: float | None = None
     baseline_after: float | None = None
     record: str | None = None
+    rotation: Rotation | None = None  # None: sync at ``timeslice``; open_session decides
+    max_overhead: float | None = None  # fraction of one core (None: no budget)
+    may_switch: bool = False  # over budget, sync may switch to kernel rotation (--rotation auto)
 
 
 @dataclass(frozen=True, slots=True)
 class SessionRequest:
     """What a front end asks for; ``None`` takes the source's default. Values are already checked
     one by one (positive, finite); :meth:`resolve` checks how they fit together. ``sample`` asks
-    for hot spots (``--sample``)."""
+    for hot spots (``--sample``). ``rotation`` is ``auto``, ``sync`` or ``kernel``;
+    ``max_overhead`` the budget in % of one core (``None``: the default)."""
 
     groups: tuple[str, ...] | None = None
     timeslice: float | None = None
@@ -36,6 +44,8 @@ class SessionRequest:
     baseline_after: float | None = None
     record: str | None = None
     sample: SampleRequest | None = None
+    rotation: str = AUTO
+    max_overhead: float | None = None
 
     def resolve(self, source: Source) -> SessionOptions:
         timeslice = source.default_timeslice if self.timeslice is None else self.timeslice
@@ -52,4 +62,18 @@ class SessionRequest:
             duration=self.duration,
             baseline_after=self.baseline_after,
             record=self.record,
+            max_overhead=self._budget(source),
         )
+
+    def _budget(self, source: Source) -> float | None:
+        """The overhead budget as a fraction of a core; none on the simulator, whose sampler
+        shares its CPU with the model (its cost says nothing of a node's, and a simulated
+        session must run the same way every time)."""
+        if source.kind == "sim":
+            if self.max_overhead is not None:
+                raise UsageError(
+                    "--max-overhead is for live sessions: the simulator's sampler cost is not a node's; "
+                    "leave it out"
+                )
+            return None
+        return (DEFAULT_MAX_OVERHEAD if self.max_overhead is None else self.max_overhead) / 100.0

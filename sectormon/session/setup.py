@@ -8,12 +8,13 @@ starts before the header is built (the header names the launched command's pid),
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping, Sequence
 
 from sectormon.attribution.window import HEADER_KEY as HOTSPOTS_KEY
 from sectormon.perf.probe import ProbeResult
 from sectormon.profiles.model import Profile
-from sectormon.schedule import RotationPlan, plan_rotation, select_groups
+from sectormon.schedule import AUTO, RotationPlan, choose_rotation, plan_rotation, select_groups
 from sectormon.session.control import WarningCallback
 from sectormon.session.header import build_header
 from sectormon.session.live import LiveSession
@@ -44,6 +45,18 @@ def open_session(
             if event.scope == "cmg":
                 unavailable.setdefault(event.name, f"CMG-wide event needs per-CPU counting: {cmg_reason}")
     plan = plan_rotation(profile, group_names, unavailable, free=lambda e: not source.needs_counter(e))
+    can_multiplex = source.kind != "sim"
+    rotation = choose_rotation(
+        request.rotation,
+        plan,
+        can_multiplex=can_multiplex,
+        timeslice=options.timeslice,
+        interval=options.interval,
+        given=request.timeslice is not None,
+    )
+    options = dataclasses.replace(
+        options, rotation=rotation, may_switch=can_multiplex and request.rotation == AUTO
+    )
     warnings = startup_warnings(profile, plan, probe)
     source.start()
     # Sampling starts before the target runs (a launched command is still held before its exec).

@@ -19,7 +19,6 @@ miss completes. The stall cycles are LD_COMP_WAIT, split by where the awaited da
 
 from __future__ import annotations
 
-from collections import deque
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
@@ -47,6 +46,10 @@ OBJECT_SHIFT = 7
 
 # The engine's clock ticks TICKS times per cycle, so fractional issue costs stay exact integers.
 TICKS = 4
+# The oldest miss's window close when no miss is outstanding: the largest int CPython compares on
+# its fast path (one digit), so the loop's check against it stays cheap. Runs longer than that
+# many accesses only enter the check's body with nothing in the queue.
+NEVER = (1 << 30) - 1
 
 # Where the data of an L1D line came from (stall attribution) / who allocated an L2 line.
 FROM_L2 = 0
@@ -151,6 +154,8 @@ class SimThread:
         self.from_memory = [_fill_state(FROM_MEMORY, fl) for fl in range(slots)]
         self.from_l2 = [_fill_state(FROM_L2, fl) for fl in range(slots)]
         self.l2_demand = [(self.l2base | ((fl >> 1) & 1)) - 15 for fl in range(slots)]
+        self.l1_sector = [(fl >> 1) & 3 for fl in range(slots)]
+        self.l2_sector = [self.l2base | ((fl >> 1) & 1) for fl in range(slots)]
         self.ipa = spec.inst_per_access
         p = config.prefetch
         self.prefetch = p.enabled
@@ -158,9 +163,11 @@ class SimThread:
         self.pf_d2 = p.l2_distance
         self.pf_table = p.table
         self.recent: dict[int, None] = {}
-        # Outstanding misses, oldest first: (access count closing the window, ready time in run()'s
-        # clock, FROM_L2 or FROM_MEMORY).
-        self.mq: deque[tuple[int, int, int]] = deque()
+        # Outstanding misses, oldest first: when each one's data arrive, in run()'s clock (15 mod
+        # 16), less 1 if they come from L2 (the stall's attribution; the comparisons with the
+        # clock are unchanged), and the access count at which the window past it closes.
+        self.q_ready: list[int] = []
+        self.q_close: list[int] = []
         # Per access flags (so per data object): accesses, L1D demand refills, and the demand
         # misses that L2 sent to memory.
         self.fcount = [0] * slots
@@ -190,17 +197,25 @@ class SimThread:
         self.sampler: RefillSampler | None = None
 
     # ----------------------------------------------------------------- the hot loop
-    def run(self, limit: int) -> None:
+    def run(self, limit: int, next_limit: Callable[[int], int] | None = None) -> None:
         """Simulate until this core's clock reaches ``limit`` ticks or the stream ends.
 
-        The L1D hit and the L1D demand miss (through L2 to memory, with the sector caches' two
-        common fills) are inline, their counters kept in locals and added at the end: that is
-        what a random, miss-bound stream spends its time on. Everything rarer is a method.
+        ``next_limit``, if given, is called with the clock (ticks) each time it reaches ``limit``
+        and returns the next limit, or 0 to stop there: a thread alone on its machine runs its
+        quanta without leaving this loop (whose locals are costly to set up) at every one.
+
+        The L1D hit and the L1D demand miss (through L2 to memory, with the caches' plain LRU
+        fills and the sector rules' commonest fill) are inline, their counters kept in locals and
+        added at the end: that is what a random, miss-bound stream spends its time on. Everything
+        rarer is a method.
 
         Inside, the clock is ``clk = ticks << 4 | 15``, the unit of the packed states' ready
         field, so "the line's data have arrived" is ``state <= clk`` and a fill's state is
-        ``clk`` plus a per-flags constant: no shifts per access. Queue entries hold their
-        ready time in that unit too, and the access count at which the window closes.
+        ``clk`` plus a per-flags constant: no shifts per access. The outstanding misses are
+        ``q_ready[h:]``/``q_close[h:]``; ``hc`` is the close of the oldest. Misses whose data
+        have arrived leave the queue lazily: nothing can happen before the access count
+        reaches ``hc`` (later closes are larger) or the next miss finds the buffers full, and
+        both pop arrived entries first, so one comparison per access replaces the queue walk.
         """
         if self.done:
             return
@@ -208,166 +223,203 @@ class SimThread:
         tags = l1.tags
         sets = l1.sets
         mask = l1.mask
-        l1_ways = l1.ways
-        l1_on = l1.enabled
-        l1_counts = l1.counts
+        l1_plain = l1.plain
+        l1_counts = l1.live_counts
         l1_maxima = l1.maxima
         l2 = self.l2
         l2tags = l2.tags
         l2sets = l2.sets
         l2mask = l2.mask
-        l2_ways = l2.ways
-        l2_on = l2.enabled
-        l2_counts = l2.counts
+        l2_plain = l2.plain
+        l2_counts = l2.live_counts
         l2_maxima = l2.maxima
         from_memory = self.from_memory
         from_l2 = self.from_l2
         l2_demand = self.l2_demand
+        l1_sector = self.l1_sector
+        l2_sector = self.l2_sector
         memory = self.memory << 4
         l2_hit = self.l2_hit << 4
         fcount = self.fcount
         demand_misses = self.demand_misses
-        memory_reads = self.memory_reads
-        mq = self.mq
+        qr = self.q_ready
+        qc = self.q_close
+        h = 0
+        hc = qc[0] if qc else NEVER
         window = self.window
         mib = self.mib
         cpa = self.cpa << 4
-        recent = self.recent if self.prefetch else None
+        prefetch = self.prefetch
+        recent = self.recent
         sampler = self.sampler
         pf_table = self.pf_table
         rare = self._rare
         clk = (self.cyc << 4) | 15
         limit = (limit << 4) | 15
         acc = self.acc
-        wl1 = 0
-        wl2 = 0
+        clk0 = clk
+        acc0 = acc
+        fe0 = self.fe_stall
+        wl1 = 0  # stalls on data from L2 (the others are on memory: derived at the end)
         # Counter deltas of the inline demand misses (times in clock units).
         l1_wb = 0
         l2_wb = 0
         miss_wait = 0
+        # The flags of the demand misses served by memory / by L2, counted per flags in bulk.
+        from_memory_flags: list[int] = []
+        from_l2_flags: list[int] = []
         it = self.it
         while True:
             for line, n, fl in it:
                 fcount[fl] += n
                 v = tags.get(line)
-                if v is not None and v <= clk:
+                if v is None:
+                    if fl & FL_SPECIAL:
+                        clk = rare(line, fl, v, clk, acc)
+                    else:
+                        # An L1D demand miss. With the L1D miss buffers full, wait for the oldest:
+                        # the entries up to index ``last`` leave.
+                        last = len(qr) - mib
+                        while h <= last:
+                            r = qr[h]
+                            h += 1
+                            if r > clk:
+                                if r & 1:
+                                    clk = r
+                                else:
+                                    wl1 += r + 1 - clk
+                                    clk = r + 1
+                        v2 = l2tags.get(line)
+                        if v2 is None:
+                            ready = clk + memory
+                            qr.append(ready)
+                            from_memory_flags.append(fl)
+                            state = ready + from_memory[fl]
+                            state2 = ready + l2_demand[fl]
+                            sec = l2_sector[fl]
+                            s = l2sets[line & l2mask]
+                            w = l2_plain[sec]
+                            if w > 0:
+                                s.append(line)
+                                l2tags[line] = state2
+                                if len(s) > w and l2tags.pop(s.pop(0)) & DIRTY:
+                                    l2_wb += 1
+                            elif (
+                                w
+                                and s
+                                and l2_counts[line & l2mask][sec] >= l2_maxima[sec]
+                                and l2tags[s[0]] & SECTOR_MASK == sec
+                            ):
+                                # At its maximum, the sector replaces its own LRU line: the set's LRU.
+                                victim = s.pop(0)
+                                s.append(line)
+                                l2tags[line] = state2
+                                if l2tags.pop(victim) & DIRTY:
+                                    l2_wb += 1
+                            elif l2.fill(line, state2)[1] & DIRTY:
+                                l2_wb += 1
+                        elif v2 <= clk:
+                            s = l2sets[line & l2mask]
+                            if s[-1] != line:
+                                s.remove(line)
+                                s.append(line)
+                            ready = clk + l2_hit
+                            qr.append(ready - 1)
+                            from_l2_flags.append(fl)
+                            state = ready + from_l2[fl]
+                        else:
+                            ready = (self._l2_inflight(line, v2, clk >> 4, True) << 4) | 15
+                            qr.append(ready)
+                            demand_misses[fl] += 1
+                            miss_wait += ready - clk
+                            state = ready + from_memory[fl]
+                        if sampler is not None and sampler.demand:
+                            sampler.refill(self.tid, self.cpu, line, fl, clk >> 4, ready >> 4)
+                        qc.append(acc + window)
+                        hc = qc[h]
+                        sec = l1_sector[fl]
+                        s = sets[line & mask]
+                        w = l1_plain[sec]
+                        if w > 0:
+                            s.append(line)
+                            tags[line] = state
+                            if len(s) > w:
+                                victim = s.pop(0)
+                                vstate = tags.pop(victim)
+                                if vstate & DIRTY:
+                                    l1_wb += 1
+                                    self._l2_write(victim, vstate & SECTOR_MASK, clk >> 4)
+                        elif (
+                            w
+                            and s
+                            and l1_counts[line & mask][sec] >= l1_maxima[sec]
+                            and tags[s[0]] & SECTOR_MASK == sec
+                        ):
+                            victim = s.pop(0)
+                            s.append(line)
+                            tags[line] = state
+                            vstate = tags.pop(victim)
+                            if vstate & DIRTY:
+                                l1_wb += 1
+                                self._l2_write(victim, vstate & SECTOR_MASK, clk >> 4)
+                        else:
+                            victim, vstate = l1.fill(line, state)
+                            if vstate & DIRTY:
+                                l1_wb += 1
+                                self._l2_write(victim, vstate & SECTOR_MASK, clk >> 4)
+                            if fl & FL_WRITE and line not in tags:
+                                # The sector may not allocate: write through.
+                                self._l2_write(line, sec, clk >> 4)
+                        if prefetch:
+                            # The stream prefetcher: two misses to consecutive lines start a stream.
+                            if line - 1 in recent:
+                                del recent[line - 1]
+                                self._start_stream(line, fl, clk >> 4)
+                            else:
+                                recent[line] = None
+                                if len(recent) > pf_table:
+                                    del recent[next(iter(recent))]
+                elif v <= clk:
                     s = sets[line & mask]
                     if s[-1] != line:
                         s.remove(line)
                         s.append(line)
                     if fl & 1:
                         tags[line] = v | 8
-                elif v is not None or fl & FL_SPECIAL:
-                    clk = rare(line, fl, v, clk, acc)
                 else:
-                    # An L1D demand miss. With the L1D miss buffers full, wait for the oldest.
-                    while len(mq) >= mib:
-                        e = mq.popleft()
-                        if e[1] > clk:
-                            if e[2]:
-                                wl2 += e[1] - clk
-                            else:
-                                wl1 += e[1] - clk
-                            clk = e[1]
-                    demand_misses[fl] += 1
-                    v2 = l2tags.get(line)
-                    if v2 is None:
-                        ready = clk + memory
-                        state = ready + from_memory[fl]
-                        source = FROM_MEMORY
-                        memory_reads[fl] += 1
-                        state2 = ready + l2_demand[fl]
-                        sec2 = state2 & SECTOR_MASK
-                        si = line & l2mask
-                        s = l2sets[si]
-                        if not l2_on:
-                            s.append(line)
-                            l2tags[line] = state2
-                            if len(s) > l2_ways and l2tags.pop(s.pop(0)) & DIRTY:
-                                l2_wb += 1
-                        elif (
-                            s
-                            and l2_counts[si][sec2] >= l2_maxima[sec2]
-                            and l2tags[s[0]] & SECTOR_MASK == sec2
-                        ):
-                            # At its maximum, the sector replaces its own LRU line: the set's LRU.
-                            victim = s.pop(0)
-                            s.append(line)
-                            l2tags[line] = state2
-                            if l2tags.pop(victim) & DIRTY:
-                                l2_wb += 1
-                        elif l2.fill(line, state2)[1] & DIRTY:
-                            l2_wb += 1
-                    elif v2 <= clk:
-                        s = l2sets[line & l2mask]
-                        if s[-1] != line:
-                            s.remove(line)
-                            s.append(line)
-                        ready = clk + l2_hit
-                        state = ready + from_l2[fl]
-                        source = FROM_L2
-                    else:
-                        ready = (self._l2_inflight(line, v2, clk >> 4, True) << 4) | 15
-                        state = ready + from_memory[fl]
-                        source = FROM_MEMORY
-                    miss_wait += ready - clk
-                    if sampler is not None and sampler.demand:
-                        sampler.refill(self.tid, self.cpu, line, fl, clk >> 4, ready >> 4)
-                    sec = (fl >> 1) & 3
-                    si = line & mask
-                    s = sets[si]
-                    if not l1_on:
-                        s.append(line)
-                        tags[line] = state
-                        if len(s) > l1_ways:
-                            victim = s.pop(0)
-                            vstate = tags.pop(victim)
-                            if vstate & DIRTY:
-                                l1_wb += 1
-                                self._l2_write(victim, vstate & SECTOR_MASK, clk >> 4)
-                    elif s and l1_counts[si][sec] >= l1_maxima[sec] and tags[s[0]] & SECTOR_MASK == sec:
-                        victim = s.pop(0)
-                        s.append(line)
-                        tags[line] = state
-                        vstate = tags.pop(victim)
-                        if vstate & DIRTY:
-                            l1_wb += 1
-                            self._l2_write(victim, vstate & SECTOR_MASK, clk >> 4)
-                    else:
-                        victim, vstate = l1.fill(line, state)
-                        if vstate & DIRTY:
-                            l1_wb += 1
-                            self._l2_write(victim, vstate & SECTOR_MASK, clk >> 4)
-                        if fl & FL_WRITE and line not in tags:  # the sector may not allocate: write through
-                            self._l2_write(line, sec, clk >> 4)
-                    mq.append((acc + window, ready, source))
-                    if recent is not None:
-                        # The stream prefetcher: two misses to consecutive lines start a stream.
-                        if line - 1 in recent:
-                            del recent[line - 1]
-                            self._start_stream(line, fl, clk >> 4)
-                        else:
-                            recent[line] = None
-                            if len(recent) > pf_table:
-                                del recent[next(iter(recent))]
+                    clk = rare(line, fl, v, clk, acc)
+                    hc = qc[h] if len(qc) > h else NEVER
                 acc += n
                 clk += n * cpa
-                while mq:
-                    e = mq[0]
-                    if e[1] <= clk:
-                        mq.popleft()
-                    elif acc < e[0]:
-                        break
-                    else:
-                        if e[2]:
-                            wl2 += e[1] - clk
+                if acc >= hc:
+                    # Past the window of the oldest miss: arrived misses leave, the first one
+                    # still outstanding (if its window is closed) stalls the core.
+                    while len(qr) > h:
+                        r = qr[h]
+                        if r <= clk:
+                            h += 1
+                        elif acc < qc[h]:
+                            break
                         else:
-                            wl1 += e[1] - clk
-                        clk = e[1]
-                        mq.popleft()
+                            h += 1
+                            if r & 1:
+                                clk = r
+                            else:
+                                wl1 += r + 1 - clk
+                                clk = r + 1
+                    hc = qc[h] if len(qc) > h else NEVER
                 if clk >= limit:
-                    break
+                    if next_limit is None:
+                        break
+                    limit = next_limit(clk >> 4)
+                    if not limit:
+                        break
+                    limit = (limit << 4) | 15
             else:
+                del qr[:h]
+                del qc[:h]
+                h = 0
+                miss_wait += self._count_misses(from_memory_flags, from_l2_flags)
                 chunk = next(self.gen, None)
                 if chunk is None:
                     self.passes += 1
@@ -377,26 +429,49 @@ class SimThread:
                         continue
                     self.done = True
                     # The thread ends when its last outstanding miss has arrived.
-                    while mq:
-                        e = mq.popleft()
-                        if e[1] > clk:
-                            if e[2]:
-                                wl2 += e[1] - clk
+                    for r in qr:
+                        if r > clk:
+                            if r & 1:
+                                clk = r
                             else:
-                                wl1 += e[1] - clk
-                            clk = e[1]
+                                wl1 += r + 1 - clk
+                                clk = r + 1
+                    qr.clear()
+                    qc.clear()
                     break
                 it = iter(chunk)
                 continue
             break
+        del qr[:h]
+        del qc[:h]
+        miss_wait += self._count_misses(from_memory_flags, from_l2_flags)
         self.it = it
         self.cyc = clk >> 4
         self.acc = acc
+        # The clock moved by the issue cycles, the loop exits' penalties and the stalls.
+        stalls = clk - clk0 - cpa * (acc - acc0) - ((self.fe_stall - fe0) << 4)
         self.wait_l1 += wl1 >> 4
-        self.wait_l2 += wl2 >> 4
+        self.wait_l2 += (stalls - wl1) >> 4
         self.l1_wb += l1_wb
         self.l2_wb += l2_wb
         self.l1_miss_wait += miss_wait >> 4
+
+    def _count_misses(self, from_memory: list[int], from_l2: list[int]) -> int:
+        """Add run()'s demand misses to the per-flags counts (a stream has few distinct flags, so
+        counting each in bulk beats an increment per miss) and empty the lists; returns their
+        miss wait (clock units)."""
+        waited = len(from_memory) * (self.memory << 4) + len(from_l2) * (self.l2_hit << 4)
+        demand_misses = self.demand_misses
+        memory_reads = self.memory_reads
+        for fl in set(from_memory):
+            k = from_memory.count(fl)
+            demand_misses[fl] += k
+            memory_reads[fl] += k
+        for fl in set(from_l2):
+            demand_misses[fl] += from_l2.count(fl)
+        from_memory.clear()
+        from_l2.clear()
+        return waited
 
     # ----------------------------------------------------------------- rare paths
     def _rare(self, line: int, fl: int, v: int | None, clk: int, acc: int) -> int:
@@ -422,7 +497,9 @@ class SimThread:
         if fl & FL_WRITE:
             tags[line] = v | DIRTY
         if v > clk:
-            self.mq.append((acc + self.window, v | 15, (v >> 2) & 1))
+            ready = v | 15
+            self.q_ready.append(ready if (v >> 2) & 1 == FROM_MEMORY else ready - 1)
+            self.q_close.append(acc + self.window)
         return clk
 
     def _l2_inflight(self, line: int, v2: int, cyc: int, demand: bool) -> int:
@@ -471,7 +548,8 @@ class SimThread:
         at_max = l2.maxima[sec2]
         sets = l2.sets
         mask = l2.mask
-        counts = l2.counts
+        plain = l2.plain
+        counts = l2.live_counts
         issued = 0
         written = 0
         for t in range(line + self.pf_d1 + 1, line + self.pf_d2 + 1):
@@ -480,12 +558,13 @@ class SimThread:
             issued += 1
             si = t & mask
             s = sets[si]
-            if not l2.enabled:
+            w = plain[sec2]
+            if w > 0:
                 s.append(t)
                 l2tags[t] = state
-                if len(s) > l2.ways and l2tags.pop(s.pop(0)) & DIRTY:
+                if len(s) > w and l2tags.pop(s.pop(0)) & DIRTY:
                     written += 1
-            elif s and counts[si][sec2] >= at_max and l2tags[s[0]] & SECTOR_MASK == sec2:
+            elif w and s and counts[si][sec2] >= at_max and l2tags[s[0]] & SECTOR_MASK == sec2:
                 victim = s.pop(0)
                 s.append(t)
                 l2tags[t] = state
@@ -627,6 +706,8 @@ class Machine:
         target = int(target_cycle * TICKS)
         quantum = self.config.quantum * TICKS
         threads = self.threads
+        if len(threads) == 1:
+            self._run_alone(threads[0], target, quantum)
         while self.tick < target and not self.finished():
             if self._pending is not None:
                 self.apply_sectors(self._pending)
@@ -642,6 +723,32 @@ class Machine:
             self.tick = max([self.tick] + [t.cyc for t in threads])
             for c in self.cmgs.values():
                 c.tick = self.tick
+
+    def _run_alone(self, thread: SimThread, target: int, quantum: int) -> None:
+        """The quanta of run_until for a single thread, the same boundaries (a requested sector
+        change applies at the first one reached, a quantum the thread's clock has passed is
+        skipped) without returning from :meth:`SimThread.run` at each boundary."""
+        step = self.tick
+
+        def next_step(cyc: int) -> int:
+            nonlocal step
+            self.tick = step
+            while self.tick < target and self._pending is None:
+                step = min(target, self.tick + quantum)
+                if cyc < step:
+                    return step
+                self.tick = step
+            return 0
+
+        while self.tick < target and not thread.done:
+            if self._pending is not None:
+                self.apply_sectors(self._pending)
+                self._pending = None
+            step = min(target, self.tick + quantum)
+            if thread.cyc < step:
+                thread.run(step, next_step)
+            self.tick = step
+            thread.cmg.tick = step
 
     def run_to_completion(self, max_cycles: float = float("inf")) -> None:
         while not self.finished() and self.cycle < max_cycles:

@@ -192,6 +192,7 @@ class PerfSource(SourceBase):
             and (self._tracker.polls + 1) % FULL_SCAN_POLLS
             and not self._tracker.refresh_due
             and not target.finished()
+            and not target.new_children()
         ):
             return self._with_processes(self._tracker.unchanged())
         self._thread_count = count

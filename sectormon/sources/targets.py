@@ -383,6 +383,15 @@ class _ProcessTarget:
                 found += [int(p) for p in data.split() if p.isdigit()]
         return found
 
+    def new_children(self) -> bool:
+        """Whether a followed process's main thread has started a process not followed yet (one
+        small read per process: cheaper than listing threads, and a new process changes no
+        followed process's thread count)."""
+        if not self.follow_children or self.pid is None:
+            return False
+        followed = self._followed
+        return any(child not in followed for pid in list(followed) for child in self._children_of(pid, [pid]))
+
     def followed_pids(self) -> tuple[int, ...]:
         """The processes followed now, the target processes first."""
         return tuple(self._followed)

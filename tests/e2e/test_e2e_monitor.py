@@ -29,8 +29,8 @@ def _rel(a: float, b: float) -> float:
 
 @pytest.mark.timing
 def test_command_mode_page_faults_are_accurate_through_rotation(tmp_path: Path) -> None:
-    """page-faults counted 1/3 of the time (three rotated groups, as counter events rotate) still
-    scales to the truth (+-5%)."""
+    """page-faults counted 1/3 of the time (three rotated groups, as counter events rotate in
+    sectormon's lock-step rotation, at 20 ms slices throughout) still scales to the truth (+-5%)."""
     out = tmp_path / "stream.jsonl"
     proc = run_sectormon(
         "--json",
@@ -40,6 +40,10 @@ def test_command_mode_page_faults_are_accurate_through_rotation(tmp_path: Path) 
         str(ROTATING),
         "--interval",
         "0.5",
+        "--rotation",
+        "sync",
+        "--max-overhead",
+        "100",
         "--",
         *workload("pagefaults.py", PAGES, 3),
     )

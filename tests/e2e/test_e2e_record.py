@@ -126,8 +126,9 @@ def test_a_recording_that_fails_mid_run_warns_once_and_monitoring_goes_on(tmp_pa
         signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
         resource.setrlimit(resource.RLIMIT_FSIZE, (16384, 16384))
 
+    # sync rotation: a slice (and a recording line) every 20 ms, so the file outgrows the limit
     proc = subprocess.run(
-        [sectormon_command(), "--json", "--profile", "generic", "--interval", "0.2",
+        [sectormon_command(), "--json", "--profile", "generic", "--interval", "0.2", "--rotation", "sync",
          "--record", str(tmp_path / "run.jsonl"), "--", *workload("pagefaults.py", 2000, 0.6)],
         capture_output=True, text=True, timeout=120, check=False, preexec_fn=small_files,
     )  # fmt: skip

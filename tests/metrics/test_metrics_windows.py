@@ -241,21 +241,28 @@ def build_slices(feed: Feed_) -> list[Slice]:
 
 
 def expected_totals(slices: list[Slice]) -> dict[str, float]:
-    """Per unit: sum(raw) * present / sum(duration * running fraction), directly from the rules."""
+    """Per unit, directly from the rules: sum(raw) * present / counted, where counted is the own
+    time the event ran (sum of time_running) times known / active (the wall seconds the unit was
+    read in per second of its own time), or the seconds read when the unit never ran."""
     raw: dict[str, float] = defaultdict(float)
-    counted: dict[str, float] = defaultdict(float)
+    read: dict[str, float] = defaultdict(float)
+    active: dict[str, float] = defaultdict(float)
+    ran: dict[str, float] = defaultdict(float)
     first: dict[str, float] = {}
     elapsed = 0.0
     for s in slices:
         for r in readings_of(s):
             first.setdefault(r.unit, elapsed)
             raw[r.unit] += r.counts["A"]
-            counted[r.unit] += s.duration * running_fraction(r.time_enabled, r.time_running)
+            read[r.unit] += s.duration
+            active[r.unit] += r.time_enabled / NS
+            ran[r.unit] += r.time_enabled / NS * running_fraction(r.time_enabled, r.time_running)
         elapsed += s.duration
     out = {}
     for unit in first:
-        if counted[unit] > 0:
-            out[unit.split(":")[1]] = raw[unit] * (elapsed - first[unit]) / counted[unit]
+        counted = ran[unit] * read[unit] / active[unit] if active[unit] > 0 else read[unit]
+        if counted > 0:
+            out[unit.split(":")[1]] = raw[unit] * (elapsed - first[unit]) / counted
     return out
 
 

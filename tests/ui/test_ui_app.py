@@ -555,3 +555,15 @@ async def test_final_frame_and_warnings(a64fx_session: FakeSession) -> None:
         help_text = app.screen.text  # the whole help: the warnings come after the legend
         assert "Warnings (2)" in help_text and "⚠ thread 4250 exited" in help_text
         assert "⚠ recording stopped: disk full" in help_text
+
+
+async def test_the_rotation_bar_says_which_rotation_runs(a64fx_session: FakeSession) -> None:
+    app = make_app(a64fx_session)
+    async with app.run_test(size=WIDE) as pilot:
+        app.post_message(FrameArrived(a64fx_frame(0), 1))
+        await pilot.pause()
+        assert "[sync" not in screen_text(app)  # a recording that does not say (no field)
+        rotation = {"mode": "kernel", "timeslice": 0.5, "reason": "auto: ..."}
+        app.post_message(FrameArrived(dataclasses.replace(a64fx_frame(1), rotation=rotation), 2))
+        await pilot.pause()
+        assert "groups [kernel 0.5s]" in screen_text(app)

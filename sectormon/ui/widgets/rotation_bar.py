@@ -1,4 +1,5 @@
-"""The rotation indicator: which event group is on the counters now, and each group's coverage."""
+"""The rotation indicator: who rotates the groups (sync or kernel, and how often), which event
+group is on the counters now, and each group's coverage."""
 
 from __future__ import annotations
 
@@ -21,6 +22,12 @@ class RotationBar(Static):
     def show(self, frame: Frame | None, group_names: list[str]) -> None:
         text = Text(no_wrap=True, overflow="ellipsis")
         text.append("groups ", self.get_component_rich_style("rotation-bar--key", partial=True))
+        rotation = frame.rotation if frame is not None else None
+        if rotation:
+            # sync: sectormon switches the groups every slice; kernel: the kernel's multiplexer
+            # does, and "kernel" stands for all groups at once (each group's share is its coverage)
+            label = f"[{rotation.get('mode')} {rotation.get('timeslice')}s] "
+            text.append(label, self.get_component_rich_style("rotation-bar--dim", partial=True))
         names = list(group_names)
         if frame is not None:
             names += [g for g in frame.groups if g not in names]
