@@ -40,6 +40,13 @@ class Unit:
     the CPU a CMG's group is opened on); ``None`` for an unbound thread. ``cmg`` likewise.
     ``process`` is the pid (thread group id) a thread unit belongs to, so frames can group threads
     by process and MPI rank; ``None`` for CPU and CMG units and where the source does not know it.
+
+    ``inherit`` marks a thread whose groups also count every thread and process it starts (the
+    kernel's inherit), so nothing a target runs escapes however short it lives; ``family`` is the
+    pid of the target process whose inherited groups also count this thread. A thread with a
+    ``family`` and no ``inherit`` is counted twice, by its own groups (for its core and CMG) and
+    inside its family's inherited ones: :class:`sectormon.sources.inherited.InheritedRows` takes
+    its counts out of the latter so every count appears once.
     """
 
     kind: str
@@ -47,6 +54,8 @@ class Unit:
     core: int | None = None
     cmg: int | None = None
     process: int | None = None
+    family: int | None = None
+    inherit: bool = False
 
     @property
     def key(self) -> str:

@@ -27,6 +27,7 @@ from sectormon.schedule import (
     RotationPlan,
 )
 from sectormon.sources.base import CounterGroup, Source
+from sectormon.sources.inherited import InheritedRows
 
 TARGET_CPU_EVERY = 0.25
 """Seconds of source time between reads of the kernel's CPU time of the target (one /proc read per
@@ -126,6 +127,7 @@ class Sampler:
         self._last_alive: tuple[Unit, ...] | None = None  # the alive units of the last poll
         self._skipped_for_fds: set[str] = set()  # new units left uncounted: no fd left (see _skip_for_fds)
         self._fds_warned = False
+        self._inherited = InheritedRows()  # found threads' counts out of their family's inherited rows
         self._counting = False  # past the first poll: a unit that cannot be opened no longer stops the run
         self._new_processes: list[ProcessInfo] = []  # since the last slice: processes first seen
         self._new_unit_processes: list[tuple[str, int]] = []  # ... and the pid of each thread opened
@@ -184,14 +186,14 @@ class Sampler:
                         # now (its fds close), its rows held for the slice; a new one starts
                         # counting every group at once.
                         ended = self._refresh_units()
-                        held_rows += self._read_units(ended)
+                        held_rows += self._inherited.settle(self._read_units(ended))
                         held_ended += ended
                         self._close_ended(ended)
                         self._enable_all()
                         continue
                     # Every group counts all the time: read them all; the kernel's time_enabled
                     # and time_running say how much of the slice each one was on the PMU.
-                    rows = held_rows + self._read_all()
+                    rows = self._inherited.settle(held_rows + self._read_all())
                     name = KERNEL
                     ended = () if stopping else self._refresh_units()
                     self._enable_all()  # the units opened by this poll
@@ -209,7 +211,7 @@ class Sampler:
                         rotation += 1
                         current = self._plan.group_at(rotation)
                         self._switch(done, current)
-                    rows = self._read(done) + self._read(always, present=done is None)
+                    rows = self._inherited.settle(self._read(done) + self._read(always, present=done is None))
                     name = done.name if done is not None else ALWAYS
                     # Poll only after reading: units opened now were not counting in this slice;
                     # they start with the group that is running now. When stopping, every unit
@@ -378,15 +380,17 @@ class Sampler:
                 raise
             state.counters[group.name] = _Counter(handle, self._names[group.name, unit.kind == "cmg"])
         self._units[unit.key] = state
+        self._inherited.track(unit)
         self._units_changed()
         if opened is not None:
             opened.append(state)
 
     def _skip_for_fds(self, unit: Unit, exc: SectormonError) -> None:
-        """Leave a unit that appeared mid-run uncounted when no fd is left for its groups.
+        """Leave a unit that appeared mid-run without groups when no fd is left for them.
 
         Stopping the run (and the launched command with it) would lose everything counted so far
-        for one more thread; the warning says whose work the figures leave out. The unit is tried
+        for one more thread; the warning says whose work the figures leave out (a thread of a
+        family is still counted in its inherited groups, which take no fd). The unit is tried
         again only after some unit has ended and closed its fds.
         """
         self._skipped_for_fds.add(unit.key)
@@ -395,9 +399,16 @@ class Sampler:
             problem, fix_sep, fix = exc.message.rpartition(" (fix: ")
             if not fix_sep:
                 problem, fix = exc.message, ""
+            if unit.family is not None:  # its family's inherited groups count it all the same
+                consequence = (
+                    f"has no row of its own: its counts are in pid {unit.family}'s totals, not in any "
+                    "thread's or core's"
+                )
+            else:
+                consequence = "is not counted; the totals leave its work out"
             self._on_warning(
                 f"{problem}: {unit.kind} {unit.ident}, and any unit that starts while the limit "
-                "holds, is not counted; the totals leave its work out" + (f" (fix: {fix}" if fix_sep else "")
+                f"holds, {consequence}" + (f" (fix: {fix}" if fix_sep else "")
             )
 
     def _close_ended(self, ended: tuple[str, ...]) -> None:
@@ -406,6 +417,7 @@ class Sampler:
         for key in ended:
             state = self._units.pop(key, None)
             if state is not None:
+                self._inherited.forget(key)
                 self._units_changed()
                 for counter in state.counters.values():
                     counter.group.close()

@@ -36,8 +36,16 @@ def configure(parser: argparse.ArgumentParser) -> None:
     target = parser.add_argument_group("what to count (default: the simulated A64FX demo)")
     target.add_argument(
         "--pid",
-        type=numbers.PID.parser("--pid"),
-        help=numbers.PID.help("count every thread of this process (followed as they come and go)"),
+        type=numbers.ListParser(numbers.PID, "--pid"),
+        metavar="PID[,PID...]",
+        help=numbers.PID.help(
+            "count these processes: every thread and every process they start, followed as they come and go"
+        ),
+    )
+    target.add_argument(
+        "--no-children",
+        action="store_true",
+        help="count only the threads of the --pid processes or the command, not the processes they start",
     )
     target.add_argument("--cpus", metavar="LIST", help="count these CPUs system-wide, e.g. 12-23 or 0,2-3")
     target.add_argument(
@@ -85,6 +93,11 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError(f"--source sim simulates its own threads; it cannot count {modes[0]}")
     if source_kind == "perf" and not modes:
         raise UsageError("--source perf needs a target: --pid PID, --cpus LIST or -- CMD ARGS")
+    if args.no_children and (source_kind == "sim" or args.cpus is not None):
+        raise UsageError(
+            "--no-children applies to --pid and -- CMD (CPUs and the simulator have no child "
+            "processes); drop it"
+        )
     if source_kind == "perf":
         _refuse_sim_options(args, modes[0])
     request = session_request(args, source_kind)
@@ -132,7 +145,7 @@ def _perf_setup(
     target: Target
     log = None
     if args.pid is not None:
-        target = PidTarget(args.pid)
+        target = PidTarget(args.pid, follow_children=not args.no_children)
     elif args.cpus is not None:
         cpus = parse_cpu_list(args.cpus, what="--cpus")
         topology.require_cpus(cpus, option="--cpus")
@@ -140,13 +153,23 @@ def _perf_setup(
     elif headless:
         # The JSON stream owns stdout, and a headless service writes nothing there: the command's
         # own output goes to stderr instead.
-        target = CommandTarget(list(command), stdout=None if args.json and args.output else 2)
+        target = CommandTarget(
+            list(command),
+            stdout=None if args.json and args.output else 2,
+            follow_children=not args.no_children,
+        )
     else:
         # The TUI owns the terminal: the command reads nothing from it and writes to a log shown
         # after the TUI ends (it would draw over the screen and take the keys meant for the TUI).
         log = CommandLog.create()
         try:
-            target = CommandTarget(list(command), stdin=log.stdin_fd, stdout=log.fd, stderr=log.fd)
+            target = CommandTarget(
+                list(command),
+                stdin=log.stdin_fd,
+                stdout=log.fd,
+                stderr=log.fd,
+                follow_children=not args.no_children,
+            )
         except BaseException:
             log.show_and_remove()
             raise

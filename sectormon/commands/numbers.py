@@ -95,6 +95,23 @@ def seconds(low: float, high: float, *, low_open: bool = False) -> Range:
 PID = whole(1, 2**31 - 1)
 """What a pid_t holds; a pid beyond the system's pid_max is "no such process", which says more."""
 
+
+class ListParser:
+    """An argparse ``type`` for a comma list of numbers in one range (``--pid 41,42``)."""
+
+    def __init__(self, bounds: Range, option: str) -> None:
+        self.item = RangeParser(bounds, option)
+        self.option = option
+
+    def __call__(self, text: str) -> tuple[int, ...]:
+        items = text.split(",")
+        if not all(item.strip() for item in items):
+            raise UsageError(
+                f"{self.option} {text!r}: give {self.item.bounds.describe()}, or several joined by commas"
+            )
+        return tuple(int(self.item(item)) for item in items)
+
+
 COUNT = whole(1, 1_000_000_000, "frames")
 DURATION = seconds(0.0, 10 * YEAR, low_open=True)
 BASELINE_AFTER = seconds(0.0, 10 * YEAR)

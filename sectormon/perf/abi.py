@@ -80,6 +80,8 @@ FLAG_BITS: dict[str, int] = {
     "use_clockid": 25,
     "context_switch": 26,
     "write_backward": 27,
+    # bits 28-34: records and features sectormon does not use
+    "inherit_thread": 35,
 }
 PRECISE_IP_SHIFT = 15
 PRECISE_IP_MASK = 0b11 << PRECISE_IP_SHIFT

@@ -56,6 +56,12 @@ class TargetGone(PerfError):
     unit_gone = True
 
 
+GONE_ERRNOS = frozenset({_errno.ESRCH, _errno.ENODEV, _errno.ENOENT})
+"""What the kernel answers when a thread exits under an open, ioctl or read: ESRCH once it is
+gone, ENODEV or ENOENT while it is exiting. On an event that opened, or on a thread an event
+already opened on, they mean the thread ended, never that the host lacks the event."""
+
+
 class TooManyOpenFiles(PerfError):
     """EMFILE/ENFILE: one fd per event per unit exhausted the file-descriptor limit."""
 

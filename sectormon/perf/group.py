@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
+import errno
 import operator
 import os
 import struct
@@ -17,10 +18,22 @@ from collections.abc import Callable, Sequence
 from typing import NamedTuple
 
 from sectormon.perf import abi, syscall
-from sectormon.perf.errors import Attempt, GroupReadError, PerfError, error_for
+from sectormon.perf.errors import (
+    GONE_ERRNOS,
+    Attempt,
+    GroupReadError,
+    PerfError,
+    TargetGone,
+    errno_name,
+    error_for,
+    where,
+)
 from sectormon.perf.events import EventSpec
 
 _HEADER = struct.Struct("=3Q")
+ECHILD_RETRIES = 100
+"""Reads of an inherited group tried while a thread's copy of it is torn down (see
+:meth:`PerfGroup._read_settled`)."""
 _IOCTL = syscall.raw_ioctl
 
 
@@ -118,7 +131,10 @@ class PerfGroup:
 
     ``exclude_kernel``/``exclude_hv`` default to True: user-space counting works at
     perf_event_paranoid 2 without privileges. ``enable_on_exec`` makes the kernel enable the group
-    when the target calls exec (the command mode's gated start).
+    when the target calls exec (the command mode's gated start). ``inherit`` makes every thread and
+    child process the task creates afterwards count into this group too, from its first
+    instruction (a read sums them, the ended ones included); ``inherit_thread`` limits that to
+    threads.
     """
 
     def __init__(
@@ -132,6 +148,7 @@ class PerfGroup:
         exclude_hv: bool = True,
         enable_on_exec: bool = False,
         inherit: bool = False,
+        inherit_thread: bool = False,
     ) -> None:
         if not specs:
             raise ValueError("a perf group needs at least one event")
@@ -150,7 +167,13 @@ class PerfGroup:
         try:
             for member, index in enumerate(order):
                 ids[index] = self._open_one(
-                    member, specs[index], names[index], exclude_kernel, exclude_hv, enable_on_exec, inherit
+                    member,
+                    specs[index],
+                    names[index],
+                    exclude_kernel,
+                    exclude_hv,
+                    enable_on_exec,
+                    (inherit, inherit_thread),
                 )
         except BaseException:
             self.close()
@@ -175,7 +198,7 @@ class PerfGroup:
         exclude_kernel: bool,
         exclude_hv: bool,
         enable_on_exec: bool,
-        inherit: bool,
+        inherit: tuple[bool, bool],
     ) -> int:
         """Open one event (``member`` 0 is the leader); returns its kernel id."""
         leader = member == 0
@@ -188,7 +211,8 @@ class PerfGroup:
             read_format=abi.GROUP_READ_FORMAT,
             flags={
                 "disabled": leader,
-                "inherit": inherit,
+                "inherit": inherit[0],
+                "inherit_thread": inherit[0] and inherit[1],
                 "exclude_kernel": exclude_kernel,
                 "exclude_hv": exclude_hv,
                 "enable_on_exec": enable_on_exec and leader,
@@ -231,7 +255,18 @@ class PerfGroup:
         # The bare libc call, checked here: enable/disable run twice per unit per timeslice, and
         # each Python frame less is measurable at 48 threads x 50 slices/s.
         if _IOCTL(fds[0], request, flags) < 0:
-            raise error_for(ctypes.get_errno(), self._attempts[request])
+            err = ctypes.get_errno()
+            if err in GONE_ERRNOS:
+                raise self._gone(self._attempts[request].action, err)
+            raise error_for(err, self._attempts[request])
+
+    def _gone(self, action: str, err: int) -> TargetGone:
+        """An open event only fails this way once its task has exited (never a host limitation)."""
+        return TargetGone(
+            f"cannot {action} {', '.join(self.events)} on {where(self.pid, self.cpu)}: "
+            f"the thread has exited ({errno_name(err)})",
+            errno=err,
+        )
 
     def enable(self) -> None:
         """Start the group: the leader alone, its members follow (they were opened enabled).
@@ -259,11 +294,35 @@ class PerfGroup:
             raise self._closed_error()
         try:
             buf = os.read(fds[0], self._read_size)
+        except ChildProcessError:
+            buf = self._read_settled(fds[0])
         except OSError as exc:
+            if exc.errno in GONE_ERRNOS:
+                raise self._gone("read", exc.errno or 0) from None
             raise PerfError(
                 f"cannot read group {', '.join(self.events)}: {exc.strerror}", errno=exc.errno or 0
             ) from None
         return self._decoder.decode(buf)
+
+    def _read_settled(self, fd: int) -> bytes:
+        """Read an inherited group while one of its threads is being torn down.
+
+        The kernel refuses (ECHILD) to sum a group whose copy in an exiting thread has already lost
+        members; the exit completes within microseconds, so the read is tried again. Should it
+        still fail, the thread counts as ended for this read: the counts are cumulative, and the
+        next read has them.
+        """
+        for _ in range(ECHILD_RETRIES):
+            os.sched_yield()
+            try:
+                return os.read(fd, self._read_size)
+            except ChildProcessError:
+                continue
+            except OSError as exc:
+                raise PerfError(
+                    f"cannot read group {', '.join(self.events)}: {exc.strerror}", errno=exc.errno or 0
+                ) from None
+        raise self._gone("read", errno.ECHILD)
 
     def close(self) -> None:
         """Close members then the leader; safe to call more than once."""

@@ -18,7 +18,7 @@ from typing import Any
 import psutil
 
 from sectormon.perf import abi
-from sectormon.perf.errors import PerfError
+from sectormon.perf.errors import GONE_ERRNOS, PerfError, TargetGone
 from sectormon.perf.events import EventSpec, parse_event
 from sectormon.perf.group import GroupValues, PerfGroup
 from sectormon.perf.probe import ProbeResult, probe_events
@@ -26,6 +26,7 @@ from sectormon.profiles.model import EventDef, Profile
 from sectormon.readings import Unit
 from sectormon.sources.base import CounterGroup, SampleFeed, SampleRequest, SourceBase, UnitsUpdate
 from sectormon.sources.cpu_time import TargetCpuClock
+from sectormon.sources.processes import read_process_info
 from sectormon.sources.targets import (
     BadTarget,
     CommandTarget,
@@ -33,6 +34,7 @@ from sectormon.sources.targets import (
     Target,
     ThreadTracker,
     children_warning,
+    task_state,
 )
 from sectormon.topology import Topology, format_cpu_list
 
@@ -129,6 +131,8 @@ class PerfSource(SourceBase):
         self._thread_count: int | None = None
         self._children_warned = False
         self._scans = 0  # thread list reads (poll_units)
+        self._unreported: list[int] = []  # processes found, not yet in a UnitsUpdate
+        self._opened_specs: set[str] = set()  # event specs opened on some thread already
         self._t0: float | None = None
         self._groups: list[PerfGroup | _ExecGatedGroup] = []
         self._specs: dict[str, EventSpec] = {}
@@ -172,7 +176,9 @@ class PerfSource(SourceBase):
 
         Listing /proc/PID/task is the costliest part of a timeslice after the counters themselves,
         so it is skipped while the thread count is unchanged, except every FULL_SCAN_POLLS polls
-        and whenever the tracker is due to refresh affinities.
+        and whenever the tracker is due to refresh affinities. The threads of the first poll
+        (before anything counts) are the roots: their groups inherit, so whatever they start is
+        counted from its first instruction, found by a later poll or not.
         """
         target = self.target
         if isinstance(target, CpuTarget):
@@ -186,13 +192,15 @@ class PerfSource(SourceBase):
             and (self._tracker.polls + 1) % FULL_SCAN_POLLS
             and not self._tracker.refresh_due
             and not target.finished()
+            and not target.new_children()
         ):
-            return self._tracker.unchanged()
+            return self._with_processes(self._tracker.unchanged())
         self._thread_count = count
-        tids = target.tids()
-        update = self._tracker.update(tids)
         self._scans += 1
-        if not self._children_warned and target.pid is not None:
+        threads = target.threads(every_thread=self._scans % CHILD_CHECK_SCANS == 1)
+        update = self._with_processes(self._tracker.update(threads, threads, roots=self._scans == 1))
+        if not target.follow_children and not self._children_warned and target.pid is not None:
+            tids = [tid for tid, where in threads.items() if where.process == target.pid]
             # The main thread at every read (scripts and launchers fork from it), all threads now and then.
             children = target.child_pids(tids if self._scans % CHILD_CHECK_SCANS == 1 else (target.pid,))
             if children:
@@ -202,6 +210,24 @@ class PerfSource(SourceBase):
                     update, warnings=(*update.warnings, children_warning(target.pid, named))
                 )
         return update
+
+    def _with_processes(self, update: UnitsUpdate) -> UnitsUpdate:
+        """``update`` naming the processes first seen since the last one.
+
+        A command held before exec is still a copy of sectormon (its name, its environment), so
+        processes are named once it runs.
+        """
+        target = self.target
+        if isinstance(target, CpuTarget):
+            return update
+        self._unreported += target.new_processes()
+        if not self._unreported or self._gated():
+            return update
+        pids, self._unreported = self._unreported, []
+        infos = tuple(
+            info for info in (read_process_info(pid, target.procfs_root) for pid in pids) if info is not None
+        )
+        return dataclasses.replace(update, processes=(*update.processes, *infos)) if infos else update
 
     def _needed_cmgs(self) -> list[int]:
         all_cmgs = sorted(c for c, cpus in self.topology.cmgs.items() if cpus)
@@ -272,6 +298,9 @@ class PerfSource(SourceBase):
         else:
             raise ValueError(f"unknown unit kind {unit.kind!r}")
 
+        inherit = unit.kind == "thread" and unit.inherit
+        only_threads = isinstance(self.target, CpuTarget) or not self.target.follow_children
+
         def opener(enable_on_exec: bool) -> PerfGroup:
             return PerfGroup(
                 specs,
@@ -281,13 +310,42 @@ class PerfSource(SourceBase):
                 exclude_kernel=self.exclude_kernel,
                 exclude_hv=self.exclude_hv,
                 enable_on_exec=enable_on_exec,
+                inherit=inherit,
+                inherit_thread=only_threads,
             )
 
         group: PerfGroup | _ExecGatedGroup
-        group = _ExecGatedGroup(opener, self._gated) if self._gated() and pid > 0 else opener(False)
+        try:
+            group = _ExecGatedGroup(opener, self._gated) if self._gated() and pid > 0 else opener(False)
+        except PerfError as exc:
+            if unit.kind == "thread" and self._ended_under(exc, unit.ident, specs):
+                raise TargetGone(
+                    f"thread {unit.ident} ended while its counters were opened ({exc.errno_name})",
+                    errno=exc.errno,
+                    event=exc.event,
+                ) from None
+            raise
+        if unit.kind == "thread":
+            self._opened_specs.update(spec.spec for spec in specs)
         self._groups = [g for g in self._groups if not g.closed]
         self._groups.append(group)
         return group
+
+    def _ended_under(self, exc: PerfError, tid: int, specs: Sequence[EventSpec]) -> bool:
+        """Whether an open failed because thread ``tid`` exited under it.
+
+        A thread exiting during perf_event_open makes the kernel answer ESRCH, ENODEV or ENOENT,
+        the last two also what a host without the event says. Events that already opened on a
+        thread exist here, so for them these errors mean the thread ended; so does a thread that
+        is no longer running.
+        """
+        if exc.errno not in GONE_ERRNOS:
+            return False
+        if all(spec.spec in self._opened_specs for spec in specs):
+            return True
+        target = self.target
+        procfs_root = "/proc" if isinstance(target, CpuTarget) else target.procfs_root
+        return task_state(tid, procfs_root) in (None, "Z", "X", "x")
 
     def needs_counter(self, event: EventDef) -> bool:
         """Software events (task-clock, page-faults, ...) are kernel counts, not PMU counters."""
@@ -311,9 +369,9 @@ class PerfSource(SourceBase):
 
     # --- the kernel's CPU time of the target ---
     def _target_pids(self) -> tuple[int, ...]:
-        """The processes whose threads are counted, the root first."""
-        pid = self.target.pid if not isinstance(self.target, CpuTarget) else None
-        return () if pid is None else (pid,)
+        """The processes whose threads are counted, the root first (one that ended and was reaped
+        by a followed parent is in that parent's ``cutime``)."""
+        return () if isinstance(self.target, CpuTarget) else self.target.followed_pids()
 
     def _root_reaped(self) -> bool:
         return isinstance(self.target, CommandTarget) and self.target.finished()
@@ -373,6 +431,8 @@ class PerfSource(SourceBase):
                 "cmdline": list(target.argv) if isinstance(target, CommandTarget) else target.cmdline(),
                 "threads": len(self._tracker.units),
                 "cpus": target.cpus(),
+                "pids": list(target.roots),
+                "children": target.follow_children,
             }
         return {"target": info, "sector_config": self._sector_config(), "source": "perf"}
 

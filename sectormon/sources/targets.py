@@ -13,6 +13,7 @@ import shutil
 import signal
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 from sectormon.errors import UsageError
@@ -31,20 +32,45 @@ class BadTarget(UsageError):
     """A pid, CPU list or command that cannot be counted."""
 
 
-def thread_unit(tid: int, affinity: Iterable[int], cmg_of: Mapping[int, int]) -> Unit:
+@dataclass(frozen=True, slots=True)
+class Lineage:
+    """Where a thread belongs: its process (pid) and the target process whose inherited groups
+    also count it (``family``); :class:`ThreadTracker` copies both onto the thread's unit."""
+
+    process: int | None = None
+    family: int | None = None
+
+
+def thread_unit(
+    tid: int,
+    affinity: Iterable[int],
+    cmg_of: Mapping[int, int],
+    lineage: Lineage = Lineage(),
+    *,
+    inherit: bool = False,
+) -> Unit:
     """The unit of a thread: pinned to one CPU -> that core and its CMG; else core None, and the
     CMG only when the whole affinity lies inside one CMG."""
     cpus = set(affinity)
+    core: int | None = None
     if len(cpus) == 1:
-        (cpu,) = cpus
-        return Unit("thread", tid, core=cpu, cmg=cmg_of.get(cpu))
-    cmgs = {cmg_of.get(c) for c in cpus}
-    cmg = next(iter(cmgs)) if len(cmgs) == 1 else None
-    return Unit("thread", tid, core=None, cmg=cmg)
+        (core,) = cpus
+        cmg = cmg_of.get(core)
+    else:
+        cmgs = {cmg_of.get(c) for c in cpus}
+        cmg = next(iter(cmgs)) if len(cmgs) == 1 else None
+    return Unit(
+        "thread", tid, core=core, cmg=cmg, process=lineage.process, family=lineage.family, inherit=inherit
+    )
 
 
 class ThreadTracker:
-    """Turns successive thread lists into :class:`UnitsUpdate`: new, rebound and ended threads."""
+    """Turns successive thread lists into :class:`UnitsUpdate`: new, rebound and ended threads.
+
+    Threads passed with ``roots=True`` get inherited groups (``Unit.inherit``) and stay units after
+    they exit while any thread is left: their groups go on summing the threads and processes they
+    started, which may outlive them.
+    """
 
     def __init__(
         self,
@@ -84,12 +110,15 @@ class ThreadTracker:
         self._polls += 1
         return UnitsUpdate(alive=self._last_alive)
 
-    def update(self, tids: Iterable[int]) -> UnitsUpdate:
+    def update(
+        self, tids: Iterable[int], lineage: Mapping[int, Lineage] | None = None, *, roots: bool = False
+    ) -> UnitsUpdate:
         """New threads get their affinity read at once; known ones every ``refresh_every`` polls.
 
         Rebinding is rare while the thread list changes at any time, so the sampler can poll the
         list every timeslice without paying one affinity syscall per thread each time. A thread
-        whose affinity cannot be read has exited.
+        whose affinity cannot be read has exited. ``lineage`` says where each thread belongs;
+        ``roots``: the threads new in this update get inherited groups.
         """
         self._polls += 1
         refresh = self._polls % self._refresh_every == 0
@@ -99,19 +128,29 @@ class ThreadTracker:
             # ended and the binding warning was already decided for exactly these units.
             return UnitsUpdate(alive=self._last_alive)
         current: dict[int, Unit] = {}
+        listed: list[int] = []
         for tid in ordered:
             known = self._units.get(tid)
             if known is not None and not refresh:
                 current[tid] = known
+                listed.append(tid)
                 continue
             try:
                 cpus = self._affinity(tid)
             except OSError:
+                if known is not None and known.inherit:
+                    current[tid] = known
                 continue
-            current[tid] = thread_unit(tid, cpus, self._cmg_of)
+            where = lineage.get(tid, Lineage()) if lineage is not None else Lineage()
+            inherit = known.inherit if known is not None else roots
+            current[tid] = thread_unit(tid, cpus, self._cmg_of, where, inherit=inherit)
+            listed.append(tid)
+        for tid, known in self._units.items():
+            if listed and known.inherit and tid not in current:
+                current[tid] = known  # an exited root: its groups count what it started, still running
         ended = tuple(unit_key("thread", tid) for tid in self._units if tid not in current)
         self._units = current
-        self._last_tids = list(current)  # threads whose affinity could not be read are not kept
+        self._last_tids = listed  # threads whose affinity could not be read are not kept
         self._last_alive = tuple(current.values())
         warnings: tuple[str, ...] = ()
         if not self._warned and any(u.core is None for u in current.values()):
@@ -141,9 +180,9 @@ def children_warning(pid: int, children: Sequence[tuple[int, str]]) -> str:
     shown = ", ".join(f"{name} (pid {child})" for child, name in children[:3])
     more = f" and {len(children) - 3} more" if len(children) > 3 else ""
     return (
-        f"pid {pid} started child processes ({shown}{more}): sectormon counts only the threads of "
-        f"pid {pid}, not its children (perf stat counts both); to count a child use --pid CHILD, "
-        "for everything on the CPUs --cpus"
+        f"pid {pid} started child processes ({shown}{more}): with --no-children sectormon counts "
+        f"only the threads of pid {pid}, not its children (perf stat counts both); to count them "
+        "drop --no-children"
     )
 
 
@@ -165,8 +204,9 @@ def _read_proc_file(path: str) -> bytes | None:
         os.close(fd)
 
 
-def _process_state(pid: int, procfs_root: Path | str) -> str | None:
-    """The one-letter state of ``pid`` from /proc/PID/stat, or None when it does not exist."""
+def task_state(pid: int, procfs_root: Path | str = "/proc") -> str | None:
+    """The one-letter state of process or thread ``pid`` from /proc/PID/stat, or None when it
+    does not exist."""
     stat = _read_proc_file(os.path.join(procfs_root, str(pid), "stat"))
     if stat is None:
         return None
@@ -174,102 +214,199 @@ def _process_state(pid: int, procfs_root: Path | str) -> str | None:
     return fields[0].decode("ascii", "replace") if fields else None
 
 
-class _ProcessTarget:
-    """Shared thread discovery for the pid and command modes.
+@dataclass(slots=True)
+class _Followed:
+    """A process whose threads are counted: its family (the target process it descends from), the
+    descriptor of its task directory (None: unknown) and the threads listed last time."""
 
-    The sampler asks every timeslice whether the process has finished and whether its threads
-    changed. Reading /proc/PID/stat and listing /proc/PID/task answer both, but cost more than
-    the counters themselves right after the sampler's sleep next to a busy target
-    (docs/perf-tuning.md), so on the real /proc the answers come from two descriptors kept open: a pidfd,
-    readable once the process has exited (one ``poll``), and /proc/PID/task, whose link count is
-    2 + the number of threads (one ``fstat``).
+    family: int
+    task_fd: int | None = None
+    tids: tuple[int, ...] = ()
+
+
+class _ProcessTarget:
+    """Shared thread and process discovery for the pid and command modes.
+
+    The target's processes (the pids given, or the launched command) are followed with every
+    process they start, as ``perf stat`` counts a command (``follow_children``; off: their own
+    threads only). The sampler asks every timeslice whether the target has finished and whether
+    its threads changed. Reading /proc/PID/stat and listing /proc/PID/task answer both, but cost
+    more than the counters themselves right after the sampler's sleep next to a busy target
+    (docs/perf-tuning.md), so on the real /proc the answers come from descriptors kept open: a
+    pidfd per target process, readable once it has exited (one ``poll``), and each followed
+    process's /proc/PID/task, whose link count is 2 + the number of threads (one ``fstat``).
     """
 
     mode = "pid"
 
-    def __init__(self, procfs_root: str | Path = "/proc") -> None:
+    def __init__(self, procfs_root: str | Path = "/proc", *, follow_children: bool = True) -> None:
         self.procfs_root = Path(procfs_root)
-        self.pid: int | None = None
+        self.follow_children = follow_children
+        self.pid: int | None = None  # the first target process (the command)
+        self.roots: tuple[int, ...] = ()  # every target process
         self._exit_poll: select.poll | None = None
-        self._watch_fds: list[int] = []
-        self._task_fd: int | None = None
+        self._exit_fds: dict[int, int] = {}  # root pid -> pidfd
+        self._followed: dict[int, _Followed] = {}
+        self._new: list[int] = []  # processes followed since the last new_processes()
         self._exited = False
-        self._tids: tuple[int, ...] = ()  # the last list read (kept when the fd limit blocks a read)
 
     def start(self) -> None:
         """Nothing to do for an existing process."""
 
+    def _real_proc(self) -> bool:
+        return str(self.procfs_root) == "/proc"
+
     def _watch(self, *, exit_fd: bool) -> None:
-        """Open the task directory of ``pid`` and, with ``exit_fd``, its pidfd (real /proc only;
-        best effort). A launched command needs no pidfd: :meth:`CommandTarget.finished` reaps it."""
-        if self.pid is None or self._watch_fds or str(self.procfs_root) != "/proc":
-            return
+        """Follow the roots; with ``exit_fd``, watch each with a pidfd (real /proc only; best
+        effort). A launched command needs no pidfd: :meth:`CommandTarget.finished` reaps it."""
+        for root in self.roots:
+            self._follow(root, root)
         pidfd_open = getattr(os, "pidfd_open", None)  # Python 3.9+ on Linux 5.3+
+        if not exit_fd or pidfd_open is None or not self._real_proc():
+            return
+        poller = select.poll()
         with contextlib.suppress(OSError):
-            if exit_fd and pidfd_open is not None:
-                pidfd = pidfd_open(self.pid)
+            for root in self.roots:
+                pidfd = pidfd_open(root)
                 os.set_inheritable(pidfd, False)
-                self._watch_fds.append(pidfd)
-                self._exit_poll = select.poll()
-                self._exit_poll.register(pidfd, select.POLLIN)
-            task_fd = os.open(f"/proc/{self.pid}/task", os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
-            self._watch_fds.append(task_fd)
-            self._task_fd = task_fd
+                self._exit_fds[root] = pidfd
+                poller.register(pidfd, select.POLLIN)
+        if len(self._exit_fds) == len(self.roots):
+            self._exit_poll = poller
+
+    def _follow(self, pid: int, family: int) -> None:
+        task_fd = None
+        if self._real_proc():
+            with contextlib.suppress(OSError):
+                task_fd = os.open(f"/proc/{pid}/task", os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+        self._followed[pid] = _Followed(family, task_fd)
+        self._new.append(pid)
+
+    def _unfollow(self, pid: int) -> None:
+        followed = self._followed.pop(pid, None)
+        if followed is not None and followed.task_fd is not None:
+            with contextlib.suppress(OSError):
+                os.close(followed.task_fd)
 
     def _unwatch(self) -> None:
-        fds, self._watch_fds = self._watch_fds, []
+        for pid in list(self._followed):
+            self._unfollow(pid)
+        fds, self._exit_fds = self._exit_fds, {}
         self._exit_poll = None
-        self._task_fd = None
-        for fd in fds:
+        for fd in fds.values():
             with contextlib.suppress(OSError):
                 os.close(fd)
 
     def finished(self) -> bool:
+        """True once every target process has exited (whatever their children still do)."""
         if self.pid is None:
             return False
         if self._exited:
             return True
         if self._exit_poll is not None:
-            self._exited = bool(self._exit_poll.poll(0))
+            self._exited = len(self._exit_poll.poll(0)) == len(self._exit_fds)
         else:
-            self._exited = _process_state(self.pid, self.procfs_root) in (None, "Z", "X", "x")
+            self._exited = all(
+                task_state(root, self.procfs_root) in (None, "Z", "X", "x") for root in self.roots
+            )
         return self._exited
 
     def thread_count(self) -> int | None:
-        """A cheap change detector for the thread list: 2 + the number of threads, or None when
-        unknown (fake procfs, /proc/PID/task not open); :meth:`tids` gives the list itself."""
-        if self._task_fd is None:
-            return None
-        try:
-            return os.fstat(self._task_fd).st_nlink
-        except OSError:
-            return None
+        """A cheap change detector for the thread list: 2 + the number of threads of each followed
+        process, summed, or None when unknown (fake procfs, a task directory not open)."""
+        total = 0
+        for followed in self._followed.values():
+            if followed.task_fd is None:
+                return None
+            try:
+                total += os.fstat(followed.task_fd).st_nlink
+            except OSError:
+                return None
+        return total if self._followed else None
 
     def tids(self) -> tuple[int, ...]:
-        """Threads of the process now; () once it has exited."""
+        """Threads of the first target process now; () once the target has exited."""
         if self.pid is None or self.finished():
             return ()
+        followed = self._followed.get(self.pid)
+        return followed.tids if followed is not None and self._list(self.pid, followed) else ()
+
+    def _list(self, pid: int, followed: _Followed) -> bool:
+        """Re-read ``pid``'s threads into ``followed.tids``; False once the process is gone."""
         try:
-            names = os.listdir(os.path.join(self.procfs_root, str(self.pid), "task"))
+            names = os.listdir(os.path.join(self.procfs_root, str(pid), "task"))
         except OSError as exc:
             # Out of fds (sectormon's own limit, see Sampler._skip_for_fds) says nothing about the
             # threads: ending them all would restart every thread's counts at the next read.
-            return self._tids if exc.errno in (errno.EMFILE, errno.ENFILE) else ()
-        self._tids = tuple(sorted(int(n) for n in names if n.isdigit()))
-        return self._tids
+            return exc.errno in (errno.EMFILE, errno.ENFILE)
+        followed.tids = tuple(sorted(int(n) for n in names if n.isdigit()))
+        return True
 
-    def child_pids(self, tids: Iterable[int]) -> tuple[int, ...]:
-        """Live processes that threads ``tids`` of this one started (``/proc/PID/task/TID/children``;
-        () where the kernel lacks that file). sectormon counts threads, not their child processes."""
-        if self.pid is None:
-            return ()
-        task = os.path.join(self.procfs_root, str(self.pid), "task")
+    def threads(self, *, every_thread: bool = False) -> dict[int, Lineage]:
+        """Every thread of every followed process now, with where it belongs; {} once finished.
+
+        With ``follow_children``, the processes started by followed ones are looked for first:
+        under each process's main thread at every call (scripts and launchers fork from it), under
+        all its threads with ``every_thread``.
+        """
+        if self.pid is None or self.finished():
+            return {}
+        if self.follow_children:
+            self._find_children(every_thread=every_thread)
+        found: dict[int, Lineage] = {}
+        for pid, followed in list(self._followed.items()):
+            if not self._list(pid, followed):
+                self._unfollow(pid)
+                continue
+            where = Lineage(process=pid, family=followed.family)
+            for tid in followed.tids:
+                found[tid] = where
+        return found
+
+    def _find_children(self, *, every_thread: bool) -> None:
+        queue = list(self._followed)
+        while queue:
+            pid = queue.pop()
+            followed = self._followed[pid]
+            tids = followed.tids if every_thread and followed.tids else (pid,)
+            for child in self._children_of(pid, tids):
+                if child not in self._followed:
+                    self._follow(child, followed.family)
+                    queue.append(child)
+
+    def _children_of(self, pid: int, tids: Iterable[int]) -> list[int]:
+        task = os.path.join(self.procfs_root, str(pid), "task")
         found: list[int] = []
         for tid in tids:
             data = _read_proc_file(os.path.join(task, str(tid), "children"))
             if data:
                 found += [int(p) for p in data.split() if p.isdigit()]
-        return tuple(found)
+        return found
+
+    def new_children(self) -> bool:
+        """Whether a followed process's main thread has started a process not followed yet (one
+        small read per process: cheaper than listing threads, and a new process changes no
+        followed process's thread count)."""
+        if not self.follow_children or self.pid is None:
+            return False
+        followed = self._followed
+        return any(child not in followed for pid in list(followed) for child in self._children_of(pid, [pid]))
+
+    def followed_pids(self) -> tuple[int, ...]:
+        """The processes followed now, the target processes first."""
+        return tuple(self._followed)
+
+    def new_processes(self) -> tuple[int, ...]:
+        """Processes followed since the last call (the roots first)."""
+        new, self._new = tuple(self._new), []
+        return new
+
+    def child_pids(self, tids: Iterable[int]) -> tuple[int, ...]:
+        """Live processes that threads ``tids`` of the first target process started
+        (``/proc/PID/task/TID/children``; () where the kernel lacks that file)."""
+        if self.pid is None:
+            return ()
+        return tuple(self._children_of(self.pid, tids))
 
     def process_name(self, pid: int) -> str:
         """A process's command name (``/proc/PID/comm``), or its pid when it is gone."""
@@ -286,7 +423,7 @@ class _ProcessTarget:
         return [a.decode(errors="replace") for a in raw.split(b"\0") if a]
 
     def cpus(self) -> list[int]:
-        """CPUs the process may run on (its affinity), [] when unreadable."""
+        """CPUs the first target process may run on (its affinity), [] when unreadable."""
         if self.pid is None:
             return []
         try:
@@ -295,25 +432,36 @@ class _ProcessTarget:
             return []
 
     def close(self) -> None:
-        """Release the descriptors that watch the process."""
+        """Release the descriptors that watch the processes."""
         self._unwatch()
 
 
 class PidTarget(_ProcessTarget):
-    """An already running process, followed thread by thread."""
+    """Running processes (``--pid`` takes a list), followed thread by thread."""
 
     mode = "pid"
 
-    def __init__(self, pid: int, *, procfs_root: str | Path = "/proc") -> None:
-        super().__init__(procfs_root)
-        if pid <= 0:
-            raise BadTarget(f"--pid {pid}: not a process id (give the pid of a running process)")
-        state = _process_state(pid, self.procfs_root)
-        if state is None:
-            raise BadTarget(f"--pid {pid}: no such process (check the pid with `ps -e`)")
-        if state in ("Z", "X", "x"):
-            raise BadTarget(f"--pid {pid}: the process has already exited (zombie); give a running pid")
-        self.pid = pid
+    def __init__(
+        self,
+        pids: int | Sequence[int],
+        *,
+        follow_children: bool = True,
+        procfs_root: str | Path = "/proc",
+    ) -> None:
+        super().__init__(procfs_root, follow_children=follow_children)
+        wanted = (pids,) if isinstance(pids, int) else tuple(dict.fromkeys(pids))
+        if not wanted:
+            raise BadTarget("--pid: no process given (write e.g. --pid 4242 or --pid 4242,4243)")
+        for pid in wanted:
+            if pid <= 0:
+                raise BadTarget(f"--pid {pid}: not a process id (give the pid of a running process)")
+            state = task_state(pid, self.procfs_root)
+            if state is None:
+                raise BadTarget(f"--pid {pid}: no such process (check the pid with `ps -e`)")
+            if state in ("Z", "X", "x"):
+                raise BadTarget(f"--pid {pid}: the process has already exited (zombie); give a running pid")
+        self.roots = wanted
+        self.pid = wanted[0]
         self._watch(exit_fd=True)
 
 
@@ -335,9 +483,10 @@ class CommandTarget(_ProcessTarget):
         stdout: int | None = None,
         stderr: int | None = None,
         env: Mapping[str, str] | None = None,
+        follow_children: bool = True,
         procfs_root: str | Path = "/proc",
     ) -> None:
-        super().__init__(procfs_root)
+        super().__init__(procfs_root, follow_children=follow_children)
         if not argv:
             raise BadTarget("no command given (write it after --, e.g. sectormon -- ./app args)")
         if os.path.isdir(argv[0]):
@@ -376,6 +525,7 @@ class CommandTarget(_ProcessTarget):
         os.close(gate_r)
         os.close(err_w)
         self.pid = pid
+        self.roots = (pid,)
         self._gate_w = gate_w
         self._err_r = err_r
         self._watch(exit_fd=False)

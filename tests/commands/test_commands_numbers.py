@@ -83,6 +83,13 @@ def test_every_ranged_option_documents_its_range() -> None:
         (["--baseline-after", "-1", "--json"], "--baseline-after -1.0: give a number of seconds from 0"),
         (["--pid", "0", "--json"], "--pid 0: give a whole number from 1 to 2147483647"),
         (["--pid", str(2**64), "--json"], f"--pid {2**64}: give a whole number from 1"),
+        (
+            ["--pid", "12,,13", "--json"],
+            "--pid '12,,13': give a whole number from 1 to 2147483647, or several",
+        ),
+        (["--pid", "12,0", "--json"], "--pid 0: give a whole number from 1 to 2147483647"),
+        (["--cpus", "0", "--no-children", "--json"], "--no-children applies to --pid and -- CMD"),
+        (["--no-children", "--json"], "--no-children applies to --pid and -- CMD"),
         (["sim", "--json", "--threads", "0"], "--threads 0: give a whole number from 1 to 48"),
         (["sim", "--json", "--warmup", "2"], "--warmup 2.0: give a number of simulated seconds from 0 to 1"),
         (["sim", "--json", "--seed", "-1"], "--seed -1: give a whole number from 0"),
@@ -125,3 +132,15 @@ def test_the_parser_never_raises_anything_but_a_usage_error(text: str) -> None:
             assert str(exc).startswith("--x ") and "\n" not in str(exc)
         else:
             assert bounds.contains(value)
+
+
+@given(st.lists(st.integers(1, 2**31 - 1), min_size=1, max_size=5), st.text(max_size=20))
+def test_a_pid_list_is_its_pids_and_anything_else_a_usage_error(pids: list[int], text: str) -> None:
+    parse = numbers.ListParser(numbers.PID, "--pid")
+    assert parse(",".join(map(str, pids))) == tuple(pids)
+    try:
+        parsed = parse(text)
+    except UsageError as exc:
+        assert str(exc).startswith("--pid ") and "\n" not in str(exc)
+    else:
+        assert parsed and all(numbers.PID.contains(pid) for pid in parsed)

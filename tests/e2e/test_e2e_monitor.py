@@ -201,22 +201,19 @@ def test_bad_target_options_are_one_line_errors() -> None:
         assert len(lines) == 1 and lines[0].startswith("sectormon: ") and needle in lines[0], (args, lines)
 
 
-def test_a_command_that_starts_processes_is_warned_about(tmp_path: Path) -> None:
-    """sectormon counts the launched process's own threads: a shell that runs the work in a child
-    process gets one warning naming the child and what to do; a command that starts none, none."""
+def test_child_processes_are_warned_about_only_where_they_are_not_counted(tmp_path: Path) -> None:
+    """A shell that runs the work in a child process: counted with it by default (no warning), and
+    with --no-children one warning names the child and how to count it."""
     child = f"{shlex.quote(sys.executable)} -c 'import time; time.sleep(1.0)'"
-    forks = run_sectormon(
-        "--json", "-o", str(tmp_path / "a.jsonl"), "--profile", "generic", "--interval", "0.3",
-        "--", "sh", "-c", f"{child}; true",
-    )  # fmt: skip
-    assert forks.returncode == 0, forks.stderr
-    warned = [line for line in forks.stderr.splitlines() if "started child processes" in line]
-    assert len(warned) == 1 and "--pid CHILD" in warned[0] and "(pid " in warned[0], forks.stderr
-    plain = run_sectormon(
-        "--json", "-o", str(tmp_path / "b.jsonl"), "--profile", "generic", "--interval", "0.3",
-        "--", sys.executable, "-c", "import time; time.sleep(0.6)",
-    )  # fmt: skip
-    assert plain.returncode == 0 and "child processes" not in plain.stderr, plain.stderr
+    for flags, warnings in (((), 0), (("--no-children",), 1)):
+        forks = run_sectormon(
+            "--json", "-o", str(tmp_path / "a.jsonl"), "--profile", "generic", "--interval", "0.3",
+            *flags, "--", "sh", "-c", f"{child}; true",
+        )  # fmt: skip
+        assert forks.returncode == 0, forks.stderr
+        warned = [line for line in forks.stderr.splitlines() if "started child processes" in line]
+        assert len(warned) == warnings, (flags, forks.stderr)
+        assert all("drop --no-children" in line and "(pid " in line for line in warned), forks.stderr
 
 
 def _perf_fds(pid: int) -> int:
@@ -229,8 +226,9 @@ def _perf_fds(pid: int) -> int:
 
 
 def test_a_thread_that_finds_no_fd_left_is_skipped_and_the_run_goes_on(tmp_path: Path) -> None:
-    """sectormon opens counters per thread; a thread that starts after the fd limit is reached is
-    left out with one warning, and neither the run nor the launched command ends."""
+    """sectormon opens counters per thread; a thread that starts after the fd limit is reached gets
+    no row of its own, with one warning (the main thread's inherited groups, which take no fd,
+    still count it), and neither the run nor the launched command ends."""
     go, done = tmp_path / "go", tmp_path / "done"
     target = (
         "import os, threading, time\n"
@@ -267,10 +265,12 @@ def test_a_thread_that_finds_no_fd_left_is_skipped_and_the_run_goes_on(tmp_path:
     assert proc.returncode == 0, stderr
     assert done.exists()  # the command ran to its end
     warned = [line for line in stderr.splitlines() if "EMFILE" in line]
-    assert len(warned) == 1 and "is not counted" in warned[0] and f"soft {limit} / hard {limit}" in warned[0]
+    assert len(warned) == 1 and f"soft {limit} / hard {limit}" in warned[0]
+    assert "has no row of its own: its counts are in pid " in warned[0]
     final = read_jsonl(out.read_text())[-1]
     assert final["final"] is True
-    assert len(final["threads"]) == 1  # the main thread; the three that came after the limit are not
+    assert len(final["threads"]) == 1  # the main thread; the three that came after the limit have no row
+    assert final["thread_coverage"] > 0.9  # their work is in the main thread's inherited counts
     # The recording keeps the warning: its replay says which threads its figures leave out.
     replay = subprocess.run(
         [sectormon_command(), "replay", str(recording), "--json"], capture_output=True, text=True, timeout=60

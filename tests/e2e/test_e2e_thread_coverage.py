@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import resource
+import shlex
 import subprocess
 import sys
 import time
@@ -92,14 +93,39 @@ def _true_counted_share(final: dict[str, Any], truth: dict[str, Any]) -> tuple[f
     return (truth["total"] - sum(left_out)) / truth["total"], len(left_out)
 
 
-def test_threads_left_uncounted_show_in_thread_coverage(tmp_path: Path) -> None:
+def test_threads_that_find_no_fd_are_still_counted_in_their_process(tmp_path: Path) -> None:
+    """Threads opened with no fd left get no row of their own, but the inherited groups of the
+    command's main thread (which take no fd) count them: thread coverage stays near 1 and the
+    total is the process's own account."""
     final, truth, stderr = _run(tmp_path, limit_fds=True)
     assert sum("EMFILE" in line for line in stderr.splitlines()) == 1
-    share, left_out = _true_counted_share(final, truth)
-    assert left_out == LATE
-    assert final["thread_coverage"] == pytest.approx(share, rel=0.05)
-    assert final["thread_coverage"] < 0.75
-    assert final["run"]["thread_coverage"] == final["thread_coverage"]
+    assert sum("pid" in line and "totals" in line for line in stderr.splitlines() if "EMFILE" in line) == 1
+    _, left_out = _true_counted_share(final, truth)
+    assert left_out == LATE  # no thread rows of their own
+    assert final["thread_coverage"] == pytest.approx(1.0, abs=0.05)
+    assert final["run"]["total"]["counts"]["TASK_CLOCK"] / 1e9 == pytest.approx(truth["total"], rel=0.05)
+
+
+BUSY = "import time\nt = time.thread_time()\nwhile time.thread_time() - t < 0.4: pass\n"
+
+
+def test_child_processes_left_out_show_in_thread_coverage(tmp_path: Path) -> None:
+    """With --no-children a job script's two children run uncounted: the counted share is the
+    shell's own (about 0), and thread coverage says so within 5 points."""
+    frames = tmp_path / "frames.jsonl"
+    python, busy = shlex.quote(sys.executable), shlex.quote(BUSY)
+    done = subprocess.run(
+        [sectormon_command(), "--json", "-o", str(frames), "--profile", "generic", "--no-children",
+         "--", "sh", "-c", f"{python} -c {busy}; {python} -c {busy}"],
+        capture_output=True, text=True, timeout=60, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    final = read_jsonl(frames.read_text())[-1]
+    counted = final["run"]["total"]["counts"]["TASK_CLOCK"] / 1e9
+    assert final["thread_time"]["kernel_s"] >= 0.8
+    assert counted < 0.05  # the shell alone
+    assert final["thread_coverage"] == pytest.approx(counted / final["thread_time"]["kernel_s"], abs=0.05)
+    assert final["thread_coverage"] < 0.1
 
 
 def test_a_fully_counted_run_has_thread_coverage_near_one(tmp_path: Path) -> None:

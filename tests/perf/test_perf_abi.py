@@ -195,7 +195,7 @@ int main(void) {
   C(PERF_RECORD_MISC_MMAP_DATA) C(PERF_RECORD_MISC_COMM_EXEC) C(PERF_RECORD_MISC_EXACT_IP)
   C(PERF_EVENT_IOC_SET_OUTPUT) C(PERF_FORMAT_LOST)
   F(mmap) F(comm) F(freq) F(task) F(watermark) F(mmap_data) F(sample_id_all) F(mmap2)
-  F(comm_exec) F(use_clockid)
+  F(comm_exec) F(use_clockid) F(inherit) F(inherit_thread)
   { struct perf_event_attr a = {0}; a.precise_ip = 3; unsigned long long w;
     __builtin_memcpy(&w, (char *)&a + 40, 8); printf("flag.precise_ip %llu\n", w); }
   return 0;

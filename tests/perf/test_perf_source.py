@@ -12,12 +12,19 @@ import pytest
 from perf_helpers import Child, FakeTopology
 
 import sectormon.sources.perf as perf_source
-from sectormon.perf.errors import PermissionDenied
+from sectormon.perf.errors import PermissionDenied, TargetGone
 from sectormon.profiles.model import EventDef
 from sectormon.readings import Unit
 from sectormon.sources.base import Source
 from sectormon.sources.perf import PerfSource
-from sectormon.sources.targets import BINDING_WARNING, BadTarget, CommandTarget, CpuTarget, PidTarget
+from sectormon.sources.targets import (
+    BINDING_WARNING,
+    BadTarget,
+    CommandTarget,
+    CpuTarget,
+    Lineage,
+    PidTarget,
+)
 
 pytestmark = pytest.mark.syscall
 
@@ -216,6 +223,7 @@ def test_describe_pid_mode(child: Child) -> None:
     assert info["target"]["threads"] == 1
     assert info["target"]["cmdline"][-1].endswith("perf_child.py")
     assert info["target"]["cpus"] == sorted(os.sched_getaffinity(child.pid))
+    assert (info["target"]["pids"], info["target"]["children"]) == ([child.pid], True)
     assert isinstance(info["sector_config"], dict)
     source.close()
 
@@ -267,13 +275,13 @@ def test_poll_lists_threads_only_when_the_count_moves_or_a_full_scan_is_due(
 ) -> None:
     target = PidTarget(child.pid)
     listings: list[int] = []
-    real_tids = target.tids
+    real_threads = target.threads
 
-    def counted_tids() -> tuple[int, ...]:
+    def counted_threads(*, every_thread: bool = False) -> dict[int, Lineage]:
         listings.append(1)
-        return real_tids()
+        return real_threads(every_thread=every_thread)
 
-    monkeypatch.setattr(target, "tids", counted_tids)
+    monkeypatch.setattr(target, "threads", counted_threads)
     source = PerfSource(target, TWO_CMGS)
     source.start()
     first = source.poll_units()
@@ -298,6 +306,7 @@ def test_a_thread_replaced_within_one_poll_is_found_by_the_full_scan(
     target = PidTarget(child.pid)
     source = PerfSource(target, TWO_CMGS)
     source.start()
+    source.poll_units()  # the first poll's threads are roots, kept while anything runs
     old = int(child.ask("spawn"))
     source.poll_units()
     monkeypatch.setattr(target, "thread_count", lambda: 1000)  # frozen from now on
@@ -316,4 +325,72 @@ def test_a_thread_replaced_within_one_poll_is_found_by_the_full_scan(
         time.sleep(0.005)  # the ended OS thread may linger a moment after join
     assert found_at is not None and found_at <= perf_source.FULL_SCAN_POLLS
     assert ended == [f"thread:{old}"]
+    source.close()
+
+
+def test_root_groups_inherit_and_count_threads_never_polled() -> None:
+    """The first poll's threads count what they start: 50 threads of 5 ms CPU each that come and
+    go with no poll in between are all in the root's group."""
+    churn = Path(__file__).resolve().parents[1] / "workloads" / "churn.py"
+    work = subprocess.Popen(
+        [sys.executable, str(churn), "50", "5", "1", "--gate"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    assert work.stdin is not None and work.stdout is not None
+    pid = int(work.stdout.readline())
+    source = PerfSource(PidTarget(pid), TWO_CMGS)
+    source.start()
+    first = source.poll_units()
+    (root,) = first.alive
+    assert (root.inherit, root.process, root.family) == (True, pid, pid)
+    assert [p.pid for p in first.processes] == [pid]
+    group = source.open_group(root, EVENTS)
+    group.enable()
+    work.stdin.write("go\n")
+    work.stdin.close()
+    work.wait(timeout=60)
+    assert group.read().values[0] >= 50 * 5e6
+    source.close()
+
+
+def test_a_thread_that_ended_is_gone_not_unsupported(child: Child) -> None:
+    source = PerfSource(PidTarget(child.pid), TWO_CMGS)
+    source.start()
+    source.open_group(source.poll_units().alive[0], EVENTS)
+    tid = int(child.ask("spawn"))
+    child.ask("end")
+    deadline = time.monotonic() + 5
+    while os.path.exists(f"/proc/{child.pid}/task/{tid}") and time.monotonic() < deadline:
+        time.sleep(0.01)
+    with pytest.raises(TargetGone):
+        source.open_group(Unit("thread", tid, process=child.pid, family=child.pid), EVENTS)
+    source.close()
+
+
+def test_a_command_tree_is_followed_and_named() -> None:
+    """A job script's child process: its threads are units of its own process in the command's
+    family, and each process is named once, after the command has exec'd."""
+    work = f"{sys.executable} -c 'import time; time.sleep(2)'"
+    target = CommandTarget(["sh", "-c", f"{work} & wait"], env=dict(os.environ, PMI_RANK="3"))
+    source = PerfSource(target, TWO_CMGS)
+    source.start()
+    gated = source.poll_units()
+    assert gated.processes == ()  # still a copy of sectormon: named once it runs
+    source.release()
+    seen: dict[int, Unit] = {}
+    named = {}
+    deadline = time.monotonic() + 10
+    while len({u.process for u in seen.values()}) < 2 and time.monotonic() < deadline:
+        time.sleep(0.02)
+        update = source.poll_units()
+        seen.update({u.ident: u for u in update.alive})
+        named.update({p.pid: p for p in update.processes})
+    assert target.pid is not None
+    assert {u.family for u in seen.values()} == {target.pid}
+    (child_pid,) = {u.process for u in seen.values()} - {target.pid}
+    assert named[target.pid].command == "sh" and named[target.pid].rank == 3
+    assert named[child_pid].parent == target.pid
+    assert seen[target.pid].inherit and not seen[child_pid].inherit
     source.close()

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import os
+import signal
 import stat
 import subprocess
 import sys
@@ -18,6 +20,7 @@ from sectormon.sources.targets import (
     BadTarget,
     CommandTarget,
     CpuTarget,
+    Lineage,
     PidTarget,
     ThreadTracker,
     thread_unit,
@@ -249,3 +252,87 @@ def test_thread_list_outlives_a_read_blocked_by_the_fd_limit(
     assert target.tids() == (4242,)
     (tmp_path / "4242/task").rename(tmp_path / "4242/gone")  # a process that is gone: no threads
     assert target.tids() == ()
+
+
+def test_tracker_gives_units_their_lineage_and_keeps_exited_roots() -> None:
+    aff = FakeAffinity({10: {0}, 11: {1}})
+    tracker = ThreadTracker(CMG_OF, aff)
+    lineage = {10: Lineage(process=10, family=10), 11: Lineage(process=10, family=10)}
+    first = tracker.update([10, 11], lineage, roots=True)
+    assert all(u.inherit and u.process == 10 and u.family == 10 for u in first.alive)
+    aff.table[12] = {2}
+    second = tracker.update([10, 11, 12], {**lineage, 12: Lineage(process=12, family=10)})
+    found = next(u for u in second.alive if u.ident == 12)
+    assert (found.inherit, found.process, found.family, found.core) == (False, 12, 10, 2)
+    del aff.table[11]
+    third = tracker.update([10, 12], lineage)
+    assert third.ended == ()  # an exited root still sums what it started
+    assert {u.ident for u in third.alive} == {10, 11, 12}
+    assert sorted(tracker.update([]).ended) == ["thread:10", "thread:11", "thread:12"]
+
+
+def test_pid_target_takes_a_list(child: Child) -> None:
+    other = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"])
+    try:
+        target = PidTarget([child.pid, other.pid, child.pid])
+        assert (target.pid, target.roots) == (child.pid, (child.pid, other.pid))
+        threads = target.threads()
+        assert threads[child.pid] == Lineage(process=child.pid, family=child.pid)
+        assert threads[other.pid] == Lineage(process=other.pid, family=other.pid)
+        assert set(target.new_processes()) == {child.pid, other.pid}
+        other.kill()
+        other.wait()
+        assert not target.finished()  # finished once every given process has exited
+        child.finish(0)
+        assert target.finished()
+        target.close()
+    finally:
+        other.kill()
+        other.wait()
+    with pytest.raises(BadTarget, match="no process given"):
+        PidTarget([])
+
+
+def test_pid_target_follows_child_processes() -> None:
+    script = f"{sys.executable} -c 'import time; time.sleep(30)' & wait"
+    shell = subprocess.Popen(["sh", "-c", script])
+    children: set[int] = set()
+    try:
+        target = PidTarget(shell.pid)
+        deadline = time.monotonic() + 10
+        threads = target.threads()
+        while len({w.process for w in threads.values()}) < 2 and time.monotonic() < deadline:
+            time.sleep(0.02)
+            threads = target.threads()
+        children = {w.process for w in threads.values()} - {shell.pid}
+        assert len(children) == 1, threads
+        assert all(w.family == shell.pid for w in threads.values())
+        assert target.new_processes() == (shell.pid, *children)
+        alone = PidTarget(shell.pid, follow_children=False)
+        assert {w.process for w in alone.threads().values()} == {shell.pid}
+        alone.close()
+        target.close()
+    finally:
+        for pid in (*children, shell.pid):
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+        shell.wait()
+
+
+def test_fake_procfs_tree(tmp_path: Path) -> None:
+    """Children found under any thread of a followed process, grandchildren too; a gone one is dropped."""
+    for pid, tids, children in ((10, (10, 11), {11: "20"}), (20, (20,), {20: "30 "}), (30, (30, 31), {})):
+        for tid in tids:
+            task = tmp_path / str(pid) / "task" / str(tid)
+            task.mkdir(parents=True)
+            (task / "children").write_text(children.get(tid, ""))
+        (tmp_path / str(pid) / "stat").write_text(f"{pid} (x) S 1\n")
+    target = PidTarget(10, procfs_root=tmp_path)
+    assert set(target.threads()) == {10, 11}  # the main thread has no child
+    threads = target.threads(every_thread=True)
+    assert set(threads) == {10, 11, 20, 30, 31}
+    assert threads[31] == Lineage(process=30, family=10)
+    assert target.new_processes() == (10, 20, 30)
+    for entry in sorted((tmp_path / "30").rglob("*"), reverse=True):
+        entry.rmdir() if entry.is_dir() else entry.unlink()
+    assert set(target.threads()) == {10, 11, 20}
