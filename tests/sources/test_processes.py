@@ -50,8 +50,14 @@ def test_fake_procfs(tmp_path: Path) -> None:
 
 def test_a_real_child_with_a_rank() -> None:
     env = dict(os.environ, OMPI_COMM_WORLD_RANK="2")
-    child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(5)"], env=env)
+    child = subprocess.Popen(
+        [sys.executable, "-c", "import time; print('up', flush=True); time.sleep(5)"],
+        env=env,
+        stdout=subprocess.PIPE,
+    )
     try:
+        assert child.stdout is not None
+        assert child.stdout.readline() == b"up\n"  # exec'd: procfs shows the child, not our fork
         info = read_process_info(child.pid)
         assert info is not None
         assert info.rank == 2
