@@ -475,16 +475,10 @@ class Sampler:
             state = self._units.get(key)
             if state is None:
                 continue
-            unit = state.unit
             for name, counter in state.counters.items():
-                try:
-                    values = counter.group.read()
-                except SectormonError as exc:
-                    if _is_gone(exc):
-                        continue
-                    raise
-                deltas, enabled, running = counter.delta(values)
-                rows.append((key, unit.core, unit.cmg, name, enabled, running, counter.names, deltas))
+                row = _read_row(key, state.unit, name, counter)
+                if row is not None:
+                    rows.append(row)
         return tuple(rows)
 
     def _read_all(self) -> tuple[Row, ...]:
@@ -539,15 +533,22 @@ class Sampler:
                 if present:
                     append((key, unit.core, unit.cmg, name, 0, 0, (), []))
                 continue
-            try:
-                values = counter.group.read()
-            except SectormonError as exc:
-                if _is_gone(exc):
-                    continue
-                raise
-            deltas, enabled, running = counter.delta(values)
-            append((key, unit.core, unit.cmg, name, enabled, running, counter.names, deltas))
+            row = _read_row(key, unit, name, counter)
+            if row is not None:
+                append(row)
         return tuple(rows)
+
+
+def _read_row(key: str, unit: Unit, name: str, counter: _Counter) -> Row | None:
+    """One group's row on one unit since its previous read; ``None`` when the unit has gone."""
+    try:
+        values = counter.group.read()
+    except SectormonError as exc:
+        if _is_gone(exc):
+            return None
+        raise
+    deltas, enabled, running = counter.delta(values)
+    return (key, unit.core, unit.cmg, name, enabled, running, counter.names, deltas)
 
 
 def _is_gone(exc: SectormonError) -> bool:
