@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Set up everything the test suite needs on a fresh Debian/Ubuntu machine, then run it: ruff, mypy,
-# the import contracts, vulture, and every test (the slow ones too) on all CPUs.
+# the import contracts, vulture, and every test not marked slow on all CPUs (.ci/run adds -m slow).
 # System tools: tmux (TUI end-to-end tests), linux-perf (accuracy peer), jq (replay benchmark peer),
 # prometheus (the OpenMetrics endpoint scraped by the real server).
 set -euo pipefail
@@ -31,5 +31,5 @@ PY=${PYTHON:-python3}
 .venv/bin/mypy --strict scripts/a64fx
 .venv/bin/lint-imports --no-cache >/dev/null || .venv/bin/lint-imports --no-cache  # the layers (design.md)
 .venv/bin/vulture sectormon --min-confidence 80
-.venv/bin/pytest -n auto -m "not timing" "$@"
+.venv/bin/pytest -n auto -m "not timing and not slow" "$@"  # CI also runs -m slow (.ci/run)
 .venv/bin/pytest -m timing "$@"  # accuracy against the truth while nothing else competes for the CPUs

@@ -449,7 +449,10 @@ async def test_replay_timeline_of_a_simulated_recording(replay_session: FakeRepl
     app = make_app(replay_session)
     async with app.run_test(size=SMALL) as pilot:
         replay_session.emit()
-        await pilot.pause()
+        for _ in range(40):  # the timeline is drawn by its own timer: a loaded machine runs it later
+            await pilot.pause(0.05)
+            if "▶ playing 1x" in screen_text(app):
+                break
         assert "▶ playing 1x (1x = 250µs/s)" in screen_text(app)
         replay_session._position = replay_session.duration()
         app._tick_timeline()
