@@ -17,60 +17,25 @@ Usage: python benchmarks/bench_tree.py [--sectormon CMD] [--heavy 20] [--only NA
 from __future__ import annotations
 
 import argparse
-import json
 import shlex
 import shutil
 import subprocess
 import sys
 import tempfile
-import time
 from collections.abc import Callable, Sequence
 from functools import partial
 from pathlib import Path
 
-WORKLOADS = Path(__file__).resolve().parent.parent / "tests" / "workloads"
-EVENTS = {"TASK_CLOCK": "task-clock", "PAGE_FAULTS": "page-faults"}
+ROOT = Path(__file__).resolve().parent.parent
+WORKLOADS = ROOT / "tests" / "workloads"
+sys.path.insert(0, str(ROOT))
+from tests.workloads.peer import PERF_EVENTS as EVENTS  # noqa: E402 - the repo root is on the path now
+from tests.workloads.peer import attach_gated as attach  # noqa: E402
+from tests.workloads.peer import final_count, perf_value  # noqa: E402
 
 
 def churn(threads: int, ms: int, alive: int = 1, *gate: str) -> list[str]:
     return [sys.executable, str(WORKLOADS / "churn.py"), str(threads), str(ms), str(alive), *gate]
-
-
-def perf_value(stderr: str, event: str) -> float:
-    for line in stderr.splitlines():
-        fields = line.split(",")
-        if len(fields) > 2 and fields[2] == event:
-            return float(fields[0])
-    raise SystemExit(f"perf stat printed no {event}: {stderr}")
-
-
-def final_count(out: Path, name: str) -> float | None:
-    lines = [json.loads(line) for line in out.read_text().splitlines() if line.strip()]
-    if len(lines) < 2 or not lines[-1].get("final"):
-        return None
-    count = float(lines[-1]["run"]["total"]["counts"][name])
-    return count / 1e6 if name == "TASK_CLOCK" else count
-
-
-def attach(tool: list[str], gated: Sequence[str], ready: Path | None) -> tuple[int, str]:
-    """Run ``gated`` (prints its pid, waits for a line), attach ``tool`` ({pid} in it), release."""
-    work = subprocess.Popen(list(gated), stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
-    assert work.stdin is not None and work.stdout is not None
-    pid = work.stdout.readline().strip()
-    counter = subprocess.Popen(
-        [a.replace("{pid}", pid) for a in tool], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
-    )
-    deadline = time.monotonic() + 60
-    while ready is not None and time.monotonic() < deadline and counter.poll() is None:
-        if ready.exists() and ready.read_text().count("\n") >= 1:
-            break
-        time.sleep(0.05)
-    time.sleep(0.5)
-    work.stdin.write("go\n")
-    work.stdin.close()
-    work.wait()
-    _, stderr = counter.communicate()
-    return counter.returncode, stderr
 
 
 class Bench:

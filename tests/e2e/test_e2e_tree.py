@@ -12,7 +12,6 @@ import os
 import shlex
 import subprocess
 import sys
-import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -20,6 +19,7 @@ from typing import Any
 import pytest
 
 from tests.e2e.helpers import perf_available, read_jsonl, sectormon_command, workload
+from tests.workloads.peer import PERF_EVENTS, attach_gated, perf_value
 
 pytestmark = [
     pytest.mark.e2e,
@@ -30,17 +30,7 @@ pytestmark = [
     ),
 ]
 
-PERF_EVENTS = {"TASK_CLOCK": "task-clock", "PAGE_FAULTS": "page-faults"}
 TIMEOUT = 240.0
-
-
-def _perf_value(stderr: str, event: str) -> float:
-    """The count of ``event`` in ``perf stat -x,`` output (task-clock in ms, like perf prints it)."""
-    for line in stderr.splitlines():
-        fields = line.split(",")
-        if len(fields) > 2 and fields[2] == event:
-            return float(fields[0])
-    raise AssertionError(f"perf stat printed no {event}: {stderr}")
 
 
 def _sectormon_value(frames: list[dict[str, Any]], name: str) -> float:
@@ -64,8 +54,8 @@ def _sectormon_args(out: Path, *extra: str) -> list[str]:
     ]
 
 
-def _check(proc: subprocess.CompletedProcess[str] | subprocess.Popen[str], stderr: str) -> None:
-    assert proc.returncode == 0, stderr
+def _check(returncode: int, stderr: str) -> None:
+    assert returncode == 0, stderr
     assert "not supported" not in stderr and "Traceback" not in stderr, stderr
 
 
@@ -83,42 +73,20 @@ def run_command(tmp_path: Path, name: str, argv: Sequence[str]) -> tuple[float, 
     ours = subprocess.run(
         [*_sectormon_args(out), "--", *argv], capture_output=True, text=True, timeout=TIMEOUT, check=False
     )
-    _check(ours, ours.stderr)
-    return _perf_value(peer.stderr, PERF_EVENTS[name]), _sectormon_value(
-        read_jsonl(out.read_text())[1:], name
-    )
-
-
-def _attach(tool: list[str], gated: Sequence[str], ready: Path | None) -> tuple[subprocess.Popen[str], str]:
-    """Start ``gated`` (a workload that prints its pid and waits for a line), attach ``tool``
-    (``{pid}`` in its arguments) to it, let the workload go once the tool counts, wait for both."""
-    work = subprocess.Popen(list(gated), stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
-    assert work.stdin is not None and work.stdout is not None
-    pid = work.stdout.readline().strip()
-    counter = subprocess.Popen(
-        [arg.replace("{pid}", pid) for arg in tool], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
-    )
-    deadline = time.monotonic() + 60
-    while ready is not None and time.monotonic() < deadline and counter.poll() is None:
-        if ready.exists() and ready.read_text().count("\n") >= 1:
-            break  # the header is out: the session is open
-        time.sleep(0.05)
-    time.sleep(0.5)  # perf stat says nothing when it is attached; sectormon opens its groups now
-    work.stdin.write("go\n")
-    work.stdin.close()
-    work.wait(timeout=TIMEOUT)
-    _, stderr = counter.communicate(timeout=TIMEOUT)
-    return counter, stderr
+    _check(ours.returncode, ours.stderr)
+    return perf_value(peer.stderr, PERF_EVENTS[name]), _sectormon_value(read_jsonl(out.read_text())[1:], name)
 
 
 def run_attached(tmp_path: Path, name: str, gated: Sequence[str]) -> tuple[float, float]:
     """``name`` counted by ``perf stat -p`` and by ``sectormon --pid`` on a gated workload."""
-    peer, peer_err = _attach(["perf", "stat", "-x,", "-e", PERF_EVENTS[name], "-p", "{pid}"], gated, None)
-    assert peer.returncode == 0, peer_err
+    peer, peer_err = attach_gated(
+        ["perf", "stat", "-x,", "-e", PERF_EVENTS[name], "-p", "{pid}"], gated, None, TIMEOUT
+    )
+    assert peer == 0, peer_err
     out = tmp_path / "attached.jsonl"
-    ours, ours_err = _attach(_sectormon_args(out, "--pid", "{pid}"), gated, out)
+    ours, ours_err = attach_gated(_sectormon_args(out, "--pid", "{pid}"), gated, out, TIMEOUT)
     _check(ours, ours_err)
-    return _perf_value(peer_err, PERF_EVENTS[name]), _sectormon_value(read_jsonl(out.read_text())[1:], name)
+    return perf_value(peer_err, PERF_EVENTS[name]), _sectormon_value(read_jsonl(out.read_text())[1:], name)
 
 
 def _within(peer: float, ours: float, tolerance: float) -> None:
@@ -187,8 +155,8 @@ def _heavy_churn(tmp_path: Path, run: int) -> None:
     """3,000 short threads, up to 100 alive at once: the run ends by itself, nothing aborted."""
     out = tmp_path / f"churn{run}.jsonl"
     if run % 2:
-        ours, stderr = _attach(
-            _sectormon_args(out, "--pid", "{pid}"), workload("churn.py", 3000, 1, 100, "--gate"), out
+        ours, stderr = attach_gated(
+            _sectormon_args(out, "--pid", "{pid}"), workload("churn.py", 3000, 1, 100, "--gate"), out, TIMEOUT
         )
     else:
         done = subprocess.run(
@@ -198,7 +166,7 @@ def _heavy_churn(tmp_path: Path, run: int) -> None:
             timeout=TIMEOUT,
             check=False,
         )
-        ours, stderr = done, done.stderr  # type: ignore[assignment]
+        ours, stderr = done.returncode, done.stderr
     _check(ours, stderr)
     frames = read_jsonl(out.read_text())[1:]
     assert _sectormon_value(frames, "TASK_CLOCK") > 3000 * 1 * 0.9, "the threads' work is missing"
@@ -228,5 +196,5 @@ def test_no_children_counts_the_command_alone(tmp_path: Path) -> None:
         check=False,
         env=dict(os.environ),
     )
-    _check(done, done.stderr)
+    _check(done.returncode, done.stderr)
     assert _sectormon_value(read_jsonl(out.read_text())[1:], "TASK_CLOCK") < 100, "the child was counted"
