@@ -31,7 +31,7 @@ WORKLOADS = ROOT / "tests" / "workloads"
 sys.path.insert(0, str(ROOT))
 from tests.workloads.peer import PERF_EVENTS as EVENTS  # noqa: E402 - the repo root is on the path now
 from tests.workloads.peer import attach_gated as attach  # noqa: E402
-from tests.workloads.peer import final_count, perf_value  # noqa: E402
+from tests.workloads.peer import final_count, json_args, perf_value  # noqa: E402
 
 
 def churn(threads: int, ms: int, alive: int = 1, *gate: str) -> list[str]:
@@ -44,17 +44,7 @@ class Bench:
         self.tmp = tmp
 
     def ours(self, out: Path, *extra: str) -> list[str]:
-        return [
-            *self.sectormon,
-            "--json",
-            "-o",
-            str(out),
-            "--profile",
-            "generic",
-            "--interval",
-            "0.5",
-            *extra,
-        ]
+        return json_args(self.sectormon, out, *extra)
 
     def command(self, name: str, argv: Sequence[str]) -> tuple[float, float | None]:
         peer = subprocess.run(

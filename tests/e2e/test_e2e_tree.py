@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 
 from tests.e2e.helpers import perf_available, read_jsonl, sectormon_command, workload
-from tests.workloads.peer import PERF_EVENTS, attach_gated, perf_value
+from tests.workloads.peer import PERF_EVENTS, attach_gated, json_args, perf_value
 
 pytestmark = [
     pytest.mark.e2e,
@@ -41,17 +41,7 @@ def _sectormon_value(frames: list[dict[str, Any]], name: str) -> float:
 
 
 def _sectormon_args(out: Path, *extra: str) -> list[str]:
-    return [
-        sectormon_command(),
-        "--json",
-        "-o",
-        str(out),
-        "--profile",
-        "generic",
-        "--interval",
-        "0.5",
-        *extra,
-    ]
+    return json_args([sectormon_command()], out, *extra)
 
 
 def _check(returncode: int, stderr: str) -> None:

@@ -13,6 +13,11 @@ PERF_EVENTS = {"TASK_CLOCK": "task-clock", "PAGE_FAULTS": "page-faults"}
 """sectormon's generic event names and ``perf stat``'s for the same counts."""
 
 
+def json_args(sectormon: Sequence[str], out: Path, *extra: str) -> list[str]:
+    """``sectormon --json -o OUT`` with the generic profile at 0.5 s frames, then ``extra``."""
+    return [*sectormon, "--json", "-o", str(out), "--profile", "generic", "--interval", "0.5", *extra]
+
+
 def perf_value(stderr: str, event: str) -> float:
     """The count of ``event`` in ``perf stat -x,`` output (task-clock in ms, as perf prints it)."""
     for line in stderr.splitlines():
