@@ -33,12 +33,22 @@ def build_engine(profile: Profile, header: Mapping[str, Any]) -> MetricsEngine:
         unavailable=dict(header.get("unavailable", {})),
         start=float(header.get("recording_started", 0.0) or 0.0),
         rotation=header.get("rotation"),
-        # fapp's event sets are separate runs of one region, each row on its own clock
-        own_time=_mapping(header.get("source")).get("kind") != FAPP_KIND,
+        own_time=_scales_by_own_time(header),
         # A launched command is held before exec until its counters are on: it starts at 0 s of
         # CPU with the session (a recording started later does not know the target's CPU then).
         target_cpu_at_start=0.0 if _launched_from_start(header) else None,
     )
+
+
+def _scales_by_own_time(header: Mapping[str, Any]) -> bool:
+    """Whether each unit's rotated counts are scaled by its own ``time_enabled/time_running``.
+
+    Recordings that carry ``rotation`` in their header were made by a sampler that records it,
+    and are read that way. Older recordings replay as they were first reported, with each reading
+    standing for its whole slice, so a figure quoted from one does not move on a later replay.
+    fapp's event sets are separate runs of one region, each row on its own clock: never own time.
+    """
+    return "rotation" in header and _mapping(header.get("source")).get("kind") != FAPP_KIND
 
 
 def _launched_from_start(header: Mapping[str, Any]) -> bool:

@@ -117,4 +117,4 @@ def test_one_number_format_per_column(capsys: pytest.CaptureFixture[str]) -> Non
         assert len({_kind(c) for c in cells}) == 1, cells
         if _kind(cells[0]) == "fixed":
             assert all(re.fullmatch(r"[+-]?\d+\.\d{6}", c) for c in cells), cells
-    assert "6.803797e+07" in values and "-7.148753e+06" in changes
+    assert "6.805015e+07" in values and "-7.159719e+06" in changes

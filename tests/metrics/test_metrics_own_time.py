@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 from metrics_support import NS, Feed, make_profile, reading
 
 from sectormon.metrics import MetricsEngine
+from sectormon.metrics.builder import build_engine
 
 approx = pytest.approx
 
@@ -114,3 +115,37 @@ def test_constant_rates_are_recovered_whatever_the_thread_ran(rates: list[int], 
     frame = engine.frame(float(len(shares)))
     for g, name in enumerate(names):
         assert frame.total.counts[name] == approx(rates[g] * 1000 * cpu, rel=1e-9, abs=1e-6)
+
+
+def _ended_thread_counts(header: dict[str, object]) -> dict[str, float]:
+    """The first test's thread (alive 2.5 slices) through the engine a recording's header builds."""
+    profile = make_profile({"G1": ["A"], "G2": ["B"], "G3": ["C"]})
+    engine = build_engine(profile, header)
+    feed = Feed()
+    t = "thread:1"
+    engine.add_slice(feed.slice("G1", [reading(t, "G1", {"A": 100})]))
+    engine.add_slice(feed.slice("G2", [reading(t, "G2", {"B": 200})]))
+    engine.add_slice(feed.slice("G3", [reading(t, "G3", {"C": 150}, te=NS // 2)], ended=[t]))
+    return dict(engine.frame(3.0).total.counts)
+
+
+ROTATION_HEADER = {"mode": "sync", "timeslice": 1.0, "reason": "requested"}
+
+
+def test_recordings_that_state_their_rotation_are_scaled_by_own_time() -> None:
+    counts = _ended_thread_counts({"rotation": ROTATION_HEADER, "source": {"kind": "perf"}})
+    assert counts == approx({"A": 250.0, "B": 500.0, "C": 750.0})
+
+
+def test_older_recordings_replay_as_first_reported() -> None:
+    """No ``rotation`` in the header: a recording from before own-time scaling. Each reading
+    stands for its whole slice, as its first report said, so a figure quoted from it does not move
+    on a later replay: each group counted one of the three wall slices, so each count is x3."""
+    counts = _ended_thread_counts({"source": {"kind": "perf"}})
+    assert counts == approx({"A": 300.0, "B": 600.0, "C": 450.0})
+
+
+def test_fapp_imports_never_use_own_time() -> None:
+    """fapp's event sets are separate runs of one region, each row on its own clock."""
+    with_rotation = {"rotation": ROTATION_HEADER, "source": {"kind": "fapp"}}
+    assert _ended_thread_counts(with_rotation) == approx({"A": 300.0, "B": 600.0, "C": 450.0})
