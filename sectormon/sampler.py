@@ -9,7 +9,7 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from sectormon.errors import SectormonError
 from sectormon.perf.group import GroupValues
@@ -131,7 +131,12 @@ class Sampler:
         self._last_alive: tuple[Unit, ...] | None = None  # the alive units of the last poll
         self._skipped_for_fds: set[str] = set()  # new units left uncounted: no fd left (see _skip_for_fds)
         self._fds_warned = False
-        self._inherited = InheritedRows()  # found threads' counts out of their family's inherited rows
+        # Found threads' counts out of their family's inherited rows. Under a proxy the rotating
+        # groups are opened on stand-ins only and never inherited: a stand-in's inherited groups
+        # would count the threads it started, which are units of their own.
+        self._inherited = InheritedRows(
+            frozenset(g.name for g in plan.groups) if proxy is not None else frozenset()
+        )
         self._counting = False  # past the first poll: a unit that cannot be opened no longer stops the run
         self._new_processes: list[ProcessInfo] = []  # since the last slice: processes first seen
         self._new_unit_processes: list[tuple[str, int]] = []  # ... and the pid of each thread opened
@@ -404,7 +409,7 @@ class Sampler:
                 if group.name in state.counters or not group.pe_events:
                     continue
                 try:
-                    handle = self._source.open_group(state.unit, group.pe_events)
+                    handle = self._source.open_group(replace(state.unit, inherit=False), group.pe_events)
                 except SectormonError as exc:
                     if _is_gone(exc):
                         break
@@ -428,8 +433,11 @@ class Sampler:
             events = group.cmg_events if unit.kind == "cmg" else group.pe_events
             if not events:
                 continue
+            on = unit
+            if self._stand_ins is not None and unit.inherit and group is not self._plan.always:
+                on = replace(unit, inherit=False)  # see _inherited
             try:
-                handle = self._source.open_group(unit, events)
+                handle = self._source.open_group(on, events)
             except SectormonError as exc:
                 for counter in state.counters.values():
                     counter.group.close()

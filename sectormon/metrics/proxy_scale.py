@@ -37,7 +37,7 @@ class ProxyScaler:
         self._mset = mset
         self._batch_of_level = batch_of_level
         # Ended entities folded into the engine's archive: per scope, [stand-ins, other units];
-        # per pool, [reference of all units, of the stand-ins].
+        # per pool, [reference of all units, of the stand-ins, task seconds of the stand-ins].
         self._archive_keys: dict[ScopeKey, list[int]] = {}
         self._archive_refs: dict[Pool, list[float]] = {}
 
@@ -58,11 +58,12 @@ class ProxyScaler:
         standing = self.stands_in(vec)
         for key in entity.keys_threads:
             self._archive_keys.setdefault(key, [0, 0])[0 if standing else 1] += 1
-        refs = self._archive_refs.setdefault(entity.cmg_key, [0.0, 0.0])
+        refs = self._archive_refs.setdefault(entity.cmg_key, [0.0, 0.0, 0.0])
         ref = self.reference(present, vec)
         refs[0] += ref
         if standing:
             refs[1] += ref
+            refs[2] += vec[-1]
 
     def adjust(
         self,
@@ -92,12 +93,13 @@ class ProxyScaler:
                 tally[0 if standing else 1] += 1
             pair = refs.get(entity.cmg_key)
             if pair is None:
-                pair = refs[entity.cmg_key] = [0.0, 0.0]
+                pair = refs[entity.cmg_key] = [0.0, 0.0, 0.0]
             ref = self.reference(present, vec)
             pair[0] += ref
             if standing:
                 pair[1] += ref
-        factors = {pool: cmg_factor(all_ref, stand_ref) for pool, (all_ref, stand_ref) in refs.items()}
+                pair[2] += vec[-1]
+        factors = {pool: self._factor(*pair) for pool, pair in refs.items()}
         proxied_pools: set[Pool] = {key[1] for key, (_, others) in members.items() if key[0] == "cmg" and others}
         if None in refs and members.get(("total", ""), [0, 0])[1] > _others_in_cmgs(members):
             proxied_pools.add(None)  # threads bound to no CMG, some of them not standing in
@@ -119,6 +121,14 @@ class ProxyScaler:
                     if tally is not None and tally[0] and tally[1]:
                         self._blank(block, j)
         return {key: self._with_metrics(key, events) for key, events in flagged.items() if events}
+
+    def _factor(self, all_ref: float, stand_ref: float, stand_task_s: float) -> float | None:
+        """A pool's factor. Scaled by presence, stand-ins that never ran (a main thread that
+        only waits) stand for nobody: their near-zero counts times the units would be a made-up
+        figure, so the pool's estimate is unknown."""
+        if not self._task_time and stand_task_s <= 0.0 and all_ref > stand_ref:
+            return None
+        return cmg_factor(all_ref, stand_ref)
 
     def _cmg_sums(self, blocks: Mapping[str, Block]) -> dict[str, list[float]]:
         """Per CMG scope, the stand-ins' sums of the proxied events (before scaling)."""

@@ -72,6 +72,9 @@ class LiveSession(SessionBase):
         self._header = header
         self._pending: collections.deque[Mark] = collections.deque()
         self._sampling = sampling
+        self._recorder: RecordingWriter | None = None
+        # Re-entrant: a write that fails warns, and a warning is written to the recording.
+        self._record_lock = threading.RLock()
         self._sampler = Sampler(
             source,
             plan,
@@ -89,9 +92,6 @@ class LiveSession(SessionBase):
         if options.proxy is not None:
             self._choose_stand_ins(options.proxy)
         self._builder = builder_for(header, build_engine(profile, header), options.interval)
-        self._recorder: RecordingWriter | None = None
-        # Re-entrant: a write that fails warns, and a warning is written to the recording.
-        self._record_lock = threading.RLock()
         self._baseline_done = options.baseline_after is None
         self._finished = threading.Event()
         self._stopped = False
