@@ -395,9 +395,9 @@ class Sampler:
         assert self._stand_ins is not None
         new, replaced = self._stand_ins.update(alive)
         for ended, successor in replaced:
-            where = f" of CMG {successor.cmg}" if successor.cmg is not None else ""
+            where = f" for CMG {successor.cmg}" if successor.cmg is not None else ""
             self._on_warning(
-                f"proxy: {successor.kind} {successor.ident} stands in{where} from now on for "
+                f"proxy: {successor.kind} {successor.ident} stands in{where} from now on, in place of "
                 f"{ended.kind} {ended.ident}, which ended"
             )
         promoted: list[_UnitState] = []

@@ -90,7 +90,7 @@ def test_cmg_estimates_match_a_full_count_of_homogeneous_units() -> None:
 def test_a_stand_in_that_ends_is_replaced_by_the_next_unit_of_its_cmg() -> None:
     source = _source({0: 0.5})
     slices, warnings, sampler = _run(source, 1, always=False)
-    assert warnings == ["proxy: cpu 1 stands in of CMG 0 from now on for cpu 0, which ended"]
+    assert warnings == ["proxy: cpu 1 stands in for CMG 0 from now on, in place of cpu 0, which ended"]
     assert {g.unit.key for g in source.groups if g.events == ("B",)} == {"cpu:0", "cpu:1", "cpu:3"}
     frame = _frame_total(slices, ProxySetting(1, UNITS, ("A", "B", "S")))
     full = _frame_total(_run(_source({0: 0.5}), None, always=False)[0], None)
