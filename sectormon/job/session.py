@@ -96,7 +96,6 @@ class JobReplaySession(TimelineSession):
         with self._cond:
             self._bookmarks.add(Mark(t=self._position, kind="bookmark", label=label))
 
-
     # -- ReplayControl ---------------------------------------------------------------------------
 
     def timeline(self) -> ReplayControl:
@@ -108,7 +107,6 @@ class JobReplaySession(TimelineSession):
 
     def bookmarks_file(self) -> str | None:
         return str(self._bookmarks.path)
-
 
     # -- thread ------------------------------------------------------------------------------------
 

@@ -669,12 +669,13 @@ class MetricsEngine:
                     batch_of_level=self._batch_of_level,
                 )
             walled = as_wall(contributions, n, self._own_time)
-            window_blocks = scope_blocks(walled, seconds, n, self._classes, plan)
+            scoped = scope_blocks(walled, seconds, n, self._classes, plan)
             if self._proxy is not None:
-                proxied.append(
-                    self._proxy.adjust(contributions, window_blocks, threads=threads, archived=archive is not None)
+                flags = self._proxy.adjust(
+                    contributions, scoped, threads=threads, archived=archive is not None
                 )
-            for name, block in window_blocks.items():
+                proxied.append(flags)
+            for name, block in scoped.items():
                 found.setdefault(name, []).append((w, block))
             aliases.append(plan.aliases)
         results: list[dict[ScopeKey, ScopeStats]] = [{} for _ in specs]

@@ -100,11 +100,15 @@ class ProxyScaler:
                 pair[1] += ref
                 pair[2] += vec[-1]
         factors = {pool: self._factor(*pair) for pool, pair in refs.items()}
-        proxied_pools: set[Pool] = {key[1] for key, (_, others) in members.items() if key[0] == "cmg" and others}
+        proxied_pools: set[Pool] = {
+            key[1] for key, (_, others) in members.items() if key[0] == "cmg" and others
+        }
         if None in refs and members.get(("total", ""), [0, 0])[1] > _others_in_cmgs(members):
             proxied_pools.add(None)  # threads bound to no CMG, some of them not standing in
         for block in blocks.values():  # columns and their lists may be shared: replaced, not changed
-            block.scaled, block.counted, block.present = list(block.scaled), list(block.counted), list(block.present)
+            block.scaled = list(block.scaled)
+            block.counted = list(block.counted)
+            block.present = list(block.present)
         flagged: dict[ScopeKey, set[str]] = {}
         cmg_sums = self._cmg_sums(blocks)
         for block in blocks.values():
@@ -136,7 +140,9 @@ class ProxyScaler:
         for block in blocks.values():
             for j, key in enumerate(block.keys):
                 if key[0] == "cmg":
-                    out[key[1]] = [block.scaled[i][j] if block.counted[i][j] > 0.0 else 0.0 for i in self.events]
+                    out[key[1]] = [
+                        block.scaled[i][j] if block.counted[i][j] > 0.0 else 0.0 for i in self.events
+                    ]
         return out
 
     def _scale(self, block: Block, j: int, factor: float | None, flagged: set[str]) -> None:

@@ -109,4 +109,3 @@ def build_header(
             "baseline_after": options.baseline_after,
         },
     }
-

@@ -121,7 +121,9 @@ class LiveSession(SessionBase):
             stand_ins=stand_ins,
         )
         if not setting.events:
-            self._warn(f"--proxy {per_cmg}: no group rotates here, so there is nothing to proxy; every unit counts")
+            self._warn(
+                f"--proxy {per_cmg}: no group rotates here, so there is nothing to proxy; every unit counts"
+            )
             return
         fixed = self.source.kind == "sim" or all(unit.kind == "cpu" for unit in counted)
         if fixed and len(stand_ins) == len(counted):
@@ -334,4 +336,3 @@ class LiveSession(SessionBase):
         if recorder is not None:
             recorder.write_mark(Mark(t=self._builder.last_t, kind="end", data=end_data or {}))
             recorder.close()
-

@@ -125,7 +125,9 @@ def test_without_other_units_nothing_is_flagged() -> None:
 @settings(max_examples=40, deadline=None)
 @given(
     cmgs=st.lists(
-        st.tuples(st.integers(1, 3), st.integers(0, 4), st.lists(st.integers(0, 1000), min_size=3, max_size=3)),
+        st.tuples(
+            st.integers(1, 3), st.integers(0, 4), st.lists(st.integers(0, 1000), min_size=3, max_size=3)
+        ),
         min_size=1,
         max_size=4,
     )

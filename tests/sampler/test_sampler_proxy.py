@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import pytest
 
+from sectormon.frames import Frame
 from sectormon.metrics import MetricsEngine
 from sectormon.profiles.model import EventDef, GroupDef, Profile
 from sectormon.proxy import UNITS, ProxySetting
@@ -55,7 +56,7 @@ def _run(
     return slices, warnings, sampler
 
 
-def _frame_total(slices: list[Slice], proxy: ProxySetting | None):  # type: ignore[no-untyped-def]
+def _frame_total(slices: list[Slice], proxy: ProxySetting | None) -> Frame:
     engine = MetricsEngine(_profile(), recent_seconds=1.0, proxy=proxy)
     for item in slices:
         engine.add_slice(item)
@@ -89,7 +90,7 @@ def test_cmg_estimates_match_a_full_count_of_homogeneous_units() -> None:
 
 def test_a_stand_in_that_ends_is_replaced_by_the_next_unit_of_its_cmg() -> None:
     source = _source({0: 0.5})
-    slices, warnings, sampler = _run(source, 1, always=False)
+    slices, warnings, _ = _run(source, 1, always=False)
     assert warnings == ["proxy: cpu 1 stands in for CMG 0 from now on, in place of cpu 0, which ended"]
     assert {g.unit.key for g in source.groups if g.events == ("B",)} == {"cpu:0", "cpu:1", "cpu:3"}
     frame = _frame_total(slices, ProxySetting(1, UNITS, ("A", "B", "S")))
