@@ -103,12 +103,9 @@ def _rows(
     numeric = {0, 1, 2, *range(3 + len(columns), len(head))}
 
     def fmt(cells: Sequence[str]) -> str:
-        return (
-            "  "
-            + "  ".join(
-                c.rjust(widths[i]) if i in numeric else c.ljust(widths[i]) for i, c in enumerate(cells)
-            ).rstrip()
-        )
+        return "  " + "  ".join(
+            c.rjust(widths[i]) if i in numeric else c.ljust(widths[i]) for i, c in enumerate(cells)
+        ).rstrip()
 
     return [*out, fmt(head), *(fmt(r) for r in body)]
 

@@ -96,6 +96,7 @@ class JobReplaySession(TimelineSession):
         with self._cond:
             self._bookmarks.add(Mark(t=self._position, kind="bookmark", label=label))
 
+
     # -- ReplayControl ---------------------------------------------------------------------------
 
     def timeline(self) -> ReplayControl:
@@ -107,6 +108,7 @@ class JobReplaySession(TimelineSession):
 
     def bookmarks_file(self) -> str | None:
         return str(self._bookmarks.path)
+
 
     # -- thread ------------------------------------------------------------------------------------
 

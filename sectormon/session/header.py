@@ -109,3 +109,4 @@ def build_header(
             "baseline_after": options.baseline_after,
         },
     }
+

@@ -40,8 +40,6 @@ METRICS: dict[str, str] = {
 DEFAULT_BUDGET = 120
 DEFAULT_TOP = 10
 PRUNE_KEEP = 3  # stage 2 of a pruned search: assignments, L1D splits and L2 splits kept from stage 1
-
-
 # ----------------------------------------------------------------------------- the search space
 @dataclass(frozen=True, slots=True)
 class Candidate:
