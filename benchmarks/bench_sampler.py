@@ -4,14 +4,13 @@ A 48-thread busy target; sectormon attached with --pid, 5 groups of software eve
 as counter events do (``rotate_software: true``), once per rotation mode, all at the same time:
 the default settings (``--rotation auto``: kernel rotation here, reads every 0.1 s), ``--rotation
 kernel``, ``--rotation sync`` in 20 ms timeslices with the budget off (``--max-overhead 100``: the
-lock-step rotation's own cost) and with the default 2 % budget, the default settings with
-``--proxy 1`` (one stand-in thread counts the rotating groups for all: what proxy counting saves),
-and sync without a budget with ``--proxy 1`` (the ioctls it saves);
-and `perf stat -I 100 -e <the same events> -p PID`. Every tool's CPU time is read from /proc
-through psutil over the same wall-clock span. Prints each one's CPU use as % of one core and its
-ratio to perf stat. Targets (issue 19): the default <= 2 % of one core and <= 3x perf stat. Then,
-on the same target, the CPU the sync rotation's syscalls alone take (see syscall_floor): the part
-of its figure no Python change can remove.
+lock-step rotation's own cost) and with the default 2 % budget, the default settings and sync
+without a budget each with ``--proxy 1`` (one stand-in thread counts the rotating groups for all:
+what proxy counting saves); and `perf stat -I 100 -e <the same events> -p PID`. Every tool's CPU
+time is read from /proc through psutil over the same wall-clock span. Prints each one's CPU use as
+% of one core and its ratio to perf stat. Targets (issue 19): the default <= 2 % of one core and
+<= 3x perf stat. Then, on the same target, the CPU the sync rotation's syscalls alone take (see
+syscall_floor): the part of its figure no Python change can remove.
 
 With --openmetrics: two sectormon instances on the same target in the same run, one of them
 serving --openmetrics and scraped once a second (as Prometheus would); prints the CPU the
