@@ -4,12 +4,13 @@ A 48-thread busy target; sectormon attached with --pid, 5 groups of software eve
 as counter events do (``rotate_software: true``), once per rotation mode, all at the same time:
 the default settings (``--rotation auto``: kernel rotation here, reads every 0.1 s), ``--rotation
 kernel``, ``--rotation sync`` in 20 ms timeslices with the budget off (``--max-overhead 100``: the
-lock-step rotation's own cost) and with the default 2 % budget; and `perf stat -I 100 -e <the same
-events> -p PID`. Every tool's CPU time is read from /proc through psutil over the same wall-clock
-span. Prints each one's CPU use as % of one core and its ratio to perf stat. Targets (issue 19):
-the default <= 2 % of one core and <= 3x perf stat. Then, on the same target, the CPU the sync
-rotation's syscalls alone take (see syscall_floor): the part of its figure no Python change can
-remove.
+lock-step rotation's own cost) and with the default 2 % budget, the default settings and sync
+without a budget each with ``--proxy 1`` (one stand-in thread counts the rotating groups for all:
+what proxy counting saves); and `perf stat -I 100 -e <the same events> -p PID`. Every tool's CPU
+time is read from /proc through psutil over the same wall-clock span. Prints each one's CPU use as
+% of one core and its ratio to perf stat. Targets (issue 19): the default <= 2 % of one core and
+<= 3x perf stat. Then, on the same target, the CPU the sync rotation's syscalls alone take (see
+syscall_floor): the part of its figure no Python change can remove.
 
 With --openmetrics: two sectormon instances on the same target in the same run, one of them
 serving --openmetrics and scraped once a second (as Prometheus would); prints the CPU the
@@ -198,6 +199,8 @@ MODES: dict[str, list[str]] = {
     "kernel": ["--rotation", "kernel"],
     "sync": ["--rotation", "sync", "--timeslice", "0.02", "--max-overhead", "100"],
     "sync+budget": ["--rotation", "sync", "--timeslice", "0.02"],
+    "proxy 1": ["--proxy", "1"],
+    "sync proxy 1": ["--rotation", "sync", "--timeslice", "0.02", "--max-overhead", "100", "--proxy", "1"],
 }
 """sectormon's configurations measured side by side: name -> options."""
 
@@ -379,6 +382,12 @@ def main() -> int:
             ratio = f"{seconds / peer:6.2f}x perf stat" if peer > 0 else "perf stat: not installed"
             print(f"{name:>12}: {100 * seconds / wall:6.2f} %  {ratio}  ({seconds:.3f} s CPU; {options})")
         print("     targets: default <= 2 % of one core and <= 3x perf stat")
+        for plain, proxied in (("default", "proxy 1"), ("sync", "sync proxy 1")):
+            if used.get(plain, 0.0) > 0:
+                print(
+                    f"  --proxy 1 saves {plain} {100 * (used[plain] - used[proxied]) / wall:.2f} % of a core "
+                    f"({used[proxied] / used[plain]:.2f}x its CPU)"
+                )
         floor_pct = 100 * sum(floor.values()) * 50  # 50 slices per second
         print(
             "sync's syscalls alone on this target, per 20 ms slice: "

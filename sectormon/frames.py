@@ -7,7 +7,8 @@ threads by tid.
 A metric whose inputs are missing, unsupported or whose denominator is zero is ``None`` (rendered
 ``n/a``), never 0. Every event and metric carries its coverage (0..1, the fraction of the window it
 was counted; for a metric the minimum over its inputs) and metrics whose inputs were counted in
-different groups are listed in ``split``.
+different groups are listed in ``split``; under ``--proxy`` the events and metrics a scope
+estimated from stand-in units are listed in ``proxy`` (absent from the JSON when none).
 """
 
 from __future__ import annotations
@@ -43,7 +44,7 @@ class ScopeStats:
     frame), while building every dict was a third of the frame's cost.
     """
 
-    __slots__ = ("_counts", "_coverage", "_metrics", "_rates", "_rows", "_seconds", "_split")
+    __slots__ = ("_counts", "_coverage", "_metrics", "_proxy", "_rates", "_rows", "_seconds", "_split")
 
     def __init__(
         self,
@@ -53,6 +54,7 @@ class ScopeStats:
         coverage: Mapping[str, float],
         split: frozenset[str] = frozenset(),
         seconds: float = 0.0,
+        proxy: frozenset[str] = frozenset(),
     ) -> None:
         self._counts = counts
         self._rates = rates
@@ -60,6 +62,7 @@ class ScopeStats:
         self._coverage = coverage
         self._split = split
         self._seconds = seconds
+        self._proxy = proxy
         self._rows: _Rows | None = None
 
     def _build(self) -> None:
@@ -108,16 +111,30 @@ class ScopeStats:
         """The window's length for this scope."""
         return self._seconds
 
+    @property
+    def proxy(self) -> frozenset[str]:
+        """Events and metrics estimated from the stand-in units of a ``--proxy`` session."""
+        return self._proxy
+
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, ScopeStats):
             return NotImplemented
-        return (self.counts, self.rates, self.metrics, self.coverage, self._split, self._seconds) == (
+        return (
+            self.counts,
+            self.rates,
+            self.metrics,
+            self.coverage,
+            self._split,
+            self._seconds,
+            self._proxy,
+        ) == (
             other.counts,
             other.rates,
             other.metrics,
             other.coverage,
             other._split,
             other._seconds,
+            other._proxy,
         )
 
     __hash__ = None  # type: ignore[assignment]  # equal by content, like the dicts it holds
@@ -125,7 +142,8 @@ class ScopeStats:
     def __repr__(self) -> str:
         return (
             f"ScopeStats(counts={self.counts!r}, rates={self.rates!r}, metrics={self.metrics!r}, "
-            f"coverage={self.coverage!r}, split={self._split!r}, seconds={self._seconds!r})"
+            f"coverage={self.coverage!r}, split={self._split!r}, seconds={self._seconds!r}"
+            + (f", proxy={self._proxy!r})" if self._proxy else ")")
         )
 
     def to_json(self) -> dict[str, Any]:
@@ -136,7 +154,7 @@ class ScopeStats:
             if rows is not None
             else (dict(self._counts), dict(self._rates), dict(self._metrics), dict(self._coverage))
         )
-        return {
+        data: dict[str, Any] = {
             "counts": counts,
             "rates": rates,
             "metrics": metrics,
@@ -144,6 +162,9 @@ class ScopeStats:
             "split": sorted(self._split),
             "seconds": self._seconds,
         }
+        if self._proxy:
+            data["proxy"] = sorted(self._proxy)
+        return data
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> ScopeStats:
@@ -154,6 +175,7 @@ class ScopeStats:
             coverage=dict(data.get("coverage", {})),
             split=frozenset(data.get("split", ())),
             seconds=float(data.get("seconds", 0.0)),
+            proxy=frozenset(data.get("proxy", ())),
         )
 
 
@@ -184,7 +206,8 @@ def _dicts(
 
 
 _new_scope = object.__new__
-_SET_SLOTS = tuple(getattr(ScopeStats, name).__set__ for name in ("_rows", "_split", "_seconds"))
+_SET_SLOTS = tuple(getattr(ScopeStats, name).__set__ for name in ("_rows", "_split", "_seconds", "_proxy"))
+_NO_PROXY: frozenset[str] = frozenset()
 
 
 def scope_stats_of_rows(
@@ -205,11 +228,17 @@ def scope_stats_of_rows(
     """
     # The four dict slots stay unset until ScopeStats._build: only the properties read them.
     stats: ScopeStats = _new_scope(ScopeStats)
-    set_rows, set_split, set_seconds = _SET_SLOTS
+    set_rows, set_split, set_seconds, set_proxy = _SET_SLOTS
     set_rows(stats, (count_keys, counts, rates, metric_keys, metrics, coverage_keys, coverage))
     set_split(stats, split)
     set_seconds(stats, seconds)
+    set_proxy(stats, _NO_PROXY)
     return stats
+
+
+def flag_proxy(stats: ScopeStats, proxy: frozenset[str]) -> None:
+    """Set the ``proxy`` flag of stats the engine has just built (before anyone sees them)."""
+    _SET_SLOTS[3](stats, proxy)
 
 
 EMPTY_SCOPE = ScopeStats(counts={}, rates={}, metrics={}, coverage={})

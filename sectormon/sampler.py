@@ -9,10 +9,11 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from sectormon.errors import SectormonError
 from sectormon.perf.group import GroupValues
+from sectormon.proxy import StandIns
 from sectormon.readings import U64, ProcessInfo, Row, Slice, Unit
 from sectormon.schedule import (
     ALWAYS,
@@ -97,11 +98,14 @@ class Sampler:
         may_switch: bool = False,
         max_timeslice: float | None = None,
         on_rotation: RotationCallback | None = None,
+        proxy: int | None = None,
     ) -> None:
         """``rotation``: how to rotate (sync at ``timeslice`` when not given). ``max_overhead``:
         the budget, a fraction of one core (None: none); over it the sampler switches sync to
         kernel rotation when ``may_switch`` (``--rotation auto``), else doubles the slice up to
-        ``max_timeslice``, and says so through ``on_warning`` and ``on_rotation``."""
+        ``max_timeslice``, and says so through ``on_warning`` and ``on_rotation``. ``proxy``:
+        per CMG, the number of units that open the rotating groups (:mod:`sectormon.proxy`; the
+        others open only the always-on group); ``None``: every unit opens every group."""
         if timeslice <= 0:
             raise SectormonError(f"--timeslice must be > 0 (got {timeslice})")
         self._source = source
@@ -127,11 +131,17 @@ class Sampler:
         self._last_alive: tuple[Unit, ...] | None = None  # the alive units of the last poll
         self._skipped_for_fds: set[str] = set()  # new units left uncounted: no fd left (see _skip_for_fds)
         self._fds_warned = False
-        self._inherited = InheritedRows()  # found threads' counts out of their family's inherited rows
+        # Found threads' counts out of their family's inherited rows. Under a proxy the rotating
+        # groups are opened on stand-ins only and never inherited: a stand-in's inherited groups
+        # would count the threads it started, which are units of their own.
+        self._inherited = InheritedRows(
+            frozenset(g.name for g in plan.groups) if proxy is not None else frozenset()
+        )
         self._counting = False  # past the first poll: a unit that cannot be opened no longer stops the run
         self._new_processes: list[ProcessInfo] = []  # since the last slice: processes first seen
         self._new_unit_processes: list[tuple[str, int]] = []  # ... and the pid of each thread opened
         self._target_cpu_at = -TARGET_CPU_EVERY  # source time of the last kernel CPU reading
+        self._stand_ins = StandIns(proxy) if proxy is not None else None
         self._stop = threading.Event()
         self._cpu_start = 0.0
         self._wall_start = 0.0
@@ -141,6 +151,19 @@ class Sampler:
     def stop(self) -> None:
         """Ask the loop to end after the current slice (from any thread)."""
         self._stop.set()
+
+    def open_units(self) -> None:
+        """Poll the source and open the groups of the units there now, before :meth:`run` (which
+        polls again): a proxy session's header names the stand-ins this chooses."""
+        self._refresh_units()
+
+    def counted_units(self) -> tuple[Unit, ...]:
+        """The per-PE units open now (threads or CPUs, not CMG units)."""
+        return tuple(state.unit for state in self._units.values() if state.unit.kind != "cmg")
+
+    def stand_ins(self) -> tuple[Unit, ...]:
+        """The units that count the rotating groups for their CMG (empty without ``proxy``)."""
+        return self._stand_ins.units() if self._stand_ins is not None else ()
 
     # -- the loop ------------------------------------------------------------------------------
 
@@ -335,8 +358,11 @@ class Sampler:
         self._new_processes += update.processes
         # A source may hand back the very same tuple when nothing changed (the thread tracker does,
         # at nearly every slice): each of its units was opened then, or was found gone.
+        promoted: list[_UnitState] = []
         if update.alive is not self._last_alive:
             self._last_alive = update.alive
+            if self._stand_ins is not None:
+                promoted = self._follow_stand_ins(update.alive)
             for unit in update.alive:
                 state = self._units.get(unit.key)
                 if state is None:
@@ -355,20 +381,63 @@ class Sampler:
         for group in (start, self._plan.always):
             if group is None:
                 continue
-            for state in opened:
+            for state in opened if group is self._plan.always else (*opened, *promoted):
                 counter = state.counters.get(group.name)
                 if counter is not None:
                     self._toggle(counter, enable=True)
         return tuple(key for key in update.ended if key in self._units)
 
+    def _follow_stand_ins(self, alive: tuple[Unit, ...]) -> list[_UnitState]:
+        """Proxy: choose the stand-ins among ``alive``; a unit already open that starts standing
+        in (its CMG's stand-in ended) opens the rotating groups now. Its states are returned (the
+        caller enables the group running now on them); a replacement is said in a warning, which
+        the recording keeps."""
+        assert self._stand_ins is not None
+        new, replaced = self._stand_ins.update(alive)
+        for ended, successor in replaced:
+            where = f" for CMG {successor.cmg}" if successor.cmg is not None else ""
+            self._on_warning(
+                f"proxy: {successor.kind} {successor.ident} stands in{where} from now on, in place of "
+                f"{ended.kind} {ended.ident}, which ended"
+            )
+        promoted: list[_UnitState] = []
+        for unit in new:
+            state = self._units.get(unit.key)
+            if state is None:
+                continue  # opened with every group by the caller
+            for group in self._plan.groups:
+                if group.name in state.counters or not group.pe_events:
+                    continue
+                try:
+                    handle = self._source.open_group(replace(state.unit, inherit=False), group.pe_events)
+                except SectormonError as exc:
+                    if _is_gone(exc):
+                        break
+                    raise
+                state.counters[group.name] = _Counter(handle, self._names[group.name, False])
+            self._units_changed()
+            promoted.append(state)
+        return promoted
+
+    def _groups_of(self, unit: Unit) -> tuple[PlannedGroup, ...]:
+        """The groups ``unit`` opens: all of them, or under a proxy only the always-on group
+        on a unit that does not stand in."""
+        stand_ins = self._stand_ins
+        if stand_ins is None or unit.kind == "cmg" or unit.key in stand_ins:
+            return self._plan.all_groups()
+        return (self._plan.always,) if self._plan.always is not None else ()
+
     def _open_unit(self, unit: Unit, opened: list[_UnitState] | None = None) -> None:
         state = _UnitState(unit)
-        for group in self._plan.all_groups():
+        for group in self._groups_of(unit):
             events = group.cmg_events if unit.kind == "cmg" else group.pe_events
             if not events:
                 continue
+            on = unit
+            if self._stand_ins is not None and unit.inherit and group is not self._plan.always:
+                on = replace(unit, inherit=False)  # see _inherited
             try:
-                handle = self._source.open_group(unit, events)
+                handle = self._source.open_group(on, events)
             except SectormonError as exc:
                 for counter in state.counters.values():
                     counter.group.close()

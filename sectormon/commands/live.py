@@ -65,6 +65,16 @@ def add_session_options(
         ),
     )
     how.add_argument(
+        "--proxy",
+        type=numbers.PROXY.parser("--proxy"),
+        metavar="N",
+        help=numbers.PROXY.help(
+            "per CMG, only the first N threads (or CPUs) count the rotating groups and their counts "
+            "are scaled to the CMG; the other units count only the always-on events, their rows show "
+            "the proxied figures as n/a, and every estimate is flagged 'proxy' (docs/perf.md)"
+        ),
+    )
+    how.add_argument(
         "--sample",
         metavar="EVENT[:PERIOD]",
         help="also sample EVENT (a profile event, or a perf event spec) every PERIOD events and show "
@@ -149,6 +159,7 @@ def session_request(args: argparse.Namespace, clock: str) -> SessionRequest:
         sample=sample,
         rotation=args.rotation,
         max_overhead=args.max_overhead,
+        proxy=args.proxy,
     )
 
 

@@ -14,6 +14,7 @@ from sectormon.frames import Frame, FrameClock
 from sectormon.metrics.batch import RowBatch
 from sectormon.metrics.engine import MetricsEngine
 from sectormon.profiles.model import Profile
+from sectormon.proxy import ProxySetting
 from sectormon.readings import Mark, Slice
 
 if TYPE_CHECKING:
@@ -37,6 +38,7 @@ def build_engine(profile: Profile, header: Mapping[str, Any]) -> MetricsEngine:
         # A launched command is held before exec until its counters are on: it starts at 0 s of
         # CPU with the session (a recording started later does not know the target's CPU then).
         target_cpu_at_start=0.0 if _launched_from_start(header) else None,
+        proxy=ProxySetting.from_header(header),
     )
 
 

@@ -81,11 +81,13 @@ from sectormon.frames import (
     ScopeStats,
     ThreadTime,
     WindowStats,
+    flag_proxy,
     scope_order,
 )
 from sectormon.metrics.baseline import keyed_deltas, scope_deltas
 from sectormon.metrics.batch import FOLD_EVERY, RowBatch, processes_of
 from sectormon.metrics.formulas import MetricSet, evaluate_metrics
+from sectormon.metrics.proxy_scale import ProxyScaler
 from sectormon.metrics.scopes import CLASS_OF_KIND, Block, EventClasses, Layout, joined_blocks, layout
 from sectormon.metrics.scopes import blocks as scope_blocks
 from sectormon.metrics.stats import StatsBuilder
@@ -105,6 +107,7 @@ from sectormon.metrics.windows import (
     merge_contributions,
 )
 from sectormon.profiles.model import Profile
+from sectormon.proxy import ProxySetting
 from sectormon.readings import GAP, Mark, ProcessInfo, Slice, lost_seconds, split_unit_key
 
 __all__ = ["MetricsEngine", "evaluate_metrics"]
@@ -151,13 +154,15 @@ class MetricsEngine:
         rotation: object = None,
         own_time: bool = True,
         target_cpu_at_start: float | None = None,
+        proxy: ProxySetting | None = None,
     ) -> None:
         """``start``: stream time the data begins at (a recording toggled on mid-session);
         ``rotation``: the rotation the session started with (the header's), which ``rotation``
         marks change and every frame states; ``own_time``: scale each unit by its own time
         (step 2 of the module docstring), else every reading stands for its whole slice (a
         recording whose rows of one slice are separate runs, see ``windows.wall_counted``);
-        ``target_cpu_at_start``: the target's CPU time at ``start`` when known (thread coverage)."""
+        ``target_cpu_at_start``: the target's CPU time at ``start`` when known (thread coverage);
+        ``proxy``: the session's ``--proxy`` setting (:mod:`sectormon.metrics.proxy_scale`)."""
         if not recent_seconds > 0:
             raise ValueError(f"recent_seconds must be > 0, not {recent_seconds!r}")
         self.profile = profile
@@ -199,6 +204,9 @@ class MetricsEngine:
             )
         # A process is computed like a thread (its metrics are the thread level's).
         self._batch_of_level["proc"] = self._batch_of_level["thread"]
+        self._proxy = (
+            ProxyScaler(proxy, self._names, self._mset, self._batch_of_level) if proxy is not None else None
+        )
 
         self._cum = 0.0  # sum of all slice durations so far: the time axis of presence
         self._frame_cum = 0.0
@@ -602,6 +610,8 @@ class MetricsEngine:
                     ended.append(ent)
         if reset:
             for ent in ended:
+                if self._proxy is not None:
+                    self._proxy.archive(ent, ent.present(0.0, hi), ent.run)
                 add_to_archive(self._archive, ent, ent.present(0.0, hi), n, self._own_time)
                 del self._open[ent.serial]
             if ended:
@@ -640,6 +650,7 @@ class MetricsEngine:
         n = self._n
         found: dict[str, list[tuple[int, Block]]] = {}
         aliases: list[list[tuple[ScopeKey, ScopeKey]]] = []
+        proxied: list[dict[ScopeKey, frozenset[str]]] = []
         for w, (contributions, seconds, threads, archive, slot) in enumerate(specs):
             entities = [entity for entity, _, _ in contributions]
             version = self._archive_version if archive is not None else -1
@@ -658,7 +669,13 @@ class MetricsEngine:
                     batch_of_level=self._batch_of_level,
                 )
             walled = as_wall(contributions, n, self._own_time)
-            for name, block in scope_blocks(walled, seconds, n, self._classes, plan).items():
+            scoped = scope_blocks(walled, seconds, n, self._classes, plan)
+            if self._proxy is not None:
+                flags = self._proxy.adjust(
+                    contributions, scoped, threads=threads, archived=archive is not None
+                )
+                proxied.append(flags)
+            for name, block in scoped.items():
                 found.setdefault(name, []).append((w, block))
             aliases.append(plan.aliases)
         results: list[dict[ScopeKey, ScopeStats]] = [{} for _ in specs]
@@ -670,6 +687,10 @@ class MetricsEngine:
             for w, block in window_blocks:
                 results[w].update(zip(block.keys, stats[at : at + len(block.keys)], strict=True))
                 at += len(block.keys)
+        for out, flags in zip(results, proxied, strict=False):
+            for key, names in flags.items():
+                if key in out:
+                    flag_proxy(out[key], names)
         for out, pairs in zip(results, aliases, strict=True):
             for thread, core in pairs:
                 out[thread] = out[core]

@@ -22,6 +22,7 @@ from sectormon.io.jsonl import RECORDING_SCHEMA
 from sectormon.io.recording import RecordingWriter
 from sectormon.metrics.builder import build_engine
 from sectormon.profiles.model import Profile
+from sectormon.proxy import PROXY_KEY, proxy_setting
 from sectormon.readings import Mark, Slice
 from sectormon.sampler import Sampler
 from sectormon.schedule import Rotation, RotationPlan
@@ -70,8 +71,10 @@ class LiveSession(SessionBase):
         self.options = options
         self._header = header
         self._pending: collections.deque[Mark] = collections.deque()
-        self._builder = builder_for(header, build_engine(profile, header), options.interval)
         self._sampling = sampling
+        self._recorder: RecordingWriter | None = None
+        # Re-entrant: a write that fails warns, and a warning is written to the recording.
+        self._record_lock = threading.RLock()
         self._sampler = Sampler(
             source,
             plan,
@@ -84,10 +87,11 @@ class LiveSession(SessionBase):
             may_switch=options.may_switch,
             max_timeslice=options.interval,
             on_rotation=self._rotation_changed,
+            proxy=options.proxy,
         )
-        self._recorder: RecordingWriter | None = None
-        # Re-entrant: a write that fails warns, and a warning is written to the recording.
-        self._record_lock = threading.RLock()
+        if options.proxy is not None:
+            self._choose_stand_ins(options.proxy)
+        self._builder = builder_for(header, build_engine(profile, header), options.interval)
         self._baseline_done = options.baseline_after is None
         self._finished = threading.Event()
         self._stopped = False
@@ -101,6 +105,34 @@ class LiveSession(SessionBase):
     @property
     def header(self) -> dict[str, Any]:
         return self._header
+
+    def _choose_stand_ins(self, per_cmg: int) -> None:
+        """``--proxy``: open the units there now, so the header names the stand-ins; where no unit
+        would be left out for good (a fixed set of units, none more than ``per_cmg`` in its CMG)
+        or nothing rotates, say so: every unit then counts everything, as without a proxy."""
+        self._sampler.open_units()
+        counted = self._sampler.counted_units()
+        stand_ins = self._sampler.stand_ins()
+        always = self.plan.always
+        setting = proxy_setting(
+            per_cmg,
+            [event.name for group in self.plan.groups for event in group.pe_events],
+            timed=always is not None and bool(always.pe_events),
+            stand_ins=stand_ins,
+        )
+        if not setting.events:
+            self._warn(
+                f"--proxy {per_cmg}: no group rotates here, so there is nothing to proxy; every unit counts"
+            )
+            return
+        fixed = self.source.kind == "sim" or all(unit.kind == "cpu" for unit in counted)
+        if fixed and len(stand_ins) == len(counted):
+            self._warn(
+                f"--proxy {per_cmg}: no CMG has more than {per_cmg} counted unit(s), so every unit "
+                "stands in and counts every group, as without --proxy"
+            )
+            return
+        self._header[PROXY_KEY] = setting.to_json()
 
     # -- SessionControl ------------------------------------------------------------------------
 
@@ -304,4 +336,3 @@ class LiveSession(SessionBase):
         if recorder is not None:
             recorder.write_mark(Mark(t=self._builder.last_t, kind="end", data=end_data or {}))
             recorder.close()
-

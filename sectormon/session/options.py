@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from sectormon.errors import UsageError
+from sectormon.proxy import check_per_cmg
 from sectormon.schedule import AUTO, Rotation
 from sectormon.sources.base import SampleRequest, Source
 
@@ -26,6 +27,7 @@ class SessionOptions:
     rotation: Rotation | None = None  # None: sync at ``timeslice``; open_session decides
     max_overhead: float | None = None  # fraction of one core (None: no budget)
     may_switch: bool = False  # over budget, sync may switch to kernel rotation (--rotation auto)
+    proxy: int | None = None  # stand-ins per CMG (--proxy; None: every unit counts every group)
 
 
 @dataclass(frozen=True, slots=True)
@@ -33,7 +35,8 @@ class SessionRequest:
     """What a front end asks for; ``None`` takes the source's default. Values are already checked
     one by one (positive, finite); :meth:`resolve` checks how they fit together. ``sample`` asks
     for hot spots (``--sample``). ``rotation`` is ``auto``, ``sync`` or ``kernel``;
-    ``max_overhead`` the budget in % of one core (``None``: the default)."""
+    ``max_overhead`` the budget in % of one core (``None``: the default); ``proxy`` the stand-ins
+    per CMG (``--proxy``, :mod:`sectormon.proxy`)."""
 
     groups: tuple[str, ...] | None = None
     timeslice: float | None = None
@@ -46,6 +49,7 @@ class SessionRequest:
     sample: SampleRequest | None = None
     rotation: str = AUTO
     max_overhead: float | None = None
+    proxy: int | None = None
 
     def resolve(self, source: Source) -> SessionOptions:
         timeslice = source.default_timeslice if self.timeslice is None else self.timeslice
@@ -63,6 +67,7 @@ class SessionRequest:
             baseline_after=self.baseline_after,
             record=self.record,
             max_overhead=self._budget(source),
+            proxy=check_per_cmg(self.proxy),
         )
 
     def _budget(self, source: Source) -> float | None:

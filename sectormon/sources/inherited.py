@@ -49,7 +49,10 @@ def _take(have: int, owed: int) -> tuple[int, int]:
 class InheritedRows:
     """Which units count inside a family's inherited groups, and the rows with that taken out."""
 
-    def __init__(self) -> None:
+    def __init__(self, exempt: frozenset[str] = frozenset()) -> None:
+        """``exempt``: groups that are never opened inherited (``--proxy``'s rotating groups, on
+        stand-ins only): their rows owe nothing and pay nothing."""
+        self._exempt = exempt
         self._roots: dict[str, int] = {}  # unit key -> family, for units with inherited groups
         self._found: dict[str, int] = {}  # unit key -> family, for threads counted twice
         self._owed: dict[tuple[str, int], _Owed] = {}  # (group, family) -> deficit carried
@@ -76,7 +79,7 @@ class InheritedRows:
         found = self._found
         for row in rows:
             family = found.get(row[0])
-            if family is not None and row[6]:
+            if family is not None and row[6] and row[3] not in self._exempt:
                 owed.setdefault((row[3], family), _Owed()).add(row[7], row[4], row[5])
         if not owed:
             return rows

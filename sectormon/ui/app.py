@@ -31,7 +31,7 @@ from sectormon.errors import SectormonError
 from sectormon.frames import Frame
 from sectormon.session.control import ReplayControl, SessionControl
 from sectormon.ui.context import WINDOW_NAMES, RenderContext
-from sectormon.ui.header_info import parse_core_filter
+from sectormon.ui.header_info import parse_core_filter, proxy_words
 from sectormon.ui.history import History
 from sectormon.ui.legend import column_legend, legend_lines, simulator_note
 from sectormon.ui.messages import FrameArrived, OpenDetail, RedrawWanted, SessionWarning
@@ -552,6 +552,7 @@ class SectormonApp(App[int]):
             record_folder=os.getcwd(),
             bookmarks_file=(self.timeline_control.bookmarks_file() or "") if self.timeline_control else "",
             hotspots=self.dashboard.sampling,
+            proxy=proxy_words(self.header),
             warnings=tuple(self.warnings),
         )
 

@@ -26,6 +26,9 @@ from sectormon.ui.layout import Column
 LOW_MARK = "~"
 """Prefix of a low-confidence value: dimming alone would not survive a monochrome terminal."""
 
+PROXY_MARK = "≈"
+"""Prefix of a figure estimated from ``--proxy`` stand-ins (scaled to their CMG)."""
+
 ROLES = ("low", "na", "better", "worse", "label")
 
 
@@ -43,12 +46,15 @@ def label_cell(text: str) -> Cell:
 
 
 def metric_cell(stats: ScopeStats | None, name: str, unit: str, threshold: float = LOW_COVERAGE) -> Cell:
-    """A metric's current value, dimmed and marked ``~`` when its confidence is low."""
+    """A metric's current value, dimmed and marked ``~`` when its confidence is low, marked ``≈``
+    when it is estimated from ``--proxy`` stand-ins."""
     value = metric_value(stats, name)
     if value is None:
         return Cell(NA, ("na",))
     if stats is not None and is_low_confidence(stats, name, threshold):
         return Cell(LOW_MARK + format_value(value, unit, with_unit=False, width=CELL_WIDTH - 1), ("low",))
+    if stats is not None and name in stats.proxy:
+        return Cell(PROXY_MARK + format_value(value, unit, with_unit=False, width=CELL_WIDTH - 1))
     return Cell(format_value(value, unit, with_unit=False))
 
 

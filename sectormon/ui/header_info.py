@@ -64,7 +64,6 @@ def profile_view(header: Mapping[str, Any]) -> ProfileView:
     return ProfileView(name=str(profile.get("name", "") or ""), metrics=metrics, events=events)
 
 
-
 def _cpu_list(value: Any) -> list[int]:
     if isinstance(value, str):
         try:
@@ -303,6 +302,13 @@ def _compact_cpus(cpus: Any) -> str:
         return cpus
     values = _cpu_list(cpus)
     return format_cpu_list(values) if values else str(cpus)
+
+
+def proxy_words(header: Mapping[str, Any]) -> str:
+    """A ``--proxy`` session's stand-ins as its header says them (``proxy 1/CMG: cpus 0,12,24,36``),
+    else empty."""
+    described = _mapping(header.get("proxy")).get("described")
+    return described if isinstance(described, str) else ""
 
 
 def describe_source(source: Mapping[str, Any]) -> str:

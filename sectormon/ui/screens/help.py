@@ -39,6 +39,7 @@ class HelpContent:
     record_folder: str = ""
     bookmarks_file: str = ""
     hotspots: bool = False
+    proxy: str = ""  # the stand-ins of a --proxy session (the header's words), else empty
     warnings: Sequence[str] = field(default_factory=tuple)
 
 
@@ -123,6 +124,11 @@ def help_text(content: HelpContent) -> str:
     if content.columns:
         lines += ["", *content.columns]
     lines += ["", *LEGEND]
+    if content.proxy:
+        lines += [
+            "  ≈value   estimated under --proxy: the stand-ins' counts scaled to",
+            "           their CMG (other units show n/a); " + content.proxy,
+        ]
     if content.simulator:
         lines += ["", *content.simulator]
     if content.warnings:  # a notification is gone after a few seconds; here they stay

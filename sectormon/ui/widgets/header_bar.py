@@ -22,6 +22,7 @@ from sectormon.ui.header_info import (
     describe_sector_config,
     describe_source,
     describe_target,
+    proxy_words,
     short_sector_config,
 )
 
@@ -104,6 +105,9 @@ class HeaderBar(Static):
                 sector = short = f"preset {status.sector_preset}"  # a source that cannot describe it
             # Shortened first (to "preset on", "SCCR=TRUE"): the Sectors view has the details.
             fields.append(Field(sector, key="sector", priority=25, short=short, keep=True))
+        stand_ins = proxy_words(header)
+        if stand_ins:  # which units stood in: every ≈ figure is theirs, scaled
+            fields.append(Field(stand_ins, priority=35, short=stand_ins.partition(":")[0], keep=True))
         return fields
 
     def state(self, frame: Frame | None, status: Status) -> list[Field]:

@@ -1,0 +1,220 @@
+"""Proxy counting in the engine: scale the stand-ins' counts of proxied events to their CMG.
+
+Under ``--proxy N`` (:mod:`sectormon.proxy`) only the stand-ins count the rotating per-PE events.
+Per window, each CMG's estimate of such an event is the sum of its stand-ins' scaled counts times
+:func:`~sectormon.proxy.cmg_factor` of the CMG's reference (every per-PE unit's task time, or its
+present seconds) over the stand-ins'; the total is the sum of the CMG estimates (threads bound to
+no CMG form one pool of their own, counted in the total only). A core, thread or process scope
+that holds stand-ins and other units shows proxied events as absent (n/a): its sum would be the
+stand-ins' part alone. Scopes of stand-ins only keep their own counts; scopes without a stand-in
+never counted the events. Every estimated figure is listed in its scope's ``proxy`` flag.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+from sectormon.metrics.formulas import MetricSet
+from sectormon.metrics.scopes import Block, Column
+from sectormon.metrics.windows import Contribution, Entity, ScopeKey, Vector
+from sectormon.proxy import TASK_TIME, ProxySetting, cmg_factor
+
+Pool = str | None  # a CMG key, or None: threads bound to no CMG
+
+
+class ProxyScaler:
+    """Applies one session's proxy setting to the scope blocks of each window."""
+
+    def __init__(
+        self, setting: ProxySetting, names: Sequence[str], mset: MetricSet, batch_of_level: Mapping[str, str]
+    ) -> None:
+        proxied = set(setting.events)
+        self.setting = setting
+        self.events = tuple(i for i, name in enumerate(names) if name in proxied)
+        self.names = tuple(names)
+        self._n = len(names)
+        self._task_time = setting.reference == TASK_TIME
+        self._mset = mset
+        self._batch_of_level = batch_of_level
+        # Ended entities folded into the engine's archive: per scope, [stand-ins, other units];
+        # per pool, [reference of all units, of the stand-ins, task seconds of the stand-ins].
+        self._archive_keys: dict[ScopeKey, list[int]] = {}
+        self._archive_refs: dict[Pool, list[float]] = {}
+
+    def stands_in(self, vec: Vector) -> bool:
+        """Whether an entity counted a proxied event (its wall seconds counted are the vector's
+        second part)."""
+        n = self._n
+        return any(vec[n + i] > 0.0 for i in self.events)
+
+    def reference(self, present: float, vec: Vector) -> float:
+        """An entity's reference: its own (task) seconds, or its present seconds."""
+        return vec[-1] if self._task_time else present
+
+    def archive(self, entity: Entity, present: float, vec: Vector) -> None:
+        """Keep what an ended entity adds to the run window's tallies (its parts are archived)."""
+        if entity.kind == "cmg" or not vec:
+            return
+        standing = self.stands_in(vec)
+        for key in entity.keys_threads:
+            self._archive_keys.setdefault(key, [0, 0])[0 if standing else 1] += 1
+        refs = self._archive_refs.setdefault(entity.cmg_key, [0.0, 0.0, 0.0])
+        ref = self.reference(present, vec)
+        refs[0] += ref
+        if standing:
+            refs[1] += ref
+            refs[2] += vec[-1]
+
+    def adjust(
+        self,
+        contributions: Sequence[Contribution],
+        blocks: Mapping[str, Block],
+        *,
+        threads: bool,
+        archived: bool,
+    ) -> dict[ScopeKey, frozenset[str]]:
+        """Scale the CMG and total scopes of one window's ``blocks`` in place, blank mixed
+        scopes, and return the proxied figures (events and metrics) of each scope that has any."""
+        members: dict[ScopeKey, list[int]] = {}
+        refs: dict[Pool, list[float]] = {}
+        if archived:
+            for key, (standing, others) in self._archive_keys.items():
+                if threads or key[0] not in ("thread", "proc"):
+                    members[key] = [standing, others]
+            refs = {pool: list(pair) for pool, pair in self._archive_refs.items()}
+        for entity, present, vec in contributions:
+            if entity.kind == "cmg" or not vec:
+                continue
+            standing = self.stands_in(vec)
+            for key in entity.keys_threads if threads else entity.keys:
+                tally = members.get(key)
+                if tally is None:
+                    tally = members[key] = [0, 0]
+                tally[0 if standing else 1] += 1
+            pair = refs.get(entity.cmg_key)
+            if pair is None:
+                pair = refs[entity.cmg_key] = [0.0, 0.0, 0.0]
+            ref = self.reference(present, vec)
+            pair[0] += ref
+            if standing:
+                pair[1] += ref
+                pair[2] += vec[-1]
+        factors = {pool: self._factor(*pair) for pool, pair in refs.items()}
+        proxied_pools: set[Pool] = {
+            key[1] for key, (_, others) in members.items() if key[0] == "cmg" and others
+        }
+        if None in refs and members.get(("total", ""), [0, 0])[1] > _others_in_cmgs(members):
+            proxied_pools.add(None)  # threads bound to no CMG, some of them not standing in
+        for block in blocks.values():  # columns and their lists may be shared: replaced, not changed
+            block.scaled = list(block.scaled)
+            block.counted = list(block.counted)
+            block.present = list(block.present)
+        flagged: dict[ScopeKey, set[str]] = {}
+        cmg_sums = self._cmg_sums(blocks)
+        for block in blocks.values():
+            for j, key in enumerate(block.keys):
+                level = key[0]
+                if level == "cmg":
+                    if key[1] in proxied_pools:
+                        self._scale(block, j, factors.get(key[1], 1.0), flagged.setdefault(key, set()))
+                elif level == "total":
+                    if proxied_pools:
+                        self._total(block, j, cmg_sums, factors, flagged.setdefault(key, set()))
+                else:
+                    tally = members.get(key)
+                    if tally is not None and tally[0] and tally[1]:
+                        self._blank(block, j)
+        return {key: self._with_metrics(key, events) for key, events in flagged.items() if events}
+
+    def _factor(self, all_ref: float, stand_ref: float, stand_task_s: float) -> float | None:
+        """A pool's factor. Scaled by presence, stand-ins that never ran (a main thread that
+        only waits) stand for nobody: their near-zero counts times the units would be a made-up
+        figure, so the pool's estimate is unknown."""
+        if not self._task_time and stand_task_s <= 0.0 and all_ref > stand_ref:
+            return None
+        return cmg_factor(all_ref, stand_ref)
+
+    def _cmg_sums(self, blocks: Mapping[str, Block]) -> dict[str, list[float]]:
+        """Per CMG scope, the stand-ins' sums of the proxied events (before scaling)."""
+        out: dict[str, list[float]] = {}
+        for block in blocks.values():
+            for j, key in enumerate(block.keys):
+                if key[0] == "cmg":
+                    out[key[1]] = [
+                        block.scaled[i][j] if block.counted[i][j] > 0.0 else 0.0 for i in self.events
+                    ]
+        return out
+
+    def _scale(self, block: Block, j: int, factor: float | None, flagged: set[str]) -> None:
+        for i in self.events:
+            if block.counted[i][j] <= 0.0:
+                continue
+            if factor is None:
+                _set(block.counted, i, j, 0.0)
+                _set(block.present, i, j, 0.0)
+                continue
+            _set(block.scaled, i, j, block.scaled[i][j] * factor)
+            flagged.add(self.names[i])
+
+    def _total(
+        self,
+        block: Block,
+        j: int,
+        cmg_sums: Mapping[str, list[float]],
+        factors: Mapping[Pool, float | None],
+        flagged: set[str],
+    ) -> None:
+        """The total of each proxied event: the sum of its pools' estimates (the pool of threads
+        bound to no CMG is what the total has beyond the CMG scopes)."""
+        for at, i in enumerate(self.events):
+            if block.counted[i][j] <= 0.0:
+                continue
+            total = block.scaled[i][j]
+            estimate = 0.0
+            unknown = False
+            for pool, sums in cmg_sums.items():
+                part = sums[at]
+                total -= part
+                factor = factors.get(pool, 1.0)
+                if factor is None:
+                    unknown = True  # units of the pool ran, none of its stand-ins did
+                else:
+                    estimate += part * factor
+            rest = factors.get(None, 1.0)
+            if rest is None:
+                unknown = True
+            else:
+                estimate += max(total, 0.0) * rest
+            if unknown:
+                _set(block.counted, i, j, 0.0)
+                _set(block.present, i, j, 0.0)
+                continue
+            _set(block.scaled, i, j, estimate)
+            flagged.add(self.names[i])
+
+    def _blank(self, block: Block, j: int) -> None:
+        """A scope of stand-ins and other units: its sum of a proxied event is not the scope's."""
+        for i in self.events:
+            if block.counted[i][j] > 0.0:
+                _set(block.counted, i, j, 0.0)
+                _set(block.present, i, j, 0.0)
+
+    def _with_metrics(self, key: ScopeKey, events: set[str]) -> frozenset[str]:
+        """The flagged events and the metrics of the scope's level that read any of them."""
+        inputs = self._mset.inputs
+        metrics = [
+            name
+            for name in self._mset.names_at(self._batch_of_level[key[0]])
+            if not events.isdisjoint(inputs.get(name, ()))
+        ]
+        return frozenset((*events, *metrics))
+
+
+def _others_in_cmgs(members: Mapping[ScopeKey, list[int]]) -> int:
+    return sum(others for key, (_, others) in members.items() if key[0] == "cmg")
+
+
+def _set(columns: list[Column], i: int, j: int, value: float) -> None:
+    """``columns[i][j] = value`` on immutable columns (a new tuple: columns are shared)."""
+    column = columns[i]
+    columns[i] = (*column[:j], value, *column[j + 1 :])

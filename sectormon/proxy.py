@@ -1,0 +1,176 @@
+"""Proxy counting (``--proxy N``): per CMG, N units stand in for all of them.
+
+When counters are scarce (every open group costs fds, reads and ioctls on every unit), a subset of
+units counts the rotating groups and the others count only what needs no counter: the idea of the
+ARM CCN-502 document's "a subset stands in for all". Pure logic, no I/O: which units stand in
+(:class:`StandIns`), what the header records (:class:`ProxySetting`) and the factor that scales
+the stand-ins' counts to their CMG (:func:`cmg_factor`). The engine applies it
+(:mod:`sectormon.metrics.proxy_scale`); docs/perf.md says what it costs and guarantees.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from sectormon.errors import UsageError
+from sectormon.readings import Unit
+
+PROXY_KEY = "proxy"
+"""The header's field with the proxy setting (absent: every unit counts every group)."""
+
+TASK_TIME = "task-time"
+"""Scale by the task time of every unit (each unit reads an always-on group, whose
+``time_enabled`` is its time on a CPU): a CMG's estimate is the stand-ins' count times the CMG's
+task time over the stand-ins'."""
+
+UNITS = "units"
+"""Scale by presence (no group is read on the other units): the stand-ins' count times the
+seconds all of the CMG's units were present over the stand-ins' (units in the CMG / stand-ins
+when they all live throughout)."""
+
+REFERENCES = (TASK_TIME, UNITS)
+
+
+@dataclass(frozen=True, slots=True)
+class ProxySetting:
+    """What ``--proxy`` set: stand-ins per CMG, the scaling reference, the proxied events (the
+    rotating per-PE events: always-on and CMG-wide events are counted as without a proxy) and
+    the units that stood in when the session started."""
+
+    per_cmg: int
+    reference: str
+    events: tuple[str, ...]
+    stand_ins: tuple[str, ...] = ()
+    described: str = ""
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "per_cmg": self.per_cmg,
+            "reference": self.reference,
+            "events": list(self.events),
+            "stand_ins": list(self.stand_ins),
+            "described": self.described,
+        }
+
+    @classmethod
+    def from_header(cls, header: Mapping[str, Any]) -> ProxySetting | None:
+        """The header's setting (``None``: no proxy); a malformed one is said, not guessed."""
+        data = header.get(PROXY_KEY)
+        if data is None:
+            return None
+        if not isinstance(data, Mapping):
+            raise ValueError(f"header field {PROXY_KEY!r} must be an object, not {data!r}")
+        per_cmg = data.get("per_cmg")
+        reference = data.get("reference")
+        events = data.get("events")
+        stand_ins = data.get("stand_ins", [])
+        if not isinstance(per_cmg, int) or isinstance(per_cmg, bool) or per_cmg < 1:
+            raise ValueError(f"header {PROXY_KEY}.per_cmg must be a whole number >= 1, not {per_cmg!r}")
+        if reference not in REFERENCES:
+            raise ValueError(f"header {PROXY_KEY}.reference must be one of {REFERENCES}, not {reference!r}")
+        if not isinstance(events, list) or not all(isinstance(e, str) for e in events):
+            raise ValueError(f"header {PROXY_KEY}.events must be a list of event names")
+        if not isinstance(stand_ins, list) or not all(isinstance(u, str) for u in stand_ins):
+            raise ValueError(f"header {PROXY_KEY}.stand_ins must be a list of unit keys")
+        described = data.get("described", "")
+        return cls(per_cmg, reference, tuple(events), tuple(stand_ins), str(described))
+
+
+def proxy_setting(
+    per_cmg: int, events: Sequence[str], *, timed: bool, stand_ins: Sequence[Unit]
+) -> ProxySetting:
+    """The setting of a session: ``events`` (the rotating per-PE ones) are proxied; every unit's
+    task time is the reference when ``timed`` (every unit reads an always-on per-PE group, whose
+    ``time_enabled`` is its task time), else its presence."""
+    return ProxySetting(
+        per_cmg=per_cmg,
+        reference=TASK_TIME if timed else UNITS,
+        events=tuple(dict.fromkeys(events)),
+        stand_ins=tuple(u.key for u in stand_ins),
+        described=describe_stand_ins(per_cmg, stand_ins),
+    )
+
+
+def check_per_cmg(value: int | None) -> int | None:
+    """``--proxy N``: a whole number of stand-ins per CMG, at least 1."""
+    if value is not None and value < 1:
+        raise UsageError(f"--proxy {value}: give at least 1 stand-in per CMG, e.g. --proxy 1")
+    return value
+
+
+def pool_of(unit: Unit) -> int | None:
+    """The pool a unit stands in for: its CMG (``None``: a thread bound to no CMG)."""
+    return unit.cmg
+
+
+class StandIns:
+    """Which per-PE units count the rotating groups: per CMG the first ``per_cmg`` units in the
+    order the source lists them, kept while they live; when one ends, the next unit of its CMG
+    takes over. CMG units (``kind == "cmg"``) are never proxied."""
+
+    def __init__(self, per_cmg: int) -> None:
+        if per_cmg < 1:
+            raise ValueError(f"per_cmg must be >= 1, not {per_cmg}")
+        self.per_cmg = per_cmg
+        self._chosen: dict[int | None, list[Unit]] = {}
+        self._keys: set[str] = set()
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._keys
+
+    def units(self) -> tuple[Unit, ...]:
+        """The stand-ins now, CMG by CMG (no CMG last)."""
+        pools = sorted(self._chosen, key=lambda p: (p is None, p if p is not None else 0))
+        return tuple(u for p in pools for u in self._chosen[p])
+
+    def update(self, alive: Sequence[Unit]) -> tuple[tuple[Unit, ...], tuple[tuple[Unit, Unit], ...]]:
+        """Follow the live units: the units that start standing in now, and ``(ended, successor)``
+        pairs for stand-ins that ended and the unit that took over."""
+        live = {u.key for u in alive}
+        gone: dict[int | None, list[Unit]] = {}
+        for pool, chosen in self._chosen.items():
+            kept = [u for u in chosen if u.key in live]
+            if len(kept) != len(chosen):
+                gone[pool] = [u for u in chosen if u.key not in live]
+                self._chosen[pool] = kept
+        held = {u.key for chosen in self._chosen.values() for u in chosen}
+        new: list[Unit] = []
+        replaced: list[tuple[Unit, Unit]] = []
+        for unit in alive:
+            if unit.kind == "cmg" or unit.key in held:
+                continue
+            pool = pool_of(unit)
+            chosen = self._chosen.setdefault(pool, [])
+            if len(chosen) >= self.per_cmg:
+                continue
+            chosen.append(unit)
+            held.add(unit.key)
+            new.append(unit)
+            ended = gone.get(pool)
+            if ended:
+                replaced.append((ended.pop(0), unit))
+        self._keys = held
+        return tuple(new), tuple(replaced)
+
+
+def describe_stand_ins(per_cmg: int, units: Sequence[Unit]) -> str:
+    """The header's words for the stand-ins: ``proxy 1/CMG: cpus 0,12,24,36`` or
+    ``proxy 1/CMG: tid 1234 (CMG0), tid 1250 (CMG1)``."""
+    head = f"proxy {per_cmg}/CMG"
+    if not units:
+        return f"{head}: no unit yet"
+    if all(u.kind == "cpu" for u in units):
+        return f"{head}: cpus " + ",".join(str(u.ident) for u in units)
+    named = [f"tid {u.ident}" + (f" (CMG{u.cmg})" if u.cmg is not None else "") for u in units]
+    return f"{head}: " + ", ".join(named)
+
+
+def cmg_factor(all_reference: float, stand_in_reference: float) -> float | None:
+    """What the stand-ins' count of a CMG is multiplied by: the CMG's reference (task time or
+    present seconds of all its units) over the stand-ins'. ``None``: the stand-ins have none while
+    other units do (a stand-in that never ran), so no estimate; 1.0 when no unit has any."""
+    if stand_in_reference > 0.0:
+        return all_reference / stand_in_reference if all_reference > stand_in_reference else 1.0
+    return 1.0 if all_reference <= 0.0 else None

@@ -1,0 +1,108 @@
+"""The TUI of a --proxy session: figures estimated from stand-ins carry ``≈``, the header names the
+stand-ins and the help explains the mark; a session without a proxy shows neither."""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+import pytest
+from fake_controller import FakeSession
+from frames_fixture import a64fx_frames, a64fx_header
+from screen_text import screen_text
+
+from sectormon.frames import Frame, ScopeStats
+from sectormon.ui.app import make_app
+from sectormon.ui.cells import PROXY_MARK, metric_cell
+from sectormon.ui.screens.help import HelpScreen, help_text
+
+STAND_INS = "proxy 1/CMG: cpus 12,24,36,48"
+
+
+def _proxied(stats: ScopeStats) -> ScopeStats:
+    """The same figures, every metric but the low-confidence and split ones flagged as estimated
+    (those keep their ``~``)."""
+    data = stats.to_json()
+    low = {name for name, value in data["coverage"].items() if value < 0.1} | set(data["split"])
+    data["proxy"] = [name for name in data["metrics"] if name not in low]
+    return ScopeStats.from_json(data)
+
+
+def _proxy_frame(frame: Frame) -> Frame:
+    """A frame as a --proxy session makes it: CMG and total figures are estimates."""
+    return dataclasses.replace(
+        frame,
+        total=_proxied(frame.total),
+        cmgs={key: _proxied(stats) for key, stats in frame.cmgs.items()},
+    )
+
+
+def _proxy_session() -> FakeSession:
+    header: dict[str, Any] = a64fx_header()
+    header["proxy"] = {
+        "per_cmg": 1,
+        "reference": "units",
+        "events": ["CPU_CYCLES", "INST_RETIRED"],
+        "stand_ins": ["cpu:12", "cpu:24", "cpu:36", "cpu:48"],
+        "described": STAND_INS,
+    }
+    return FakeSession(header, [_proxy_frame(f) for f in a64fx_frames(4)])
+
+
+def test_a_proxied_figure_is_marked_and_others_are_not() -> None:
+    metrics = {"IPC": 1.25, "busy": 0.5}
+    stats = ScopeStats({}, {}, metrics, {"IPC": 1.0, "busy": 1.0}, proxy=frozenset({"IPC"}))
+    assert metric_cell(stats, "IPC", "inst/cycle").text == PROXY_MARK + "1.25"
+    assert PROXY_MARK not in metric_cell(stats, "busy", "").text
+
+
+@pytest.mark.asyncio
+async def test_proxy_session_marks_estimates_and_names_the_stand_ins() -> None:
+    session = _proxy_session()
+    app = make_app(session)
+    async with app.run_test(size=(160, 50)) as pilot:
+        session.emit(3)
+        await pilot.pause()
+        text = screen_text(app)
+        # the header's first line: the stand-ins, shortened to the setting where space is short
+        assert "proxy 1/CMG" in text.splitlines()[0]
+        cmg_lines = [line for line in text.splitlines() if "CMG" in line and PROXY_MARK in line]
+        assert cmg_lines, text
+        await pilot.press("question_mark")
+        await pilot.pause()
+        assert isinstance(app.screen, HelpScreen)
+        shown = help_text(app.help_content())  # what the scrolling help screen holds
+        assert "≈value   estimated under --proxy" in shown and STAND_INS in shown
+
+
+@pytest.mark.asyncio
+async def test_a_wide_header_names_every_stand_in() -> None:
+    session = _proxy_session()
+    app = make_app(session)
+    async with app.run_test(size=(200, 50)) as pilot:
+        session.emit(1)
+        await pilot.pause()
+        assert STAND_INS in screen_text(app).splitlines()[0]
+
+
+@pytest.mark.asyncio
+async def test_a_session_without_proxy_shows_no_mark() -> None:
+    session = FakeSession(a64fx_header(), a64fx_frames(4))
+    app = make_app(session)
+    async with app.run_test(size=(160, 50)) as pilot:
+        session.emit(3)
+        await pilot.pause()
+        text = screen_text(app)
+        assert PROXY_MARK not in text and "proxy" not in text
+        assert "--proxy" not in help_text(app.help_content())
+
+
+@pytest.mark.parametrize("size", [(120, 40)], ids=["120x40"])
+def test_snapshot_a64fx_proxy(snap_compare: Any, size: tuple[int, int]) -> None:
+    session = _proxy_session()
+
+    async def run_before(pilot: Any) -> None:
+        session.emit(3)
+        await pilot.pause()
+
+    assert snap_compare(make_app(session), terminal_size=size, run_before=run_before)
