@@ -22,12 +22,14 @@ writer (OpenMetrics and the 0.0.4 text format, plain and gzip, and a second scra
 frame) against prometheus_client's own generate_latest on the same collector class fed the same
 frames, in the same run, with the gzip bodies' sizes; then the gzip step alone (sectormon's
 ISA-L level 1 against zlib's level 1 and prometheus_client's own level 9) on the same body.
+With --gzip-settings instead: the gzip step alone for every setting considered (zlib's levels,
+memLevel and strategies, ISA-L's levels): CPU, size and ratio.
 Target: <= 2 ms a scrape (0.2 % of a core at a 1 s scrape interval), gzip included.
 With --instructions as well: the same comparison in instructions per scrape under callgrind
 (repeatable on a loaded machine, where CPU times vary by 1.5x; a few minutes under valgrind).
 
 Usage: python benchmarks/bench_sampler.py [--seconds 20] [--threads 48]
-       [--openmetrics | --scrape-cost [--instructions] [--scrapes N]]
+       [--openmetrics | --scrape-cost [--instructions | --gzip-settings] [--scrapes N]]
 """
 
 from __future__ import annotations
@@ -35,6 +37,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import dataclasses
+import functools
 import itertools
 import os
 import select
@@ -46,6 +49,8 @@ import textwrap
 import threading
 import time
 import urllib.request
+import zlib
+from collections.abc import Callable
 from pathlib import Path
 
 import psutil
@@ -357,6 +362,11 @@ def main() -> int:
         help="with --scrape-cost: instructions per scrape under callgrind instead of CPU time",
     )
     parser.add_argument(
+        "--gzip-settings",
+        action="store_true",
+        help="with --scrape-cost: only the gzip step, for every zlib and ISA-L setting considered",
+    )
+    parser.add_argument(
         "--scrapes", type=int, help="scrapes per --scrape-cost measurement (200; 10 under callgrind)"
     )
     parser.add_argument("--scrape-child", nargs=2, metavar=("ROW", "SIDE"), help=argparse.SUPPRESS)
@@ -367,6 +377,9 @@ def main() -> int:
         return scrape_child(*args.scrape_child, args.scrapes)
     if args.scrape_cost and args.instructions:
         return bench_instructions(args.scrapes or 5)
+    if args.scrape_cost and args.gzip_settings:
+        compress_cost(ScrapeRig().scrape("openmetrics", "ours"), args.scrapes or 200, every=True)
+        return 0
     if args.scrape_cost:
         return bench_scrape_cost(args.scrapes or 200)
     with tempfile.TemporaryDirectory() as tmp:
@@ -522,23 +535,58 @@ def bench_scrape_cost(scrapes: int) -> int:
     return 0
 
 
-def compress_cost(plain: bytes, rounds: int) -> None:
+Compress = Callable[[bytes], bytes]
+
+
+def zlib_gzip(level: int, mem_level: int = 8, strategy: int = zlib.Z_DEFAULT_STRATEGY) -> Compress:
+    """The standard library's gzip (zlib, the gzip container) with these settings."""
+
+    def compress(body: bytes) -> bytes:
+        packer = zlib.compressobj(level, zlib.DEFLATED, 31, mem_level, strategy)
+        return packer.compress(body) + packer.flush()
+
+    return compress
+
+
+def gzip_ways(*, every: bool) -> dict[str, Compress]:
+    """sectormon's gzip and the standard library's at zlib's level 1 and prometheus_client's 9;
+    ``every``: also the other zlib settings and ISA-L levels considered for the endpoint."""
+    from isal import isal_zlib
+
+    from sectormon.export.scrape import GZIP_LEVEL, GZIP_WBITS, gzip_body
+
+    ways: dict[str, Compress] = {f"sectormon (ISA-L level {GZIP_LEVEL})": gzip_body}
+    if every:
+        for level in (0, 2, 3):
+            ways[f"ISA-L level {level}"] = functools.partial(
+                isal_zlib.compress, level=level, wbits=GZIP_WBITS
+            )
+    ways[f"zlib level {PEER_GZIP_LEVEL}"] = zlib_gzip(PEER_GZIP_LEVEL)
+    if every:
+        strategies = {
+            "filtered": zlib.Z_FILTERED,
+            "Huffman only": zlib.Z_HUFFMAN_ONLY,
+            "RLE": zlib.Z_RLE,
+            "fixed codes": zlib.Z_FIXED,
+        }
+        ways["zlib level 1 memLevel 9"] = zlib_gzip(1, 9)
+        ways["zlib level 2"] = zlib_gzip(2)
+        ways["zlib level 2 memLevel 9"] = zlib_gzip(2, 9)
+        for name, strategy in strategies.items():
+            for level in (1, 2):
+                ways[f"zlib level {level} {name}"] = zlib_gzip(level, 8, strategy)
+    ways[f"zlib level {CLIENT_GZIP_LEVEL} (prometheus_client's)"] = zlib_gzip(CLIENT_GZIP_LEVEL)
+    return ways
+
+
+def compress_cost(plain: bytes, rounds: int, *, every: bool = False) -> None:
     """The gzip step alone on one OpenMetrics body: median CPU, the size and the ratio to the plain
-    body, for sectormon's gzip and the standard library's at zlib's levels 1 and 9."""
+    body for each of :func:`gzip_ways`, each checked to decompress to the plain body."""
     import gzip
     import statistics
 
-    from sectormon.export.scrape import GZIP_LEVEL, gzip_body
-
-    ways = {
-        f"sectormon (ISA-L level {GZIP_LEVEL})": gzip_body,
-        f"zlib level {PEER_GZIP_LEVEL}": lambda body: gzip.compress(body, compresslevel=PEER_GZIP_LEVEL),
-        f"zlib level {CLIENT_GZIP_LEVEL} (prometheus_client's)": lambda body: gzip.compress(
-            body, compresslevel=CLIENT_GZIP_LEVEL
-        ),
-    }
     print(f"gzip alone, median CPU over {rounds} of the {len(plain) / 1e3:.1f} kB OpenMetrics body:")
-    for name, compress in ways.items():
+    for name, compress in gzip_ways(every=every).items():
         spent = []
         for _ in range(rounds):
             start = time.thread_time()
