@@ -10,8 +10,9 @@ from isal import isal_zlib
 from sectormon.export.exposition import Family, Format, render, sample_lines
 
 GZIP_LEVEL = 1
-"""ISA-L's level 1 (of 0-3): the exposition repeats its labels line after line, and level 1
-shrinks it elevenfold (level 0 eightfold, level 2 no further) in a fifth of zlib's level-1 time."""
+"""ISA-L's level 1 (of 0-3): the exposition repeats its labels line after line, and level 1 finds
+those repeats as well as zlib's levels 1-2 for a fraction of their CPU; level 0 finds fewer, level
+2 no more, level 3 costs more for nothing (docs/perf-tuning.md)."""
 
 GZIP_WBITS = 31
 """zlib's way of asking for the gzip container (a 32 KiB window), which Content-Encoding: gzip means."""

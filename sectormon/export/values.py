@@ -6,7 +6,7 @@ round-trip digits with a faster algorithm, for a whole family's values in one ca
 write a value in positional notation (no exponent) the digits and the text are the same: the
 shortest digits that read back as the value, closest to it, are one string. Where they differ in
 notation (below 1e-4, from 1e16, in ways that vary between orjson versions) or where orjson has
-no text (NaN, infinities: ``null``), the family's values are written one by one as before.
+no text (NaN, infinities: ``null``), the family's values are written one by one with ``repr``.
 """
 
 from __future__ import annotations
