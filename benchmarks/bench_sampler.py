@@ -21,12 +21,16 @@ With --scrape-cost: what one scrape of a 48-core A64FX frame costs (the TUI fixt
 25 metrics, about 2,000 samples), in process: CPU time per scrape of a new frame with sectormon's
 writer (OpenMetrics and the 0.0.4 text format, plain and gzip, and a second scraper of the same
 frame) against prometheus_client's own generate_latest on the same collector class fed the same
-frames, in the same run. Target: <= 2 ms a scrape (0.2 % of a core at a 1 s scrape interval).
+frames, in the same run, with the gzip bodies' sizes; then the gzip step alone (sectormon's
+ISA-L level 1 against zlib's level 1 and prometheus_client's own level 9) on the same body.
+With --gzip-settings instead: the gzip step alone for every setting considered (zlib's levels,
+memLevel and strategies, ISA-L's levels): CPU, size and ratio.
+Target: <= 2 ms a scrape (0.2 % of a core at a 1 s scrape interval), gzip included.
 With --instructions as well: the same comparison in instructions per scrape under callgrind
 (repeatable on a loaded machine, where CPU times vary by 1.5x; a few minutes under valgrind).
 
 Usage: python benchmarks/bench_sampler.py [--seconds 20] [--threads 48]
-       [--openmetrics | --scrape-cost [--instructions] [--scrapes N]]
+       [--openmetrics | --scrape-cost [--instructions | --gzip-settings] [--scrapes N]]
 """
 
 from __future__ import annotations
@@ -34,6 +38,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import dataclasses
+import functools
 import itertools
 import os
 import select
@@ -45,6 +50,8 @@ import textwrap
 import threading
 import time
 import urllib.request
+import zlib
+from collections.abc import Callable
 from pathlib import Path
 
 import psutil
@@ -358,6 +365,11 @@ def main() -> int:
         help="with --scrape-cost: instructions per scrape under callgrind instead of CPU time",
     )
     parser.add_argument(
+        "--gzip-settings",
+        action="store_true",
+        help="with --scrape-cost: only the gzip step, for every zlib and ISA-L setting considered",
+    )
+    parser.add_argument(
         "--scrapes", type=int, help="scrapes per --scrape-cost measurement (200; 10 under callgrind)"
     )
     parser.add_argument("--scrape-child", nargs=2, metavar=("ROW", "SIDE"), help=argparse.SUPPRESS)
@@ -368,6 +380,9 @@ def main() -> int:
         return scrape_child(*args.scrape_child, args.scrapes)
     if args.scrape_cost and args.instructions:
         return bench_instructions(args.scrapes or 5)
+    if args.scrape_cost and args.gzip_settings:
+        compress_cost(ScrapeRig().scrape("openmetrics", "ours"), args.scrapes or 200, every=True)
+        return 0
     if args.scrape_cost:
         return bench_scrape_cost(args.scrapes or 200)
     with tempfile.TemporaryDirectory() as tmp:
@@ -437,6 +452,12 @@ def bench_openmetrics(threads: int, seconds: float) -> int:
 SCRAPE_ROWS = ("openmetrics", "openmetrics+gzip", "text")
 """What a scrape is asked for: the OpenMetrics format (plain, gzip) and the 0.0.4 text format."""
 
+PEER_GZIP_LEVEL = 1
+"""zlib's level for the peer's gzip rows: its fastest, the cheapest gzip the standard library makes."""
+
+CLIENT_GZIP_LEVEL = 9
+"""prometheus_client's own endpoint compresses at gzip.compress's default level."""
+
 
 class ScrapeRig:
     """A FrameCollector fed the 48-core fixture's frames (a new t each), and one scrape of each
@@ -469,13 +490,12 @@ class ScrapeRig:
         from prometheus_client.openmetrics.exposition import generate_latest as openmetrics_latest
 
         from sectormon.export.exposition import Format
-        from sectormon.export.scrape import GZIP_LEVEL
 
         if side == "ours":
             fmt = Format.TEXT if row == "text" else Format.OPENMETRICS
             return self.collector.scrape().body(fmt, gzipped=row.endswith("gzip"))
         body = text_latest(self.registry) if row == "text" else openmetrics_latest(self.registry)
-        return gzip.compress(body, compresslevel=GZIP_LEVEL) if row.endswith("gzip") else body
+        return gzip.compress(body, compresslevel=PEER_GZIP_LEVEL) if row.endswith("gzip") else body
 
 
 def bench_scrape_cost(scrapes: int) -> int:
@@ -495,14 +515,24 @@ def bench_scrape_cost(scrapes: int) -> int:
             spent.append(clock() - start)
         return statistics.median(spent)
 
-    lines = ScrapeRig().scrape("openmetrics", "ours").count(b"\n")
-    print(f"a 48-core A64FX frame: {lines} lines; median CPU per scrape of a new frame over {scrapes}")
+    rig = ScrapeRig()
+    plain = rig.scrape("openmetrics", "ours")
+    lines = plain.count(b"\n")
+    print(
+        f"a 48-core A64FX frame: {lines} lines, {len(plain) / 1e3:.1f} kB; "
+        f"median CPU per scrape of a new frame over {scrapes}"
+    )
     for row in SCRAPE_ROWS:
         fast, slow = per_scrape(row, "ours"), per_scrape(row, "theirs")
+        sizes = ""
+        if row.endswith("gzip"):
+            ours, theirs = len(rig.scrape(row, "ours")), len(rig.scrape(row, "theirs"))
+            sizes = f"; {ours / 1e3:.1f} kB vs {theirs / 1e3:.1f} kB (zlib level {PEER_GZIP_LEVEL})"
         print(
             f"{row:>18}: sectormon {1e3 * fast:6.2f} ms ({0.1 * fast * 1e3:.3f} % of a core at 1 s), "
-            f"prometheus_client {1e3 * slow:6.2f} ms: {slow / fast:5.1f}x faster"
+            f"prometheus_client {1e3 * slow:6.2f} ms: {slow / fast:5.1f}x faster{sizes}"
         )
+    compress_cost(plain, scrapes)
     repeat = per_scrape("openmetrics+gzip", "ours", new_frames=False)
     print(f"{'same frame again':>18}: sectormon {1e3 * repeat:6.3f} ms (a second scraper: already made)")
     http = http_get_cost(scrapes)
@@ -512,6 +542,71 @@ def bench_scrape_cost(scrapes: int) -> int:
     )
     print("target: <= 2 ms a scrape (0.2 % of a core at a 1 s scrape interval)")
     return 0
+
+
+Compress = Callable[[bytes], bytes]
+
+
+def zlib_gzip(level: int, mem_level: int = 8, strategy: int = zlib.Z_DEFAULT_STRATEGY) -> Compress:
+    """The standard library's gzip (zlib, the gzip container) with these settings."""
+
+    def compress(body: bytes) -> bytes:
+        packer = zlib.compressobj(level, zlib.DEFLATED, 31, mem_level, strategy)
+        return packer.compress(body) + packer.flush()
+
+    return compress
+
+
+def gzip_ways(*, every: bool) -> dict[str, Compress]:
+    """sectormon's gzip and the standard library's at zlib's level 1 and prometheus_client's 9;
+    ``every``: also the other zlib settings and ISA-L levels considered for the endpoint."""
+    from isal import isal_zlib
+
+    from sectormon.export.scrape import GZIP_LEVEL, GZIP_WBITS, gzip_body
+
+    ways: dict[str, Compress] = {f"sectormon (ISA-L level {GZIP_LEVEL})": gzip_body}
+    if every:
+        for level in (0, 2, 3):
+            ways[f"ISA-L level {level}"] = functools.partial(
+                isal_zlib.compress, level=level, wbits=GZIP_WBITS
+            )
+    ways[f"zlib level {PEER_GZIP_LEVEL}"] = zlib_gzip(PEER_GZIP_LEVEL)
+    if every:
+        strategies = {
+            "filtered": zlib.Z_FILTERED,
+            "Huffman only": zlib.Z_HUFFMAN_ONLY,
+            "RLE": zlib.Z_RLE,
+            "fixed codes": zlib.Z_FIXED,
+        }
+        ways["zlib level 1 memLevel 9"] = zlib_gzip(1, 9)
+        ways["zlib level 2"] = zlib_gzip(2)
+        ways["zlib level 2 memLevel 9"] = zlib_gzip(2, 9)
+        for name, strategy in strategies.items():
+            for level in (1, 2):
+                ways[f"zlib level {level} {name}"] = zlib_gzip(level, 8, strategy)
+    ways[f"zlib level {CLIENT_GZIP_LEVEL} (prometheus_client's)"] = zlib_gzip(CLIENT_GZIP_LEVEL)
+    return ways
+
+
+def compress_cost(plain: bytes, rounds: int, *, every: bool = False) -> None:
+    """The gzip step alone on one OpenMetrics body: median CPU, the size and the ratio to the plain
+    body for each of :func:`gzip_ways`, each checked to decompress to the plain body."""
+    import gzip
+    import statistics
+
+    print(f"gzip alone, median CPU over {rounds} of the {len(plain) / 1e3:.1f} kB OpenMetrics body:")
+    for name, compress in gzip_ways(every=every).items():
+        spent = []
+        for _ in range(rounds):
+            start = time.thread_time()
+            packed = compress(plain)
+            spent.append(time.thread_time() - start)
+        if gzip.decompress(packed) != plain:
+            raise RuntimeError(f"{name}: the gzip body does not decompress to the plain body")
+        print(
+            f"{name:>34}: {1e3 * statistics.median(spent):6.3f} ms, {len(packed) / 1e3:5.1f} kB "
+            f"({len(plain) / len(packed):4.1f}x smaller)"
+        )
 
 
 def http_get_cost(scrapes: int) -> float:

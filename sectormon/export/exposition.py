@@ -12,14 +12,14 @@ other escaping. The tests hold both paths to the same bytes.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from enum import Enum
 
 from prometheus_client.exposition import choose_encoder
 from prometheus_client.registry import Collector
-from prometheus_client.utils import floatToGoString
+
+from sectormon.export.values import go_floats
 
 Encoder = Callable[[Collector], bytes]
 
@@ -115,34 +115,16 @@ class Family:
         return self.name + SAMPLE_SUFFIX.get(self.kind, "")
 
 
-def go_float(value: float) -> str:
-    """``value`` as prometheus_client writes it (``floatToGoString``, Go's formatting)."""
-    if -1e6 < value < 1e6:
-        return repr(value)  # the same in Go and Python
-    return _go_large(value)
-
-
-def _go_large(value: float) -> str:
-    if 1e6 <= value < math.inf:
-        text = repr(value)
-        dot = text.find(".")
-        if dot > 6:  # prometheus_client writes an exponent from 1e6 on, Python's repr from 1e16
-            mantissa = f"{text[0]}.{text[1:dot]}{text[dot + 1 :]}".rstrip("0.")
-            return f"{mantissa}e+{dot - 1:02d}"
-        return text
-    return floatToGoString(value)  # negative, infinite, NaN
-
-
-SAMPLE_LINE = "%s%r\n"
-"""A sample's line: ``repr`` is prometheus_client's writing of a value between -1e6 and 1e6."""
-
-
 def sample_lines(family: Family) -> str:
-    """The family's sample lines (the same in both formats)."""
-    samples = family.samples
-    if all(-1e6 < value < 1e6 for _, value in samples):
-        return "".join(map(SAMPLE_LINE.__mod__, samples))
-    return "".join([f"{line}{go_float(value)}\n" for line, value in samples])
+    """The family's sample lines (the same in both formats): each series' line up to its value,
+    the value, a newline, joined once."""
+    if not family.samples:
+        return ""
+    lines, values = zip(*family.samples, strict=True)
+    pieces = ["\n"] * (3 * len(lines))
+    pieces[0::3] = lines
+    pieces[1::3] = go_floats(values)
+    return "".join(pieces)
 
 
 def head(family: Family, fmt: Format) -> str:

@@ -9,7 +9,6 @@ other method, without touching the collector. It binds to loopback unless told o
 
 from __future__ import annotations
 
-import gzip
 import socket
 import threading
 from collections.abc import Mapping
@@ -25,7 +24,7 @@ from sectormon.export.collector import FrameCollector
 from sectormon.export.exposition import choose
 from sectormon.export.listen import DEFAULT_BIND, METRICS_PATH
 from sectormon.export.scopes import DEFAULT_PROCS
-from sectormon.export.scrape import GZIP_LEVEL
+from sectormon.export.scrape import gzip_body
 from sectormon.frames import Frame
 
 REQUEST_TIMEOUT = 10.0
@@ -63,7 +62,7 @@ class _Handler(BaseHTTPRequestHandler):
         else:
             body = choice.encoder(self.server.registry)
             if gzipped:
-                body = gzip.compress(body, compresslevel=GZIP_LEVEL)
+                body = gzip_body(body)
         self.send_response(HTTPStatus.OK)
         self.send_header("Content-Type", choice.content_type)
         if gzipped:

@@ -14,7 +14,8 @@ from prometheus_client.registry import CollectorRegistry
 from prometheus_client.utils import floatToGoString
 
 from sectormon.export.collector import FrameCollector
-from sectormon.export.exposition import Family, Format, SeriesBook, choose, go_float, render, sample_lines
+from sectormon.export.exposition import Family, Format, SeriesBook, choose, render, sample_lines
+from sectormon.export.values import go_float
 from tests.export import a64fx48
 from tests.export.frames import frame, header
 
