@@ -19,6 +19,7 @@ miss completes. The stall cycles are LD_COMP_WAIT, split by where the awaited da
 
 from __future__ import annotations
 
+from collections import deque
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
@@ -162,7 +163,12 @@ class SimThread:
         self.pf_d1 = p.l1_distance
         self.pf_d2 = p.l2_distance
         self.pf_table = p.table
-        self.recent: dict[int, None] = {}
+        # The prefetcher's table: the last ``table`` missed lines that started no stream, oldest
+        # first, and the same lines as a set for the per-miss test. A deque and a set cost a miss
+        # less than one insertion-ordered dict: its evictions leave holes at the front that every
+        # ``next(iter())`` skips, and its rebuilds come every few dozen misses.
+        self.recent: deque[int] = deque()
+        self.recent_set: set[int] = set()
         # Outstanding misses, oldest first: when each one's data arrive, in run()'s clock (15 mod
         # 16), less 1 if they come from L2 (the stall's attribution; the comparisons with the
         # clock are unchanged), and the access count at which the window past it closes.
@@ -251,6 +257,7 @@ class SimThread:
         cpa = self.cpa << 4
         prefetch = self.prefetch
         recent = self.recent
+        recent_set = self.recent_set
         sampler = self.sampler
         pf_table = self.pf_table
         rare = self._rare
@@ -372,13 +379,15 @@ class SimThread:
                                 self._l2_write(line, sec, clk >> 4)
                         if prefetch:
                             # The stream prefetcher: two misses to consecutive lines start a stream.
-                            if line - 1 in recent:
-                                del recent[line - 1]
+                            if line - 1 in recent_set:
+                                recent_set.remove(line - 1)
+                                recent.remove(line - 1)
                                 self._start_stream(line, fl, clk >> 4)
-                            else:
-                                recent[line] = None
+                            elif line not in recent_set:
+                                recent_set.add(line)
+                                recent.append(line)
                                 if len(recent) > pf_table:
-                                    del recent[next(iter(recent))]
+                                    recent_set.remove(recent.popleft())
                 elif v <= clk:
                     s = sets[line & mask]
                     if s[-1] != line:
