@@ -275,10 +275,17 @@ class SimThread:
         # The flags of the demand misses served by memory / by L2, counted per flags in bulk.
         from_memory_flags: list[int] = []
         from_l2_flags: list[int] = []
+        # Accesses per flags are counted per run of records with the same flags (a stream's flags
+        # change far less often than every record): ``acc - run_start`` more for ``run_fl``.
+        run_fl = 0
+        run_start = acc
         it = self.it
         while True:
             for line, n, fl in it:
-                fcount[fl] += n
+                if fl != run_fl:
+                    fcount[run_fl] += acc - run_start
+                    run_fl = fl
+                    run_start = acc
                 v = tags.get(line)
                 if v is None:
                     if fl & FL_SPECIAL:
@@ -454,6 +461,7 @@ class SimThread:
         del qr[:h]
         del qc[:h]
         miss_wait += self._count_misses(from_memory_flags, from_l2_flags)
+        fcount[run_fl] += acc - run_start
         self.it = it
         self.cyc = clk >> 4
         self.acc = acc
