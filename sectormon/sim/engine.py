@@ -303,8 +303,9 @@ class SimThread:
                                 else:
                                     wl1 += r + 1 - clk
                                     clk = r + 1
-                        v2 = l2tags.get(line)
-                        if v2 is None:
+                        # Most demand misses of a miss-bound stream miss L2 too: a membership
+                        # test is cheaper than get()'s call, and the rarer hit pays one index more.
+                        if line not in l2tags:
                             ready = clk + memory
                             qr.append(ready)
                             from_memory_flags.append(fl)
@@ -332,7 +333,7 @@ class SimThread:
                                     l2_wb += 1
                             elif l2.fill(line, state2)[1] & DIRTY:
                                 l2_wb += 1
-                        elif v2 <= clk:
+                        elif (v2 := l2tags[line]) <= clk:
                             s = l2sets[line & l2mask]
                             if s[-1] != line:
                                 s.remove(line)
