@@ -163,11 +163,12 @@ class SimThread:
         self.pf_d1 = p.l1_distance
         self.pf_d2 = p.l2_distance
         self.pf_table = p.table
-        # The prefetcher's table: the last ``table`` missed lines that started no stream, oldest
-        # first, and the same lines as a set for the per-miss test. A deque and a set cost a miss
-        # less than one insertion-ordered dict: its evictions leave holes at the front that every
-        # ``next(iter())`` skips, and its rebuilds come every few dozen misses.
-        self.recent: deque[int] = deque()
+        # The prefetcher's table: the last ``table`` missed lines that started no stream, newest
+        # first (a stream's start finds its line near that end), and the same lines as a set for
+        # the per-miss test. A deque and a set cost a miss less than one insertion-ordered dict:
+        # its evictions leave holes at the front that every ``next(iter())`` skips, and its
+        # rebuilds come every few dozen misses.
+        self.recent_newest: deque[int] = deque()
         self.recent_set: set[int] = set()
         # Outstanding misses, oldest first: when each one's data arrive, in run()'s clock (15 mod
         # 16), less 1 if they come from L2 (the stall's attribution; the comparisons with the
@@ -201,6 +202,11 @@ class SimThread:
         self.ifetch = 0
         # Sees every L1D refill when a session samples them (``--sample``); off the hit path.
         self.sampler: RefillSampler | None = None
+
+    @property
+    def recent(self) -> list[int]:
+        """The prefetcher's table, oldest line first."""
+        return list(reversed(self.recent_newest))
 
     # ----------------------------------------------------------------- the hot loop
     def run(self, limit: int, next_limit: Callable[[int], int] | None = None) -> None:
@@ -256,7 +262,7 @@ class SimThread:
         mib = self.mib
         cpa = self.cpa << 4
         prefetch = self.prefetch
-        recent = self.recent
+        recent = self.recent_newest
         recent_set = self.recent_set
         sampler = self.sampler
         pf_table = self.pf_table
@@ -393,9 +399,9 @@ class SimThread:
                                 self._start_stream(line, fl, clk >> 4)
                             elif line not in recent_set:
                                 recent_set.add(line)
-                                recent.append(line)
+                                recent.appendleft(line)
                                 if len(recent) > pf_table:
-                                    recent_set.remove(recent.popleft())
+                                    recent_set.remove(recent.pop())
                 elif v <= clk:
                     s = sets[line & mask]
                     if s[-1] != line:
