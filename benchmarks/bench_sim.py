@@ -22,6 +22,7 @@ from __future__ import annotations
 import argparse
 import random
 import time
+from collections import deque
 from collections.abc import Callable, Iterator
 from functools import partial
 
@@ -107,14 +108,16 @@ def _kernel(name: str, sizes: dict[str, str], prefetch: bool) -> tuple[int, floa
 
 def _bare(records: list[Record], table: bool, timing: bool) -> float:
     """A probe, not the model: L1D (64 x 4) and L2 (2048 x 14) as plain LRU, each a tag dict and
-    per-set lists in LRU order, optionally with the prefetcher's table (the last 32 missed lines,
-    a miss next to one of them starts a stream) and the out-of-order miss queue (8 outstanding
-    misses, 260-cycle memory latency, one cycle per access, in the model's lazy form)."""
+    per-set lists in LRU order, optionally with the prefetcher's table (the last 32 missed lines in
+    the model's form, a deque and a set; a miss next to one of them starts a stream) and the
+    out-of-order miss queue (8 outstanding misses, 260-cycle memory latency, one cycle per access,
+    in the model's lazy form)."""
     tags: dict[int, int] = {}
     sets: list[list[int]] = [[] for _ in range(L1_SETS)]
     l2tags: dict[int, int] = {}
     l2sets: list[list[int]] = [[] for _ in range(L2_SETS)]
-    recent: dict[int, None] = {}
+    recent: deque[int] = deque()
+    recent_set: set[int] = set()
     ready_q: list[int] = []
     head = 0
     clk = 15
@@ -151,12 +154,14 @@ def _bare(records: list[Record], table: bool, timing: bool) -> float:
             if len(s) > L1_WAYS:
                 del tags[s.pop(0)]
             if table:
-                if line - 1 in recent:
-                    del recent[line - 1]  # the model starts a stream here
-                else:
-                    recent[line] = None
+                if line - 1 in recent_set:
+                    recent_set.remove(line - 1)  # the model starts a stream here
+                    recent.remove(line - 1)
+                elif line not in recent_set:
+                    recent_set.add(line)
+                    recent.append(line)
                     if len(recent) > 32:
-                        del recent[next(iter(recent))]
+                        recent_set.remove(recent.popleft())
         clk += n << 6
     return time.perf_counter() - start
 

@@ -19,6 +19,7 @@ miss completes. The stall cycles are LD_COMP_WAIT, split by where the awaited da
 
 from __future__ import annotations
 
+from collections import deque
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
@@ -162,7 +163,13 @@ class SimThread:
         self.pf_d1 = p.l1_distance
         self.pf_d2 = p.l2_distance
         self.pf_table = p.table
-        self.recent: dict[int, None] = {}
+        # The prefetcher's table: the last ``table`` missed lines that started no stream, newest
+        # first (a stream's start finds its line near that end), and the same lines as a set for
+        # the per-miss test. A deque and a set cost a miss less than one insertion-ordered dict:
+        # its evictions leave holes at the front that every ``next(iter())`` skips, and its
+        # rebuilds come every few dozen misses.
+        self.recent_newest: deque[int] = deque()
+        self.recent_set: set[int] = set()
         # Outstanding misses, oldest first: when each one's data arrive, in run()'s clock (15 mod
         # 16), less 1 if they come from L2 (the stall's attribution; the comparisons with the
         # clock are unchanged), and the access count at which the window past it closes.
@@ -195,6 +202,11 @@ class SimThread:
         self.ifetch = 0
         # Sees every L1D refill when a session samples them (``--sample``); off the hit path.
         self.sampler: RefillSampler | None = None
+
+    @property
+    def recent(self) -> list[int]:
+        """The prefetcher's table, oldest line first."""
+        return list(reversed(self.recent_newest))
 
     # ----------------------------------------------------------------- the hot loop
     def run(self, limit: int, next_limit: Callable[[int], int] | None = None) -> None:
@@ -250,7 +262,8 @@ class SimThread:
         mib = self.mib
         cpa = self.cpa << 4
         prefetch = self.prefetch
-        recent = self.recent
+        recent = self.recent_newest
+        recent_set = self.recent_set
         sampler = self.sampler
         pf_table = self.pf_table
         rare = self._rare
@@ -268,10 +281,17 @@ class SimThread:
         # The flags of the demand misses served by memory / by L2, counted per flags in bulk.
         from_memory_flags: list[int] = []
         from_l2_flags: list[int] = []
+        # Accesses per flags are counted per run of records with the same flags (a stream's flags
+        # change far less often than every record): ``acc - run_start`` more for ``run_fl``.
+        run_fl = 0
+        run_start = acc
         it = self.it
         while True:
             for line, n, fl in it:
-                fcount[fl] += n
+                if fl != run_fl:
+                    fcount[run_fl] += acc - run_start
+                    run_fl = fl
+                    run_start = acc
                 v = tags.get(line)
                 if v is None:
                     if fl & FL_SPECIAL:
@@ -289,8 +309,9 @@ class SimThread:
                                 else:
                                     wl1 += r + 1 - clk
                                     clk = r + 1
-                        v2 = l2tags.get(line)
-                        if v2 is None:
+                        # Most demand misses of a miss-bound stream miss L2 too: a membership
+                        # test is cheaper than get()'s call, and the rarer hit pays one index more.
+                        if line not in l2tags:
                             ready = clk + memory
                             qr.append(ready)
                             from_memory_flags.append(fl)
@@ -318,7 +339,7 @@ class SimThread:
                                     l2_wb += 1
                             elif l2.fill(line, state2)[1] & DIRTY:
                                 l2_wb += 1
-                        elif v2 <= clk:
+                        elif (v2 := l2tags[line]) <= clk:
                             s = l2sets[line & l2mask]
                             if s[-1] != line:
                                 s.remove(line)
@@ -372,13 +393,15 @@ class SimThread:
                                 self._l2_write(line, sec, clk >> 4)
                         if prefetch:
                             # The stream prefetcher: two misses to consecutive lines start a stream.
-                            if line - 1 in recent:
-                                del recent[line - 1]
+                            if line - 1 in recent_set:
+                                recent_set.remove(line - 1)
+                                recent.remove(line - 1)
                                 self._start_stream(line, fl, clk >> 4)
-                            else:
-                                recent[line] = None
+                            elif line not in recent_set:
+                                recent_set.add(line)
+                                recent.appendleft(line)
                                 if len(recent) > pf_table:
-                                    del recent[next(iter(recent))]
+                                    recent_set.remove(recent.pop())
                 elif v <= clk:
                     s = sets[line & mask]
                     if s[-1] != line:
@@ -445,6 +468,7 @@ class SimThread:
         del qr[:h]
         del qc[:h]
         miss_wait += self._count_misses(from_memory_flags, from_l2_flags)
+        fcount[run_fl] += acc - run_start
         self.it = it
         self.cyc = clk >> 4
         self.acc = acc
