@@ -105,7 +105,7 @@ def pool_of(unit: Unit) -> int | None:
     return unit.cmg
 
 
-IDLE_SHARE = 0.02
+IDLE_SHARE = 0.05
 """A stand-in that ran at most this share of a review window ran "nothing" in it."""
 
 BUSY_SHARE = 0.1
