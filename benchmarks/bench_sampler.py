@@ -102,6 +102,7 @@ TARGET = textwrap.dedent(
             x += 1
             if x % 100000 == 0:
                 time.sleep(0.001)  # yield a little so 48 threads share 2 cores like a real code
+                bytearray(1 << 18)  # mmap'd, touched, unmapped: page faults to estimate (--proxy)
     for _ in range(n):
         threading.Thread(target=spin, daemon=True).start()
     print(os.getpid(), flush=True)

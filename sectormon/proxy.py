@@ -108,9 +108,13 @@ def pool_of(unit: Unit) -> int | None:
 IDLE_SHARE = 0.05
 """A stand-in that ran at most this share of a review window ran "nothing" in it."""
 
-BUSY_SHARE = 0.1
-"""A unit takes an idle stand-in's role only when it ran at least this share of the window: a
-role moves to a unit that runs, not from one idle unit to another."""
+RUN_SHARE = 0.01
+"""A unit takes an idle stand-in's role only when it ran at least this share of the window (one
+clock tick of ``/proc``'s times in a 1 s window)..."""
+
+BUSIER = 10.0
+"""... and at least this many times what the stand-in ran: a role moves to a unit that clearly
+runs, never between units that share the CPUs alike (48 threads on 2 CPUs run 4 % each)."""
 
 
 class StandIns:
@@ -191,9 +195,9 @@ class StandIns:
         """Hand idle stand-ins' roles over: ``ran`` holds each unit's CPU seconds over the last
         ``window`` seconds (a unit absent from it is not judged). A stand-in that has held its
         role for the whole window and ran at most :data:`IDLE_SHARE` of it gives the role to the
-        unit of its CMG that ran most, when that one ran at least :data:`BUSY_SHARE` of it. A
-        role moves at most once per window (the successor holds it from ``now``). Returns
-        ``(idle, successor)`` pairs."""
+        unit of its CMG that ran most, when that one ran at least :data:`RUN_SHARE` of it and
+        :data:`BUSIER` times the stand-in's time. A role moves at most once per window (the
+        successor holds it from ``now``). Returns ``(idle, successor)`` pairs."""
         moved: list[tuple[Unit, Unit]] = []
         for pool, chosen in self._chosen.items():
             for at, unit in enumerate(chosen):
@@ -208,7 +212,7 @@ class StandIns:
                     if u.kind != "cmg"
                     and pool_of(u) == pool
                     and u.key not in self._keys
-                    and ran.get(u.key, 0.0) >= BUSY_SHARE * window
+                    and ran.get(u.key, 0.0) >= max(RUN_SHARE * window, BUSIER * own)
                 ]
                 if not candidates:
                     continue

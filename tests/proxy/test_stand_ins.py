@@ -8,8 +8,9 @@ from hypothesis import strategies as st
 
 from sectormon.errors import UsageError
 from sectormon.proxy import (
-    BUSY_SHARE,
+    BUSIER,
     IDLE_SHARE,
+    RUN_SHARE,
     TASK_TIME,
     UNITS,
     ProxySetting,
@@ -136,9 +137,9 @@ def test_review_hands_an_idle_role_to_the_busiest_runner_of_its_cmg_once_per_win
     stand_ins = StandIns(1)
     units = [_thread(10, 0), _thread(11, 0), _thread(12, 0), _thread(20, 1), _thread(21, 1)]
     stand_ins.update(units, now=0.0)
-    ran = {"thread:10": 0.0, "thread:11": 0.5, "thread:12": 0.8, "thread:20": 0.0, "thread:21": 0.05}
+    ran = {"thread:10": 0.0, "thread:11": 0.5, "thread:12": 0.8, "thread:20": 0.0, "thread:21": 0.005}
     moved = stand_ins.review(units, ran, window=1.0, now=1.0)
-    # CMG 1's other unit ran under BUSY_SHARE of the window: its idle stand-in stays
+    # CMG 1's other unit ran under RUN_SHARE of the window: its idle stand-in stays
     assert [(a.ident, b.ident) for a, b in moved] == [(10, 12)]
     assert [u.ident for u in stand_ins.units()] == [12, 20]
     # 12 now idles, but has held its role for less than a window: it keeps it
@@ -177,5 +178,6 @@ def test_review_keeps_each_cmg_count_and_only_moves_idle_roles_to_runners(
     for idle, successor in moved:
         assert idle in before and idle not in after and successor in after and successor not in before
         assert idle.cmg == successor.cmg
-        assert times[idle.key] <= IDLE_SHARE and times[successor.key] >= BUSY_SHARE
+        assert times[idle.key] <= IDLE_SHARE
+        assert times[successor.key] >= max(RUN_SHARE, BUSIER * times[idle.key])
     assert {u.key for u in before} - {u.key for u in after} == {idle.key for idle, _ in moved}

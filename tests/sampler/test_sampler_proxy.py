@@ -151,7 +151,9 @@ def test_the_busiest_threads_stand_in_from_the_start() -> None:
         # nobody in CMG 0 runs: no unit to hand the role to
         {100: [(0.0, 0.0)], 101: [(0.0, 0.0)], 102: [(0.0, 0.0)]},
         # the others barely run: under the share a successor needs
-        {100: [(0.0, 0.0)], 101: [(0.0, 0.05)], 102: [(0.0, 0.05)]},
+        {100: [(0.0, 0.0)], 101: [(0.0, 0.005)], 102: [(0.0, 0.005)]},
+        # the others run, but not ten times what the stand-in runs
+        {100: [(0.0, 0.04)], 101: [(0.0, 0.3)], 102: [(0.0, 0.3)]},
         # the stand-in runs part of the time: not idle
         {100: [(0.0, 0.1)]},
     ],
