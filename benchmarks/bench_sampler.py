@@ -94,7 +94,7 @@ PERF_EVENTS = (
 
 TARGET = textwrap.dedent(
     """
-    import os, sys, threading, time
+    import mmap, os, sys, threading, time
     n = int(sys.argv[1])
     def spin():
         x = 0
@@ -102,7 +102,9 @@ TARGET = textwrap.dedent(
             x += 1
             if x % 100000 == 0:
                 time.sleep(0.001)  # yield a little so 48 threads share 2 cores like a real code
-                bytearray(1 << 18)  # mmap'd, touched, unmapped: page faults to estimate (--proxy)
+                page = mmap.mmap(-1, 1 << 16)  # 16 pages touched and unmapped: page faults
+                page.write(bytes(1 << 16))  # for --proxy to estimate
+                page.close()
     for _ in range(n):
         threading.Thread(target=spin, daemon=True).start()
     print(os.getpid(), flush=True)
