@@ -404,8 +404,9 @@ def test_units_cpu_seconds_tell_a_running_thread_from_a_waiting_one(child: Child
     units = source.poll_units().alive
     seconds = source.units_cpu_seconds(units)
     assert set(seconds) == {f"thread:{child.pid}", f"thread:{spawned}"}
-    assert seconds[f"thread:{child.pid}"] >= 0.2  # 0.3 s of spinning, /proc's 10 ms ticks
-    assert seconds[f"thread:{spawned}"] <= 0.05
+    # 0.3 s of wall-clock spinning: on a loaded machine a share of it on a CPU (10 ms ticks)
+    assert seconds[f"thread:{child.pid}"] >= 0.05
+    assert seconds[f"thread:{spawned}"] <= 0.02
     child.finish(0)
     assert source.units_cpu_seconds(units) == {}  # ended threads are left out
     source.close()
