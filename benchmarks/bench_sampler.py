@@ -6,7 +6,9 @@ the default settings (``--rotation auto``: kernel rotation here, reads every 0.1
 kernel``, ``--rotation sync`` in 20 ms timeslices with the budget off (``--max-overhead 100``: the
 lock-step rotation's own cost) and with the default 2 % budget, the default settings and sync
 without a budget each with ``--proxy 1`` (one stand-in thread counts the rotating groups for all:
-what proxy counting saves); and `perf stat -I 100 -e <the same events> -p PID`. Every tool's CPU
+what proxy counting saves, and next to it the proxied task-clock and page-fault estimates against the
+full count of the instance without --proxy: its accuracy); and `perf stat -I 100 -e <the same
+events> -p PID`. Every tool's CPU
 time is read from /proc through psutil over the same wall-clock span. Prints each one's CPU use as
 % of one core and its ratio to perf stat. Targets (issue 19): the default <= 2 % of one core and
 <= 3x perf stat. Then, on the same target, the CPU the sync rotation's syscalls alone take (see
@@ -40,6 +42,7 @@ import contextlib
 import dataclasses
 import functools
 import itertools
+import json
 import os
 import select
 import shutil
@@ -91,7 +94,7 @@ PERF_EVENTS = (
 
 TARGET = textwrap.dedent(
     """
-    import os, sys, threading, time
+    import mmap, os, sys, threading, time
     n = int(sys.argv[1])
     def spin():
         x = 0
@@ -99,6 +102,9 @@ TARGET = textwrap.dedent(
             x += 1
             if x % 100000 == 0:
                 time.sleep(0.001)  # yield a little so 48 threads share 2 cores like a real code
+                page = mmap.mmap(-1, 1 << 16)  # 16 pages touched and unmapped: page faults
+                page.write(bytes(1 << 16))  # for --proxy to estimate
+                page.close()
     for _ in range(n):
         threading.Thread(target=spin, daemon=True).start()
     print(os.getpid(), flush=True)
@@ -220,11 +226,12 @@ def measure(
     *,
     with_floor: bool,
     modes: dict[str, list[str]],
+    outputs: Path | None = None,
 ) -> tuple[dict[str, float], float, dict[str, float]]:
     """Start the target, one sectormon per entry of ``modes`` and perf stat (all under
     ``taskset -c pin`` when given) and return each tool's CPU seconds over ``seconds`` of steady
     state, the wall time, and the syscall floor measured on the same target afterwards (when
-    ``with_floor``)."""
+    ``with_floor``). ``outputs``: a directory that keeps each sectormon's JSON as NAME.jsonl."""
     sectormon = shutil.which("sectormon") or str(Path(sys.executable).with_name("sectormon"))
     perf = shutil.which("perf")
     prefix = ["taskset", "-c", pin] if pin is not None else []
@@ -252,6 +259,7 @@ def measure(
                     "1",
                     "--duration",
                     str(seconds + 5),
+                    *(["-o", str(outputs / f"{name}.jsonl")] if outputs is not None else []),
                 ],
                 stdout=subprocess.DEVNULL,
                 stderr=subprocess.DEVNULL,
@@ -281,6 +289,45 @@ def measure(
             target.kill()
             target.wait()
     return used, wall, floor
+
+
+def rates(path: Path, skip: float) -> tuple[float | None, float | None, int, int]:
+    """The run's total task-clock (cores) and page faults (per second) over the interval frames
+    after ``skip`` seconds (start-up; a stand-in's hand-over), the intervals with no figure for
+    either (n/a), and the intervals."""
+    frames = [json.loads(line) for line in path.read_text().splitlines()[1:] if line.strip()]
+    frames = [f for f in frames[:-1] if f["t"] > skip]  # the last frame is the run's
+    sums = {"TASK_CLOCK": 0.0, "PAGE_FAULTS": 0.0}
+    seconds = {name: 0.0 for name in sums}
+    missing = 0
+    for frame in frames:
+        counts = frame["total"]["counts"]
+        if any(counts.get(name) is None for name in sums):
+            missing += 1
+        for name in sums:
+            if counts.get(name) is not None:
+                sums[name] += counts[name]
+                seconds[name] += frame["interval"]
+    task = sums["TASK_CLOCK"] / 1e9 / seconds["TASK_CLOCK"] if seconds["TASK_CLOCK"] else None
+    faults = sums["PAGE_FAULTS"] / seconds["PAGE_FAULTS"] if seconds["PAGE_FAULTS"] else None
+    return task, faults, missing, len(frames)
+
+
+def print_accuracy(outputs: Path, plain: str, proxied: str) -> None:
+    """The proxied instance's estimates against the full count of the same run's ``plain``."""
+    full_task, full_faults, _, _ = rates(outputs / f"{plain}.jsonl", 3.0)
+    task, faults, missing, intervals = rates(outputs / f"{proxied}.jsonl", 3.0)
+
+    def versus(estimate: float | None, full: float | None, unit: str) -> str:
+        if estimate is None or full is None or full == 0:
+            return f"n/a (full count {full})"
+        return f"{estimate:.3g} vs {full:.3g} {unit} ({100 * (estimate / full - 1):+.1f} %)"
+
+    print(
+        f"      {proxied} estimates vs {plain}'s full count (same run, after 3 s): task-clock "
+        f"{versus(task, full_task, 'cores')}, page faults {versus(faults, full_faults, '/s')}; "
+        f"{missing} of {intervals} intervals n/a"
+    )
 
 
 def measure_openmetrics(profile: Path, threads: int, seconds: float) -> tuple[dict[str, float], float, int]:
@@ -388,7 +435,10 @@ def main() -> int:
     with tempfile.TemporaryDirectory() as tmp:
         profile = Path(tmp, "bench.yaml")
         profile.write_text(PROFILE)
-        used, wall, floor = measure(profile, args.threads, args.seconds, None, with_floor=True, modes=MODES)
+        outputs = Path(tmp)
+        used, wall, floor = measure(
+            profile, args.threads, args.seconds, None, with_floor=True, modes=MODES, outputs=outputs
+        )
         shape = f"{args.threads} busy threads, 5 rotating groups of software events"
         print(f"target: {shape}, {wall:.1f} s, all tools at once; CPU as % of one core")
         peer = used.get("perf stat", 0.0)
@@ -403,6 +453,7 @@ def main() -> int:
                     f"  --proxy 1 saves {plain} {100 * (used[plain] - used[proxied]) / wall:.2f} % of a core "
                     f"({used[proxied] / used[plain]:.2f}x its CPU)"
                 )
+                print_accuracy(outputs, plain, proxied)
         floor_pct = 100 * sum(floor.values()) * 50  # 50 slices per second
         print(
             "sync's syscalls alone on this target, per 20 ms slice: "

@@ -27,6 +27,8 @@ class RunMetrics:
     coverage: Mapping[str, Mapping[str, float]] = field(default_factory=dict)
     counts: Mapping[str, Mapping[str, float]] = field(default_factory=dict)
     info: Mapping[str, Any] = field(default_factory=dict)
+    proxy: Mapping[str, frozenset[str]] = field(default_factory=dict)
+    """Per scope, the metrics and events estimated from ``--proxy`` stand-ins (absent: none)."""
 
     def scopes(self) -> tuple[str, ...]:
         return tuple(self.metrics)

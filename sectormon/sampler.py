@@ -34,6 +34,11 @@ TARGET_CPU_EVERY = 0.25
 """Seconds of source time between reads of the kernel's CPU time of the target (one /proc read per
 process; thread coverage is computed between reads, so they need not follow every slice)."""
 
+STAND_IN_WINDOW = 1.0
+"""Seconds of source time (at least two slices) over which a proxy stand-in's run time is judged:
+one that ran nearly nothing in a window while another unit of its CMG ran hands its role over
+(:meth:`sectormon.proxy.StandIns.review`), at most once per window."""
+
 SliceCallback = Callable[[Slice], None]
 WarningCallback = Callable[[str], None]
 RotationCallback = Callable[[Rotation], None]
@@ -142,6 +147,8 @@ class Sampler:
         self._new_unit_processes: list[tuple[str, int]] = []  # ... and the pid of each thread opened
         self._target_cpu_at = -TARGET_CPU_EVERY  # source time of the last kernel CPU reading
         self._stand_ins = StandIns(proxy) if proxy is not None else None
+        self._review_at = 0.0  # source time of the last review of the stand-ins' run times
+        self._cpu_then: dict[str, float] = {}  # each thread's CPU seconds at that review
         self._stop = threading.Event()
         self._cpu_start = 0.0
         self._wall_start = 0.0
@@ -182,6 +189,7 @@ class Sampler:
         rotation = 0
         self._refresh_units()
         self._counting = True
+        self._start_review()
         kernel = self.rotation.mode == KERNEL
         current = None if kernel else self._plan.group_at(rotation)
         always = self._plan.always
@@ -218,6 +226,8 @@ class Sampler:
                     # and time_running say how much of the slice each one was on the PMU.
                     rows = self._inherited.settle(held_rows + self._read_all())
                     name = KERNEL
+                    if not stopping:
+                        self._review_stand_ins(now, None)
                     ended = () if stopping else self._refresh_units()
                     self._enable_all()  # the units opened by this poll
                 else:
@@ -236,6 +246,8 @@ class Sampler:
                         self._switch(done, current)
                     rows = self._inherited.settle(self._read(done) + self._read(always, present=done is None))
                     name = done.name if done is not None else ALWAYS
+                    if not stopping:
+                        self._review_stand_ins(now, current)
                     # Poll only after reading: units opened now were not counting in this slice;
                     # they start with the group that is running now. When stopping, every unit
                     # ends here.
@@ -392,8 +404,10 @@ class Sampler:
         in (its CMG's stand-in ended) opens the rotating groups now. Its states are returned (the
         caller enables the group running now on them); a replacement is said in a warning, which
         the recording keeps."""
-        assert self._stand_ins is not None
-        new, replaced = self._stand_ins.update(alive)
+        stand_ins = self._stand_ins
+        assert stand_ins is not None
+        ran = self._cpu_seconds(alive) if stand_ins.short(alive) else None
+        new, replaced = stand_ins.update(alive, ran=ran, now=self._source.now())
         for ended, successor in replaced:
             where = f" for CMG {successor.cmg}" if successor.cmg is not None else ""
             self._on_warning(
@@ -403,21 +417,74 @@ class Sampler:
         promoted: list[_UnitState] = []
         for unit in new:
             state = self._units.get(unit.key)
-            if state is None:
-                continue  # opened with every group by the caller
-            for group in self._plan.groups:
-                if group.name in state.counters or not group.pe_events:
-                    continue
-                try:
-                    handle = self._source.open_group(replace(state.unit, inherit=False), group.pe_events)
-                except SectormonError as exc:
-                    if _is_gone(exc):
-                        break
-                    raise
-                state.counters[group.name] = _Counter(handle, self._names[group.name, False])
-            self._units_changed()
-            promoted.append(state)
+            if state is not None:  # else opened with every group by the caller
+                self._promote(state)
+                promoted.append(state)
         return promoted
+
+    def _promote(self, state: _UnitState) -> None:
+        """A unit open with the always-on group only starts standing in: open the rotating ones."""
+        for group in self._plan.groups:
+            if group.name in state.counters or not group.pe_events:
+                continue
+            try:
+                handle = self._source.open_group(replace(state.unit, inherit=False), group.pe_events)
+            except SectormonError as exc:
+                if _is_gone(exc):
+                    break
+                raise
+            state.counters[group.name] = _Counter(handle, self._names[group.name, False])
+        self._units_changed()
+
+    def _demote(self, state: _UnitState) -> None:
+        """A stand-in gives its role up: close its rotating groups (read at this slice's end;
+        the group enabled since has counted for no more than the reads took)."""
+        always = self._plan.always.name if self._plan.always is not None else None
+        for name in [name for name in state.counters if name != always]:
+            state.counters.pop(name).group.close()
+        self._units_changed()
+
+    def _cpu_seconds(self, units: tuple[Unit, ...]) -> dict[str, float]:
+        """The per-PE threads' CPU seconds so far (empty for CPUs and simulated cores: always there)."""
+        if not any(u.kind == "thread" for u in units):
+            return {}
+        return dict(self._source.units_cpu_seconds(units))
+
+    def _start_review(self) -> None:
+        """The start of the first window over which the stand-ins' run times are judged."""
+        if self._stand_ins is not None:
+            self._review_at = self._source.now()
+            self._cpu_then = self._cpu_seconds(self.counted_units())
+
+    def _review_stand_ins(self, now: float, start: PlannedGroup | None) -> None:
+        """Once per window, hand the role of a stand-in that ran nearly nothing to the unit of its
+        CMG that ran most (``start``: the group running now, enabled on it), with a warning
+        naming both units and why, which the recording keeps."""
+        stand_ins = self._stand_ins
+        window = now - self._review_at
+        # Half a tick early is on time: slice ends fall a hair either side of a whole second.
+        due = max(STAND_IN_WINDOW, 2 * self.rotation.timeslice) - 0.5 * self._tick()
+        if stand_ins is None or window < due:
+            return
+        units = self.counted_units()
+        cpu = self._cpu_seconds(units)
+        ran = {key: seconds - self._cpu_then.get(key, 0.0) for key, seconds in cpu.items()}
+        self._review_at, self._cpu_then = now, cpu
+        if not ran:
+            return
+        for idle, successor in stand_ins.review(units, ran, window=window, now=now):
+            where = f" for CMG {successor.cmg}" if successor.cmg is not None else ""
+            self._on_warning(
+                f"proxy: {successor.kind} {successor.ident} stands in{where} from now on, in place of "
+                f"{idle.kind} {idle.ident}, which ran {ran[idle.key]:.2f} s of the last {window:.1f} s "
+                f"({successor.kind} {successor.ident}: {ran[successor.key]:.2f} s)"
+            )
+            self._demote(self._units[idle.key])
+            state = self._units[successor.key]
+            self._promote(state)
+            counter = state.counters.get(start.name) if start is not None else None
+            if counter is not None:
+                self._toggle(counter, enable=True)
 
     def _groups_of(self, unit: Unit) -> tuple[PlannedGroup, ...]:
         """The groups ``unit`` opens: all of them, or under a proxy only the always-on group

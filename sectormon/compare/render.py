@@ -21,6 +21,9 @@ from sectormon.compare.hotspots import render_lines
 from sectormon.compare.runs import Comparison, Row, ScopeComparison
 
 NA = "n/a"
+PROXY_MARK = "≈"
+"""Before a value estimated from ``--proxy`` stand-ins, as the TUI marks it."""
+PROXY_NOTE = f"{PROXY_MARK}: estimated from --proxy stand-in units, scaled to the scope (docs/perf.md)"
 FIXED_RANGE = (1e-3, 1e7)
 COLUMNS = ("Metric", "Unit", "Baseline", "Sector", "Delta", "Improvement", "Rel", "Cov B", "Cov O")
 Formatter = Callable[[float | None], str]
@@ -58,8 +61,8 @@ def table_rows(rows: Sequence[Row]) -> list[tuple[str, ...]]:
         (
             r.metric,
             r.unit,
-            values(r.base),
-            values(r.other),
+            _marked(values(r.base), r.proxy_base),
+            _marked(values(r.other), r.proxy_other),
             changes(r.delta),
             changes(r.improvement),
             fmt_pct(r.relative),
@@ -68,6 +71,15 @@ def table_rows(rows: Sequence[Row]) -> list[tuple[str, ...]]:
         )
         for r in rows
     ]
+
+
+def _marked(text: str, proxied: bool) -> str:
+    return PROXY_MARK + text if proxied and text != NA else text
+
+
+def _proxy_note(rows: Sequence[Row]) -> list[str]:
+    """The mark's meaning under a table that has it."""
+    return [PROXY_NOTE] if any(r.proxy_base or r.proxy_other for r in rows) else []
 
 
 def _hidden_note(sc: ScopeComparison, shown: int) -> list[str]:
@@ -114,6 +126,7 @@ def render_text(cmp: Comparison, *, show_all: bool = False) -> str:
         out.append("-" * rule)
         out += [_line(row, widths) for row in cells[sc.scope]]
         out += _hidden_note(sc, len(rows))
+        out += _proxy_note(rows)
         out.append(summary(sc))
     if cmp.hotspots is not None:
         out += ["", "=" * rule, *render_lines(cmp.hotspots)]
@@ -139,7 +152,7 @@ def render_markdown(cmp: Comparison, *, show_all: bool = False) -> str:
         out.append("| " + " | ".join(COLUMNS) + " |")
         out.append("|" + "---|" * 2 + "---:|" * (len(COLUMNS) - 2))
         out += ["| " + " | ".join(_md(c) for c in cells) + " |" for cells in table_rows(rows)]
-        out += ["", *_hidden_note(sc, len(rows)), summary(sc)]
+        out += ["", *_hidden_note(sc, len(rows)), *_proxy_note(rows), summary(sc)]
     if cmp.hotspots is not None:
         out += ["", "### hot spots", "", "```", *render_lines(cmp.hotspots), "```"]
     return "\n".join(out) + "\n"
@@ -162,6 +175,7 @@ CSV_FIELDS = (
     "coverage_baseline",
     "coverage_sector",
     "value",
+    "proxy",
 )
 
 
@@ -190,16 +204,17 @@ def render_csv(cmp: Comparison) -> str:
                     cell(r.coverage_base),
                     cell(r.coverage_other),
                     "",
+                    "+".join(r.proxied_sides),
                 )
             )
-        writer.writerow((sc.scope, "IPC_improvement", "%", "higher", *[""] * 7, cell(sc.ipc_improvement)))
+        writer.writerow((sc.scope, "IPC_improvement", "%", "higher", *[""] * 7, cell(sc.ipc_improvement), ""))
         writer.writerow(
-            (sc.scope, "L2_effectiveness", "ratio", "lower", *[""] * 7, cell(sc.l2_effectiveness))
+            (sc.scope, "L2_effectiveness", "ratio", "lower", *[""] * 7, cell(sc.l2_effectiveness), "")
         )
     shift = cmp.hotspots
     if shift is not None:  # each location's share of the sampled events; delta = sector - baseline
         for view, moves in (("objects", shift.objects), ("functions", shift.functions)):
             for m in moves:
                 share = (cell(m.base), cell(m.other), cell(m.delta))
-                writer.writerow((f"hotspots:{view}", m.name, "share", "none", *share, *[""] * 5))
+                writer.writerow((f"hotspots:{view}", m.name, "share", "none", *share, *[""] * 6))
     return buf.getvalue()

@@ -37,8 +37,16 @@ class Row:
     unit: str = ""
     coverage_base: float | None = None
     coverage_other: float | None = None
+    proxy_base: bool = False
+    proxy_other: bool = False
+    """Whether each side's value is estimated from ``--proxy`` stand-ins (docs/perf.md)."""
+
+    @property
+    def proxied_sides(self) -> list[str]:
+        return [side for side, flag in (("base", self.proxy_base), ("other", self.proxy_other)) if flag]
 
     def to_json(self) -> dict[str, Any]:
+        proxied = self.proxied_sides
         return {
             "base": self.base,
             "other": self.other,
@@ -49,6 +57,7 @@ class Row:
             "unit": self.unit,
             "coverage_base": self.coverage_base,
             "coverage_other": self.coverage_other,
+            **({"proxy": proxied} if proxied else {}),
         }
 
 
@@ -241,6 +250,8 @@ def compare_runs(
                     unit=meta.unit,
                     coverage_base=_num(bc.get(metric)) if scope in base.metrics else None,
                     coverage_other=_num(oc.get(metric)) if scope in other.metrics else None,
+                    proxy_base=metric in base.proxy.get(scope, ()),
+                    proxy_other=metric in other.proxy.get(scope, ()),
                 )
             )
         l2, l2_source = l2_effectiveness(base, other, scope)

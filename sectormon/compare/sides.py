@@ -61,6 +61,7 @@ def run_metrics_from_frame(frame: Frame, *, label: str, info: Mapping[str, Any] 
         coverage={k: dict(v.coverage) for k, v in scopes.items()},
         counts={k: dict(v.counts) for k, v in scopes.items()},
         info=dict(info or {}),
+        proxy={k: v.proxy for k, v in scopes.items() if v.proxy},
     )
 
 

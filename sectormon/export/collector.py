@@ -29,6 +29,10 @@ ROTATION = "rotate"
 
 COVERAGE = f"{PREFIX}_coverage_ratio"
 EVENTS = f"{PREFIX}_events"
+PROXY = f"{PREFIX}_proxy_estimate"
+"""1 for each of a scope's metrics and events estimated from ``--proxy`` stand-ins in the newest
+frame (labelled ``metric`` or ``event``, the other empty); absent where the figure was counted.
+Served only by a proxy session, so the other sessions' bodies are unchanged."""
 
 
 def sector_state(sector_config: Mapping[str, Any]) -> str:
@@ -42,7 +46,7 @@ def sector_state(sector_config: Mapping[str, Any]) -> str:
 class ScopeSeries:
     """A scope's series (their lines) in every per-scope family, made when the scope first appears."""
 
-    __slots__ = ("book", "coverage", "events", "gauges", "labels")
+    __slots__ = ("book", "coverage", "events", "gauges", "labels", "proxied")
 
     def __init__(self, book: SeriesBook, labels: dict[str, str], metrics: tuple[ExportedMetric, ...]) -> None:
         self.book = book
@@ -50,6 +54,15 @@ class ScopeSeries:
         self.gauges = [book.line(m.name, labels) for m in metrics]
         self.coverage = [book.line(COVERAGE, labels, ("metric", m.metric)) for m in metrics]
         self.events: dict[str, str] = {}
+        self.proxied: dict[str, str] = {}
+
+    def proxy(self, figure: str, *, metric: bool) -> str:
+        """The series flagging ``figure`` (a metric, else an event) as a proxy estimate."""
+        line = self.proxied.get(figure)
+        if line is None:
+            labels = {**self.labels, "metric": figure if metric else "", "event": "" if metric else figure}
+            line = self.proxied[figure] = self.book.line(PROXY, labels)
+        return line
 
     def event(self, event: str) -> str:
         line = self.events.get(event)
@@ -78,6 +91,7 @@ class FrameCollector:
         source_info = header.get("source") or {}
         self._metrics = exported_metrics(profile.get("metrics") or ())
         self._groups = tuple(header.get("groups") or ())
+        self._proxy = header.get("proxy") is not None
         options = header.get("options") or {}
         self._rotation = str(options.get("rotation", ROTATION))
         self._constant = {
@@ -275,6 +289,8 @@ class FrameCollector:
             ]
             out.append(family)
         out.append(coverage)
+        if self._proxy:
+            out.append(self._proxy_family(frame))
         events = Family(
             EVENTS,
             "counter",
@@ -286,6 +302,27 @@ class FrameCollector:
             events.samples += [(made.get(name) or scope.event(name), total) for name, total in sums.items()]
         out.append(events)
         return out
+
+    def _proxy_family(self, frame: Frame) -> Family:
+        """Which exported metrics and counted events of each scope are proxy estimates."""
+        family = Family(
+            PROXY,
+            "gauge",
+            "1 where the scope's metric or event is estimated from --proxy stand-in units (scaled to "
+            "the scope), absent where it was counted",
+        )
+        exported = {m.metric for m in self._metrics}
+        for scope_id, stats in self._scope_labels.scopes(frame):
+            flagged = stats.proxy
+            if not flagged:
+                continue
+            scope = self._series_of(scope_id)
+            family.samples += [
+                (scope.proxy(name, metric=name in exported), 1.0)
+                for name in sorted(flagged)
+                if (name in exported and stats.metrics.get(name) is not None) or name in stats.counts
+            ]
+        return family
 
     def _series_of(self, scope_id: ScopeId) -> ScopeSeries:
         series = self._scope_series.get(scope_id)

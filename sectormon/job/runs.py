@@ -39,6 +39,7 @@ def job_run_metrics(frame: Frame, alignment: Alignment, *, label: str) -> RunMet
         coverage={k: dict(v.coverage) for k, v in scopes.items()},
         counts={k: dict(v.counts) for k, v in scopes.items()},
         info=info,
+        proxy={k: v.proxy for k, v in scopes.items() if v.proxy},
     )
 
 
@@ -56,6 +57,7 @@ def _renamed(run: RunMetrics, names: Mapping[str, str]) -> RunMetrics:
         coverage={rename(k): v for k, v in run.coverage.items()},
         counts={rename(k): v for k, v in run.counts.items()},
         info=run.info,
+        proxy={rename(k): v for k, v in run.proxy.items()},
     )
 
 

@@ -168,6 +168,12 @@ class Source(Protocol):
         source cannot tell (a CPU-wide session)."""
         ...
 
+    def units_cpu_seconds(self, units: Sequence[Unit]) -> Mapping[str, float]:
+        """The CPU seconds each thread of ``units`` has run so far, by unit key, for choosing
+        proxy stand-ins that run; empty when the source cannot tell or every unit is always
+        there (CPUs, simulated cores)."""
+        ...
+
     def close(self) -> None: ...
 
 
@@ -205,3 +211,6 @@ class SourceBase:
 
     def target_cpu_seconds(self) -> float | None:
         return None
+
+    def units_cpu_seconds(self, units: Sequence[Unit]) -> Mapping[str, float]:
+        return {}

@@ -382,6 +382,27 @@ class PerfSource(SourceBase):
             return None
         return self._cpu_clock.seconds()
 
+    def units_cpu_seconds(self, units: Sequence[Unit]) -> Mapping[str, float]:
+        """Each thread's utime + stime from ``/proc/PID/task/TID/stat`` (CPUs: none, every
+        CPU is always there)."""
+        if isinstance(self.target, CpuTarget):
+            return {}
+        wanted: dict[int, dict[int, str]] = {}
+        for unit in units:
+            if unit.kind == "thread":
+                wanted.setdefault(unit.process or unit.ident, {})[unit.ident] = unit.key
+        seconds: dict[str, float] = {}
+        for pid, keys in wanted.items():
+            try:
+                threads = psutil.Process(pid).threads()
+            except psutil.Error:  # ended, or not ours to read
+                continue
+            for thread in threads:
+                key = keys.get(thread.id)
+                if key is not None:
+                    seconds[key] = thread.user_time + thread.system_time
+        return seconds
+
     # --- lifecycle and description ---
     def finished(self) -> bool:
         return self.target.finished()

@@ -59,20 +59,28 @@ def metric_cell(stats: ScopeStats | None, name: str, unit: str, threshold: float
 
 
 def delta_cell(
-    delta: MetricDelta | None, unit: str, *, relative: bool, low: bool = False, mark_change: bool = True
+    delta: MetricDelta | None,
+    unit: str,
+    *,
+    relative: bool,
+    low: bool = False,
+    mark_change: bool = True,
+    proxied: bool = False,
 ) -> Cell:
     """A baseline comparison: signed improvement (``+`` = better), coloured better/worse; the
     plain change of a metric with no better direction is marked ``Δ`` unless ``mark_change`` is
-    off (a table marks the column's label instead: :func:`column_label`)."""
-    text = format_improvement(
-        delta, unit, relative=relative, width=CELL_WIDTH - 1 if low else CELL_WIDTH, mark_change=mark_change
-    )
+    off (a table marks the column's label instead: :func:`column_label`). ``proxied``: the
+    metric is estimated from ``--proxy`` stand-ins, marked ``≈`` (``~`` of low confidence first)."""
+    width = CELL_WIDTH - 1 if low or proxied else CELL_WIDTH
+    text = format_improvement(delta, unit, relative=relative, width=width, mark_change=mark_change)
     if text == NA:
         return Cell(NA, ("na",))
     sign = improvement_sign(delta)
     roles: tuple[str, ...] = ("better",) if sign > 0 else ("worse",) if sign < 0 else ()
     if low:
         return Cell(LOW_MARK + text, (*roles, "low"))
+    if proxied:
+        return Cell(PROXY_MARK + text, roles)
     return Cell(text, roles)
 
 
@@ -110,6 +118,7 @@ def scope_cells(
                     relative=column.metric in RELATIVE_METRICS,
                     low=low,
                     mark_change=False,
+                    proxied=stats is not None and column.metric in stats.proxy,
                 )
             )
     return cells

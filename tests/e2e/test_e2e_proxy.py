@@ -105,3 +105,32 @@ def test_proxy_needs_a_whole_number_of_at_least_one() -> None:
     proc = run_sectormon("sim", "--proxy", "0", "--json", "--count", "1")
     assert proc.returncode == 2
     assert proc.stderr.strip().splitlines() == [proc.stderr.strip()] and "--proxy" in proc.stderr
+
+
+@pytest.mark.syscall
+def test_proxy_1_hands_an_idle_main_threads_role_to_a_worker(tmp_path: Path) -> None:
+    """The main thread starts four hashing workers and waits. It is the only thread at the start,
+    so it stands in first; it runs nearly nothing, so a worker takes its role over within the first
+    windows, with a warning naming both. The profile rotates its software events, so the scaling
+    reference is presence: an interval's estimate is the stand-in's task time times the five units
+    present, i.e. the kernel's CPU time of the target times 5/4 when the four workers share the
+    CPUs evenly (the waiting main thread is scaled as if it worked). The last whole interval, with
+    a worker standing in, lands within 20 % of that; the idle main thread's estimate, a few % of
+    it, would fail it by far."""
+    out = tmp_path / "proxy.jsonl"
+    proc = run_sectormon(
+        "--json", "-o", str(out), "--profile", str(ROTATING), "--proxy", "1", "--interval", "1",
+        "--", *workload("hashing.py", 4, 4, "--main-waits"),
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    header, *frames = read_jsonl(out.read_text())
+    pid = header["target"]["pid"]
+    assert header["proxy"]["stand_ins"] == [f"thread:{pid}"]
+    handed = [w for w in proc.stderr.splitlines() if f"in place of thread {pid}, which ran" in w]
+    assert len(handed) == 1, proc.stderr
+    successor = handed[0].split()[4]  # "sectormon: warning: proxy: thread TID stands in ..."
+    assert successor != str(pid) and frames[-1]["threads"][successor]["counts"]["TASK_CLOCK"] > 0
+    last = frames[-2]  # the last whole interval (the final frame is the run's)
+    assert "TASK_CLOCK" in last["total"]["proxy"]
+    promised = 5 / 4 * last["thread_time"]["kernel_s"]
+    assert last["total"]["counts"]["TASK_CLOCK"] / 1e9 == pytest.approx(promised, rel=0.20)

@@ -394,3 +394,20 @@ def test_a_command_tree_is_followed_and_named() -> None:
     assert named[child_pid].parent == target.pid
     assert seen[target.pid].inherit and not seen[child_pid].inherit
     source.close()
+
+
+def test_units_cpu_seconds_tell_a_running_thread_from_a_waiting_one(child: Child) -> None:
+    source = PerfSource(PidTarget(child.pid), TWO_CMGS)
+    source.start()
+    spawned = int(child.ask("spawn"))  # waits
+    child.ask("spin 300")  # the main thread runs
+    units = source.poll_units().alive
+    seconds = source.units_cpu_seconds(units)
+    assert set(seconds) == {f"thread:{child.pid}", f"thread:{spawned}"}
+    # 0.3 s of wall-clock spinning: on a loaded machine a share of it on a CPU (10 ms ticks)
+    assert seconds[f"thread:{child.pid}"] >= 0.05
+    assert seconds[f"thread:{spawned}"] <= 0.02
+    child.finish(0)
+    assert source.units_cpu_seconds(units) == {}  # ended threads are left out
+    source.close()
+    assert PerfSource(CpuTarget([1]), TWO_CMGS).units_cpu_seconds([Unit("cpu", 1, core=1, cmg=1)]) == {}

@@ -8,6 +8,9 @@ from hypothesis import strategies as st
 
 from sectormon.errors import UsageError
 from sectormon.proxy import (
+    BUSIER,
+    IDLE_SHARE,
+    RUN_SHARE,
     TASK_TIME,
     UNITS,
     ProxySetting,
@@ -119,3 +122,62 @@ def test_per_cmg_must_be_at_least_one() -> None:
     assert check_per_cmg(None) is None and check_per_cmg(3) == 3
     with pytest.raises(UsageError, match="--proxy 0: give at least 1 stand-in per CMG"):
         check_per_cmg(0)
+
+
+def test_the_busiest_units_stand_in_and_take_over_an_ended_one() -> None:
+    stand_ins = StandIns(1)
+    units = [_thread(10, 0), _thread(11, 0), _thread(12, 0)]
+    assert [u.ident for u in stand_ins.update(units, ran={"thread:11": 0.5, "thread:12": 0.5})[0]] == [11]
+    _, replaced = stand_ins.update([units[0], units[2]], ran={"thread:12": 0.1})
+    assert [(a.ident, b.ident) for a, b in replaced] == [(11, 12)]
+    assert not stand_ins.short([units[0], units[2]]) and stand_ins.short([units[0]])
+
+
+def test_review_hands_an_idle_role_to_the_busiest_runner_of_its_cmg_once_per_window() -> None:
+    stand_ins = StandIns(1)
+    units = [_thread(10, 0), _thread(11, 0), _thread(12, 0), _thread(20, 1), _thread(21, 1)]
+    stand_ins.update(units, now=0.0)
+    ran = {"thread:10": 0.0, "thread:11": 0.5, "thread:12": 0.8, "thread:20": 0.0, "thread:21": 0.005}
+    moved = stand_ins.review(units, ran, window=1.0, now=1.0)
+    # CMG 1's other unit ran under RUN_SHARE of the window: its idle stand-in stays
+    assert [(a.ident, b.ident) for a, b in moved] == [(10, 12)]
+    assert [u.ident for u in stand_ins.units()] == [12, 20]
+    # 12 now idles, but has held its role for less than a window: it keeps it
+    assert stand_ins.review(units, {"thread:12": 0.0, "thread:11": 1.0}, window=1.0, now=1.5) == ()
+    assert [
+        (a.ident, b.ident)
+        for a, b in stand_ins.review(units, {"thread:12": 0.0, "thread:11": 1.0}, window=1.0, now=2.0)
+    ] == [(12, 11)]
+
+
+def test_a_stand_in_chosen_inside_the_window_is_not_judged_on_it() -> None:
+    stand_ins = StandIns(1)
+    stand_ins.update([_thread(10, 0), _thread(11, 0)], now=0.0)
+    stand_ins.update([_thread(11, 0), _thread(12, 0)], now=0.9)  # 10 ended: 11 took over at 0.9
+    ran = {"thread:11": 0.0, "thread:12": 1.0}
+    assert stand_ins.review([_thread(11, 0), _thread(12, 0)], ran, window=1.0, now=1.0) == ()
+
+
+@given(
+    cmgs=st.lists(st.integers(0, 3), min_size=1, max_size=30),
+    per_cmg=st.integers(1, 3),
+    ran=st.lists(st.floats(0.0, 1.0), min_size=30, max_size=30),
+)
+def test_review_keeps_each_cmg_count_and_only_moves_idle_roles_to_runners(
+    cmgs: list[int], per_cmg: int, ran: list[float]
+) -> None:
+    units = [_thread(i, cmg) for i, cmg in enumerate(cmgs)]
+    stand_ins = StandIns(per_cmg)
+    stand_ins.update(units, now=0.0)
+    before = stand_ins.units()
+    times = {u.key: ran[u.ident] for u in units}
+    moved = stand_ins.review(units, times, window=1.0, now=1.0)
+    after = stand_ins.units()
+    assert sorted(u.cmg or 0 for u in after) == sorted(u.cmg or 0 for u in before)
+    assert len({u.key for u in after}) == len(after)
+    for idle, successor in moved:
+        assert idle in before and idle not in after and successor in after and successor not in before
+        assert idle.cmg == successor.cmg
+        assert times[idle.key] <= IDLE_SHARE
+        assert times[successor.key] >= max(RUN_SHARE, BUSIER * times[idle.key])
+    assert {u.key for u in before} - {u.key for u in after} == {idle.key for idle, _ in moved}

@@ -33,7 +33,7 @@ class FakeGroup:
         if self.enabled_at is None:
             return
         begin, end = self.enabled_at, self.source.t
-        alive = self.source.alive_span(self.unit, begin, end)
+        alive = self.source.run_span(self.unit, begin, end)
         for name in self.events:
             self.totals[name] = self.totals.get(name, 0.0) + alive * self.source.rates.get(name, 0.0)
         self.time_enabled += alive
@@ -65,13 +65,19 @@ class FakeSource(SourceBase):
         cmg_units: Sequence[Unit] = (),
         stop_at: float | None = None,
         unsupported: Sequence[str] = (),
+        busy: Mapping[str, Sequence[tuple[float, float]]] | None = None,
     ) -> None:
+        """``busy[key]``: a thread's share of each second on a CPU, as ``(from_t, share)`` steps
+        (its counts and task time follow it; units not listed run all the time); with ``busy``
+        the source tells threads' CPU seconds (:meth:`units_cpu_seconds`)."""
         self.t = 0.0
         self.lifetimes = dict(lifetimes)
         self.rates = dict(rates)
         self._cmg_units = tuple(cmg_units)
         self.stop_at = stop_at
         self.unsupported = set(unsupported)
+        self.busy = dict(busy) if busy is not None else None
+        self.cpu_before: dict[str, float] = {}  # CPU seconds threads ran before the session
         self.groups: list[FakeGroup] = []
         self._seen: set[str] = set()
         self._ended: set[str] = set()
@@ -80,6 +86,26 @@ class FakeSource(SourceBase):
         """Seconds of [begin, end] during which the unit existed (a task's time stops at exit)."""
         _unit, start, stop = self.lifetimes.get(unit.key, (unit, 0.0, float("inf")))
         return max(0.0, min(end, stop) - max(begin, start))
+
+    def run_span(self, unit: Unit, begin: float, end: float) -> float:
+        """Seconds of [begin, end] the unit ran: alive, times its busy share."""
+        steps = self.busy.get(unit.key) if self.busy is not None else None
+        if not steps:
+            return self.alive_span(unit, begin, end)
+        total = 0.0
+        for at, (start, share) in enumerate(steps):
+            stop = steps[at + 1][0] if at + 1 < len(steps) else float("inf")
+            total += share * self.alive_span(unit, max(begin, start), min(end, stop))
+        return total
+
+    def units_cpu_seconds(self, units: Sequence[Unit]) -> dict[str, float]:
+        if self.busy is None:
+            return {}
+        return {
+            u.key: self.cpu_before.get(u.key, 0.0) + self.run_span(u, 0.0, self.t)
+            for u in units
+            if u.kind == "thread"
+        }
 
     def start(self) -> None:
         self.t = 0.0

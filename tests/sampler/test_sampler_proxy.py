@@ -98,3 +98,94 @@ def test_a_stand_in_that_ends_is_replaced_by_the_next_unit_of_its_cmg() -> None:
     # cpu 0 for half the run, cpus 1 and 2 for all of it: what the full count of them gives
     assert frame.cmgs["0"].counts["A"] == pytest.approx(full.cmgs["0"].counts["A"], rel=0.03)
     assert frame.cmgs["0"].counts["B"] == pytest.approx(full.cmgs["0"].counts["B"], rel=0.03)
+
+
+def _threads(busy: dict[int, list[tuple[float, float]]], stop_at: float) -> FakeSource:
+    """Threads 100-102 on CMG 0 and 200-201 on CMG 1, running as ``busy`` says (else always)."""
+    lifetimes = {
+        f"thread:{tid}": (Unit("thread", tid, cmg=tid // 100 - 1, process=100), 0.0, float("inf"))
+        for tid in (100, 101, 102, 200, 201)
+    }
+    return FakeSource(
+        lifetimes, RATES, stop_at=stop_at, busy={f"thread:{tid}": steps for tid, steps in busy.items()}
+    )
+
+
+def _rotating_on(source: FakeSource) -> dict[str, int]:
+    """Per unit, the rotating groups opened on it."""
+    out: dict[str, int] = {}
+    for group in source.groups:
+        if group.events != ("S",):
+            out[group.unit.key] = out.get(group.unit.key, 0) + 1
+    return out
+
+
+def test_an_idle_stand_in_hands_its_role_to_the_busiest_unit_of_its_cmg() -> None:
+    # the main thread 100 waits; 102 runs more than 101; CMG 1's threads all run
+    source = _threads({100: [(0.0, 0.0)], 101: [(0.0, 0.5)], 102: [(0.0, 0.9)]}, stop_at=2.5)
+    slices, warnings, sampler = _run(source, 1)
+    assert warnings == [
+        "proxy: thread 102 stands in for CMG 0 from now on, in place of thread 100, which ran "
+        "0.00 s of the last 1.0 s (thread 102: 0.90 s)"
+    ]
+    assert [u.key for u in sampler.stand_ins()] == ["thread:102", "thread:200"]
+    assert _rotating_on(source) == {"thread:100": 2, "thread:102": 2, "thread:200": 2}
+    assert all(g.closed for g in source.groups if g.unit.key == "thread:100" and g.events != ("S",))
+    # after the hand-over only thread 102 counts the rotating groups for CMG 0
+    late = [r for s in slices if s.t > 1.05 for r in s.rows if r[3] != "always" and r[2] == 0]
+    assert late and {r[0] for r in late if r[6]} == {"thread:102"}
+
+
+def test_the_busiest_threads_stand_in_from_the_start() -> None:
+    source = _threads({100: [(0.0, 0.0)], 101: [(0.0, 0.2)], 102: [(0.0, 0.6)]}, stop_at=0.3)
+    # the threads ran before the session: their CPU seconds so far rank them
+    source.cpu_before = {"thread:101": 0.2, "thread:102": 0.6}
+    _slices, warnings, sampler = _run(source, 1)
+    assert [u.key for u in sampler.stand_ins()] == ["thread:102", "thread:200"]
+    assert not warnings
+
+
+@pytest.mark.parametrize(
+    "busy",
+    [
+        # nobody in CMG 0 runs: no unit to hand the role to
+        {100: [(0.0, 0.0)], 101: [(0.0, 0.0)], 102: [(0.0, 0.0)]},
+        # the others barely run: under the share a successor needs
+        {100: [(0.0, 0.0)], 101: [(0.0, 0.005)], 102: [(0.0, 0.005)]},
+        # the others run, but not ten times what the stand-in runs
+        {100: [(0.0, 0.04)], 101: [(0.0, 0.3)], 102: [(0.0, 0.3)]},
+        # the stand-in runs part of the time: not idle
+        {100: [(0.0, 0.1)]},
+    ],
+)
+def test_a_stand_in_keeps_its_role_unless_it_idles_while_another_runs(
+    busy: dict[int, list[tuple[float, float]]],
+) -> None:
+    source = _threads(busy, stop_at=3.0)
+    _slices, warnings, sampler = _run(source, 1)
+    assert not warnings
+    assert [u.key for u in sampler.stand_ins()] == ["thread:100", "thread:200"]
+
+
+@pytest.mark.parametrize("mode", [SYNC, KERNEL])
+def test_a_role_moves_at_most_once_per_window(mode: str) -> None:
+    # 100 idles then runs; 101 runs then idles; 102 runs a little: 100 -> 101 at the first review,
+    # then 101 (idle from 1.0) holds its role a whole window before it goes back to a runner
+    source = _threads(
+        {100: [(0.0, 0.0), (1.0, 1.0)], 101: [(0.0, 1.0), (1.0, 0.0)], 102: [(0.0, 0.0)]}, stop_at=3.5
+    )
+    _slices, warnings, sampler = _run(source, 1, mode)
+    moves = [w.split(", which")[0] for w in warnings]  # at the reviews at 1 s and 2 s
+    assert moves == [
+        "proxy: thread 101 stands in for CMG 0 from now on, in place of thread 100",
+        "proxy: thread 100 stands in for CMG 0 from now on, in place of thread 101",
+    ]
+    assert [u.key for u in sampler.stand_ins()] == ["thread:100", "thread:200"]
+
+
+def test_cpus_keep_their_fixed_order() -> None:
+    source = _source()
+    source.busy = {}  # the fake then answers for threads only, as the perf source does for CPUs
+    _slices, warnings, sampler = _run(source, 1)
+    assert [u.key for u in sampler.stand_ins()] == ["cpu:0", "cpu:3"]
+    assert not warnings

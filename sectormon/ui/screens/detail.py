@@ -13,7 +13,7 @@ from textual.screen import Screen
 from textual.widgets import Footer, Label
 
 from sectormon.frames import Frame, MetricDelta, ScopeStats
-from sectormon.ui.cells import LOW_MARK, Cell, delta_cell, label_cell
+from sectormon.ui.cells import LOW_MARK, PROXY_MARK, Cell, delta_cell, label_cell
 from sectormon.ui.context import RenderContext, deltas_for, window_title
 from sectormon.ui.format import (
     LOW_COVERAGE,
@@ -124,12 +124,10 @@ def metric_rows(
         info = ctx.profile.info(name)
         value = metric_value(stats, name)
         low = stats is not None and is_low_confidence(stats, name, ctx.low_coverage)
+        proxied = stats is not None and name in stats.proxy
+        mark = LOW_MARK if low else PROXY_MARK if proxied else ""
         text = format_value(value, info.unit, with_unit=False)
-        value_cell = (
-            Cell(NA, ("na",))
-            if value is None
-            else Cell((LOW_MARK if low else "") + text, ("low",) if low else ())
-        )
+        value_cell = Cell(NA, ("na",)) if value is None else Cell(mark + text, ("low",) if low else ())
         coverage = coverage_of(stats, name) if stats is not None else None
         split = stats is not None and name in stats.split
         cells = [
@@ -146,11 +144,12 @@ def metric_rows(
             delta = deltas.get(name)
             base = delta.base if delta is not None else None
             now = delta.now if delta is not None else None
+            now_text = format_value(now, info.unit, with_unit=False)
             cells += [
                 Cell(format_value(base, info.unit, with_unit=False)),
-                Cell(format_value(now, info.unit, with_unit=False)),
-                delta_cell(delta, info.unit, relative=False),
-                delta_cell(delta, info.unit, relative=True),
+                Cell(PROXY_MARK + now_text if proxied and now is not None else now_text),
+                delta_cell(delta, info.unit, relative=False, proxied=proxied),
+                delta_cell(delta, info.unit, relative=True, proxied=proxied),
             ]
         cells.append(Cell(info.formula or "—", right=False))
         rows.append((name, cells))
@@ -174,6 +173,7 @@ def count_rows(
         fields = fields if isinstance(fields, Mapping) else {}
         count = stats.counts.get(name) if stats is not None else None
         rate = stats.rates.get(name) if stats is not None else None
+        mark = PROXY_MARK if stats is not None and name in stats.proxy else ""
         coverage = coverage_of(stats, name) if stats is not None else None
         code = fields.get("code")
         rows.append(
@@ -182,11 +182,11 @@ def count_rows(
                 [
                     label_cell(name),
                     Cell(
-                        format_number(count) if isinstance(count, (int, float)) else NA,
+                        mark + format_number(count) if isinstance(count, (int, float)) else NA,
                         () if count is not None else ("na",),
                     ),
                     Cell(
-                        format_number(rate) if isinstance(rate, (int, float)) else NA,
+                        mark + format_number(rate) if isinstance(rate, (int, float)) else NA,
                         () if rate is not None else ("na",),
                     ),
                     Cell(
@@ -269,6 +269,8 @@ class DetailScreen(Screen[None]):
                 f"{window}: {format_number(stats.seconds)} s   ~ = low confidence "
                 f"(coverage < {ctx.low_coverage:.0%}, half a rotation share; or split)"
             )
+            if stats.proxy:
+                note += f"   {PROXY_MARK} = estimated from --proxy stand-ins"
         self.query_one("#detail-window", Label).update(note)
         self.query_one("#detail-metrics", MetricTable).set_rows(metric_rows(stats, ctx, deltas, self.kind))
         self.query_one("#detail-counts", MetricTable).set_rows(

@@ -1,0 +1,68 @@
+"""--proxy in a scrape: every proxied metric and event of a scope is flagged by a
+``sectormon_proxy_estimate`` series a Prometheus user can filter on; a session without a proxy
+serves no such family."""
+
+from __future__ import annotations
+
+import dataclasses
+
+from sectormon.export.collector import FrameCollector
+from sectormon.frames import Frame, ScopeStats
+from tests.export.frames import frame, header
+from tests.export.test_export_collector import names, scrape, value
+
+PROXIED = frozenset({"CPU_CYCLES", "INST_RETIRED", "IPC"})
+
+
+def _proxied(stats: ScopeStats) -> ScopeStats:
+    return ScopeStats(
+        counts=stats.counts, rates={}, metrics=stats.metrics, coverage=stats.coverage, proxy=PROXIED
+    )
+
+
+def _proxy_frame(t: float) -> Frame:
+    """The CMG and total scopes are estimates (as --proxy makes them); the cores were counted."""
+    plain = frame(t)
+    return dataclasses.replace(
+        plain, total=_proxied(plain.total), cmgs={c: _proxied(s) for c, s in plain.cmgs.items()}
+    )
+
+
+def _proxy_header() -> dict[str, object]:
+    return {**header(), "proxy": {"per_cmg": 1, "reference": "task-time", "events": ["CPU_CYCLES"]}}
+
+
+def test_proxied_metrics_and_events_are_flagged_per_scope() -> None:
+    collector = FrameCollector(_proxy_header())
+    collector.publish(_proxy_frame(1.0))
+    samples = scrape(collector)
+    flagged = {
+        (dict(labels)["scope"], dict(labels)["cmg"], dict(labels)["metric"], dict(labels)["event"])
+        for name, labels in samples
+        if name == "sectormon_proxy_estimate"
+    }
+    assert flagged == {
+        (scope, cmg, metric, event)
+        for scope, cmg in (("total", ""), ("cmg", "0"), ("cmg", "1"))
+        for metric, event in (("IPC", ""), ("", "CPU_CYCLES"), ("", "INST_RETIRED"))
+    }
+    assert value(samples, "sectormon_proxy_estimate", scope="cmg", cmg="1", metric="IPC") == 1.0
+    # the flagged gauge itself keeps its series (its labels do not change with the flag)
+    assert value(samples, "sectormon_ipc_instructions_per_cycle", scope="cmg", cmg="1") == 2.5
+
+
+def test_a_scope_whose_figures_turn_counted_loses_its_flags_not_its_series() -> None:
+    collector = FrameCollector(_proxy_header())
+    collector.publish(_proxy_frame(1.0))
+    first = scrape(collector)
+    collector.publish(frame(2.0))  # nothing estimated in this interval
+    second = scrape(collector)
+    assert "sectormon_proxy_estimate" in names(first) and "sectormon_proxy_estimate" not in names(second)
+    gauges = {key for key in first if key[0] == "sectormon_ipc_instructions_per_cycle"}
+    assert gauges == {key for key in second if key[0] == "sectormon_ipc_instructions_per_cycle"}
+
+
+def test_a_session_without_proxy_serves_no_proxy_family() -> None:
+    collector = FrameCollector(header())
+    collector.publish(_proxy_frame(1.0))  # flags without a proxy setting in the header are not served
+    assert not any(name.startswith("sectormon_proxy") for name in names(scrape(collector)))
