@@ -37,9 +37,9 @@ class ProxyScaler:
         self._mset = mset
         self._batch_of_level = batch_of_level
         # Ended entities folded into the engine's archive: per scope, [stand-ins, other units];
-        # per pool, [reference of all units, of the stand-ins, task seconds of the stand-ins].
+        # per pool, the reference of all units and each stand-in's (reference, task seconds).
         self._archive_keys: dict[ScopeKey, list[int]] = {}
-        self._archive_refs: dict[Pool, list[float]] = {}
+        self._archive_refs: dict[Pool, PoolRefs] = {}
 
     def stands_in(self, vec: Vector) -> bool:
         """Whether an entity counted a proxied event (its wall seconds counted are the vector's
@@ -58,12 +58,9 @@ class ProxyScaler:
         standing = self.stands_in(vec)
         for key in entity.keys_threads:
             self._archive_keys.setdefault(key, [0, 0])[0 if standing else 1] += 1
-        refs = self._archive_refs.setdefault(entity.cmg_key, [0.0, 0.0, 0.0])
-        ref = self.reference(present, vec)
-        refs[0] += ref
-        if standing:
-            refs[1] += ref
-            refs[2] += vec[-1]
+        self._archive_refs.setdefault(entity.cmg_key, PoolRefs()).add(
+            self.reference(present, vec), vec[-1] if standing else None
+        )
 
     def adjust(
         self,
@@ -76,12 +73,12 @@ class ProxyScaler:
         """Scale the CMG and total scopes of one window's ``blocks`` in place, blank mixed
         scopes, and return the proxied figures (events and metrics) of each scope that has any."""
         members: dict[ScopeKey, list[int]] = {}
-        refs: dict[Pool, list[float]] = {}
+        refs: dict[Pool, PoolRefs] = {}
         if archived:
             for key, (standing, others) in self._archive_keys.items():
                 if threads or key[0] not in ("thread", "proc"):
                     members[key] = [standing, others]
-            refs = {pool: list(pair) for pool, pair in self._archive_refs.items()}
+            refs = {pool: pool_refs.copy() for pool, pool_refs in self._archive_refs.items()}
         for entity, present, vec in contributions:
             if entity.kind == "cmg" or not vec:
                 continue
@@ -91,15 +88,11 @@ class ProxyScaler:
                 if tally is None:
                     tally = members[key] = [0, 0]
                 tally[0 if standing else 1] += 1
-            pair = refs.get(entity.cmg_key)
-            if pair is None:
-                pair = refs[entity.cmg_key] = [0.0, 0.0, 0.0]
-            ref = self.reference(present, vec)
-            pair[0] += ref
-            if standing:
-                pair[1] += ref
-                pair[2] += vec[-1]
-        factors = {pool: self._factor(*pair) for pool, pair in refs.items()}
+            pool_refs = refs.get(entity.cmg_key)
+            if pool_refs is None:
+                pool_refs = refs[entity.cmg_key] = PoolRefs()
+            pool_refs.add(self.reference(present, vec), vec[-1] if standing else None)
+        factors = {pool: self._factor(pool_refs) for pool, pool_refs in refs.items()}
         proxied_pools: set[Pool] = {
             key[1] for key, (_, others) in members.items() if key[0] == "cmg" and others
         }
@@ -126,13 +119,25 @@ class ProxyScaler:
                         self._blank(block, j)
         return {key: self._with_metrics(key, events) for key, events in flagged.items() if events}
 
-    def _factor(self, all_ref: float, stand_ref: float, stand_task_s: float) -> float | None:
-        """A pool's factor. Scaled by presence, stand-ins that never ran (a main thread that
-        only waits) stand for nobody: their near-zero counts times the units would be a made-up
-        figure, so the pool's estimate is unknown."""
-        if not self._task_time and stand_task_s <= 0.0 and all_ref > stand_ref:
-            return None
-        return cmg_factor(all_ref, stand_ref)
+    def _factor(self, refs: PoolRefs) -> float | None:
+        """A pool's factor. Scaled by task time, a stand-in weighs what it ran: the pool's task
+        time over the stand-ins'. Scaled by presence, a stand-in that ran next to nothing beside
+        the pool's busiest stand-in (a main thread that only waits, until it hands its role over)
+        is a measured unit but no sample of the others: its counts stay as they are and the units
+        that never stood in are scaled from the stand-ins that ran, ``1 + others' presence /
+        theirs``. A pool none of whose stand-ins ran, while other units were present, has an
+        unknown estimate: its near-zero counts times the units would be a made-up figure."""
+        stand_ref = sum(ref for ref, _ in refs.stand_ins)
+        busiest = max((task_s for _, task_s in refs.stand_ins), default=0.0)
+        if self._task_time or busiest <= 0.0:
+            if not self._task_time and refs.all_ref > stand_ref:
+                return None
+            return cmg_factor(refs.all_ref, stand_ref)
+        floor = busiest * IDLE_STAND_IN_SHARE
+        sampled_ref = sum(ref for ref, task_s in refs.stand_ins if task_s >= floor)
+        if sampled_ref <= 0.0:
+            return cmg_factor(refs.all_ref, stand_ref)
+        return 1.0 + max(refs.all_ref - stand_ref, 0.0) / sampled_ref
 
     def _cmg_sums(self, blocks: Mapping[str, Block]) -> dict[str, list[float]]:
         """Per CMG scope, the stand-ins' sums of the proxied events (before scaling)."""
@@ -208,6 +213,34 @@ class ProxyScaler:
             if not events.isdisjoint(inputs.get(name, ()))
         ]
         return frozenset((*events, *metrics))
+
+
+IDLE_STAND_IN_SHARE = 0.1
+"""Scaled by presence, a stand-in that ran less than this share of the pool's busiest stand-in's
+task seconds stands for nobody (the sampler hands such a role over at the same ratio)."""
+
+
+class PoolRefs:
+    """One pool's scaling reference over a window: all units' (``all_ref``) and each stand-in's
+    (reference, task seconds)."""
+
+    __slots__ = ("all_ref", "stand_ins")
+
+    def __init__(self) -> None:
+        self.all_ref = 0.0
+        self.stand_ins: list[tuple[float, float]] = []
+
+    def add(self, ref: float, stand_in_task_s: float | None) -> None:
+        """A unit's reference; ``stand_in_task_s``: its task seconds when it stood in."""
+        self.all_ref += ref
+        if stand_in_task_s is not None:
+            self.stand_ins.append((ref, stand_in_task_s))
+
+    def copy(self) -> PoolRefs:
+        out = PoolRefs()
+        out.all_ref = self.all_ref
+        out.stand_ins = list(self.stand_ins)
+        return out
 
 
 def _others_in_cmgs(members: Mapping[ScopeKey, list[int]]) -> int:

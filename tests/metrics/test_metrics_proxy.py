@@ -116,6 +116,19 @@ def test_a_stand_in_that_never_ran_gives_n_a_not_zero() -> None:
     assert "A" not in total.counts and total.metrics["a_rate"] is None
 
 
+def test_an_idle_stand_in_that_handed_over_is_measured_not_a_sample() -> None:
+    """Presence scaling across a hand-over: cpu 0 stood in for the first half and ran 1 % of it
+    (counting nothing), cpu 1 stood in for the second half and counted 100 a slice; cpu 2 never
+    stood in. cpu 0's zero is its own measured count; cpu 2 is scaled from cpu 1, the stand-in
+    that ran: 1000 + 1000. Taking both stand-ins as samples made it (0 + 1000) x 3/2."""
+    engine = _engine()
+    idle = (_cpu_row(0, 0, [0], te=NS // 100), _cpu_row(1, 0, None), _cpu_row(2, 0, None))
+    working = (_cpu_row(0, 0, None), _cpu_row(1, 0, [100]), _cpu_row(2, 0, None))
+    total = _run(engine, [idle] * 5 + [working] * 5)
+    assert total.counts["A"] == pytest.approx(2000.0)
+    assert "A" in total.proxy
+
+
 def test_without_other_units_nothing_is_flagged() -> None:
     engine = _engine()
     total = _run(engine, [(_cpu_row(0, 0, [7]), _cpu_row(1, 1, [3]))] * 2)
