@@ -137,6 +137,7 @@ def test_proxy_1_hands_an_idle_main_threads_role_to_a_worker(tmp_path: Path) -> 
     # The whole run holds both stand-ins: the main thread's near-zero count is its own, measured,
     # and the units that never stood in are scaled from the worker, so the run's estimate is the
     # kernel's CPU time of the target itself (taking the idle main thread as a sample of the
-    # others made it about 37 % low).
+    # others made it 35 % low).
     run = frames[-1]
-    assert run["total"]["counts"]["TASK_CLOCK"] / 1e9 == pytest.approx(run["thread_time"]["kernel_s"], rel=0.20)
+    estimate_s = run["total"]["counts"]["TASK_CLOCK"] / 1e9
+    assert estimate_s == pytest.approx(run["thread_time"]["kernel_s"], rel=0.20)
