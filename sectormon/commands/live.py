@@ -69,9 +69,10 @@ def add_session_options(
         type=numbers.PROXY.parser("--proxy"),
         metavar="N",
         help=numbers.PROXY.help(
-            "per CMG, only the first N threads (or CPUs) count the rotating groups and their counts "
-            "are scaled to the CMG; the other units count only the always-on events, their rows show "
-            "the proxied figures as n/a, and every estimate is flagged 'proxy' (docs/perf.md)"
+            "per CMG, only N stand-ins (the busiest threads, handed on when one idles; with --cpus "
+            "the first N CPUs) count the rotating groups and their counts are scaled to the CMG; the "
+            "other units count only the always-on events, their rows show the proxied figures as "
+            "n/a, and every estimate is flagged 'proxy' (docs/perf.md)"
         ),
     )
     how.add_argument(
