@@ -408,10 +408,37 @@ def check_monitor(r: Results) -> None:
     r.data["agreement_pct"] = agreement
 
 
+NATIVE_WHEELS = r"""
+import gzip
+from prometheus_client.utils import floatToGoString
+from sectormon.export.scrape import gzip_body
+from sectormon.export.values import go_floats
+values = (0.5, 3.0, 1234567.0, 2.5e17, 1e-7, -42.25)
+assert go_floats(values) == [floatToGoString(v) for v in values], go_floats(values)
+body = b"sectormon_probe_ratio{cmg=\"0\"} 0.25\n" * 1000
+assert gzip.decompress(gzip_body(body)) == body
+print("ok")
+"""
+"""The compiled runtime dependencies on aarch64: the scrape's value formatting (orjson) and gzip
+(ISA-L), each against the reference it must equal."""
+
+
+def check_native_wheels(r: Results) -> None:
+    result = run([sys.executable, "-c", NATIVE_WHEELS])
+    detail = result.stdout.strip() or (result.stderr.strip().splitlines() or ["no output"])[-1]
+    r.check("native_wheels", result.returncode == 0 and result.stdout.strip() == "ok", detail)
+
+
 def main() -> int:
     results = Results()
     results.data["guest"] = {"kernel": os.uname().release, "machine": os.uname().machine}
-    steps: list[Callable[[Results], None]] = [check_host, check_probe, check_pmu_form, check_monitor]
+    steps: list[Callable[[Results], None]] = [
+        check_host,
+        check_native_wheels,
+        check_probe,
+        check_pmu_form,
+        check_monitor,
+    ]
     for step in steps:
         try:
             step(results)
