@@ -409,11 +409,7 @@ class Sampler:
         ran = self._cpu_seconds(alive) if stand_ins.short(alive) else None
         new, replaced = stand_ins.update(alive, ran=ran, now=self._source.now())
         for ended, successor in replaced:
-            where = f" for CMG {successor.cmg}" if successor.cmg is not None else ""
-            self._on_warning(
-                f"proxy: {successor.kind} {successor.ident} stands in{where} from now on, in place of "
-                f"{ended.kind} {ended.ident}, which ended"
-            )
+            self._on_warning(_handed_over(ended, successor, "which ended"))
         promoted: list[_UnitState] = []
         for unit in new:
             state = self._units.get(unit.key)
@@ -473,12 +469,11 @@ class Sampler:
         if not ran:
             return
         for idle, successor in stand_ins.review(units, ran, window=window, now=now):
-            where = f" for CMG {successor.cmg}" if successor.cmg is not None else ""
-            self._on_warning(
-                f"proxy: {successor.kind} {successor.ident} stands in{where} from now on, in place of "
-                f"{idle.kind} {idle.ident}, which ran {ran[idle.key]:.2f} s of the last {window:.1f} s "
+            why = (
+                f"which ran {ran[idle.key]:.2f} s of the last {window:.1f} s "
                 f"({successor.kind} {successor.ident}: {ran[successor.key]:.2f} s)"
             )
+            self._on_warning(_handed_over(idle, successor, why))
             self._demote(self._units[idle.key])
             state = self._units[successor.key]
             self._promote(state)
@@ -690,3 +685,12 @@ def _read_row(key: str, unit: Unit, name: str, counter: _Counter) -> Row | None:
 def _is_gone(exc: SectormonError) -> bool:
     """A unit that vanished between poll and use (thread exit) is not an error."""
     return exc.unit_gone
+
+
+def _handed_over(previous: Unit, successor: Unit, why: str) -> str:
+    """The warning (kept in the recording) that a proxy stand-in's role moved, and why."""
+    where = f" for CMG {successor.cmg}" if successor.cmg is not None else ""
+    return (
+        f"proxy: {successor.kind} {successor.ident} stands in{where} from now on, in place of "
+        f"{previous.kind} {previous.ident}, {why}"
+    )
