@@ -22,7 +22,9 @@ from __future__ import annotations
 from collections import deque
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from typing import NamedTuple, cast
 
+from sectormon.sim import native
 from sectormon.sim.cache import DIRTY, PF_MARK, SECTOR_MASK, SectorCache
 from sectormon.sim.config import (
     CPUS_PER_CMG,
@@ -89,10 +91,10 @@ class Cmg:
 
     __slots__ = ("ident", "l2", "memory", "threads", "tick")
 
-    def __init__(self, ident: int, config: ModelConfig) -> None:
+    def __init__(self, ident: int, config: ModelConfig, core: str = "python") -> None:
         self.ident = ident
         s = config.sectors
-        self.l2 = SectorCache(L2_SETS, config.l2_ways, s.l2, s.enabled)
+        self.l2 = _cache(core, L2_SETS, config.l2_ways, s.l2, s.enabled)
         self.memory = config.timing.memory
         self.threads: list[SimThread] = []
         self.tick = 0
@@ -122,6 +124,50 @@ class Cmg:
         return sum(t.l2_wb for t in self.threads)
 
 
+def _cache(core: str, nsets: int, ways: int, maxima: tuple[int, ...], enabled: bool) -> SectorCache:
+    """A sector cache of the chosen core (the compiled one keeps the same rules and interface)."""
+    if core == "c" and native.compiled is not None:
+        # Only CoreThread's loop touches it, through the interface the two classes share.
+        return cast(SectorCache, native.compiled.Cache(nsets, ways, maxima, enabled))
+    return SectorCache(nsets, ways, maxima, enabled)
+
+
+class ThreadParams(NamedTuple):
+    """What a thread's run loop takes from its spec and the model's configuration (in ticks)."""
+
+    l2base: int
+    l2_hit: int
+    memory: int
+    window: int
+    mib: int
+    mispredict: int
+    cpa: int
+    slots: int
+    prefetch: bool
+    pf_d1: int
+    pf_d2: int
+    pf_table: int
+
+    @classmethod
+    def of(cls, spec: ThreadSpec, config: ModelConfig) -> ThreadParams:
+        t = config.timing
+        p = config.prefetch
+        return cls(
+            l2base=2 * config.sectors.l2_set_of(spec.tid),
+            l2_hit=t.l2_hit * TICKS,
+            memory=t.memory * TICKS,
+            window=t.window,
+            mib=t.l1_mib,
+            mispredict=t.mispredict * TICKS,
+            cpa=max(1, round(spec.cycles_per_access * TICKS)),
+            slots=FLAG_SLOTS * max(1, len(spec.objects)),
+            prefetch=p.enabled,
+            pf_d1=p.l1_distance,
+            pf_d2=p.l2_distance,
+            pf_table=p.table,
+        )
+
+
 def _fill_state(source: int, fl: int) -> int:
     """An L1D demand fill's state word less its ready time (``ready << 4 | 15`` in run()'s clock)."""
     return (source << 2) + ((fl >> 1) & 3) + (DIRTY if fl & FL_WRITE else 0) - 15
@@ -140,29 +186,28 @@ class SimThread:
         self.cmg = cmg
         self.loop = loop
         s = config.sectors
-        t = config.timing
+        params = ThreadParams.of(spec, config)
         self.l1 = SectorCache(L1_SETS, L1_WAYS, s.l1, s.enabled)
         self.l2 = cmg.l2
-        self.l2base = 2 * s.l2_set_of(spec.tid)
-        self.l2_hit = t.l2_hit * TICKS
-        self.memory = t.memory * TICKS
-        self.window = t.window
-        self.mib = t.l1_mib
-        self.mispredict = t.mispredict * TICKS
-        self.cpa = max(1, round(spec.cycles_per_access * TICKS))
+        self.l2base = params.l2base
+        self.l2_hit = params.l2_hit
+        self.memory = params.memory
+        self.window = params.window
+        self.mib = params.mib
+        self.mispredict = params.mispredict
+        self.cpa = params.cpa
         # Packed states of a demand fill, per access flags, less the ready time (see run()).
-        slots = FLAG_SLOTS * max(1, len(spec.objects))
+        slots = params.slots
         self.from_memory = [_fill_state(FROM_MEMORY, fl) for fl in range(slots)]
         self.from_l2 = [_fill_state(FROM_L2, fl) for fl in range(slots)]
         self.l2_demand = [(self.l2base | ((fl >> 1) & 1)) - 15 for fl in range(slots)]
         self.l1_sector = [(fl >> 1) & 3 for fl in range(slots)]
         self.l2_sector = [self.l2base | ((fl >> 1) & 1) for fl in range(slots)]
         self.ipa = spec.inst_per_access
-        p = config.prefetch
-        self.prefetch = p.enabled
-        self.pf_d1 = p.l1_distance
-        self.pf_d2 = p.l2_distance
-        self.pf_table = p.table
+        self.prefetch = params.prefetch
+        self.pf_d1 = params.pf_d1
+        self.pf_d2 = params.pf_d2
+        self.pf_table = params.pf_table
         # The prefetcher's table: the last ``table`` missed lines that started no stream, newest
         # first (a stream's start finds its line near that end), and the same lines as a set for
         # the per-miss test. A deque and a set cost a miss less than one insertion-ordered dict:
@@ -696,22 +741,51 @@ class SimThread:
         self.l1.set_maxima(sectors.l1, sectors.enabled)
 
 
+if native.compiled is not None:
+    from sectormon.sim._core import Cache as _CompiledCache
+    from sectormon.sim._core import Thread as _CompiledThread
+
+    class CoreThread(_CompiledThread, SimThread):
+        """A SimThread whose state and run loop are the compiled core's (``_core.c``): the same
+        counters and derived totals, several times faster on miss-bound streams."""
+
+        def __init__(self, spec: ThreadSpec, cmg: Cmg, config: ModelConfig, loop: bool) -> None:
+            s = config.sectors
+            l1 = _CompiledCache(L1_SETS, L1_WAYS, s.l1, s.enabled)
+            l2 = cast(_CompiledCache, cmg.l2)  # a Cmg of the same machine: the compiled core's cache
+            params = ThreadParams.of(spec, config)
+            _CompiledThread.__init__(self, spec, l1, l2, spec.tid, spec.cpu, *params, loop)
+            self.cmg = cmg
+            self.loop = loop
+            self.ipa = spec.inst_per_access
+
+
+def _thread(core: str, spec: ThreadSpec, cmg: Cmg, config: ModelConfig, loop: bool) -> SimThread:
+    if core == "c" and native.compiled is not None:
+        return CoreThread(spec, cmg, config, loop)
+    return SimThread(spec, cmg, config, loop)
+
+
 class Machine:
     """All simulated threads and CMGs, advanced together in small interleaved quanta.
 
     ``run_until`` is the only method that moves the model. A sector change requested from another
     thread (:meth:`request_sectors`) is applied between two quanta, never in the middle of one.
+    ``core`` picks the compiled core or the Python model (default: :func:`native.choose`).
     """
 
-    def __init__(self, config: ModelConfig, specs: list[ThreadSpec], loop: bool = False) -> None:
+    def __init__(
+        self, config: ModelConfig, specs: list[ThreadSpec], loop: bool = False, core: str | None = None
+    ) -> None:
         self.config = config
+        self.core = native.choose(core)
         self.cmgs: dict[int, Cmg] = {}
         self.threads: list[SimThread] = []
         for spec in specs:
             c = spec.cpu // CPUS_PER_CMG
             if c not in self.cmgs:
-                self.cmgs[c] = Cmg(c, config)
-            thread = SimThread(spec, self.cmgs[c], config, loop)
+                self.cmgs[c] = Cmg(c, config, self.core)
+            thread = _thread(self.core, spec, self.cmgs[c], config, loop)
             self.cmgs[c].threads.append(thread)
             self.threads.append(thread)
         self.tick = 0

@@ -115,8 +115,9 @@ def cache_digest(thread: SimThread) -> str:
     """The final L1D and L2 contents: per set, lines in LRU order with their packed state."""
     h = hashlib.sha256()
     for cache in (thread.l1, thread.cmg.l2):
+        tags = cache.tags
         for s in cache.sets:
-            h.update(repr([(line, cache.tags[line]) for line in s]).encode())
+            h.update(repr([(line, tags[line]) for line in s]).encode())
         counts = [n for per_set in cache.counts for n in per_set] if cache.enabled else None
         h.update(repr(counts).encode())
     h.update(repr(list(thread.recent)).encode())

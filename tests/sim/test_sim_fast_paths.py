@@ -9,16 +9,20 @@ machine); the golden cases pin the model's numbers as a whole.
 from __future__ import annotations
 
 from dataclasses import replace
+from typing import Any
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sectormon.sim.cache import NO_VICTIM, SECTOR_MASK, SectorCache
+from sectormon.sim import native
+from sectormon.sim.cache import NO_VICTIM, SECTOR_MASK
 from sectormon.sim.config import ModelConfig, SectorConfig
 from sectormon.sim.engine import Chunks, Machine, Record, ThreadSpec, flags
 from sectormon.sim.kernels import make_kernel
 from sectormon.sim.sampling import RefillSampler
 from sectormon.sim.workload import kernel_workload
+from tests.sim.cores import CACHES, CORES
 from tests.sim.golden_cases import THREAD_COUNTERS, cache_digest
 
 SETS = 4
@@ -86,10 +90,11 @@ def _ops(draw: st.DrawFn) -> list[tuple[object, ...]]:
 
 @settings(max_examples=400, deadline=None)
 @given(maxima=_MAXIMA, enabled=st.booleans(), ops=_ops())
+@pytest.mark.parametrize("make", CACHES)
 def test_fills_match_the_sector_rules(
-    maxima: tuple[int, int, int, int], enabled: bool, ops: list[tuple[object, ...]]
+    make: Any, maxima: tuple[int, int, int, int], enabled: bool, ops: list[tuple[object, ...]]
 ) -> None:
-    cache = SectorCache(SETS, WAYS, maxima, enabled)
+    cache = make(SETS, WAYS, maxima, enabled)
     rules = RulesCache(maxima, enabled)
     for step, op in enumerate(ops):
         if op[0] == "maxima":
@@ -170,7 +175,9 @@ def _both(
     return _state_after(config, [spec], pieces, midway), _state_after(config, [spec, idle], pieces, midway)
 
 
-def test_a_thread_alone_runs_the_same_quanta() -> None:
+@pytest.mark.parametrize("core", CORES)
+def test_a_thread_alone_runs_the_same_quanta(core: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(native.ENV, core)
     records = _records()
 
     def chunks() -> Chunks:
@@ -183,7 +190,9 @@ def test_a_thread_alone_runs_the_same_quanta() -> None:
         assert alone == paired
 
 
-def test_a_kernel_alone_runs_the_same_quanta() -> None:
+@pytest.mark.parametrize("core", CORES)
+def test_a_kernel_alone_runs_the_same_quanta(core: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(native.ENV, core)
     kernel = make_kernel("scenario-a", {"passes": "6"})
     spec = kernel_workload(kernel, 1, True, True).specs[0]
     alone, paired = _both(ModelConfig(), spec, [40_000.0], 2)

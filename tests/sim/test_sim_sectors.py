@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -11,6 +13,7 @@ from sectormon.sim.config import ModelConfig, Prefetch, SectorConfig
 from sectormon.sim.engine import FL_SCE, Machine, ThreadSpec
 from sectormon.sim.kernels import default_sectors, make_kernel
 from sectormon.sim.workload import kernel_workload
+from tests.sim.cores import CACHES
 
 WAYS = 4
 SETS = 4
@@ -47,10 +50,11 @@ def _check_consistent(cache: SectorCache) -> None:
     maxima=_maxima_summing_to(WAYS),
     accesses=st.lists(st.tuples(st.integers(0, 63), st.integers(0, 3)), min_size=1, max_size=300),
 )
+@pytest.mark.parametrize("make", CACHES)
 def test_no_sector_exceeds_its_maximum(
-    maxima: tuple[int, int, int, int], accesses: list[tuple[int, int]]
+    make: Any, maxima: tuple[int, int, int, int], accesses: list[tuple[int, int]]
 ) -> None:
-    cache = SectorCache(SETS, WAYS, maxima, True)
+    cache = make(SETS, WAYS, maxima, True)
     for line, sector in accesses:
         _access(cache, line, sector)
         for si in range(SETS):
@@ -61,8 +65,9 @@ def test_no_sector_exceeds_its_maximum(
 
 @settings(max_examples=100, deadline=None)
 @given(accesses=st.lists(st.tuples(st.integers(0, 63), st.integers(0, 3)), min_size=1, max_size=300))
-def test_restriction_off_is_plain_lru(accesses: list[tuple[int, int]]) -> None:
-    cache = SectorCache(SETS, WAYS, (1, 1, 1, 1), False)
+@pytest.mark.parametrize("make", CACHES)
+def test_restriction_off_is_plain_lru(make: Any, accesses: list[tuple[int, int]]) -> None:
+    cache = make(SETS, WAYS, (1, 1, 1, 1), False)
     reference: list[list[int]] = [[] for _ in range(SETS)]
     for line, sector in accesses:
         _access(cache, line, sector)
@@ -81,11 +86,12 @@ def test_restriction_off_is_plain_lru(accesses: list[tuple[int, int]]) -> None:
     protected=st.integers(1, 3),
     stream=st.lists(st.integers(100, 10_000), min_size=20, max_size=400),
 )
-def test_protected_sector_survives_a_stream(protected: int, stream: list[int]) -> None:
+@pytest.mark.parametrize("make", CACHES)
+def test_protected_sector_survives_a_stream(make: Any, protected: int, stream: list[int]) -> None:
     """Reused lines in sector 0 (``protected`` ways) stay; the sector-1 stream recycles its own ways."""
     maxima = (protected, WAYS - protected, 0, 0)
-    on = SectorCache(SETS, WAYS, maxima, True)
-    off = SectorCache(SETS, WAYS, maxima, False)
+    on = make(SETS, WAYS, maxima, True)
+    off = make(SETS, WAYS, maxima, False)
     reused = [si + SETS * k for si in range(SETS) for k in range(protected)]
     for cache in (on, off):
         for line in reused:
@@ -102,8 +108,9 @@ def test_protected_sector_survives_a_stream(protected: int, stream: list[int]) -
         assert not any(line in off for line in reused)
 
 
-def test_sector_at_maximum_evicts_its_own_line_even_with_a_free_way() -> None:
-    cache = SectorCache(1, WAYS, (2, 2, 0, 0), True)
+@pytest.mark.parametrize("make", CACHES)
+def test_sector_at_maximum_evicts_its_own_line_even_with_a_free_way(make: Any) -> None:
+    cache = make(1, WAYS, (2, 2, 0, 0), True)
     cache.fill(0, 0)
     cache.fill(1, 0)
     victim, _ = cache.fill(2, 0)
@@ -111,8 +118,9 @@ def test_sector_at_maximum_evicts_its_own_line_even_with_a_free_way() -> None:
     assert len(cache.sets[0]) == 2  # two invalid ways stay free for sector 1
 
 
-def test_under_maximum_takes_the_lru_line_of_an_over_maximum_sector() -> None:
-    cache = SectorCache(1, WAYS, (4, 0, 0, 0), True)
+@pytest.mark.parametrize("make", CACHES)
+def test_under_maximum_takes_the_lru_line_of_an_over_maximum_sector(make: Any) -> None:
+    cache = make(1, WAYS, (4, 0, 0, 0), True)
     for line in (10, 11, 12, 13):
         cache.fill(line, 0)
     cache.set_maxima((2, 2, 0, 0), True)
@@ -121,17 +129,19 @@ def test_under_maximum_takes_the_lru_line_of_an_over_maximum_sector() -> None:
     assert victim == 11 and state & SECTOR_MASK == 0
 
 
-def test_zero_maximum_bypasses() -> None:
-    cache = SectorCache(1, WAYS, (4, 0, 0, 0), True)
+@pytest.mark.parametrize("make", CACHES)
+def test_zero_maximum_bypasses(make: Any) -> None:
+    cache = make(1, WAYS, (4, 0, 0, 0), True)
     victim, _ = cache.fill(7, 1)
     assert victim == -1 and 7 not in cache
 
 
 @settings(max_examples=60, deadline=None)
 @given(new0=st.integers(0, 3), fills=st.lists(st.integers(100, 1000), min_size=1, max_size=40, unique=True))
-def test_changing_a_maximum_converges_at_fill_time(new0: int, fills: list[int]) -> None:
+@pytest.mark.parametrize("make", CACHES)
+def test_changing_a_maximum_converges_at_fill_time(make: Any, new0: int, fills: list[int]) -> None:
     """Lowering sector 0's maximum evicts nothing at once; each sector-1 fill takes one of its lines."""
-    cache = SectorCache(1, WAYS, (WAYS, 0, 0, 0), True)
+    cache = make(1, WAYS, (WAYS, 0, 0, 0), True)
     for line in range(WAYS):
         cache.fill(line, 0)
     cache.set_maxima((new0, WAYS - new0, 0, 0), True)
@@ -145,8 +155,9 @@ def test_changing_a_maximum_converges_at_fill_time(new0: int, fills: list[int]) 
         assert cache.occupancy(0)[0] == new0
 
 
-def test_switching_the_restriction_on_recounts_occupancy() -> None:
-    cache = SectorCache(2, WAYS, (1, 3, 0, 0), False)
+@pytest.mark.parametrize("make", CACHES)
+def test_switching_the_restriction_on_recounts_occupancy(make: Any) -> None:
+    cache = make(2, WAYS, (1, 3, 0, 0), False)
     for line in range(8):
         cache.fill(line, line % 2)
     cache.set_maxima((1, 3, 0, 0), True)
