@@ -118,6 +118,8 @@ def compose(text: str) -> Node | None:
         node: Node | None = yaml.compose(text, Loader=BoundedSafeLoader)
     except yaml.reader.ReaderError as exc:
         raise _with_line(exc, text) from None
+    except yaml.scanner.ScannerError as exc:
+        raise _as_limit(exc) from None
     return node
 
 
@@ -127,6 +129,17 @@ def load(text: str) -> Any:
         return yaml.load(text, Loader=BoundedSafeLoader)
     except yaml.reader.ReaderError as exc:
         raise _with_line(exc, text) from None
+    except yaml.scanner.ScannerError as exc:
+        raise _as_limit(exc) from None
+
+
+def _as_limit(exc: yaml.scanner.ScannerError) -> yaml.MarkedYAMLError:
+    """libyaml's own depth limit (PyYAML 6.0.4 and later stop deep flow nesting in the scanner,
+    before the composer counts it) worded as this module's, so the error reads the same on every
+    PyYAML; any other scanner error as it is."""
+    if exc.problem and "maximum nesting depth" in exc.problem:
+        return YamlLimitError(None, None, f"nesting deeper than {MAX_DEPTH} levels", exc.problem_mark)
+    return exc
 
 
 def _with_line(exc: yaml.reader.ReaderError, text: str) -> yaml.MarkedYAMLError:
