@@ -1,20 +1,16 @@
 """Simulator speed: simulated accesses per second on one core, against pycachesim in the same run.
 
 pycachesim (a C cache simulator) is driven the way a Python tool would drive it access by access:
-one ``load()`` call per address. The sectormon model runs the same address list (L1D 64x4, L2
-2048x14, 256-byte lines, LRU) as one thread, once with only what pycachesim models (no prefetch,
-no sectors) and once with the full model (prefetcher, sectors, timing). Then the built-in kernels.
+one ``load()`` call per address. sectormon runs the same address list (L1D 64x4, L2 2048x14,
+256-byte lines, LRU) as one thread, on each of its cores (the compiled core and the Python model,
+``sectormon/sim/native.py``): once with only what pycachesim models (no prefetch, no sectors;
+records of one access each, then grouped by line) and once with the full model (prefetcher,
+sectors, timing). Then the built-in kernels on both cores.
 
     .venv/bin/python benchmarks/bench_sim.py [--quick]
 
 Numbers vary with the machine and its load; the ratios within one run are what to compare. Each
 repetition times every contender in turn (alternating), and the best of each is printed.
-
-``--floor`` measures what pure Python can reach on the random 64 MiB trace (every access misses
-L1D, nearly every one L2): probe loops that are not the model, an inline L1D + L2 LRU with the
-model's data structures (a tag dict and per-set LRU lists per level) and nothing else, then with
-the prefetcher's table, then with the miss queue of the timing, against pycachesim and the full
-model in the same run.
 """
 
 from __future__ import annotations
@@ -22,10 +18,10 @@ from __future__ import annotations
 import argparse
 import random
 import time
-from collections import deque
 from collections.abc import Callable, Iterator
 from functools import partial
 
+from sectormon.sim import native
 from sectormon.sim.config import L1_SETS, L1_WAYS, L2_SETS, ModelConfig, Prefetch, SectorConfig
 from sectormon.sim.engine import Machine, Record, ThreadSpec
 from sectormon.sim.kernels import make_kernel
@@ -82,7 +78,7 @@ def _records(addresses: list[int], grouped: bool) -> list[Record]:
     return out
 
 
-def _ours(records: list[Record], full: bool) -> float:
+def _ours(records: list[Record], full: bool, core: str) -> float:
     def stream() -> Iterator[list[Record]]:
         for i in range(0, len(records), 4096):
             yield records[i : i + 4096]
@@ -91,106 +87,19 @@ def _ours(records: list[Record], full: bool) -> float:
         config = ModelConfig()
     else:
         config = ModelConfig(prefetch=Prefetch(enabled=False), sectors=SectorConfig(enabled=False))
-    machine = Machine(config, [ThreadSpec(0, 0, stream)])
+    machine = Machine(config, [ThreadSpec(0, 0, stream)], core=core)
     start = time.perf_counter()
     machine.run_to_completion()
     return time.perf_counter() - start
 
 
-def _kernel(name: str, sizes: dict[str, str], prefetch: bool) -> tuple[int, float]:
+def _kernel(name: str, sizes: dict[str, str], prefetch: bool, core: str) -> tuple[int, float]:
     k = make_kernel(name, sizes)
     config = ModelConfig(prefetch=Prefetch(enabled=prefetch))
-    machine = Machine(config, list(kernel_workload(k, 1, True, prefetch).specs))
+    machine = Machine(config, list(kernel_workload(k, 1, True, prefetch).specs), core=core)
     start = time.perf_counter()
     machine.run_to_completion()
     return machine.threads[0].acc, time.perf_counter() - start
-
-
-def _bare(records: list[Record], table: bool, timing: bool) -> float:
-    """A probe, not the model: L1D (64 x 4) and L2 (2048 x 14) as plain LRU, each a tag dict and
-    per-set lists in LRU order, optionally with the prefetcher's table (the last 32 missed lines in
-    the model's form, a deque and a set; a miss next to one of them starts a stream) and the
-    out-of-order miss queue (8 outstanding misses, 260-cycle memory latency, one cycle per access,
-    in the model's lazy form)."""
-    tags: dict[int, int] = {}
-    sets: list[list[int]] = [[] for _ in range(L1_SETS)]
-    l2tags: dict[int, int] = {}
-    l2sets: list[list[int]] = [[] for _ in range(L2_SETS)]
-    recent: deque[int] = deque()
-    recent_set: set[int] = set()
-    ready_q: list[int] = []
-    head = 0
-    clk = 15
-    start = time.perf_counter()
-    for line, n, _ in records:
-        v = tags.get(line)
-        if v is not None:
-            s = sets[line & (L1_SETS - 1)]
-            if s[-1] != line:
-                s.remove(line)
-                s.append(line)
-        else:
-            if timing:
-                last = len(ready_q) - 8
-                while head <= last:
-                    r = ready_q[head]
-                    head += 1
-                    if r > clk:
-                        clk = r
-                ready_q.append(clk + (260 << 4))
-            s = l2sets[line & (L2_SETS - 1)]
-            if line in l2tags:
-                if s[-1] != line:
-                    s.remove(line)
-                    s.append(line)
-            else:
-                s.append(line)
-                l2tags[line] = clk
-                if len(s) > 14:
-                    del l2tags[s.pop(0)]
-            s = sets[line & (L1_SETS - 1)]
-            s.append(line)
-            tags[line] = clk
-            if len(s) > L1_WAYS:
-                del tags[s.pop(0)]
-            if table:
-                if line - 1 in recent_set:
-                    recent_set.remove(line - 1)  # the model starts a stream here
-                    recent.remove(line - 1)
-                elif line not in recent_set:
-                    recent_set.add(line)
-                    recent.append(line)
-                    if len(recent) > 32:
-                        recent_set.remove(recent.popleft())
-        clk += n << 6
-    return time.perf_counter() - start
-
-
-def _floor(n: int, repeat: int) -> None:
-    addresses = _traces(n)["random 64 MiB"]
-    records = _records(addresses, grouped=True)
-    names = [
-        "pycachesim",
-        "bare L1D + L2 LRU (dicts and set lists)",
-        "  + the prefetcher's table",
-        "  + the miss queue",
-        "  + both",
-        "full model",
-    ]
-    times = _best_alternating(
-        [
-            partial(_pycachesim, addresses),
-            partial(_bare, records, False, False),
-            partial(_bare, records, True, False),
-            partial(_bare, records, False, True),
-            partial(_bare, records, True, True),
-            partial(_ours, records, True),
-        ],
-        repeat,
-    )
-    print(f"random 64 MiB, {n} accesses, best of {repeat} alternating runs (ratio = x pycachesim)")
-    for name, t in zip(names, times, strict=True):
-        print(f"{name:<42} {n / t / 1e6:6.2f} M/s  {times[0] / t:5.2f}x")
 
 
 def _best_alternating(runs: list[Callable[[], float]], repeat: int) -> list[float]:
@@ -206,35 +115,37 @@ def _best_alternating(runs: list[Callable[[], float]], repeat: int) -> list[floa
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="smaller inputs, one repetition")
-    parser.add_argument("--floor", action="store_true", help="only the random trace's pure-Python floor")
     args = parser.parse_args()
     n = 100_000 if args.quick else 400_000
     repeat = 1 if args.quick else 5
-    if args.floor:
-        _floor(n, repeat)
-        return
+    cores = [core for core in ("c", "python") if core == "python" or native.compiled is not None]
+    if native.compiled is None:
+        print("the compiled core is not built (pip install -e . with a C compiler): the Python model only")
 
     print(
         f"trace-driven, {n} accesses each, best of {repeat} alternating runs "
-        "(M accesses/s; ratio = sectormon / pycachesim)"
+        "(M accesses/s; x = sectormon / pycachesim in the same run)"
     )
-    head = f"{'trace':<20} {'pycachesim':>11} {'ours/access':>12} {'ours/grouped':>13} {'full model':>11}"
-    print(head + "  ratios")
+    print(
+        f"{'trace':<18} {'pycachesim':>10}  "
+        + "  ".join(f"{c + ' core: per access / grouped / full':>46}" for c in cores)
+    )
     for name, addresses in _traces(n).items():
         per = _records(addresses, grouped=False)
         grouped = _records(addresses, grouped=True)
-        t_ref, t_per, t_grp, t_full = _best_alternating(
-            [
-                partial(_pycachesim, addresses),
-                partial(_ours, per, False),
-                partial(_ours, grouped, False),
-                partial(_ours, grouped, True),
-            ],
-            repeat,
-        )
-        rates = [n / t / 1e6 for t in (t_ref, t_per, t_grp, t_full)]
-        ratios = " ".join(f"{t_ref / t:.2f}" for t in (t_per, t_grp, t_full))
-        print(f"{name:<20} {rates[0]:>11.2f} {rates[1]:>12.2f} {rates[2]:>13.2f} {rates[3]:>11.2f}  {ratios}")
+        runs: list[Callable[[], float]] = [partial(_pycachesim, addresses)]
+        for core in cores:
+            runs += [
+                partial(_ours, per, False, core),
+                partial(_ours, grouped, False, core),
+                partial(_ours, grouped, True, core),
+            ]
+        times = _best_alternating(runs, repeat)
+        cells = [
+            " / ".join(f"{n / t / 1e6:.2f} ({times[0] / t:.2f}x)" for t in times[1 + 3 * k : 4 + 3 * k])
+            for k in range(len(cores))
+        ]
+        print(f"{name:<18} {n / times[0] / 1e6:>10.2f}  " + "  ".join(f"{cell:>46}" for cell in cells))
 
     print()
     print("built-in kernels, one thread, full model (M simulated accesses/s)")
@@ -244,10 +155,16 @@ def main() -> None:
         ("scenario-b", {"n": "128", "tile_i": "32", "tile_j": "128"}, True),
         ("random", {"accesses": "100000" if args.quick else "300000"}, True),
     ]
+    print(f"{'kernel':<28} {'accesses':>10}  " + "  ".join(f"{core + ' core':>10}" for core in cores))
     for name, sizes, prefetch in kernels:
-        acc, seconds = min((_kernel(name, sizes, prefetch) for _ in range(repeat)), key=lambda r: r[1])
+        rates = []
+        for core in cores:
+            acc, seconds = min(
+                (_kernel(name, sizes, prefetch, core) for _ in range(repeat)), key=lambda r: r[1]
+            )
+            rates.append(acc / seconds / 1e6)
         label = f"{name}{'' if prefetch else ' --no-prefetch'}"
-        print(f"{label:<28} {acc:>10} accesses  {acc / seconds / 1e6:6.2f} M/s")
+        print(f"{label:<28} {acc:>10}  " + "  ".join(f"{rate:>10.2f}" for rate in rates))
 
 
 if __name__ == "__main__":

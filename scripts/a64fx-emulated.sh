@@ -186,7 +186,7 @@ build_overlay() {
   local out=$1 over
   over=$(mktemp -d)
   mkdir -p "$over/usr/local/lib/python3.11/dist-packages" "$over/usr/local/bin" "$over/opt/a64fx"
-  (cd "$REPO" && tar --exclude=__pycache__ --exclude='*.pyc' -cf - sectormon) \
+  (cd "$REPO" && tar --exclude=__pycache__ --exclude='*.pyc' --exclude='*.so' -cf - sectormon) \
     | tar -xf - -C "$over/usr/local/lib/python3.11/dist-packages"
   printf '#!/usr/bin/python3\nimport sys\nfrom sectormon.cli import main\nsys.exit(main())\n' \
     > "$over/usr/local/bin/sectormon"

@@ -275,6 +275,7 @@ def summarize(source: SimSource, profile_name: str = "auto") -> dict[str, Any]:
         "kernel": described["kernel"],
         "sector_config": described["sector_config"],
         "seconds": seconds,
+        "core": machine.core,
         "cycles": machine.cycle - warm_cycles,
         "warmup_s": source.warmup,
         "accesses": {

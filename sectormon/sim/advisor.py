@@ -25,6 +25,7 @@ from itertools import product
 from typing import Any
 
 from sectormon.errors import UsageError
+from sectormon.sim import native
 from sectormon.sim.config import L1_WAYS
 from sectormon.sim.engine import FL_SPECIAL, OBJECT_SHIFT, ThreadSpec
 
@@ -362,6 +363,7 @@ def advise(
             "l2_split": "the same in SET0 and SET1 (sectors 0/1 of a set; ids 0/2 and 1/3 share them)",
             "seconds": round(time.perf_counter() - started, 2),
             "cpu_seconds": round(time.process_time() - cpu, 2),
+            "core": native.choose(),
         },
         "objects": [
             {
@@ -418,7 +420,7 @@ def render(advice: Mapping[str, Any], top: int) -> str:
     out += [
         "",
         f"Search: {s['how']}; {s['simulated']} simulations + the baseline in {s['seconds']} s "
-        f"({s['cpu_seconds']} s CPU).",
+        f"({s['cpu_seconds']} s CPU, {native.DESCRIPTIONS[s['core']]}).",
     ]
     rows = advice["rows"]
     ties = sum(1 for r in rows if rows and r["metrics"] == rows[0]["metrics"])

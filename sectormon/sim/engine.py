@@ -15,6 +15,9 @@ completes ``latency`` cycles later; the core runs ahead until it is ``window`` a
 oldest incomplete miss, or until ``l1_mib`` demand misses are outstanding, then stalls until that
 miss completes. The stall cycles are LD_COMP_WAIT, split by where the awaited data came from
 (L2: _L1_MISS, memory: _L2_MISS).
+
+This module is the model's reference, in Python. ``_core.c`` is the same caches and run loop in C
+(``CoreThread``), chosen by ``native.choose()`` where it is built; both give the same numbers.
 """
 
 from __future__ import annotations

@@ -16,6 +16,7 @@ from sectormon.errors import UsageError
 
 ENV = "SECTORMON_SIM_CORE"
 CORES = ("c", "python")
+DESCRIPTIONS = {"c": "compiled core", "python": "Python model"}
 
 compiled: ModuleType | None
 try:
