@@ -2,7 +2,7 @@
 # sectormon's aarch64 path on an emulated A64FX. QEMU `-M virt -cpu a64fx -smp 4` (TCG with -icount)
 # boots Debian's arm64 kernel with an initramfs made of Debian arm64 packages (busybox, python3,
 # linux-perf), the PyPI aarch64 wheels of sectormon's runtime dependencies and this working tree's
-# sectormon; scripts/a64fx/guest_checks.py runs sectormon check/events/monitor against the guest's own
+# sectormon; scripts/a64fx/guest_checks.py runs sectormon check/events/monitor/sim against the guest's own
 # perf and prints a JSON summary on the serial console, which scripts/a64fx/read_console.py reads here.
 # Exits 1 naming the failing check, or the package that could not be fetched.
 #
@@ -193,6 +193,11 @@ build_overlay() {
   chmod 755 "$over/usr/local/bin/sectormon"
   install -m 755 "$REPO/scripts/a64fx/init" "$over/init"
   install -m 644 "$REPO/scripts/a64fx/guest_checks.py" "$over/opt/a64fx/guest_checks.py"
+  # What the host's simulator (its compiled core) gives for the guest's sim check to reproduce.
+  if [ -x "$REPO/.venv/bin/sectormon" ]; then
+    "$REPO/.venv/bin/python" "$REPO/scripts/a64fx/guest_checks.py" --sim-reference \
+      > "$over/opt/a64fx/sim_reference.json" || die "the host's sectormon sim failed (see above)"
+  fi
   pack "$over" "$out"
   rm -rf "$over"
 }

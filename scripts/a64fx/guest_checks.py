@@ -49,6 +49,13 @@ LOOPS = 9_000_000
 BUSY = ("python3", "-c", f"x = 0\nfor i in range({LOOPS}):\n    x += i * i\nprint(x)")
 BUSY_OUTPUT = str((LOOPS - 1) * LOOPS * (2 * LOOPS - 1) // 6)  # what it prints: the sum of i * i
 SYSFS = Path("/sys")
+# The simulated A64FX in the guest runs its Python model (the guest builds no compiled core); the
+# host writes what its own core simulated for the same run (--sim-reference), and the guest must
+# reproduce every simulated count.
+SIM_ARGS: tuple[str, ...] = ("sim", "--summary", "--kernel", "scenario-a", "--size", "passes=200")
+SIM_ARGS += ("--threads", "2", "--warmup", "0")
+SIM_REFERENCE = Path("/opt/a64fx/sim_reference.json")
+SIMULATED = ("cycles", "counts", "threads", "cmgs")
 
 
 def progress(message: str) -> None:
@@ -429,6 +436,43 @@ def check_native_wheels(r: Results) -> None:
     r.check("native_wheels", result.returncode == 0 and result.stdout.strip() == "ok", detail)
 
 
+def _simulated(summary: Mapping[str, Any]) -> dict[str, Any]:
+    return {key: summary[key] for key in SIMULATED}
+
+
+def check_sim_python_model(r: Results) -> None:
+    name = "sim_python_model"
+    result = run(["sectormon", *SIM_ARGS])
+    if not no_traceback(r, name, result):
+        return
+    summary = load_json(r, name, result)
+    if summary is None:
+        return
+    core = summary.get("core")
+    if not SIM_REFERENCE.exists():
+        r.check(name, core == "python", f"ran on core {core}; no host reference (the host had no .venv)")
+        return
+    reference = json.loads(SIM_REFERENCE.read_text())
+    mine = _simulated(summary)
+    differ = [key for key in SIMULATED if mine[key] != reference["simulated"][key]]
+    detail = f"core {core} here, {reference['core']} on the host; {mine['cycles']} cycles; " + (
+        f"differs in {', '.join(differ)}" if differ else "every simulated count equal"
+    )
+    r.check(name, core == "python" and not differ, detail)
+
+
+def host_reference() -> int:
+    """On the host: what its sectormon simulates for SIM_ARGS, as JSON for the guest's check."""
+    sectormon = Path(sys.executable).with_name("sectormon")
+    result = subprocess.run([str(sectormon), *SIM_ARGS], capture_output=True, text=True, check=False)
+    if result.returncode != 0:
+        print(result.stderr, file=sys.stderr)
+        return 1
+    summary = json.loads(result.stdout)
+    print(json.dumps({"core": summary["core"], "simulated": _simulated(summary)}))
+    return 0
+
+
 def main() -> int:
     results = Results()
     results.data["guest"] = {"kernel": os.uname().release, "machine": os.uname().machine}
@@ -438,6 +482,7 @@ def main() -> int:
         check_probe,
         check_pmu_form,
         check_monitor,
+        check_sim_python_model,
     ]
     for step in steps:
         try:
@@ -453,4 +498,4 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(host_reference() if sys.argv[1:] == ["--sim-reference"] else main())

@@ -261,56 +261,55 @@ static PyObject *Cache_fill(Cache *c, PyObject *const *args, Py_ssize_t nargs) {
     return Py_BuildValue("(LL)", (long long)victim, (long long)vstate);
 }
 
-static PyObject *line_arg_state(Cache *c, PyObject *arg, i64 *line, Py_ssize_t *si, int *i) {
-    if (as_i64(arg, line) < 0) return NULL;
-    *si = set_of(c, *line);
-    *i = cache_find(c, *line, *si);
+/* The state slot of a cached line given as a Python int (its set and index in *si, *i); NULL with
+ * KeyError when the line is not cached. */
+static i64 *state_slot(Cache *c, PyObject *arg, Py_ssize_t *si, int *i) {
+    i64 line;
+    if (as_i64(arg, &line) < 0) return NULL;
+    *si = set_of(c, line);
+    *i = cache_find(c, line, *si);
     if (*i < 0) {
         PyErr_SetObject(PyExc_KeyError, arg);
         return NULL;
     }
-    return Py_None;
+    return c->states + *si * c->stride + *i;
 }
 
 static PyObject *Cache_touch(Cache *c, PyObject *arg) {
-    i64 line;
     Py_ssize_t si;
     int i;
-    if (line_arg_state(c, arg, &line, &si, &i) == NULL) return NULL;
+    if (state_slot(c, arg, &si, &i) == NULL) return NULL;
     cache_touch_at(c, si, i);
     Py_RETURN_NONE;
 }
 
 static PyObject *Cache_sector_of(Cache *c, PyObject *arg) {
-    i64 line;
     Py_ssize_t si;
     int i;
-    if (line_arg_state(c, arg, &line, &si, &i) == NULL) return NULL;
-    return PyLong_FromLongLong(c->states[si * c->stride + i] & SECTOR_MASK);
+    i64 *state = state_slot(c, arg, &si, &i);
+    return state == NULL ? NULL : PyLong_FromLongLong(*state & SECTOR_MASK);
 }
 
 static PyObject *Cache_kind_of(Cache *c, PyObject *arg) {
-    i64 line;
     Py_ssize_t si;
     int i;
-    if (line_arg_state(c, arg, &line, &si, &i) == NULL) return NULL;
-    return PyLong_FromLongLong((c->states[si * c->stride + i] >> KIND_SHIFT) & 1);
+    i64 *state = state_slot(c, arg, &si, &i);
+    return state == NULL ? NULL : PyLong_FromLongLong((*state >> KIND_SHIFT) & 1);
 }
 
 static PyObject *Cache_is_dirty(Cache *c, PyObject *arg) {
-    i64 line;
     Py_ssize_t si;
     int i;
-    if (line_arg_state(c, arg, &line, &si, &i) == NULL) return NULL;
-    return PyBool_FromLong((c->states[si * c->stride + i] & DIRTY) != 0);
+    i64 *state = state_slot(c, arg, &si, &i);
+    return state == NULL ? NULL : PyBool_FromLong((*state & DIRTY) != 0);
 }
 
 static PyObject *Cache_mark_dirty(Cache *c, PyObject *arg) {
-    i64 line;
     Py_ssize_t si;
     int i;
-    if (line_arg_state(c, arg, &line, &si, &i) == NULL) return NULL;
-    c->states[si * c->stride + i] |= DIRTY;
+    i64 *state = state_slot(c, arg, &si, &i);
+    if (state == NULL) return NULL;
+    *state |= DIRTY;
     Py_RETURN_NONE;
 }
 

@@ -222,3 +222,39 @@ def test_events_that_stop_counting_fail_events_counts(
     assert failed["events.counts"] == (
         "counting: none (expected CPU_CYCLES, INST_RETIRED); CPU_CYCLES: unsupported, ENOSYS: ..."
     )
+
+
+def test_the_guests_python_model_must_reproduce_the_hosts_simulation(
+    scripts: tuple[ModuleType, ModuleType],
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """The host writes what its sectormon simulates (``--sim-reference``); the guest, which builds no
+    compiled core, runs the same simulation on the Python model and must match every count."""
+    guest, _ = scripts
+    assert guest.host_reference() == 0
+    reference = json.loads(capsys.readouterr().out)
+
+    def run(argv: Sequence[str], **_: Any) -> subprocess.CompletedProcess[str]:
+        out, err = io.StringIO(), io.StringIO()
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            code = cli.main(list(argv[1:]))
+        return subprocess.CompletedProcess(list(argv), code, out.getvalue(), err.getvalue())
+
+    monkeypatch.setattr(guest, "run", run)
+    monkeypatch.setenv("SECTORMON_SIM_CORE", "python")
+    monkeypatch.setattr(guest, "SIM_REFERENCE", tmp_path / "sim_reference.json")
+    guest.SIM_REFERENCE.write_text(json.dumps(reference))
+    results = guest.Results()
+    guest.check_sim_python_model(results)
+    ((name, ok, detail),) = [(c["name"], c["ok"], c["detail"]) for c in results.checks]
+    assert (name, ok) == ("sim_python_model", True), detail
+    assert detail.endswith("every simulated count equal")
+
+    reference["simulated"]["counts"]["L1D_CACHE_REFILL"] += 1
+    guest.SIM_REFERENCE.write_text(json.dumps(reference))
+    results = guest.Results()
+    guest.check_sim_python_model(results)
+    ((check_row),) = results.checks
+    assert (check_row["ok"], check_row["detail"].rsplit("; ", 1)[1]) == (False, "differs in counts")

@@ -21,7 +21,7 @@ from sectormon.sim import native
 from sectormon.sim.config import ModelConfig, Prefetch, SectorConfig, Timing
 from sectormon.sim.engine import FL_EXIT, FL_IFETCH, Chunks, Machine, Record, ThreadSpec, flags
 from sectormon.sim.sampling import RefillSampler
-from tests.sim.cores import NOT_BUILT
+from tests.sim.cores import CACHES, NOT_BUILT
 from tests.sim.golden_cases import machine_state
 
 needs_core = pytest.mark.skipif(native.compiled is None, reason=NOT_BUILT)
@@ -189,3 +189,17 @@ def test_the_core_is_chosen_by_the_environment(monkeypatch: pytest.MonkeyPatch) 
         native.choose()
     monkeypatch.delenv(native.ENV)
     assert native.choose() == "python"
+
+
+@pytest.mark.parametrize("make", CACHES)
+def test_a_caches_accessors_read_the_packed_state(make: Any) -> None:
+    cache = make(4, 2, (2, 2, 2, 2), True)
+    cache.fill(9, (7 << 4) | (1 << 2) | 2)  # ready 7, kind 1, sector 2, clean
+    assert (cache.sector_of(9), cache.kind_of(9), cache.is_dirty(9)) == (2, 1, False)
+    cache.mark_dirty(9)
+    assert cache.is_dirty(9) and cache.tags == {9: (7 << 4) | 8 | 4 | 2}
+    cache.fill(13, 1)
+    cache.touch(9)
+    assert cache.sets[1] == [13, 9] and cache.lines() == 2 and cache.occupancy(1) == [0, 1, 1, 0]
+    with pytest.raises(KeyError):
+        cache.sector_of(10)
