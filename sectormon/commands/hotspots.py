@@ -149,9 +149,10 @@ def run(args: argparse.Namespace) -> int:
         attributed = symbolizer.feed(event)
         if attributed is not None:
             aggregator.add(attributed)
-    # The kernel's own count also covers drops after the last LOST record; the records are the
-    # fallback on kernels without PERF_FORMAT_LOST.
-    lost = max(stream.lost, sampled.lost or 0)
+    # The kernel's own count of the lost samples is exact; the LOST records also count the
+    # side-band records dropped with them and miss the drops after the last one: they are only
+    # the fallback on kernels without PERF_FORMAT_LOST.
+    lost = sampled.lost if sampled.lost is not None else stream.lost
     aggregator.add_lost(lost)
     counted = sampled.counted
     table = aggregator.table(total=counted.value if counted is not None else None, top=args.top)

@@ -65,13 +65,22 @@ class SamplingConfig:
 
 
 def sampling_attr(
-    spec: EventSpec, config: SamplingConfig, *, page_size: int, count_lost: bool = True
+    spec: EventSpec,
+    config: SamplingConfig,
+    *,
+    page_size: int,
+    count_lost: bool = True,
+    side_band: bool = True,
 ) -> abi.PerfEventAttr:
-    """The attr of a sampling event with the side-band records symbolization needs.
+    """The attr of a sampling event, with the side-band records symbolization needs (``side_band``).
 
-    ``count_lost`` asks for the event's lost-sample count in its reads (PERF_FORMAT_LOST, Linux
-    6.0): unlike PERF_RECORD_LOST, which the kernel writes only when the ring has room again, it
-    also covers the samples dropped at the very end of a run.
+    ``count_lost`` asks for the event's lost count in its reads (PERF_FORMAT_LOST, Linux 6.0):
+    unlike PERF_RECORD_LOST, which the kernel writes only when the ring has room again, it also
+    covers the records dropped at the very end of a run. Both count every record the kernel could
+    not write, of any kind: PERF_FORMAT_LOST counts those of this event only (its children's
+    included), PERF_RECORD_LOST those of every event writing into the ring. So an event whose lost
+    count must be its lost samples alone carries no side-band records (``side_band`` False): a
+    :data:`TRACKING` event beside it does (see :meth:`SamplingEvent.tracking`).
     """
     attr = abi.make_attr(
         spec.type,
@@ -91,12 +100,12 @@ def sampling_attr(
             "exclude_hv": config.exclude_hv,
             "enable_on_exec": config.enable_on_exec,
             "freq": config.freq > 0,
-            "mmap": True,
-            "mmap2": True,
-            "mmap_data": True,
-            "comm": True,
-            "comm_exec": True,
-            "task": True,
+            "mmap": side_band,
+            "mmap2": side_band,
+            "mmap_data": side_band,
+            "comm": side_band,
+            "comm_exec": side_band,
+            "task": side_band,
             "sample_id_all": True,
             "watermark": True,
             "use_clockid": True,
@@ -106,14 +115,21 @@ def sampling_attr(
     return attr
 
 
+TRACKING = EventSpec("dummy", abi.PERF_TYPE_SOFTWARE, abi.PERF_COUNT_SW_DUMMY)
+"""The event that carries a sampling event's side-band records: it never counts nor samples."""
+
+
 class SamplingEvent:
     """A sampling event opened on ``pid``/``cpu`` with its ring buffer mapped, or writing into the
     ring of ``output`` (an event on the same CPU: PERF_EVENT_IOC_SET_OUTPUT).
 
     Opened disabled (``enable_on_exec`` lets the kernel enable it at the target's exec);
-    :meth:`read_records` drains the ring and parses what it held. The kernel refuses a ring on an
-    inherited event that follows a task on every CPU (``cpu=-1``), so inherited events are opened
-    once per CPU: one ring per CPU, shared by every task sampled there.
+    :meth:`read_records` drains the ring and parses what it held. ``side_band`` False: it writes
+    samples only (and the kernel's THROTTLE records), and :meth:`lost` counts lost samples alone;
+    the MMAP2, COMM and FORK/EXIT records then come from a :meth:`tracking` event.
+
+    The kernel refuses a ring on an inherited event that follows a task on every CPU (``cpu=-1``),
+    so inherited events are opened once per CPU: one ring per CPU, shared by every task sampled there.
     """
 
     def __init__(
@@ -125,6 +141,7 @@ class SamplingEvent:
         cpu: int = -1,
         name: str = "",
         output: SamplingEvent | None = None,
+        side_band: bool = True,
     ) -> None:
         self.name = name or spec.spec
         self.pid = pid
@@ -137,7 +154,10 @@ class SamplingEvent:
         try:
             try:
                 self.fd: int | None = syscall.perf_event_open(
-                    sampling_attr(spec, config, page_size=page_size), pid, cpu, attempt=attempt
+                    sampling_attr(spec, config, page_size=page_size, side_band=side_band),
+                    pid,
+                    cpu,
+                    attempt=attempt,
                 )
             except InvalidAttribute as exc:
                 if exc.errno != errno.EINVAL:
@@ -145,7 +165,7 @@ class SamplingEvent:
                 # A kernel before 6.0 has no PERF_FORMAT_LOST: lost samples then come from the
                 # PERF_RECORD_LOST records alone.
                 self.counts_lost = False
-                attr = sampling_attr(spec, config, page_size=page_size, count_lost=False)
+                attr = sampling_attr(spec, config, page_size=page_size, count_lost=False, side_band=side_band)
                 self.fd = syscall.perf_event_open(attr, pid, cpu, attempt=attempt)
         except InvalidAttribute as exc:
             raise InvalidAttribute(
@@ -165,6 +185,23 @@ class SamplingEvent:
             os.close(self.fd)
             raise
         self._attempt = Attempt(self.name, pid, cpu, action="enable")
+
+    @classmethod
+    def tracking(cls, sampled: SamplingEvent, output: SamplingEvent | None = None) -> SamplingEvent:
+        """The side-band event of ``sampled`` (opened with ``side_band`` False): same task, CPU,
+        configuration and timing (so its records share the ring's layout: ``sample_type``,
+        ``sample_id_all``, clock), writing its MMAP2, COMM and FORK/EXIT records into the ring of
+        ``output`` (default: ``sampled``'s own), so that those records, when the ring is full,
+        are dropped on its lost count and not on the samples'."""
+        return cls(
+            TRACKING,
+            sampled.config,
+            pid=sampled.pid,
+            cpu=sampled.cpu,
+            name=f"{sampled.name} (side-band)",
+            output=output or sampled,
+            side_band=True,
+        )
 
     def enable(self) -> None:
         syscall.ioctl(self._fd(), abi.PERF_EVENT_IOC_ENABLE, 0, attempt=self._attempt)

@@ -190,8 +190,11 @@ class PerfSampleFeed:
             counted, multiplexed = total.value, total.multiplexed
         else:
             self._say("the counted total of the sampled event could not be read: its estimates are n/a")
-        # The kernel's own count also covers drops after the last LOST record.
-        lost_now = max(self._stream.lost, self._rings.lost() or 0)
+        # The kernel's own count of the lost samples is exact; the LOST records also count the
+        # side-band records dropped with them and miss the drops after the last one: they are only
+        # the fallback on kernels without PERF_FORMAT_LOST.
+        kernel_lost = self._rings.lost()
+        lost_now = kernel_lost if kernel_lost is not None else self._stream.lost
         lost, self._last_lost = lost_now - self._last_lost, lost_now
         self._check()
         return SampleBatch(t, tuple(samples), lost, counted, multiplexed)

@@ -247,7 +247,8 @@ class SamplingRun:
     """What a run produced: the rings' bytes (see :attr:`stream`), the counted total, the costs.
 
     ``lost`` is the kernel's own count of dropped samples (PERF_FORMAT_LOST; None before Linux 6.0,
-    where only the stream's PERF_RECORD_LOST records tell). ``cpu_wide``: every process on the
+    where only the stream's PERF_RECORD_LOST records tell, counting the side-band records dropped
+    with the samples too: see :meth:`SamplingRings.lost`). ``cpu_wide``: every process on the
     CPUs was sampled, including ones that never announced their mappings in the rings.
     """
 
@@ -274,7 +275,9 @@ class SamplingRings:
     """The sampling events of a run, one ring buffer per CPU, and the counting groups beside them.
 
     The first event opened on a CPU owns that CPU's ring; every other event there (another thread
-    of the process) writes into it.
+    of the process) writes into it. The sampling events write samples only: each has a tracking
+    event beside it (``trackers``) for the side-band records, writing into the same ring, so the
+    kernel's lost count of a sampling event is of its samples alone (see :meth:`lost`).
     """
 
     def __init__(self, spec: EventSpec, config: SamplingConfig, name: str) -> None:
@@ -283,6 +286,7 @@ class SamplingRings:
         self.name = name
         self.owners: dict[int, SamplingEvent] = {}
         self.members: list[SamplingEvent] = []
+        self.trackers: list[SamplingEvent] = []
         self.counters: list[PerfGroup] = []
         self.chunks: dict[int, list[bytes]] = {}
 
@@ -318,20 +322,34 @@ class SamplingRings:
 
     def _open(self, pid: int, cpu: int) -> None:
         owner = self.owners.get(cpu)
-        event = SamplingEvent(self.spec, self.config, pid=pid, cpu=cpu, name=self.name, output=owner)
+        event = SamplingEvent(
+            self.spec, self.config, pid=pid, cpu=cpu, name=self.name, output=owner, side_band=False
+        )
         if owner is None:
             self.owners[cpu] = event
             self.chunks[cpu] = []
         else:
             self.members.append(event)
+        self.trackers.append(SamplingEvent.tracking(event, output=owner or event))
 
-    def events(self) -> list[SamplingEvent]:
+    def sampling_events(self) -> list[SamplingEvent]:
+        """The events that sample (without their trackers)."""
         return [*self.owners.values(), *self.members]
 
+    def events(self) -> list[SamplingEvent]:
+        """Every event of the rings: the sampling events and their trackers."""
+        return [*self.sampling_events(), *self.trackers]
+
     def lost(self) -> int | None:
-        """Samples the kernel dropped on every event (None: this kernel does not count them)."""
+        """Samples the kernel dropped on every sampling event (None: this kernel does not count them).
+
+        Exact: the kernel counts a record it could not write on the event that wrote it (an
+        inherited event's on its parent), and only samples are written by these events. The
+        PERF_RECORD_LOST records in the rings are no substitute: they count the dropped records of
+        every event writing into a ring, the trackers' side-band records too.
+        """
         total = 0
-        for event in self.events():
+        for event in self.sampling_events():
             lost = event.lost()
             if lost is None:
                 return None
@@ -379,7 +397,7 @@ class SamplingRings:
         return out
 
     def close(self) -> None:
-        for event in self.members:
+        for event in [*self.trackers, *self.members]:
             event.close()
         for event in self.owners.values():
             event.close()
