@@ -53,7 +53,6 @@ DEFAULT_FREQ = 1000
 Target = CommandTarget | PidTarget | CpuTarget
 
 
-
 def wait_for_rings(poller: select.poll, timeout_s: float) -> None:
     """Wait up to ``timeout_s`` for data in the polled rings.
 
@@ -67,6 +66,7 @@ def wait_for_rings(poller: select.poll, timeout_s: float) -> None:
     for fd, flags in ready:
         if flags & (select.POLLHUP | select.POLLERR | select.POLLNVAL):
             poller.unregister(fd)
+
 
 def resolve_event(event: str, profile: Profile, *, option: str) -> tuple[str, EventSpec]:
     """A profile event name, else a perf event spec (one clear error for neither)."""
