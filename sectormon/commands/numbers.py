@@ -133,6 +133,7 @@ STREAM_TIME = seconds(0.0, 10 * YEAR)
 # -- the simulator ---------------------------------------------------------------------------------
 
 WARMUP = Range(0.0, 1.0, "a number of simulated seconds")
+PACE = Range(0.0, 60.0, "a number of wall seconds")
 SEED = whole(0, 2**32 - 1)
 
 # -- sampling (hotspots) ------------------------------------------------------------------------------

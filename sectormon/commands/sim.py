@@ -111,6 +111,7 @@ def run(args: argparse.Namespace) -> int:
                 ("--openmetrics-procs", args.openmetrics_procs),
                 ("--headless", args.headless),
                 ("--sample", args.sample),
+                ("--pace", args.pace),
             )
             if value not in (None, False)
         ]

@@ -10,7 +10,15 @@ from sectormon.commands import numbers
 from sectormon.errors import UsageError
 from sectormon.sim.config import L1_WAYS, L2_WAYS_TOTAL, MAX_THREADS, parse_l2_sets, parse_ways
 from sectormon.sim.kernels import KERNELS
-from sectormon.sources.sim import DEFAULT_THREADS, DEFAULT_WARMUP, SimOptions, SimSource, build_sim_source
+from sectormon.sources.sim import (
+    DEFAULT_THREADS,
+    DEFAULT_WARMUP,
+    SIM_DEFAULT_INTERVAL,
+    TUI_PACE,
+    SimOptions,
+    SimSource,
+    build_sim_source,
+)
 
 THREADS = numbers.whole(1, MAX_THREADS, "threads (the simulated A64FX's cores)")
 L2_WAYS = numbers.whole(1, L2_WAYS_TOTAL, "ways")
@@ -32,6 +40,16 @@ def add_sim_options(parser: argparse._ActionsContainer) -> list[argparse.Action]
             "simulated seconds run uncounted before counting starts, like a measured region after "
             f"initialisation (default {DEFAULT_WARMUP:g} for kernels, 0 for traces; 0 counts from the "
             "first access)"
+        ),
+    )
+    add(
+        "--pace",
+        type=numbers.PACE.parser("--pace"),
+        metavar="S",
+        help=numbers.PACE.help(
+            "wall seconds per frame interval: the simulated clock is held back to it, so the TUI "
+            f"refreshes like a monitor (default {TUI_PACE:g} in the TUI; headless 0, as fast as the "
+            "model runs)"
         ),
     )
     add(
@@ -173,6 +191,10 @@ def sim_options(args: argparse.Namespace) -> SimOptions:
 def sim_source(args: argparse.Namespace, *, headless: bool) -> SimSource:
     """The simulated source of a command line. Unless ``--loop``/``--once`` say otherwise, the TUI
     loops the workload; a headless run goes once, unless ``--count`` or ``--duration`` say how
-    long to run (a single pass of a kernel can be shorter than one interval)."""
+    long to run (a single pass of a kernel can be shorter than one interval). The TUI's simulated
+    clock keeps ``--pace`` (default :data:`TUI_PACE`) wall seconds per frame interval."""
     bounded = args.count is not None or args.duration is not None
-    return build_sim_source(sim_options(args), loop=bounded or not headless)
+    source = build_sim_source(sim_options(args), loop=bounded or not headless)
+    pace = args.pace if args.pace is not None else 0.0 if headless else TUI_PACE
+    source.pace = pace / (args.interval or SIM_DEFAULT_INTERVAL)
+    return source

@@ -3,14 +3,17 @@
 Units are the simulated threads, bound to FX700-numbered cores (CPU 0-47, CMG = CPU // 12), plus one
 CMG unit per CMG in use for the CMG-scoped events. The source owns a simulated clock: ``now()`` is
 simulated seconds (cycles / 2.2 GHz) and ``wait_until(t)`` runs the model up to ``t``. Simulated time
-runs far slower than wall time (about a microsecond of simulated time per wall millisecond per
-thread), hence the sim defaults below: a 10 us timeslice and a 250 us frame interval, so the six SC
-groups rotate about four times per frame and a frame of a few threads takes well under a second.
+runs far slower than wall time (about 5 simulated microseconds per wall millisecond and thread on
+the compiled core, where the sampler's Python takes most of the time, 20x less on the Python
+model), hence the sim defaults below: a 10 us timeslice
+and a 250 us frame interval, so the six SC groups rotate about four times per frame. The TUI paces
+the simulated clock (``pace``) so a frame comes every half second, not as fast as the model runs.
 """
 
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -30,6 +33,10 @@ from sectormon.sources.base import SampleFeed, SampleRequest, SourceBase, UnitsU
 
 SIM_DEFAULT_TIMESLICE = 10e-6
 SIM_DEFAULT_INTERVAL = 250e-6
+TUI_PACE = 0.5  # wall seconds per frame interval in the TUI: a monitor's refresh, not a flood
+# Behind its pace by more than this (a slow model, a paused session), the pace starts over from
+# now instead of racing to catch up.
+PACE_SLACK = 1.0
 SECTOR_PRESETS = ("off", "on")
 DEFAULT_THREADS = 2
 DEFAULT_WARMUP = 50e-6  # simulated seconds: the kernels' cold misses are over by then
@@ -133,8 +140,13 @@ class SimSource(SourceBase):
         *,
         loop: bool = False,
         warmup: float = 0.0,
+        pace: float = 0.0,
     ) -> None:
         self.config = config or ModelConfig()
+        # Wall seconds per simulated second that wait_until keeps to at least (0: as fast as the
+        # model runs), and the (wall, simulated) moment the pace counts from.
+        self.pace = pace
+        self._paced_from: tuple[float, float] | None = None
         self.workload = workload
         self.loop = loop
         if not warmup >= 0:
@@ -182,8 +194,23 @@ class SimSource(SourceBase):
         return (self.machine.tick - self._origin) / TICKS / FREQ_HZ
 
     def wait_until(self, t: float) -> None:
+        if self.pace > 0:
+            self._keep_pace(t)
         with self._lock:
             self.machine.run_until(t * FREQ_HZ + self._origin / TICKS)
+
+    def _keep_pace(self, t: float) -> None:
+        """Sleep until simulated time ``t`` is due at ``pace`` wall seconds per simulated second."""
+        now = time.monotonic()
+        if self._paced_from is None:
+            self._paced_from = (now, t)
+            return
+        wall0, sim0 = self._paced_from
+        due = wall0 + (t - sim0) * self.pace
+        if due > now:
+            time.sleep(due - now)
+        elif now - due > PACE_SLACK:
+            self._paced_from = (now, t)
 
     def run_to_completion(self) -> None:
         if self.loop:

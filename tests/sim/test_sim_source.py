@@ -388,3 +388,51 @@ def test_sector_config_for_a_preset_is_what_the_header_would_say() -> None:
         k: v for k, v in off.items() if k not in ("preset", "enabled")
     }  # the same ways: off lifts the restriction
     assert source.describe()["sector_config"] == on  # the kernel default starts on
+
+
+class _Clock:
+    """time.monotonic and time.sleep of the sim source, on a clock that moves only by sleeping or
+    by :meth:`advance` (the model's own run time)."""
+
+    def __init__(self) -> None:
+        self.now = 100.0
+        self.slept: list[float] = []
+
+    def monotonic(self) -> float:
+        return self.now
+
+    def sleep(self, seconds: float) -> None:
+        self.slept.append(seconds)
+        self.now += seconds
+
+    def advance(self, seconds: float) -> None:
+        self.now += seconds
+
+
+def test_a_paced_source_holds_simulated_time_to_the_wall_clock(monkeypatch: pytest.MonkeyPatch) -> None:
+    clock = _Clock()
+    monkeypatch.setattr("sectormon.sources.sim.time", clock)
+    source = _source("--size", "passes=50", loop=True)
+    source.pace = 2000.0  # 0.5 wall seconds per 250 simulated microseconds
+    source.start()
+    source.wait_until(0.0)  # the pace counts from here
+    source.wait_until(250e-6)
+    assert clock.slept == [pytest.approx(0.5)]
+    clock.advance(0.2)  # the model took 0.2 s of the next interval itself
+    source.wait_until(500e-6)
+    assert clock.slept[1] == pytest.approx(0.3)
+    assert source.now() == pytest.approx(500e-6, rel=1e-3)
+    clock.advance(5.0)  # a paused session: the pace starts over instead of racing to catch up
+    source.wait_until(750e-6)
+    source.wait_until(1000e-6)
+    assert clock.slept[2:] == [pytest.approx(0.5)]
+
+
+def test_the_tui_paces_the_simulator_and_a_headless_run_does_not() -> None:
+    interval = SIM_DEFAULT_INTERVAL
+    assert sim_source(_args(), headless=False).pace == pytest.approx(0.5 / interval)
+    assert sim_source(_args(), headless=True).pace == 0
+    assert sim_source(_args("--pace", "0"), headless=False).pace == 0
+    assert sim_source(_args("--pace", "2", "--interval", "0.001"), headless=True).pace == pytest.approx(2000)
+    with pytest.raises(UsageError, match=r"--pace -1.0: give a number of wall seconds from 0 to 60"):
+        _args("--pace", "-1")
