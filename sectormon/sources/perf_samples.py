@@ -289,6 +289,9 @@ class SamplingRings:
         self.trackers: list[SamplingEvent] = []
         self.counters: list[PerfGroup] = []
         self.chunks: dict[int, list[bytes]] = {}
+        # The counters' readings when sampling started and stopped (enable(), disable()).
+        self._zero: list[tuple[int, int, int]] | None = None
+        self._end: list[tuple[int, int, int]] | None = None
 
     def open_task(self, pid: int, cpus: Sequence[int]) -> None:
         """Sample task ``pid`` (and, with ``inherit``, what it starts) on ``cpus``, and count it."""
@@ -373,20 +376,40 @@ class SamplingRings:
         return [owner.fd for owner in self.owners.values() if owner.fd is not None]
 
     def enable(self) -> None:
-        """Start counting and sampling now (a command's events start at its exec instead)."""
+        """Start counting and sampling now (a command's events start at its exec instead).
+
+        The counters and the sampling events are separate fds, enabled one ioctl after another, so
+        the counters start first and are read as the run's zero once every sampling event runs:
+        what they counted before was never sampled and stays out of the total. Events between the
+        last enable and that read are sampled but not counted (a read() syscall's time); a
+        command's events all start at its exec and have no such window.
+        """
         for counter in self.counters:
             counter.enable()
-        for event in self.events():
+        for event in [*self.trackers, *self.sampling_events()]:
             event.enable()
+        self._zero = self._read()
 
     def disable(self) -> None:
+        """Stop sampling, read the counters as the run's end, then stop counting (enable's mirror)."""
         for event in self.events():
             event.disable()
+        self._end = self._read()
         for counter in self.counters:
             counter.disable()
 
     def readings(self) -> list[tuple[int, int, int]] | None:
-        """Each counting unit's (count, time_enabled, time_running) now; None when one cannot be read."""
+        """Each counting unit's (count, time_enabled, time_running) since :meth:`enable` (or since the
+        command's exec) and until :meth:`disable`, if called; None when one cannot be read."""
+        now = self._end if self._end is not None else self._read()
+        if now is None or self._zero is None:
+            return now
+        return [
+            (count - c0, enabled - e0, running - r0)
+            for (count, enabled, running), (c0, e0, r0) in zip(now, self._zero, strict=True)
+        ]
+
+    def _read(self) -> list[tuple[int, int, int]] | None:
         out = []
         for counter in self.counters:
             try:
