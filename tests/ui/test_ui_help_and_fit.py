@@ -14,7 +14,10 @@ from frames_fixture import a64fx_frames, a64fx_header, generic_frames, generic_h
 from screen_text import screen_text
 
 from sectormon.ui.app import SectormonApp, make_app
+from sectormon.ui.screens.dashboard import TAB_BAR_ROWS
 from sectormon.ui.screens.help import HelpScreen
+from sectormon.ui.widgets.cmg_panel import CmgPanel
+from sectormon.ui.widgets.core_table import CoreTable
 from sectormon.ui.widgets.metric_table import MetricTable
 
 pytestmark = pytest.mark.asyncio
@@ -203,3 +206,25 @@ async def test_bookmarks_in_a_replay_number_on_and_say_where_they_are_kept() -> 
         await pilot.pause()
         assert isinstance(app.screen, HelpScreen)
         assert "kept in run.jsonl.gz.bookmarks.jsonl" in app.screen.text
+
+
+async def test_the_history_below_leaves_the_core_table_its_rows_when_the_panels_above_grow() -> None:
+    """The history below the core tables is fitted again at every frame: the panels above the views
+    settle over the first frames (the CMG table fills in), and a fit made from an earlier layout
+    left the core table no rows at all (the demo under load, 1 start in 6)."""
+    fake = FakeSession(a64fx_header(), a64fx_frames(6))
+    app = make_app(fake)
+    async with app.run_test(size=WIDE) as pilot:
+        fake.emit(1)
+        await pilot.pause()
+        dashboard = app.dashboard
+        assert dashboard.query_one("#history-side").display
+        cmgs = dashboard.query_one(CmgPanel)
+        cmgs.styles.height = cmgs.outer_size.height + 6  # the panels above the views grow
+        await pilot.pause()
+        fake.emit(1)
+        await pilot.pause()
+        await pilot.pause()
+        views = dashboard.query_one("#views")
+        assert views.outer_size.height - TAB_BAR_ROWS >= dashboard.query_one(CoreTable).rows_needed()
+        assert "L1D dm" in screen_text(app)

@@ -64,7 +64,7 @@ class DashboardScreen(Screen[None]):
         self._frame: Frame | None = None
         self._status = Status()
         self._wide: bool | None = None
-        self._core_rows = 0
+        self._history_rows = 0  # the height the history below the core tables was given
         self._history_below = False
         self._history_drawn = 0.0  # monotonic time the history below the tables was last drawn
 
@@ -156,10 +156,9 @@ class DashboardScreen(Screen[None]):
         if self._history_below and (frame.final or now - self._history_drawn >= HISTORY_REDRAW_S):
             self._history_drawn = now
             self.query_one("#history-side", HistoryView).refresh_history()
-        rows = self.query_one(CoreTable).rows_needed()
-        if rows != self._core_rows:
-            self._core_rows = rows
-            self.call_after_refresh(self._fit_history)
+        # Every frame: the panels above the views settle over the first frames (the CMG table fills
+        # in), so a fit made from an earlier layout can leave the core table no rows.
+        self.call_after_refresh(self._fit_history)
 
     def _fit_history(self) -> None:
         """Show the history below the core tables when a wide screen leaves enough rows free.
@@ -175,7 +174,8 @@ class DashboardScreen(Screen[None]):
             free = views.outer_size.height + (side.outer_size.height if side.display else 0)
             spare = free - TAB_BAR_ROWS - self.query_one(CoreTable).rows_needed()
         below = spare >= HISTORY_MIN_ROWS
-        if below:
+        if below and spare != self._history_rows:
+            self._history_rows = spare
             side.styles.height = spare
             side.set_row_height(max(1, min(MAX_SPARK_ROWS, (spare - 1) // metrics)))
         if below == self._history_below:
