@@ -516,7 +516,7 @@ typedef struct {
     i64 wait_l1, wait_l2, fe_stall, exits, ifetch;
 } Thread;
 
-static PyObject *str_refill, *str_demand, *str_prefetch, *str_stream;
+static PyObject *str_demand, *str_prefetch, *str_stream;
 
 static int thread_traverse(Thread *t, visitproc visit, void *arg) {
     Py_VISIT(t->l1);
@@ -1087,16 +1087,12 @@ static PyObject *Thread_get_demand_misses(Thread *t, void *Py_UNUSED(c)) {
 }
 static PyObject *Thread_get_memory_reads(Thread *t, void *Py_UNUSED(c)) { return list_of(t->memory_reads, t->slots); }
 static PyObject *Thread_get_recent(Thread *t, void *Py_UNUSED(c)) { return list_of(t->recent, t->nrecent); }
-static PyObject *Thread_get_q_ready(Thread *t, void *Py_UNUSED(c)) { return list_of(t->qr.v, t->qr.len); }
-static PyObject *Thread_get_q_close(Thread *t, void *Py_UNUSED(c)) { return list_of(t->qc.v, t->qc.len); }
 
 static PyGetSetDef Thread_getset[] = {
     {"fcount", (getter)Thread_get_fcount, NULL, "Data accesses per access flags (a copy).", NULL},
     {"demand_misses", (getter)Thread_get_demand_misses, NULL, "L1D demand refills per flags (a copy).", NULL},
     {"memory_reads", (getter)Thread_get_memory_reads, NULL, "Demand misses sent to memory per flags (a copy).", NULL},
     {"recent", (getter)Thread_get_recent, NULL, "The prefetcher's table, oldest line first.", NULL},
-    {"q_ready", (getter)Thread_get_q_ready, NULL, "Outstanding misses' ready clocks (a copy).", NULL},
-    {"q_close", (getter)Thread_get_q_close, NULL, "Outstanding misses' window closes (a copy).", NULL},
     {NULL, NULL, NULL, NULL, NULL},
 };
 
@@ -1146,11 +1142,10 @@ static struct PyModuleDef core_module = {
 };
 
 PyMODINIT_FUNC PyInit__core(void) {
-    str_refill = PyUnicode_InternFromString("refill");
     str_demand = PyUnicode_InternFromString("demand");
     str_prefetch = PyUnicode_InternFromString("prefetch");
     str_stream = PyUnicode_InternFromString("stream");
-    if (!str_refill || !str_demand || !str_prefetch || !str_stream) return NULL;
+    if (!str_demand || !str_prefetch || !str_stream) return NULL;
     if (PyType_Ready(&CacheType) < 0 || PyType_Ready(&ThreadType) < 0) return NULL;
     PyObject *m = PyModule_Create(&core_module);
     if (m == NULL) return NULL;

@@ -60,8 +60,6 @@ class Thread:
     fcount: list[int]
     demand_misses: list[int]
     memory_reads: list[int]
-    q_ready: list[int]
-    q_close: list[int]
     @property
     def recent(self) -> list[int]: ...
     def __init__(

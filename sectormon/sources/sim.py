@@ -34,8 +34,8 @@ from sectormon.sources.base import SampleFeed, SampleRequest, SourceBase, UnitsU
 SIM_DEFAULT_TIMESLICE = 10e-6
 SIM_DEFAULT_INTERVAL = 250e-6
 TUI_PACE = 0.5  # wall seconds per frame interval in the TUI: a monitor's refresh, not a flood
-# Behind its pace by more than this (a slow model, a paused session), the pace starts over from
-# now instead of racing to catch up.
+# Behind its pace by more than this (a slow model, a paused session), the pace starts over from the
+# present moment: catching up would draw a burst of frames no one can read.
 PACE_SLACK = 1.0
 SECTOR_PRESETS = ("off", "on")
 DEFAULT_THREADS = 2
