@@ -21,6 +21,7 @@ from typing import NoReturn, Protocol
 
 from sectormon import __version__
 from sectormon.errors import SectormonError, UsageError
+from sectormon.files.text import printable
 
 SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "check": (
@@ -92,7 +93,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         args = parser.parse_args(rest)
         return _load(module).run(args)
     except SectormonError as exc:
-        print(f"sectormon: {exc}", file=sys.stderr)
+        print(f"sectormon: {printable(str(exc))}", file=sys.stderr)
         return exc.exit_code
     except KeyboardInterrupt:
         return 130

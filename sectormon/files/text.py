@@ -1,0 +1,31 @@
+"""Text from input made safe to print: one line, no terminal control sequences.
+
+A recording, a profile or a path can hold ESC/OSC sequences, carriage returns and newlines; printed
+raw they fake extra ``sectormon:`` lines or retitle the terminal. Every message that quotes input
+goes through :func:`printable`, which escapes what is not printable the way ``repr`` would, and
+leaves ordinary text (accents, CJK, symbols) as it is.
+"""
+
+from __future__ import annotations
+
+
+def _escape(char: str) -> str:
+    code = ord(char)
+    if code < 0x100:
+        return f"\\x{code:02x}"
+    if code < 0x10000:
+        return f"\\u{code:04x}"
+    return f"\\U{code:08x}"
+
+
+def printable(text: str) -> str:
+    """``text`` with every non-printable character (C0/C1 controls, DEL, line and paragraph
+    separators, lone surrogates, format characters) written as a ``\\x``/``\\u`` escape."""
+    if text.isprintable():
+        return text
+    return "".join(char if char.isprintable() else _escape(char) for char in text)
+
+
+def is_ascii_digits(text: str) -> bool:
+    """True for a non-empty run of ``0``-``9`` only: ``str.isdigit`` also accepts ``²`` and ``２``."""
+    return text.isascii() and text.isdigit()
