@@ -7,6 +7,7 @@ import json
 import os
 import resource
 import shlex
+import shutil
 import signal
 import subprocess
 import sys
@@ -186,6 +187,27 @@ def test_cpus_mode_counts_each_cpu_system_wide() -> None:
     assert len(frames) == 4 and frames[-1]["final"] is True  # three frames, then the final one
     assert set(frames[0]["cores"]) == {"0"}
     assert frames[0]["cores"]["0"]["counts"]["TASK_CLOCK"] > 0
+
+
+def test_a_session_that_cannot_open_any_event_writes_nothing_on_stdout(tmp_path: Path) -> None:
+    """As an unprivileged user, CPU-wide counting is refused: the run fails with one line, exit 2,
+    and stdout stays empty (it had a header and an empty final frame, as if something was counted)."""
+    setpriv = shutil.which("setpriv")
+    if os.geteuid() != 0 or setpriv is None:
+        pytest.skip("needs root and setpriv to drop to an unprivileged user")
+    if int(Path("/proc/sys/kernel/perf_event_paranoid").read_text()) <= 0:
+        pytest.skip("perf_event_paranoid <= 0: an unprivileged user may count CPUs here")
+    drop = [setpriv, "--reuid=65534", "--regid=65534", "--clear-groups"]
+    proc = subprocess.run(
+        [*drop, sectormon_command(), "--json", "--profile", "generic", "--cpus", "0", "--count", "2"],
+        capture_output=True, text=True, timeout=120, cwd=tmp_path,
+    )  # fmt: skip
+    if "Permission denied" in proc.stderr or "No such file" in proc.stderr:
+        pytest.skip(f"cannot run sectormon as uid 65534 here: {proc.stderr.strip()[:200]}")
+    assert proc.returncode == 2, proc.stderr
+    assert proc.stdout == ""
+    last = proc.stderr.strip().splitlines()[-1]
+    assert last.startswith("sectormon: cannot open") and "cpu 0" in last, proc.stderr
 
 
 def test_bad_target_options_are_one_line_errors() -> None:
