@@ -112,8 +112,8 @@ class Sampler:
         ``max_timeslice``, and says so through ``on_warning`` and ``on_rotation``. ``proxy``:
         per CMG, the number of units that open the rotating groups (:mod:`sectormon.proxy`; the
         others open only the always-on group); ``None``: every unit opens every group.
-        ``on_counting``: called once :meth:`run` has opened the units there at its start (a unit
-        that cannot be opened then ends the run before it, with nothing counted)."""
+        ``on_counting``: called once :meth:`run` has opened and enabled the units there at its
+        start (a unit that cannot be opened then ends the run before it, with nothing counted)."""
         if timeslice <= 0:
             raise SectormonError(f"--timeslice must be > 0 (got {timeslice})")
         self._source = source
@@ -193,8 +193,6 @@ class Sampler:
         rotation = 0
         self._refresh_units()
         self._counting = True
-        if self._on_counting is not None:
-            self._on_counting()
         self._start_review()
         kernel = self.rotation.mode == KERNEL
         current = None if kernel else self._plan.group_at(rotation)
@@ -206,6 +204,8 @@ class Sampler:
             self._enable(always)
             self._enable(current)
         try:
+            if self._on_counting is not None:
+                self._on_counting()
             while True:
                 deadline = deadlines.next_deadline(self._source.now())
                 if bracket_wait:

@@ -7,13 +7,12 @@ from __future__ import annotations
 import json
 import signal
 import subprocess
-import time
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.e2e.helpers import read_jsonl, run_sectormon, sectormon_command, workload
+from tests.e2e.helpers import in_sigwait, read_jsonl, run_sectormon, sectormon_command, wait_until, workload
 from tests.e2e.test_e2e_hotspots import ARRAYS, FUNCTIONS, build, by_name, expected_shares
 
 pytestmark = [pytest.mark.e2e]
@@ -75,7 +74,8 @@ def test_a_running_process_is_sampled_from_the_moment_it_is_attached() -> None:
         text=True,
     )
     try:
-        time.sleep(0.3)
+        # SIGUSR1 would kill the target before it blocks the signal to wait for it.
+        wait_until(lambda: in_sigwait(target.pid), "the target waits for SIGUSR1")
         command = [sectormon_command(), "--pid", str(target.pid), "--json", "--interval", "0.5"]
         with subprocess.Popen(
             [*command, "--sample", "page-faults:1"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
