@@ -6,9 +6,9 @@ repeat it (``power_total_W`` is ``sectormon_power_total_watts``). Names are lowe
 Prometheus names are by convention.
 
 The families sectormon serves itself (:data:`BUILTIN`) are reserved: a profile metric named
-``overhead``, ``info`` or ``frames`` would export a second family of one of their names, and
-Prometheus rejects the whole scrape ("Clashing name"), so such a metric is refused with one line
-before the endpoint starts.
+``overhead``, ``info`` or ``frames`` would export a second family of one of their names, which is
+invalid OpenMetrics (a strict parser rejects the whole scrape: "Clashing name") and mixes the two
+families' series, so such a metric is refused with one line before the endpoint starts.
 """
 
 from __future__ import annotations
