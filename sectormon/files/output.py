@@ -197,9 +197,9 @@ def check_writable(path: str, option: str) -> None:
             pass
     except OSError as exc:
         raise path_error(path, exc, option) from None
-    if mode is None:
+    if mode is None:  # the file made, not a dangling symlink that led to it
         with contextlib.suppress(OSError):
-            os.unlink(path)
+            os.unlink(os.path.realpath(path))
 
 
 def is_stdout(path: str) -> bool:

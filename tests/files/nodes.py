@@ -58,8 +58,11 @@ class FifoReader:
             chunks.append(chunk)
         self.data = b"".join(chunks)
 
-    def result(self, timeout: float = 60.0) -> bytes:
-        """What was written, once the writer closed."""
+    def result(self, timeout: float = 60.0, *, wake: bool = False) -> bytes:
+        """What was written, once the writer closed; ``wake``: first come and go as a writer, for
+        a writer under test that may never have opened the pipe."""
+        if wake:
+            os.close(os.open(self.path, os.O_WRONLY | os.O_NONBLOCK))
         self._thread.join(timeout)
         assert not self._thread.is_alive(), f"the writer never closed {self.path}"
         os.close(self._fd)

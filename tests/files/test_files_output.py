@@ -171,3 +171,11 @@ def test_is_stdout_compares_device_and_inode(tmp_path: Path) -> None:
     finally:
         os.dup2(saved, 1)
         os.close(saved)
+
+
+def test_the_record_check_keeps_a_dangling_symlink(tmp_path: Path) -> None:
+    """Found by the generator: the check removed the link it had written through."""
+    link = tmp_path / "run.jsonl"
+    link.symlink_to("later.jsonl")
+    check_writable(str(link), "--record")
+    assert link.is_symlink() and not (tmp_path / "later.jsonl").exists()
