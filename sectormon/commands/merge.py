@@ -34,8 +34,12 @@ def _check_node_path(path: str) -> None:
 
     if is_regular(path):
         return
-    if not os.path.lexists(path) and len(os.path.basename(path)) < 256:
-        raise UsageError(f"{printable(path)}: no such file (give one sectormon recording per node)")
+    try:
+        os.stat(path)
+    except FileNotFoundError:
+        raise UsageError(f"{printable(path)}: no such file (give one sectormon recording per node)") from None
+    except OSError:
+        pass  # open_input words it
     open_input(path, "recording").close()  # raises the reason
 
 

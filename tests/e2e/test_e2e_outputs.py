@@ -242,3 +242,27 @@ def test_version_on_a_closed_stdout_exits_1_with_one_line() -> None:
     assert proc.stderr.splitlines() == [
         "sectormon: cannot write the version: stdout is closed (redirect it to a file or a pipe)"
     ]
+
+
+@pytest.mark.parametrize(
+    ("make", "message"),
+    [
+        ("too-long", "the recording name is too long (give a shorter path)"),
+        ("fifo", "is a named pipe (the recording must be a regular file)"),
+        ("folder", "is a folder (the recording must be a regular file)"),
+    ],
+)
+def test_a_merge_input_that_is_no_file_is_one_line(
+    make: str, message: str, inputs: dict[str, str], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A node path of 256+ characters ended in an ENAMETOOLONG traceback."""
+    from sectormon.cli import main
+
+    node = tmp_path / ("n" * 300 if make == "too-long" else "node.jsonl")
+    if make == "fifo":
+        os.mkfifo(node)
+    elif make == "folder":
+        node.mkdir()
+    assert main(["merge", str(node), inputs["n2"], "-o", str(tmp_path / "job.jsonl")]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].endswith(message), err
