@@ -197,8 +197,12 @@ class StandIns:
         role for the whole window and ran at most :data:`IDLE_SHARE` of it gives the role to the
         unit of its CMG that ran most, when that one ran at least :data:`RUN_SHARE` of it and
         :data:`BUSIER` times the stand-in's time. A role moves at most once per window (the
-        successor holds it from ``now``). Returns ``(idle, successor)`` pairs."""
+        successor holds it from ``now``), and only to a unit that did not stand in when the review
+        began: a stand-in found idle in this window hands its role on and takes no other (it may
+        have run enough for :data:`RUN_SHARE`, and next to a stand-in that ran nothing, for
+        :data:`BUSIER`). Returns ``(idle, successor)`` pairs."""
         moved: list[tuple[Unit, Unit]] = []
+        judged = frozenset(self._keys)
         for pool, chosen in self._chosen.items():
             for at, unit in enumerate(chosen):
                 own = ran.get(unit.key)
@@ -211,6 +215,7 @@ class StandIns:
                     for u in alive
                     if u.kind != "cmg"
                     and pool_of(u) == pool
+                    and u.key not in judged
                     and u.key not in self._keys
                     and ran.get(u.key, 0.0) >= max(RUN_SHARE * window, BUSIER * own)
                 ]
