@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from sectormon.errors import UsageError
+from sectormon.profiles.model import EventDef
 from sectormon.readings import Unit
 
 PROXY_KEY = "proxy"
@@ -31,6 +32,19 @@ seconds all of the CMG's units were present over the stand-ins' (units in the CM
 when they all live throughout)."""
 
 REFERENCES = (TASK_TIME, UNITS)
+
+TASK_TIME_EVENT = EventDef(
+    name="proxy task time",
+    spec="task-clock",
+    description="each unit's task time: the reference that --proxy scales the stand-ins' counts by",
+)
+"""Opened on every unit in the always-on group when the profile has no always-on per-PE event
+(a profile of PMU events only, such as the A64FX one), on a source that counts software events: the
+reference is then task time, not presence. Presence assumes every unit of a CMG ran as much as its
+stand-ins; on a loaded machine the scheduler gives threads unequal shares (one of 48 threads ran
+0.63 of the mean over 3 s at load 2), which made a presence estimate 9-27 % off, while per second
+of task time the same threads did the same work. Its name is no identifier: no formula or profile
+event can take it, and the engine counts only its ``time_enabled``."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -14,7 +14,15 @@ from collections.abc import Mapping, Sequence
 from sectormon.attribution.window import HEADER_KEY as HOTSPOTS_KEY
 from sectormon.perf.probe import ProbeResult
 from sectormon.profiles.model import Profile
-from sectormon.schedule import AUTO, RotationPlan, choose_rotation, plan_rotation, select_groups
+from sectormon.proxy import TASK_TIME_EVENT
+from sectormon.schedule import (
+    AUTO,
+    RotationPlan,
+    choose_rotation,
+    plan_rotation,
+    select_groups,
+    with_always_pe_event,
+)
 from sectormon.session.control import WarningCallback
 from sectormon.session.header import build_header
 from sectormon.session.live import LiveSession
@@ -45,6 +53,9 @@ def open_session(
             if event.scope == "cmg":
                 unavailable.setdefault(event.name, f"CMG-wide event needs per-CPU counting: {cmg_reason}")
     plan = plan_rotation(profile, group_names, unavailable, free=lambda e: not source.needs_counter(e))
+    if options.proxy is not None and source.kind == "perf" and plan.groups:
+        # Task time, not presence, is what the stand-ins' counts are scaled by (see TASK_TIME_EVENT)
+        plan = with_always_pe_event(plan, TASK_TIME_EVENT)
     can_multiplex = source.kind != "sim"
     rotation = choose_rotation(
         request.rotation,

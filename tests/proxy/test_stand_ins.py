@@ -7,11 +7,13 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 
 from sectormon.errors import UsageError
+from sectormon.profiles.model import EventDef
 from sectormon.proxy import (
     BUSIER,
     IDLE_SHARE,
     RUN_SHARE,
     TASK_TIME,
+    TASK_TIME_EVENT,
     UNITS,
     ProxySetting,
     StandIns,
@@ -21,6 +23,7 @@ from sectormon.proxy import (
     proxy_setting,
 )
 from sectormon.readings import Unit
+from sectormon.schedule import ALWAYS, PlannedGroup, RotationPlan, with_always_pe_event
 
 
 def _cpu(n: int, per_cmg: int = 12) -> Unit:
@@ -196,3 +199,18 @@ def test_an_idle_stand_in_that_hands_its_role_on_takes_no_other_in_the_same_revi
     moved = stand_ins.review(units, ran, window=1.0, now=1.0)
     assert [(a.ident, b.ident) for a, b in moved] == [(2, 7)]
     assert sorted(u.ident for u in stand_ins.units()) == [3, 7]
+
+
+def test_the_task_time_reference_joins_the_always_on_group_only_where_it_has_no_per_pe_event() -> None:
+    cycles, faults, l2 = EventDef("A", "ra"), EventDef("S", "page-faults"), EventDef("L", "rl", scope="cmg")
+    rotating = PlannedGroup("G", (cycles,), ())
+    bare = RotationPlan((rotating,), {}, ())
+    planned = with_always_pe_event(bare, TASK_TIME_EVENT)
+    assert planned.groups == bare.groups and planned.always == PlannedGroup(ALWAYS, (TASK_TIME_EVENT,), ())
+    assert TASK_TIME_EVENT.spec == "task-clock" and not TASK_TIME_EVENT.name.isidentifier()
+    cmg_only = RotationPlan((rotating,), {}, (), PlannedGroup(ALWAYS, (), (l2,)))
+    assert with_always_pe_event(cmg_only, TASK_TIME_EVENT).always == PlannedGroup(
+        ALWAYS, (TASK_TIME_EVENT,), (l2,)
+    )
+    timed = RotationPlan((rotating,), {}, (), PlannedGroup(ALWAYS, (faults,), ()))
+    assert with_always_pe_event(timed, TASK_TIME_EVENT) is timed
