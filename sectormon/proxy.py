@@ -27,9 +27,10 @@ TASK_TIME = "task-time"
 task time over the stand-ins'."""
 
 UNITS = "units"
-"""Scale by presence (no group is read on the other units): the stand-ins' count times the
-seconds all of the CMG's units were present over the stand-ins' (units in the CMG / stand-ins
-when they all live throughout)."""
+"""Scale by presence (no per-PE group is read on the other units: the simulator's cores, always
+there, or a live source where task-clock cannot be opened): the stand-ins' count times the seconds
+all of the CMG's units were present over the stand-ins' (units in the CMG / stand-ins when they all
+live throughout)."""
 
 REFERENCES = (TASK_TIME, UNITS)
 
