@@ -201,6 +201,8 @@ class PerfSampleFeed:
 
     def _check(self) -> None:
         stream = self._stream
+        for warning in self._symbolizer.images.new_warnings():  # files the resolver could not read
+            self._say(warning)
         if self._last_lost:
             self._say(
                 "samples were lost: the ring buffer filled faster than it was read (give a larger "
