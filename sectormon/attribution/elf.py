@@ -31,7 +31,7 @@ from array import array
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, BinaryIO
 
 from elftools.dwarf.compileunit import CompileUnit
 from elftools.dwarf.dwarfinfo import DWARFInfo
@@ -134,6 +134,10 @@ class SymbolTable:
     def __len__(self) -> int:
         return len(self._starts)
 
+    def ranges(self) -> Iterator[tuple[str, int, int]]:
+        """(name, start, end) of every symbol, by address."""
+        return zip(self._names, self._starts, self._ends, strict=True)
+
     def lookup(self, vaddr: int) -> tuple[str, int] | None:
         """(name, offset into the symbol) of the symbol covering ``vaddr``."""
         found = self.find(vaddr)
@@ -197,12 +201,7 @@ class ElfImage:
             with _stage("the ELF header"):
                 elf = ELFFile(handle)
             with _stage("the program headers"):
-                _check_count(elf.num_segments(), elf["e_phoff"], elf["e_phentsize"], self.size, "program")
-                self.segments = tuple(
-                    Segment(s["p_vaddr"], s["p_memsz"], s["p_offset"], s["p_filesz"], _prot(s["p_flags"]))
-                    for s in elf.iter_segments()
-                    if s["p_type"] == "PT_LOAD"
-                )
+                self.segments = _load_segments(elf, handle, self.size)
             headers = _section_headers(elf, self.size, self._warn_damaged)
         self._index = {name: i for i, (name, _) in enumerate(headers) if name}
         self.stripped = ".symtab" not in self._index
@@ -297,6 +296,11 @@ class ElfImage:
     def contains(self, vaddr: int) -> bool:
         return any(s.vaddr <= vaddr < s.vaddr + s.memsz for s in self.segments)
 
+    @property
+    def decoded_rows(self) -> int:
+        """DWARF line rows held now: those of the units that a lookup needed so far."""
+        return self._lines.rows if self._lines is not None else 0
+
     def source(self, vaddr: int) -> str | None:
         """``file:line`` of the instruction at ``vaddr``, or None without DWARF line info."""
         if not self.has_lines or self._lines_failed:
@@ -384,6 +388,10 @@ class _LineIndex:
                 out.append((table._addresses[0], table._addresses[-1] + 1, unit.cu_offset))
         return out
 
+    @property
+    def rows(self) -> int:
+        return sum(len(table) for table in self._units.values())
+
     def lookup(self, vaddr: int) -> str | None:
         i = bisect.bisect_right(self._starts, vaddr) - 1
         # Ranges of valid DWARF do not overlap; of damaged DWARF, the first covering one is taken.
@@ -440,6 +448,25 @@ def _rows(program: LineProgram) -> Iterator[tuple[int, str | None]]:
                 name = names[state.file] = os.path.basename(raw.decode("utf-8", "replace"))
             place = places[(state.file, state.line)] = f"{name}:{state.line}"
         yield state.address, place
+
+
+def _load_segments(elf: ELFFile, handle: BinaryIO, size: int) -> tuple[Segment, ...]:
+    """The PT_LOAD segments, from the program headers alone (pyelftools' own segments read the
+    dynamic section's tables too, where a damaged section would cost the whole file)."""
+    count, offset, entry = elf.num_segments(), elf["e_phoff"], elf["e_phentsize"]
+    _check_count(count, offset, entry, size, "program")
+    segments = []
+    for i in range(count):
+        handle.seek(offset + i * entry)
+        header = elf.structs.Elf_Phdr.parse(handle.read(entry))
+        if header["p_type"] == "PT_LOAD":
+            flags = header["p_flags"]
+            segments.append(
+                Segment(
+                    header["p_vaddr"], header["p_memsz"], header["p_offset"], header["p_filesz"], _prot(flags)
+                )
+            )
+    return tuple(segments)
 
 
 def _section_headers(elf: ELFFile, size: int, damaged: Callable[[ElfDamaged], None]) -> list[tuple[str, Any]]:
