@@ -174,6 +174,17 @@ class LineTable:
         i = bisect.bisect_right(self._addresses, vaddr) - 1
         return self._places[self._where[i]] if i >= 0 else None
 
+    def sequences(self) -> Iterator[tuple[int, int]]:
+        """``[start, end)`` of each sequence: the contiguous code ranges the rows cover."""
+        start = None
+        for address, where in zip(self._addresses, self._where, strict=True):
+            if where == 0:  # an end of sequence
+                if start is not None and address > start:
+                    yield start, address
+                start = None
+            elif start is None:
+                start = address
+
 
 class ElfImage:
     """One parsed ELF file (see the module docstring).
@@ -358,7 +369,8 @@ class _LineIndex:
 
     def _ranges(self) -> list[tuple[int, int, int]]:
         """(start, end, unit offset) of every unit's code: ``.debug_aranges`` when it has any,
-        else the units' ``DW_AT_low_pc``/``DW_AT_high_pc``, else the span of the unit's rows."""
+        else the units' ``DW_AT_low_pc``/``DW_AT_high_pc``, else the sequences of the unit's rows
+        (a unit in several pieces, ``DW_AT_ranges``, is decoded here once to find them)."""
         dwarf = self._dwarf
         out: list[tuple[int, int, int]] = []
         with _stage(".debug_aranges"):
@@ -384,8 +396,7 @@ class _LineIndex:
                     out.append((low.value, end, unit.cu_offset))
                 continue
             table = self._decode(unit)
-            if len(table):
-                out.append((table._addresses[0], table._addresses[-1] + 1, unit.cu_offset))
+            out += [(start, end, unit.cu_offset) for start, end in table.sequences()]
         return out
 
     @property
