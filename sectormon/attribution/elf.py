@@ -549,6 +549,11 @@ class ElfCache:
     def get(self, path: str) -> ElfImage | None:
         if path in self._images:
             return self._images[path]
+        if path.startswith("/dev/"):
+            # Device mappings (/dev/zero, a GPU's memory) are not files to read: opening some
+            # devices acts on them.
+            self._images[path] = None
+            return None
         image: ElfImage | None
         shown = printable(os.path.basename(path))
         try:

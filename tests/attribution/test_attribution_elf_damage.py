@@ -111,9 +111,10 @@ def test_a_fifo_where_a_library_was_is_never_opened_for_reading(tmp_path: Path) 
 
 
 def test_files_that_are_gone_or_not_elf_say_nothing(tmp_path: Path) -> None:
-    """Mapped data files (locale archives, fonts) and deleted libraries are common, not damage."""
+    """Mapped data files (locale archives, fonts), devices and deleted libraries are common, not damage."""
     text = tmp_path / "locale-archive"
     text.write_bytes(b"not an ELF file")
     cache = ElfCache()
     assert cache.get(str(text)) is None and cache.get(str(tmp_path / "gone.so")) is None
+    assert cache.get("/dev/zero") is None and cache.get("/dev/null") is None  # device mappings
     assert cache.warnings == []
