@@ -395,7 +395,7 @@ class _LineIndex:
                 if low.value < end < 1 << 64:
                     out.append((low.value, end, unit.cu_offset))
                 continue
-            table = self._decode(unit)
+            table = self._units[unit.cu_offset] = self._decode(unit)
             out += [(start, end, unit.cu_offset) for start, end in table.sequences()]
         return out
 
@@ -405,7 +405,7 @@ class _LineIndex:
 
     def lookup(self, vaddr: int) -> str | None:
         i = bisect.bisect_right(self._starts, vaddr) - 1
-        # Ranges of valid DWARF do not overlap; of damaged DWARF, the first covering one is taken.
+        # Ranges of valid DWARF do not overlap; of damaged DWARF, the one starting last is taken.
         if i < 0 or vaddr >= self._ends[i]:
             return None
         offset = self._offsets[i]
