@@ -18,12 +18,15 @@ import importlib
 import shutil
 import sys
 from collections.abc import Sequence
-from typing import NoReturn, Protocol
+from typing import TYPE_CHECKING, NoReturn, Protocol
 
 from sectormon import __version__
 from sectormon.errors import SectormonError, UsageError
 from sectormon.files.text import printable
 from sectormon.session import stopping
+
+if TYPE_CHECKING:
+    from _typeshed import SupportsWrite
 
 SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "check": (
@@ -64,6 +67,16 @@ class _Parser(argparse.ArgumentParser):
 
     def error(self, message: str) -> NoReturn:
         self.exit(2, f"{self.prog}: {message} (see '{self.prog} --help')\n")
+
+    def _print_message(self, message: str, file: SupportsWrite[str] | None = None) -> None:
+        """``--help`` and ``--version`` go to stdout like every report: a full disk or a closed
+        stdout is one line and exit 1 (argparse would exit 0 with nothing written)."""
+        if file is not None and file is sys.stderr:
+            super()._print_message(message, file)
+            return
+        from sectormon.commands.output import write_stdout
+
+        write_stdout(message, "help" if message.lstrip().startswith("usage") else "version")
 
 
 def build_parser(name: str | None) -> argparse.ArgumentParser:

@@ -16,10 +16,11 @@ import tempfile
 from sectormon.attribution.window import DEFAULT_TOP
 from sectormon.commands import numbers
 from sectormon.commands.openmetrics import add_openmetrics_options, check_output_mode
-from sectormon.commands.output import StreamOutput, check_writable, require_terminal
+from sectormon.commands.output import StreamOutput, require_terminal
 from sectormon.commands.theme_option import check_theme
 from sectormon.errors import UsageError
 from sectormon.export.server import OpenMetricsExporter
+from sectormon.files.output import check_writable, is_stdout
 from sectormon.files.text import is_ascii_digits
 from sectormon.schedule import AUTO, KERNEL_READ_EVERY, ROTATION_MODES
 from sectormon.session import stopping
@@ -146,6 +147,11 @@ def session_request(args: argparse.Namespace, clock: str) -> SessionRequest:
             "recording would overwrite each other; give them different files"
         )
     if args.record:
+        if _writes_stdout(args) and is_stdout(args.record):
+            raise UsageError(
+                f"--record {args.record} is where stdout goes: the recording and the "
+                f"{'frame stream' if args.json else 'TUI'} would be mixed in one file; record to another file"
+            )
         check_writable(args.record, "--record")
     return SessionRequest(
         groups=groups,
@@ -275,7 +281,10 @@ def run_session(
     finally:
         if exporter is not None:
             exporter.close()
-    return _command_status(session) if status == 0 else status
+    status = _command_status(session) if status == 0 else status
+    if status == 0 and session.recording_failed:
+        return 1  # the warning said why; a script must not take the run's recording as whole
+    return status
 
 
 def _run_json(session: LiveSession, output: StreamOutput) -> int:
@@ -306,6 +315,13 @@ def _command_status(session: LiveSession) -> int:
         return 0
     print_warning(describe_exit(code))
     return shell_status(code)
+
+
+def _writes_stdout(args: argparse.Namespace) -> bool:
+    """Whether the session writes stdout: the JSON stream without ``-o FILE``, or the TUI."""
+    if args.headless:
+        return False
+    return not args.json or args.output in (None, "-")
 
 
 def _same_file(a: str, b: str) -> bool:

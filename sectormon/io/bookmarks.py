@@ -14,6 +14,7 @@ import json
 from pathlib import Path
 
 from sectormon.errors import SectormonError
+from sectormon.files.output import OutputPathError, open_output
 from sectormon.io.jsonl import BadRecord, encode_mark, mark_from_record, parse_schema
 from sectormon.readings import Mark
 
@@ -54,12 +55,11 @@ class BookmarkFile:
         one-line :class:`SectormonError`; the bookmark then lasts for this replay only."""
         self.marks.append(mark)
         try:
-            with self.path.open("a", encoding="utf-8") as f:
-                f.write(encode_mark(mark) + "\n")
-        except OSError as exc:
-            raise SectormonError(
-                f"kept for this replay only: cannot write {self.path} ({exc.strerror or exc})"
-            ) from None
+            with open_output(str(self.path), "bookmarks", append=True) as f:
+                f.write((encode_mark(mark) + "\n").encode("utf-8"))
+        except (OSError, OutputPathError) as exc:  # OutputPathError: a folder, a FIFO nobody reads
+            reason = exc.reason if isinstance(exc, OutputPathError) else exc.strerror or str(exc)
+            raise SectormonError(f"kept for this replay only: cannot write {self.path} ({reason})") from None
 
 
 def _bookmark(line: str) -> Mark:

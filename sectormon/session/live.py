@@ -73,6 +73,7 @@ class LiveSession(SessionBase):
         self._pending: collections.deque[Mark] = collections.deque()
         self._sampling = sampling
         self._recorder: RecordingWriter | None = None
+        self.recording_failed = False  # a recording stopped on an error: the run ends with status 1
         # Re-entrant: a write that fails warns, and a warning is written to the recording.
         self._record_lock = threading.RLock()
         self._sampler = Sampler(
@@ -354,6 +355,7 @@ class LiveSession(SessionBase):
                 recorder.write_mark(Mark(t=self._builder.last_t, kind="warning", label=message))
 
     def _recording_failed(self, message: str) -> None:
+        self.recording_failed = True
         self._warn(f"recording stopped: {message} (record to a writable path with space); monitoring goes on")
 
     def _close_recorder(self, end_data: dict[str, Any] | None = None) -> None:

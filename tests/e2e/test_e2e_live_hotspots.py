@@ -185,6 +185,43 @@ def test_bad_sample_options_are_one_line_and_status_2(args: tuple[str, ...], mes
     assert len(errors) == 1 and "Traceback" not in proc.stderr
 
 
+SHORT_LIVED = r"""
+#include <stdlib.h>
+#include <sys/prctl.h>
+int main(void) {
+    prctl(PR_SET_THP_DISABLE, 1, 0, 0, 0);
+    size_t n = 8 << 20;
+    char *p = malloc(n);
+    for (size_t i = 0; i < n; i += 4096) p[i] = 1;
+    return p[4096] - 1;
+}
+"""
+
+
+@pytest.mark.slow
+@pytest.mark.syscall
+def test_each_window_of_short_lived_children_reconciles_samples_lost_and_count(tmp_path: Path) -> None:
+    """20 short processes one after the other, sampled at every fault: in every frame's window the
+    samples plus the lost ones are the window's counted total (the rings and the counters are
+    read together; a window is handed over once its samples are resolved)."""
+    source = tmp_path / "short.c"
+    source.write_text(SHORT_LIVED)
+    exe = tmp_path / "short"
+    subprocess.run(["cc", "-O1", "-o", str(exe), str(source)], check=True, capture_output=True)
+    loop = f"for i in $(seq 20); do {exe} >/dev/null; done"
+    proc = run_sectormon("--json", "--sample", "page-faults:1", "--interval", "0.2", "--", "sh", "-c", loop)
+    assert proc.returncode == 0, proc.stderr
+    _, frames = frames_of(proc.stdout)
+    windows = [f["hotspots"]["interval"] for f in frames if "interval" in f.get("hotspots", {})]
+    assert windows and windows[-1]["samples"] > 20 * 2048
+    for window in windows:
+        # Reading the rings and then the counters leaves microseconds in which an event is counted
+        # in one window and sampled in the next.
+        assert window["samples"] + window["lost_samples"] == pytest.approx(window["counted_total"], abs=8)
+    run = frames[-1]["hotspots"]["run"]
+    assert run["samples"] + run["lost_samples"] == run["counted_total"]
+
+
 # The target loads a library, moves its folder away and puts a FIFO at the library's path: an
 # open() of that path for symbols blocks until a writer comes, which never happens.
 FIFO_TARGET = """
