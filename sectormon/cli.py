@@ -11,6 +11,7 @@ Textual).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import difflib
 import errno
 import importlib
@@ -22,6 +23,7 @@ from typing import TYPE_CHECKING, NoReturn, Protocol
 from sectormon import __version__
 from sectormon.errors import SectormonError, UsageError
 from sectormon.files.text import printable
+from sectormon.session import stopping
 
 if TYPE_CHECKING:
     from _typeshed import SupportsWrite
@@ -99,12 +101,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     name = argv[0] if argv and argv[0] in SUBCOMMANDS else None
     rest = argv[1:] if name else argv
     module = SUBCOMMANDS[name][0] if name else "monitor"
+    # The live monitor takes SIGINT/SIGTERM before anything else: a signal during start-up ends
+    # it cleanly too (sectormon.session.stopping).
+    latch = stopping.installed() if name is None else contextlib.nullcontext()
     try:
-        if name is None:
-            _refuse_misspelt_subcommand(rest)
-        parser = build_parser(name)
-        args = parser.parse_args(rest)
-        return _load(module).run(args)
+        with latch:
+            if name is None:
+                _refuse_misspelt_subcommand(rest)
+            parser = build_parser(name)
+            args = parser.parse_args(rest)
+            return _load(module).run(args)
     except SectormonError as exc:
         print(f"sectormon: {printable(str(exc))}", file=sys.stderr)
         return exc.exit_code
