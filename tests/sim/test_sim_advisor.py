@@ -12,11 +12,15 @@ import pytest
 from sectormon import cli
 from sectormon.commands.sim import summarize
 from sectormon.commands.sim_options import sim_source
+from sectormon.errors import UsageError
 from sectormon.sim.advisor import (
+    DEFAULT_BUDGET,
     METRICS,
+    MIN_BUDGET,
     Candidate,
     Outcome,
     assignments,
+    default_budget,
     fujitsu,
     l1_splits,
     l2_splits,
@@ -99,15 +103,32 @@ def test_search_is_exhaustive_within_the_budget() -> None:
     assert "exhaustive" in found.how
 
 
-def test_search_beyond_the_budget_is_pruned_and_says_so() -> None:
+@pytest.mark.parametrize("budget", [1, 10, 50, 120, 500])
+def test_search_beyond_the_budget_runs_at_most_the_budget_and_says_so(budget: int) -> None:
     calls: list[Candidate | None] = []
-    found = search(3, [5.0, 1.0, 1.0], 14, _fake_run(calls), "IPC", budget=50)
-    assert found.pruned and found.space > 50
-    assert len(calls) - 1 < found.space
-    assert found.how.startswith(f"pruned: {len(calls) - 1} of {found.space} configurations")
+    progress: list[tuple[int, int]] = []
+    found = search(3, [5.0, 1.0, 1.0], 14, _fake_run(calls), "IPC", budget, lambda *p: progress.append(p))
+    assert found.pruned and found.space == 960
+    assert len(calls) - 1 == budget == len(found.ranked)  # the baseline is not counted
+    assert found.how.startswith(f"pruned: {budget} of 960 configurations simulated (budget {budget})")
+    assert progress == [(i, budget + 1) for i in range(1, budget + 2)]
+
+
+def test_pruned_search_still_combines_the_best_l1d_and_l2_splits() -> None:
+    found = search(3, [5.0, 1.0, 1.0], 14, _fake_run([]), "IPC", budget=120)
     best = found.ranked[0].candidate
-    # the two-stage search still combines the best L1D split with the best L2 split
     assert best is not None and best.l1[1] == 3 and best.l2 == (4, 10)
+
+
+def test_advise_refuses_more_objects_than_it_can_place() -> None:
+    with pytest.raises(UsageError, match="at most 8 data objects"):
+        search(9, [1.0] * 9, 14, _fake_run([]), "IPC", budget=10)
+
+
+def test_default_budget_shrinks_with_the_workload() -> None:
+    assert default_budget(1_000) == DEFAULT_BUDGET
+    assert default_budget(12_900_000) == 77  # scenario-b's default run
+    assert default_budget(10**12) == MIN_BUDGET
 
 
 @pytest.mark.parametrize(
