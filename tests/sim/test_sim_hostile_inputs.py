@@ -18,11 +18,8 @@ import pytest
 from sectormon import cli
 from sectormon.sim import native
 from tests.e2e.helpers import run_sectormon, sectormon_command
+from tests.sim.cores import CORES
 
-CORES = [
-    "python",
-    pytest.param("c", marks=pytest.mark.skipif(native.compiled is None, reason="compiled core not built")),
-]
 MB = 1 << 20
 
 
