@@ -50,8 +50,8 @@ def add_sim_options(parser: argparse._ActionsContainer) -> list[argparse.Action]
         metavar="S",
         help=numbers.PACE.help(
             "wall seconds per frame interval: the simulated clock is held back to it, so the TUI "
-            f"refreshes like a monitor (default {TUI_PACE:g} in the TUI; headless 0, as fast as the "
-            "model runs)"
+            f"refreshes like a monitor (default {TUI_PACE:g} in the TUI and while serving --openmetrics; "
+            "otherwise headless 0, as fast as the model runs)"
         ),
     )
     add(
