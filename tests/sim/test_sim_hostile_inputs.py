@@ -14,9 +14,14 @@ import sys
 from pathlib import Path
 
 import pytest
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
 
 from sectormon import cli
+from sectormon.errors import DataError, UsageError
 from sectormon.sim import native
+from sectormon.sim.config import parse_size
+from sectormon.sim.trace import parse_line
 from tests.e2e.helpers import run_sectormon, sectormon_command
 from tests.sim.cores import CORES
 
@@ -221,3 +226,39 @@ def test_the_largest_kernel_sizes_run_in_bounded_memory() -> None:
         )
         assert code == 0, err
         assert rss < 200 * MB, (size, rss)  # reused=100G reached 16 GB in 60 s
+
+
+# ----------------------------------------------------------------------------- properties of the parsers
+_TEXT = st.text(alphabet=st.characters(codec="utf-8"), max_size=60) | st.sampled_from(
+    ["1" + "0" * 16, "0" * 30 + "ff", "9" * 5000, "²", "１２", "16M", "17M", "0x", "-0"]
+)
+
+
+@settings(max_examples=400, deadline=None)
+@given(label=st.sampled_from(["0", "1", "2", "3", "²"]), address=_TEXT, sector=st.none() | _TEXT)
+@example(label="0", address="1" + "0" * 16, sector=None)  # 2**64: was accepted, then OverflowError in C
+def test_a_din_line_parses_to_a_64_bit_address_or_is_a_data_error(
+    label: str, address: str, sector: str | None
+) -> None:
+    text = f"{label} {address}" + (f" {sector}" if sector is not None else "")
+    try:
+        parsed = parse_line(text, "t.din", 7)
+    except DataError as exc:
+        assert exc.line == 7 and "\n" not in str(exc)
+        return
+    if parsed is not None:
+        assert 0 <= parsed[1] < 1 << 64
+        assert parsed[2] in (None, 0, 1, 2, 3)
+
+
+@settings(max_examples=400, deadline=None)
+@given(text=_TEXT, maximum=st.sampled_from([256, 4096, 16 << 20, 64 << 30]))
+@example(text="9" * 5000, maximum=4096)  # past Python's int-string limit: a ValueError traceback
+@example(text="²", maximum=4096)
+def test_a_size_is_at_most_its_maximum_or_a_usage_error(text: str, maximum: int) -> None:
+    try:
+        value = parse_size(text, "--size x", maximum)
+    except UsageError as exc:
+        assert str(exc).startswith("--size x: ") and "\n" not in str(exc)
+        return
+    assert 0 <= value <= maximum
