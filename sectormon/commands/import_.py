@@ -5,9 +5,9 @@ from __future__ import annotations
 import argparse
 import contextlib
 import os
-import sys
 from collections.abc import Sequence
 
+from sectormon.commands.output import print_message, print_warning
 from sectormon.errors import UsageError
 from sectormon.fapp.measurement import read_measurement
 from sectormon.fapp.model import TIME_SET
@@ -37,13 +37,12 @@ def configure(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     measurement = read_measurement(args.path, args.region)
     for warning in measurement.warnings:
-        print(f"sectormon: warning: {warning}", file=sys.stderr)
+        print_warning(warning)
     if measurement.time_set != TIME_SET:
-        print(
-            f"sectormon: warning: {args.path}: no {TIME_SET} set: the recording takes the region's time "
+        print_warning(
+            f"{args.path}: no {TIME_SET} set: the recording takes the region's time "
             f"from {measurement.time_set} (fapp's report takes it from {TIME_SET} only); every set "
-            "measured the same region, but their times differ a little",
-            file=sys.stderr,
+            "measured the same region, but their times differ a little"
         )
     to_stdout = args.output == "-"  # as in most Unix tools: `-o - | jq ...`
     if to_stdout:
@@ -52,11 +51,10 @@ def run(args: argparse.Namespace) -> int:
         refuse_own_input(args.output, measurement.files)
     conversion = write_recording(measurement, "/dev/stdout" if to_stdout else args.output)
     readings = sum(len(s.rows) for s in conversion.slices)
-    print(
-        f"sectormon: wrote {'the recording to stdout' if to_stdout else args.output}: "
+    print_message(
+        f"wrote {'the recording to stdout' if to_stdout else args.output}: "
         f"{len(measurement.sets)} event sets, {readings} readings in one "
-        f"slice of {conversion.end.t:.6g} s (the mean {measurement.time_set} time)",
-        file=sys.stderr,
+        f"slice of {conversion.end.t:.6g} s (the mean {measurement.time_set} time)"
     )
     return 0
 
