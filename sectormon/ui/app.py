@@ -634,4 +634,6 @@ def run_tui(controller: SessionControl, theme: str | None = None) -> int:
     for path in app.recordings:  # `r` records into the current folder: say where it went
         if os.path.exists(path):
             print(f"sectormon: recorded to {printable(path)}", file=sys.stderr)
-    return int(result or 0)
+    # A crash inside the app (an exception in a widget) ends run() with no result: Textual's
+    # return code says so (1), where ``result or 0`` made it exit 0.
+    return int(result) if result is not None else int(app.return_code or 0)

@@ -17,13 +17,15 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from fake_controller import FakeSession
+from frames_fixture import generic_frames, generic_header
 from screen_text import screen_text
 
 from sectormon import cli
 from sectormon.io.jsonl import encode_mark
 from sectormon.readings import Mark
 from sectormon.session.control import SessionControl
-from sectormon.ui.app import SectormonApp, make_app
+from sectormon.ui.app import SectormonApp, make_app, run_tui
 from sectormon.ui.screens.help import HelpScreen
 from sectormon.ui.screens.warnings import WarningsScreen
 
@@ -156,3 +158,18 @@ def test_replay_shows_markup_in_mark_labels_and_bookmarks_as_text(
     assert cli.main(["replay", str(recording)]) == 0
     assert apps and apps[0].return_code == 0
     assert "Traceback" not in capsys.readouterr().err
+
+
+def test_a_crash_inside_the_tui_is_not_exit_status_0(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The live TUI that died of a MarkupError exited 0: Textual's return code (1 after an
+    unhandled exception, with no result) is the exit status."""
+
+    def crashed(self: SectormonApp, *args: Any, **kwargs: Any) -> None:
+        try:
+            raise RuntimeError("a widget raised")
+        except RuntimeError as exc:
+            self._handle_exception(exc)
+
+    monkeypatch.setattr(SectormonApp, "run", crashed)
+    fake = FakeSession(generic_header(), generic_frames(1))
+    assert run_tui(fake) == 1

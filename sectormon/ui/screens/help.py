@@ -102,6 +102,7 @@ def keys(content: HelpContent) -> list[tuple[str, str]]:
         ("t", "next theme"),
         _views_key(content.views),
         ("Enter", "detail of the core or CMG row (Esc goes back)"),
+        ("l", "the warnings log: every warning, when it came, how often"),
         ("?", "this help"),
     ]
     if content.presets:
