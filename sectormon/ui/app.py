@@ -142,6 +142,7 @@ class SectormonApp(App[int]):
         self._seq_lock = threading.Lock()
         self._baseline_wanted: bool | None = None
         self.warning_log: list[WarningEntry] = []  # every distinct warning, in order (``l`` lists them)
+        self._warning_entries: dict[str, WarningEntry] = {}  # the same, by text: a repeat is O(1)
         self._notes: list[tuple[str, str]] = []
         self._started = False
         self.recordings: list[str] = []  # every recording this session made, said again on quit
@@ -275,12 +276,13 @@ class SectormonApp(App[int]):
     def _warn_once(self, text: str) -> None:
         """Log a warning: the header shows the count and the newest, ``l`` the whole log. No
         notification: six of them stacked over the tables for seconds, hiding the figures."""
-        for entry in self.warning_log:
-            if entry.text == text:
-                entry.count += 1
-                return
+        entry = self._warning_entries.get(text)
+        if entry is not None:
+            entry.count += 1
+            return
         t = self.latest.t if self.latest is not None else None
-        self.warning_log.append(WarningEntry(text, time.time(), t))
+        entry = self._warning_entries[text] = WarningEntry(text, time.time(), t)
+        self.warning_log.append(entry)
         self.redraw()
 
     def notify(
