@@ -9,6 +9,7 @@ and escape sequences, and ``sectormon replay`` of a recording whose marks and bo
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
 import re
 import time
@@ -26,6 +27,7 @@ from sectormon.io.jsonl import encode_mark
 from sectormon.readings import Mark
 from sectormon.session.control import SessionControl
 from sectormon.ui.app import SectormonApp, make_app, run_tui
+from sectormon.ui.messages import FrameArrived, SessionWarning
 from sectormon.ui.screens.help import HelpScreen
 from sectormon.ui.screens.warnings import WarningsScreen
 
@@ -173,3 +175,28 @@ def test_a_crash_inside_the_tui_is_not_exit_status_0(monkeypatch: pytest.MonkeyP
     monkeypatch.setattr(SectormonApp, "run", crashed)
     fake = FakeSession(generic_header(), generic_frames(1))
     assert run_tui(fake) == 1
+
+
+@pytest.mark.asyncio
+async def test_markup_in_warnings_and_group_names_is_drawn_as_text() -> None:
+    """The quick form of the two above, on the fake session: a warning and a group named ``[/]``
+    (MarkupError ended the app) and an escape sequence in a group name."""
+    fake = FakeSession(generic_header(), generic_frames(2))
+    app = make_app(fake)
+    async with app.run_test(size=(160, 50)) as pilot:
+        frame = fake.next_frame()
+        groups = {"[/]": 0.5, "\x1b]0;pwned\x07": 0.5}
+        app.post_message(SessionWarning("groups left empty and skipped: [/], [b]x"))
+        app.post_message(FrameArrived(dataclasses.replace(frame, groups=groups, active_group="[/]"), 1))
+        await _until(pilot, lambda: app.frames_received >= 1 and app.warning_log, "a frame and a warning")
+        await pilot.pause()
+        text = screen_text(app)
+        assert "▶[/] 50%" in text and r"\x1b]0;pwned\x07 50%" in text
+        assert "⚠ 1 warning (l lists): groups left empty and skipped: [/], [b]x" in text
+        assert_plain(text)
+        app.notify("[link=file:///etc/passwd]x[/link] [/]")  # any notification: plain text too
+        await pilot.pause()
+        shown = [n for n in app._notifications if n.message == "[link=file:///etc/passwd]x[/link] [/]"]
+        assert shown and not shown[0].markup
+        assert_plain(screen_text(app))
+    assert app.return_code in (None, 0)
