@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import os
 import re
+import time
 
 import pytest
 from fake_controller import FakeReplay, FakeSession
@@ -85,7 +86,17 @@ async def test_160x50_shows_48_cores_and_4_cmgs_without_scrolling(a64fx_session:
     app = make_app(a64fx_session)
     async with app.run_test(size=WIDE) as pilot:
         a64fx_session.emit()
-        await pilot.pause()
+        tables = app.dashboard.query_one(CoreTable).tables
+
+        def settled() -> bool:  # the state asserted, not a number of pauses (failed under load)
+            cmgs = app.dashboard.query_one(CmgPanel).table
+            return cmgs.max_scroll_y == 0 and all(
+                t.display and t.max_scroll_y == 0 and t.max_scroll_x == 0 for t in tables
+            )
+
+        deadline = time.monotonic() + 30
+        while not settled() and time.monotonic() < deadline:
+            await pilot.pause(0.05)
         text = screen_text(app)
         for core in [*(str(c) for c in range(12, 60)), "unbound"]:
             assert core in core_keys(app)
