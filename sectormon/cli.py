@@ -66,7 +66,8 @@ class _Parser(argparse.ArgumentParser):
     runs to a screenful, which buried the message under it."""
 
     def error(self, message: str) -> NoReturn:
-        self.exit(2, f"{self.prog}: {message} (see '{self.prog} --help')\n")
+        # The message quotes the argument as given: escaped like every other error line.
+        self.exit(2, f"{self.prog}: {printable(message)} (see '{self.prog} --help')\n")
 
     def _print_message(self, message: str, file: SupportsWrite[str] | None = None) -> None:
         """``--help`` and ``--version`` go to stdout like every report: a full disk or a closed

@@ -8,13 +8,15 @@ when at least one group has an event that counts, 1 (with the reason) when nothi
 from __future__ import annotations
 
 import argparse
+import errno
 import os
-import sys
+import stat
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from sectormon.commands.output import write_stdout
+from sectormon.commands.output import print_message, write_stdout
 from sectormon.errors import SectormonError
+from sectormon.files.text import printable
 from sectormon.hostinfo import HostInfo, collect_hostinfo, paranoid_meaning
 from sectormon.io import strict_json
 from sectormon.perf import probe as perf_probe
@@ -32,6 +34,21 @@ STATE_NOTE = {
 }
 
 
+def root_folder(value: str) -> str:
+    """A fake sysfs or procfs root (``--sysfs-root``, ``--procfs-root``): an existing folder,
+    checked when the option is read, so a bad one is one usage line (a 256-character name raised
+    ENAMETOOLONG from deep in the topology reader)."""
+    shown = printable(value if len(value) <= 80 else value[:80] + "...")
+    try:
+        if stat.S_ISDIR(os.stat(value).st_mode):
+            return value
+        problem = "not a folder"
+    except (OSError, ValueError) as exc:
+        too_long = isinstance(exc, OSError) and exc.errno == errno.ENAMETOOLONG
+        problem = "the name is too long" if too_long else getattr(exc, "strerror", None) or str(exc)
+    raise argparse.ArgumentTypeError(f"{shown}: {printable(problem)} (give an existing folder)")
+
+
 def add_host_options(parser: argparse.ArgumentParser) -> None:
     """``--profile`` and the (hidden) fake-root options shared by ``check`` and ``events``."""
     parser.add_argument(
@@ -40,8 +57,8 @@ def add_host_options(parser: argparse.ArgumentParser) -> None:
         help="a built-in profile (a64fx, generic) or a YAML file (default: the one matching this host)",
     )
     parser.add_argument("--json", action="store_true", help="print one JSON object instead of text")
-    parser.add_argument("--sysfs-root", default="/sys", help=argparse.SUPPRESS)
-    parser.add_argument("--procfs-root", default="/proc", help=argparse.SUPPRESS)
+    parser.add_argument("--sysfs-root", default="/sys", type=root_folder, help=argparse.SUPPRESS)
+    parser.add_argument("--procfs-root", default="/proc", type=root_folder, help=argparse.SUPPRESS)
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -348,5 +365,5 @@ def run(args: argparse.Namespace) -> int:
     else:
         write_stdout(render_text(report, profile, topology, probe) + "\n")
     if not report["ok"]:
-        print(f"sectormon: check: {report['reason']}", file=sys.stderr)
+        print_message(f"check: {report['reason']}")
     return 0 if report["ok"] else 1

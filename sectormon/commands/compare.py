@@ -47,7 +47,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from sectormon.commands.output import require_stdout, write_stdout
+    from sectormon.commands.output import print_warning, require_stdout, write_stdout
     from sectormon.compare.render import render_csv, render_markdown, render_text
     from sectormon.compare.sides import compare_paths
     from sectormon.io import strict_json
@@ -67,5 +67,5 @@ def run(args: argparse.Namespace) -> int:
     shown = not (args.csv or args.markdown) and sys.stdout.isatty()
     if not args.json and not shown:
         for warning in cmp.warnings:
-            print(f"sectormon: warning: {warning}", file=sys.stderr)
+            print_warning(warning)
     return 0

@@ -4,10 +4,9 @@ from __future__ import annotations
 
 import argparse
 import shutil
-import sys
 
 from sectormon.commands import numbers
-from sectormon.commands.output import write_stdout
+from sectormon.commands.output import print_warning, write_stdout
 from sectormon.fapp.analysis import Analysis, analyze, is_cpupa_report
 from sectormon.fapp.report import CMG_METRICS
 from sectormon.fapp.table import render_table
@@ -41,7 +40,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     analysis = analyze(args.path, args.region)
     for warning in analysis.measurement.warnings:
-        print(f"sectormon: warning: {warning}", file=sys.stderr)
+        print_warning(warning)
     if args.json:
         write_stdout(strict_json.dumps(analysis.to_json()) + "\n")
         return 0

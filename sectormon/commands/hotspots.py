@@ -7,12 +7,11 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from sectormon.commands import numbers
-from sectormon.commands.output import require_stdout, write_stdout
+from sectormon.commands.output import print_warning, require_stdout, write_stdout
 from sectormon.errors import UsageError
 from sectormon.perf.errors import EventUnsupported, InvalidAttribute
 from sectormon.perf.events import EventSpec, parse_event
@@ -177,7 +176,7 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         write_stdout(json.dumps(report.to_json(), separators=(",", ":")) + "\n")
         for warning in warnings:
-            print(f"sectormon: warning: {warning}", file=sys.stderr)
+            print_warning(warning)
     else:
         write_stdout(render_text(report) + "\n")
     return status

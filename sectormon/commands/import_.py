@@ -8,6 +8,7 @@ import os
 import sys
 from collections.abc import Sequence
 
+from sectormon.commands.output import print_message, print_warning
 from sectormon.errors import UsageError
 from sectormon.fapp.measurement import read_measurement
 from sectormon.fapp.model import TIME_SET
@@ -37,13 +38,12 @@ def configure(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     measurement = read_measurement(args.path, args.region)
     for warning in measurement.warnings:
-        print(f"sectormon: warning: {warning}", file=sys.stderr)
+        print_warning(warning)
     if measurement.time_set != TIME_SET:
-        print(
-            f"sectormon: warning: {args.path}: no {TIME_SET} set: the recording takes the region's time "
+        print_warning(
+            f"{args.path}: no {TIME_SET} set: the recording takes the region's time "
             f"from {measurement.time_set} (fapp's report takes it from {TIME_SET} only); every set "
-            "measured the same region, but their times differ a little",
-            file=sys.stderr,
+            "measured the same region, but their times differ a little"
         )
     to_stdout = args.output == "-"  # as in most Unix tools: `-o - | jq ...`
     if to_stdout:
@@ -53,11 +53,10 @@ def run(args: argparse.Namespace) -> int:
     stream = sys.stdout.buffer if to_stdout else None  # written as it is (`>> log` stays appended)
     conversion = write_recording(measurement, "stdout" if to_stdout else args.output, stream)
     readings = sum(len(s.rows) for s in conversion.slices)
-    print(
-        f"sectormon: wrote {'the recording to stdout' if to_stdout else args.output}: "
+    print_message(
+        f"wrote {'the recording to stdout' if to_stdout else args.output}: "
         f"{len(measurement.sets)} event sets, {readings} readings in one "
-        f"slice of {conversion.end.t:.6g} s (the mean {measurement.time_set} time)",
-        file=sys.stderr,
+        f"slice of {conversion.end.t:.6g} s (the mean {measurement.time_set} time)"
     )
     return 0
 

@@ -16,7 +16,7 @@ import tempfile
 from sectormon.attribution.window import DEFAULT_TOP
 from sectormon.commands import numbers
 from sectormon.commands.openmetrics import add_openmetrics_options, check_output_mode
-from sectormon.commands.output import StreamOutput, require_terminal
+from sectormon.commands.output import StreamOutput, print_message, print_warning, require_terminal
 from sectormon.commands.theme_option import check_theme
 from sectormon.errors import UsageError
 from sectormon.export.server import OpenMetricsExporter
@@ -217,7 +217,7 @@ class CommandLog:
             with open(self.path, "rb") as log:
                 if os.fstat(log.fileno()).st_size:
                     sys.stderr.flush()
-                    print("sectormon: the command's output:", file=sys.stderr, flush=True)
+                    print_message("the command's output:")
                     shutil.copyfileobj(log, sys.stderr.buffer)
                     sys.stderr.buffer.flush()
             os.unlink(self.path)
@@ -330,7 +330,3 @@ def _same_file(a: str, b: str) -> bool:
         return os.path.samefile(a, b)
     except OSError:
         return os.path.realpath(a) == os.path.realpath(b)
-
-
-def print_warning(message: str) -> None:
-    print(f"sectormon: warning: {message}", file=sys.stderr, flush=True)

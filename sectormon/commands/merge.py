@@ -8,7 +8,6 @@ ended early is reported (its missing time shows as coverage in the job's frames,
 from __future__ import annotations
 
 import argparse
-import sys
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -46,6 +45,7 @@ def _check_node_path(path: str) -> None:
 def run(args: argparse.Namespace) -> int:
     from pathlib import Path
 
+    from sectormon.commands.output import print_message, print_warning
     from sectormon.errors import UsageError
     from sectormon.files.output import replace_output
     from sectormon.job.jobfile import is_job_file, write_job
@@ -64,11 +64,10 @@ def run(args: argparse.Namespace) -> int:
     with replace_output(args.output, "-o") as out:
         write_job(alignment, out, compress=args.output.endswith(".gz"))
     for warning in alignment.warnings:
-        print(f"sectormon: warning: {warning}", file=sys.stderr)
+        print_warning(warning)
     hosts = ", ".join(n.host for n in alignment.nodes)
-    print(
-        f"sectormon: merged {len(nodes)} nodes ({hosts}) into {args.output}: "
-        f"{alignment.seconds:.6g} s, {alignment.interval:g} s intervals",
-        file=sys.stderr,
+    print_message(
+        f"merged {len(nodes)} nodes ({hosts}) into {args.output}: "
+        f"{alignment.seconds:.6g} s, {alignment.interval:g} s intervals"
     )
     return 0

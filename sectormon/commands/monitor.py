@@ -16,11 +16,11 @@ from sectormon.commands.live import (
     CommandLog,
     add_session_options,
     open_output,
-    print_warning,
     run_session,
     session_request,
 )
 from sectormon.commands.openmetrics import open_exporter
+from sectormon.commands.output import print_warning
 from sectormon.commands.sim_options import add_sim_options, sim_source
 from sectormon.errors import UsageError
 from sectormon.profiles.loader import resolve_profile

@@ -4,9 +4,9 @@ commands that run a session (the live monitor, ``sim``, ``replay``) and the expo
 from __future__ import annotations
 
 import argparse
-import sys
 
 from sectormon.commands.numbers import whole
+from sectormon.commands.output import print_message
 from sectormon.errors import UsageError
 from sectormon.export.collector import DEFAULT_PROCS
 from sectormon.export.listen import DEFAULT_BIND, parse_listen
@@ -81,5 +81,5 @@ def open_exporter(args: argparse.Namespace, *, source: str | None = None) -> Ope
     exporter = OpenMetricsExporter(
         host=host, port=port, threads=args.openmetrics_threads, source=source, procs=procs
     )
-    print(f"sectormon: OpenMetrics at {exporter.url}", file=sys.stderr, flush=True)
+    print_message(f"OpenMetrics at {exporter.url}")
     return exporter

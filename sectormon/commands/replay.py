@@ -10,13 +10,12 @@ from __future__ import annotations
 
 import argparse
 import signal
-import sys
 from types import FrameType
 from typing import TYPE_CHECKING
 
 from sectormon.commands import numbers
 from sectormon.commands.openmetrics import add_openmetrics_options, check_output_mode, open_exporter
-from sectormon.commands.output import StreamOutput, require_terminal
+from sectormon.commands.output import StreamOutput, print_warning, require_terminal
 from sectormon.errors import SectormonError, UsageError
 
 if TYPE_CHECKING:
@@ -89,10 +88,6 @@ def run(args: argparse.Namespace) -> int:
             exporter.close()
 
 
-def _warn(message: str) -> None:
-    print(f"sectormon: warning: {message}", file=sys.stderr)
-
-
 def _run_json(args: argparse.Namespace, exporter: OpenMetricsExporter | None) -> int:
     from sectormon.commands.theme_option import check_theme
     from sectormon.io.reader import open_recording
@@ -118,9 +113,9 @@ def _run_json(args: argparse.Namespace, exporter: OpenMetricsExporter | None) ->
         if out.closed:
             return 0  # the reader went away (`| head`)
         for warning in stream.warnings:
-            _warn(warning)
+            print_warning(warning)
         if args.skip_bad and stream.skipped:
-            _warn(f"{args.file}: skipped {stream.skipped} line(s)")
+            print_warning(f"{args.file}: skipped {stream.skipped} line(s)")
     return 0
 
 
@@ -140,7 +135,7 @@ def _run_job(args: argparse.Namespace) -> int:
     output = StreamOutput(None)
     with open_job(args.file, skip_bad=args.skip_bad) as alignment:
         for warning in alignment.warnings:
-            _warn(warning)
+            print_warning(warning)
         out = JsonStream(output.handle, on_error=output.failed)
         out.write_header(job_header(alignment))
         frames = job_frames(
@@ -149,7 +144,7 @@ def _run_job(args: argparse.Namespace) -> int:
             t_from=args.t_from,
             t_to=args.t_to,
             speed=args.speed,
-            on_warning=_warn,
+            on_warning=print_warning,
         )
         for frame in frames:
             if out.closed:
@@ -168,7 +163,7 @@ def _run_job_tui(args: argparse.Namespace) -> int:
         args.file,
         skip_bad=args.skip_bad,
         speed=args.speed if args.speed is not None else 1.0,
-        on_warning=_warn,
+        on_warning=print_warning,
     )
     if args.t_from is not None:
         session.seek_to(args.t_from)
@@ -203,9 +198,9 @@ def _run_headless(args: argparse.Namespace, exporter: OpenMetricsExporter | None
             for frame in replay_frames(stream, t_from=args.t_from, t_to=args.t_to, speed=speed):
                 exporter.publish(frame)
             for warning in stream.warnings:
-                _warn(warning)
+                print_warning(warning)
             if args.skip_bad and stream.skipped:
-                _warn(f"{args.file}: skipped {stream.skipped} line(s)")
+                print_warning(f"{args.file}: skipped {stream.skipped} line(s)")
     except _Terminated:
         return 0
     finally:
@@ -222,7 +217,7 @@ def _run_tui(args: argparse.Namespace, exporter: OpenMetricsExporter | None) -> 
         args.file,
         skip_bad=args.skip_bad,
         speed=args.speed if args.speed is not None else 1.0,
-        on_warning=_warn,
+        on_warning=print_warning,
     )
     if args.t_from is not None:
         session.seek_to(args.t_from)

@@ -20,12 +20,11 @@ from sectormon.commands import numbers
 from sectormon.commands.live import (
     add_session_options,
     open_output,
-    print_warning,
     run_session,
     session_request,
 )
 from sectormon.commands.openmetrics import open_exporter
-from sectormon.commands.output import require_stdout, write_stdout
+from sectormon.commands.output import print_warning, require_stdout, write_stdout
 from sectormon.commands.sim_options import add_sim_options, sim_options, sim_source
 from sectormon.errors import UsageError
 from sectormon.io import strict_json

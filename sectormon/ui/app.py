@@ -24,10 +24,12 @@ from typing import Any, ClassVar
 
 from textual.app import App, ScreenStackError
 from textual.binding import Binding, BindingType
+from textual.notifications import SeverityLevel
 from textual.screen import Screen
 from textual.widgets import Input
 
 from sectormon.errors import SectormonError
+from sectormon.files.text import printable
 from sectormon.frames import Frame
 from sectormon.session.control import ReplayControl, SessionControl
 from sectormon.ui.context import WINDOW_NAMES, RenderContext
@@ -38,6 +40,7 @@ from sectormon.ui.messages import FrameArrived, OpenDetail, RedrawWanted, Sessio
 from sectormon.ui.screens.dashboard import TABS, DashboardScreen
 from sectormon.ui.screens.detail import DetailScreen
 from sectormon.ui.screens.help import HelpContent, HelpScreen
+from sectormon.ui.screens.warnings import WarningEntry, WarningsScreen
 from sectormon.ui.themes import DEFAULT_THEME, discover_themes, fallback_variables, load_theme
 from sectormon.ui.widgets.filter_bar import FilterBar
 from sectormon.ui.widgets.header_bar import Status
@@ -107,6 +110,7 @@ class SectormonApp(App[int]):
         Binding("home", "seek_start", "start", priority=True, show=False),
         Binding("end", "seek_end", "end", priority=True, show=False),
         Binding("o", "hotspot_mode", "functions/objects", show=False),
+        Binding("l", "warnings", "warnings", show=False),  # the header says so when there are any
         *(Binding(str(i + 1), f"tab({i})", f"view {i + 1}", show=False) for i in range(len(TABS))),
     ]
 
@@ -137,7 +141,8 @@ class SectormonApp(App[int]):
         self._seq = itertools.count(1)
         self._seq_lock = threading.Lock()
         self._baseline_wanted: bool | None = None
-        self.warnings: list[str] = []  # every warning shown, once, in order: the help lists them again
+        self.warning_log: list[WarningEntry] = []  # every distinct warning, in order (``l`` lists them)
+        self._warning_entries: dict[str, WarningEntry] = {}  # the same, by text: a repeat is O(1)
         self._notes: list[tuple[str, str]] = []
         self._started = False
         self.recordings: list[str] = []  # every recording this session made, said again on quit
@@ -263,11 +268,44 @@ class SectormonApp(App[int]):
     def on_session_warning(self, message: SessionWarning) -> None:
         self._warn_once(message.text)
 
+    @property
+    def warnings(self) -> list[str]:
+        """Every distinct warning so far, in order."""
+        return [entry.text for entry in self.warning_log]
+
     def _warn_once(self, text: str) -> None:
-        if text not in self.warnings:
-            self.warnings.append(text)
-            self.notify(text, severity="warning", timeout=8)
-            self.redraw()  # the header counts them (a notification is gone after 8 s)
+        """Log a warning: the header shows the count and the newest, ``l`` the whole log. No
+        notification: six of them stacked over the tables for seconds, hiding the figures."""
+        entry = self._warning_entries.get(text)
+        if entry is not None:
+            entry.count += 1
+            return
+        t = self.latest.t if self.latest is not None else None
+        entry = self._warning_entries[text] = WarningEntry(text, time.time(), t)
+        self.warning_log.append(entry)
+        self.redraw()
+
+    def notify(
+        self,
+        message: str,
+        *,
+        title: str = "",
+        severity: SeverityLevel = "information",
+        timeout: float | None = None,
+        markup: bool = False,
+    ) -> None:
+        """Every notification as plain text: messages quote labels, names and paths from files and
+        profiles, which Textual would read as markup (``[/]`` raised MarkupError and ended the app)
+        and the terminal as control sequences."""
+        del markup  # always plain: no caller may turn markup on for text it does not own
+        super().notify(
+            printable(message), title=printable(title), severity=severity, timeout=timeout, markup=False
+        )
+
+    def action_warnings(self) -> None:
+        if isinstance(self.screen, WarningsScreen):
+            return
+        self.push_screen(WarningsScreen(self.warning_log))
 
     def on_frame_arrived(self, message: FrameArrived) -> None:
         if message.seq > self._last_seq + 1:
@@ -315,7 +353,8 @@ class SectormonApp(App[int]):
             sector_preset=self.sector_preset,
             skipped_frames=self.frames_skipped,
             showing_values=not self.ctx.show_deltas,
-            warnings=len(self.warnings),
+            warnings=len(self.warning_log),
+            newest_warning=self.warning_log[-1].text if self.warning_log else "",
         )
 
     def redraw(self) -> None:
@@ -596,5 +635,7 @@ def run_tui(controller: SessionControl, theme: str | None = None) -> int:
     controller.wait(5.0)
     for path in app.recordings:  # `r` records into the current folder: say where it went
         if os.path.exists(path):
-            print(f"sectormon: recorded to {path}", file=sys.stderr)
-    return int(result or 0)
+            print(f"sectormon: recorded to {printable(path)}", file=sys.stderr)
+    # A crash inside the app (an exception in a widget) ends run() with no result: Textual's
+    # return code says so (1), where ``result or 0`` made it exit 0.
+    return int(result) if result is not None else int(app.return_code or 0)

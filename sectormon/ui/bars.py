@@ -82,14 +82,21 @@ SPARK_GLYPHS = " ▁▂▃▄▅▆▇█"
 """Eighths of a cell, from empty to full."""
 
 
+HUGE = 1e300
+MIN_RELATIVE_SPAN = 0.05
+"""A sparkline's scale spans at least 5 % of its largest magnitude: a smaller range is drawn
+small, not magnified to the full height (its label says the range in figures)."""
+
+
 def spark_rows(values: Sequence[float], width: int, height: int) -> list[tuple[str, list[bool]]]:
     """A sparkline ``height`` lines tall, top line first: each line's text and, per column, whether
     that column's value is in the upper half of the range (drawn in the "high" colour).
 
     The values are stretched or bucketed (largest of a bucket) to ``width`` columns and scaled
-    from their own lowest to their highest point; a constant series is one flat line at the
-    bottom. Text, not one renderable per bar: a frame redraws every line of the panel below the
-    tables.
+    from their own lowest to their highest point, unless that range is under
+    :data:`MIN_RELATIVE_SPAN` of the values (then it is drawn that small, mid-height); a constant
+    series of zeros is one flat line at the bottom. Text, not one renderable per bar: a frame
+    redraws every line of the panel below the tables.
     """
     if not values or width <= 0 or height <= 0:
         return [(" " * max(0, width), [False] * max(0, width)) for _ in range(max(0, height))]
@@ -100,10 +107,27 @@ def spark_rows(values: Sequence[float], width: int, height: int) -> list[tuple[s
     else:
         columns = [values[c * count // width] for c in range(width)]
     low, high = min(columns), max(columns)
+    if max(abs(low), abs(high)) > HUGE:  # scaled down, the drawing is the same; a difference of
+        columns = [v / HUGE for v in columns]  # such values (-1e308..1e308) overflows
+        low, high = low / HUGE, high / HUGE
+    constant = high == low
     span = high - low
+    floor = MIN_RELATIVE_SPAN * max(abs(low), abs(high))
+    magnified = span >= floor
+    if not magnified:
+        # A range tiny next to its values (IPC 1.98-1.99) is not stretched to the full height,
+        # where a 0.5 % wobble read as big swings: the scale spans MIN_RELATIVE_SPAN of the value,
+        # centred on the range, so the line lies mid-height and moves as little as it changed.
+        low, span = low / 2 + high / 2 - floor / 2, floor
     levels = height * 8
-    heights = [1 if span <= 0 else 1 + round((v - low) / span * (levels - 1)) for v in columns]
-    upper = [span > 0 and v - low >= span / 2 for v in columns]
+    if span <= 0:
+        heights = [1] * len(columns)  # all zeros
+    elif constant:
+        heights = [levels // 2] * len(columns)  # a constant: exactly mid-height, not ▄ and ▅
+    else:
+        heights = [1 + round((v - low) / span * (levels - 1)) for v in columns]
+    # The "high" colour marks the upper half of a range that is drawn magnified, not noise.
+    upper = [magnified and span > 0 and v - low >= span / 2 for v in columns]
     rows: list[tuple[str, list[bool]]] = []
     for row in range(height - 1, -1, -1):
         base = row * 8

@@ -282,7 +282,7 @@ def describe_target(
     threads = live_threads if live_threads else target.get("threads")
     if threads is not None:
         count = len(threads) if isinstance(threads, (list, tuple)) else threads
-        extra.append(f"{count} threads")
+        extra.append(f"{count} thread" + ("" if count == 1 else "s"))
     cpus = target.get("cpus")
     if cpus and (not short or not bits):
         extra.append(f"cpus {_compact_cpus(cpus)}")

@@ -28,6 +28,7 @@ from textual.color import Color, ColorParseError
 from textual.theme import BUILTIN_THEMES, Theme
 
 from sectormon.errors import DataError, UsageError
+from sectormon.files.regular import is_regular
 from sectormon.profiles import safe_yaml
 
 DEFAULT_THEME = "dark"
@@ -278,7 +279,8 @@ def load_theme(name_or_path: str, dirs: Iterable[Path] | None = None) -> Theme:
     for directory in search:
         for suffix in THEME_SUFFIXES:
             file = directory / f"{name_or_path}{suffix}"
-            if file.is_file():
+            # is_regular, not Path.is_file: a 300-character name raised ENAMETOOLONG from stat.
+            if is_regular(str(file)):
                 return load_theme_file(file)
     found = discover_themes(search)
     if name_or_path in found.themes:

@@ -3,7 +3,8 @@ problem (a :class:`ProfileError`), in well under 5 s; never a traceback, a hang 
 
 A seeded mutator over the shipped profiles: lines deleted, bytes flipped, values replaced by 0,
 null, [], "x", .nan, .inf, 1e308, 2^64, -1, an undefined alias, a self-referencing one, a 5001-digit
-integer, deep nesting and a Python tag, and hostile documents added (alias bombs, ...). Over 1,000
+integer, deep nesting, a Python tag, markup, escape sequences, a lone surrogate and a 300-character
+word, keys renamed to such names, and hostile documents added (alias bombs, ...). Over 1,000
 cases in the default run, in this process; a few dozen through ``sectormon events --profile``;
 ten times as many with ``pytest -m slow``.
 """
@@ -39,7 +40,15 @@ VALUES = (
     "9" * 5001,
     "[" * 100 + "]" * 100,
     "!!python/object/apply:os.system [ls]",
+    # Text a loader keeps and the TUI and stderr show: markup, escape sequences, a long name.
+    '"[/]"',
+    '"[link=file:///etc/passwd]x[/link]"',
+    '"\\e]0;pwned\\a\\nsectormon: fake"',
+    '"\\ud800"',
+    "x" * 300,
 )
+NAMES = ('"[/]"', '"[b]x[/b]"', '"\\e[2J\\r\\nsectormon: fake"', "y" * 300, '"\\u202e\\u0000"')
+"""Hostile names a renamed key gets (a group, metric or theme field named so)."""
 KEY_VALUE = re.compile(rb"^(\s*-?\s*[A-Za-z_][\w-]*:\s)(.+)$")
 CASE_SECONDS = 5.0
 
@@ -65,6 +74,14 @@ def mutants(text: bytes, rng: random.Random, n: int) -> Iterator[tuple[str, byte
             i = rng.randrange(len(lines))
             del damaged[i]
             yield f"line {i + 1} deleted", b"\n".join(damaged)
+        elif choice < 0.8:
+            i = rng.choice(valued)
+            match = KEY_VALUE.match(lines[i])
+            assert match is not None
+            indent = match.group(1)[: len(match.group(1)) - len(match.group(1).lstrip(b" -"))]
+            name = rng.choice(NAMES)
+            damaged[i] = indent + name.encode() + b": " + match.group(2)
+            yield f"line {i + 1} key = {name[:20]}", b"\n".join(damaged)
         elif choice < 0.9:
             data = bytearray(text)
             for _ in range(rng.randint(1, 6)):

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import re
+import time
 
 import pytest
 from fake_controller import FakeReplay, FakeSession
@@ -17,6 +19,7 @@ from sectormon.ui.messages import FrameArrived
 from sectormon.ui.screens.dashboard import DashboardScreen
 from sectormon.ui.screens.detail import DetailScreen
 from sectormon.ui.screens.help import HelpScreen
+from sectormon.ui.screens.warnings import WarningsScreen
 from sectormon.ui.widgets.cmg_panel import CmgPanel
 from sectormon.ui.widgets.core_table import CoreTable
 from sectormon.ui.widgets.filter_bar import FilterBar
@@ -83,7 +86,17 @@ async def test_160x50_shows_48_cores_and_4_cmgs_without_scrolling(a64fx_session:
     app = make_app(a64fx_session)
     async with app.run_test(size=WIDE) as pilot:
         a64fx_session.emit()
-        await pilot.pause()
+        tables = app.dashboard.query_one(CoreTable).tables
+
+        def settled() -> bool:  # the state asserted, not a number of pauses (failed under load)
+            cmgs = app.dashboard.query_one(CmgPanel).table
+            return cmgs.max_scroll_y == 0 and all(
+                t.display and t.max_scroll_y == 0 and t.max_scroll_x == 0 for t in tables
+            )
+
+        deadline = time.monotonic() + 30
+        while not settled() and time.monotonic() < deadline:
+            await pilot.pause(0.05)
         text = screen_text(app)
         for core in [*(str(c) for c in range(12, 60)), "unbound"]:
             assert core in core_keys(app)
@@ -535,7 +548,11 @@ async def test_final_frame_and_warnings(a64fx_session: FakeSession) -> None:
         for _ in range(2):
             app.post_message(FrameArrived(warned, 1))
             await pilot.pause()
-        assert [n.message for n in app._notifications].count("thread 4250 exited") == 1
+        # A warning is no notification (six stacked over the tables for seconds): the header
+        # says the count and the newest in one field, ``l`` lists them all with their times.
+        assert not app._notifications
+        assert app.warning_log[0].text == "thread 4250 exited" and app.warning_log[0].count == 2
+        assert "⚠ 1 warning (l lists): thread 4250 exited" in screen_text(app)
         assert "window last interval" in screen_text(app)
         app.post_message(FrameArrived(dataclasses.replace(a64fx_frame(1), final=True), 2))
         await pilot.pause()
@@ -549,14 +566,23 @@ async def test_final_frame_and_warnings(a64fx_session: FakeSession) -> None:
         assert "session ended: the command was killed by SIGSEGV (exit status 139)" in screen_text(app)
         a64fx_session.warn_from_thread("recording stopped: disk full").join()
         await pilot.pause()
-        assert any("disk full" in n.message for n in app._notifications)
-        # Notifications go after 8 s: the header counts the warnings, the help lists them all.
-        assert "⚠ 2 warnings (? lists)" in screen_text(app)
+        assert "⚠ 2 warnings (l lists)" in screen_text(app)  # the newest: shortened off this line
+        await pilot.press("l")
+        await pilot.pause()
+        assert isinstance(app.screen, WarningsScreen)
+        lines = app.screen.text.splitlines()
+        assert lines[0] == "Warnings (2)"
+        assert re.fullmatch(r"  \d\d:\d\d:\d\d  t 1.00s +⚠ thread 4250 exited  \(×2\)", lines[1]), lines[1]
+        assert re.fullmatch(r"  \d\d:\d\d:\d\d  t \S+ +⚠ recording stopped: disk full", lines[2]), lines[2]
+        await pilot.press("l")
+        await pilot.pause()
+        assert app.screen is app.dashboard
         await pilot.press("question_mark")
         await pilot.pause()
         assert isinstance(app.screen, HelpScreen)
         help_text = app.screen.text  # the whole help: the warnings come after the legend
-        assert "Warnings (2)" in help_text and "⚠ thread 4250 exited" in help_text
+        assert "Warnings (2; l lists them with their times)" in help_text
+        assert "⚠ thread 4250 exited" in help_text
         assert "⚠ recording stopped: disk full" in help_text
 
 
@@ -570,5 +596,5 @@ async def test_the_rotation_bar_says_which_rotation_runs(a64fx_session: FakeSess
         app.post_message(FrameArrived(dataclasses.replace(a64fx_frame(1), rotation=rotation), 2))
         await pilot.pause()
         text = screen_text(app)
-        assert "groups [kernel 0.5s]" in text and "all on, multiplexed by the kernel" in text
+        assert "groups [kernel 500ms]" in text and "all on, multiplexed by the kernel" in text
         assert "▶" not in text.split("groups [kernel", 1)[1].splitlines()[0]  # no group is "the" active one

@@ -4,6 +4,7 @@ tables fit 80 columns."""
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import re
 from typing import Any
@@ -14,7 +15,8 @@ from frames_fixture import a64fx_frames, a64fx_header, generic_frames, generic_h
 from screen_text import screen_text
 
 from sectormon.ui.app import SectormonApp, make_app
-from sectormon.ui.screens.dashboard import TAB_BAR_ROWS
+from sectormon.ui.messages import FrameArrived
+from sectormon.ui.screens.dashboard import HISTORY_HYSTERESIS, HISTORY_MIN_ROWS, TAB_BAR_ROWS
 from sectormon.ui.screens.help import HelpScreen
 from sectormon.ui.widgets.cmg_panel import CmgPanel
 from sectormon.ui.widgets.core_table import CoreTable
@@ -228,3 +230,57 @@ async def test_the_history_below_leaves_the_core_table_its_rows_when_the_panels_
         views = dashboard.query_one("#views")
         assert views.outer_size.height - TAB_BAR_ROWS >= dashboard.query_one(CoreTable).rows_needed()
         assert "L1D dm" in screen_text(app)
+
+
+async def test_the_history_tab_does_not_come_and_go_when_the_tables_need_a_row_more_or_less(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """At 160 columns the "5 History" tab came and went with every frame whose tables needed a
+    row more or less (a thread on the ``unbound`` row): the history moves below the tables with
+    HISTORY_MIN_ROWS + HISTORY_HYSTERESIS rows free and back to its tab under HISTORY_MIN_ROWS."""
+    fake = FakeSession(a64fx_header(), a64fx_frames(6))
+    app = make_app(fake)
+    needed = {"rows": 0}
+    monkeypatch.setattr(CoreTable, "rows_needed", lambda self: needed["rows"])
+    async with app.run_test(size=WIDE) as pilot:
+        for _ in range(3):  # the panels above the views settle over the first frames
+            fake.emit(1)
+            await pilot.pause()
+            await pilot.pause()
+        dashboard = app.dashboard
+        side = dashboard.query_one("#history-side")
+        views = dashboard.query_one("#views")
+        free = views.outer_size.height + (side.outer_size.height if side.display else 0) - TAB_BAR_ROWS
+
+        async def spare(rows: int) -> bool:
+            needed["rows"] = free - rows
+            fake.emit(1)
+            await pilot.pause()
+            await pilot.pause()
+            return bool(side.display)
+
+        assert await spare(HISTORY_MIN_ROWS + HISTORY_HYSTERESIS + 4)
+        for rows in [HISTORY_MIN_ROWS, HISTORY_MIN_ROWS + 1] * 3:  # below: it stays
+            assert await spare(rows), rows
+        assert not await spare(HISTORY_MIN_ROWS - 1)
+        for rows in [HISTORY_MIN_ROWS, HISTORY_MIN_ROWS + HISTORY_HYSTERESIS - 1] * 3:  # in its tab: stays
+            assert not await spare(rows), rows
+        assert await spare(HISTORY_MIN_ROWS + HISTORY_HYSTERESIS)
+
+
+async def test_the_header_says_one_thread_and_writes_every_duration_with_a_unit() -> None:
+    header = a64fx_header()
+    header["target"] = {"pid": 4242, "cmdline": ["./app"], "threads": 1}
+    fake = FakeSession(header, a64fx_frames(2))
+    app = make_app(fake)
+    async with app.run_test(size=WIDE) as pilot:
+        frame = fake.next_frame()
+        app.post_message(
+            FrameArrived(
+                dataclasses.replace(frame, threads={}, rotation={"mode": "sync", "timeslice": 1e-05}), 1
+            )
+        )
+        await pilot.pause()
+        text = screen_text(app)
+        assert "(1 thread" in text and "(1 threads" not in text
+        assert "groups [sync 10.0µs]" in text and "1e-05" not in text

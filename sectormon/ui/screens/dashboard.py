@@ -45,7 +45,10 @@ BELOW = "below the tables at this width"
 
 TAB_BAR_ROWS = 2
 HISTORY_MIN_ROWS = 6
-"""The history goes below the tables when at least this many rows are free (title + 5 lines)."""
+"""The history stays below the tables while at least this many rows are free (title + 5 lines)."""
+HISTORY_HYSTERESIS = 2
+"""It moves there only with this many rows more: the rows the tables need move by one or two
+(a thread comes and goes on the ``unbound`` row), and the "5 History" tab came and went with them."""
 MAX_SPARK_ROWS = 6
 HISTORY_REDRAW_S = 0.5
 """The history below the tables is a trend: redrawn at most twice a second, not with every frame
@@ -70,9 +73,9 @@ class DashboardScreen(Screen[None]):
 
     def compose(self) -> ComposeResult:
         yield HeaderBar(self._ctx.header, id="header")
-        yield RotationBar("", id="rotation")
+        yield RotationBar("", id="rotation", markup=False)
         if self._replay:
-            yield TimelineBar("", id="timeline")
+            yield TimelineBar("", id="timeline", markup=False)
         with Horizontal(id="top"):
             yield CmgPanel(self._ctx, id="cmgs")
             yield EnergyPanel(self._ctx, id="energy-side")
@@ -173,7 +176,7 @@ class DashboardScreen(Screen[None]):
         if self._wide and metrics and views.active in ("tab-cores", "tab-history"):
             free = views.outer_size.height + (side.outer_size.height if side.display else 0)
             spare = free - TAB_BAR_ROWS - self.query_one(CoreTable).rows_needed()
-        below = spare >= HISTORY_MIN_ROWS
+        below = spare >= HISTORY_MIN_ROWS + (0 if self._history_below else HISTORY_HYSTERESIS)
         if below and spare != self._history_rows:
             self._history_rows = spare
             side.styles.height = spare

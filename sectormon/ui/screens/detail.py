@@ -12,6 +12,7 @@ from textual.containers import VerticalScroll
 from textual.screen import Screen
 from textual.widgets import Footer, Label
 
+from sectormon.files.text import printable
 from sectormon.frames import Frame, MetricDelta, ScopeStats
 from sectormon.ui.cells import LOW_MARK, PROXY_MARK, Cell, delta_cell, label_cell
 from sectormon.ui.context import RenderContext, deltas_for, window_title
@@ -21,6 +22,7 @@ from sectormon.ui.format import (
     coverage_of,
     format_coverage,
     format_number,
+    format_si,
     format_value,
     is_low_confidence,
     metric_value,
@@ -234,10 +236,15 @@ class DetailScreen(Screen[None]):
 
     def compose(self) -> ComposeResult:
         with VerticalScroll(id="detail-body"):
-            yield Label(scope_title(self.kind, self.key, self._ctx), id="detail-title", classes="panel-title")
-            yield Label("", id="detail-window", classes="panel-note")
+            yield Label(
+                printable(scope_title(self.kind, self.key, self._ctx)),
+                id="detail-title",
+                classes="panel-title",
+                markup=False,
+            )
+            yield Label("", id="detail-window", classes="panel-note", markup=False)
             yield MetricTable(id="detail-metrics", classes="detail-table", padding=1)
-            yield Label("Raw counts (scaled for multiplexing) and rates", classes="panel-title")
+            yield Label("Raw counts (scaled for multiplexing) and rates", classes="panel-title", markup=False)
             yield MetricTable(id="detail-counts", classes="detail-table", padding=1)
         yield Footer()
 
@@ -266,12 +273,12 @@ class DetailScreen(Screen[None]):
             note = f"{window}: no data for this scope in the current frame"
         else:
             note = (
-                f"{window}: {format_number(stats.seconds)} s   ~ = low confidence "
+                f"{window}: {format_si(stats.seconds, 's')}   ~ = low confidence "
                 f"(coverage < {ctx.low_coverage:.0%}, half a rotation share; or split)"
             )
             if stats.proxy:
                 note += f"   {PROXY_MARK} = estimated from --proxy stand-ins"
-        self.query_one("#detail-window", Label).update(note)
+        self.query_one("#detail-window", Label).update(printable(note))
         self.query_one("#detail-metrics", MetricTable).set_rows(metric_rows(stats, ctx, deltas, self.kind))
         self.query_one("#detail-counts", MetricTable).set_rows(
             count_rows(stats, ctx.header, ctx.profile.events, ctx.low_coverage)

@@ -17,6 +17,8 @@ from textual.containers import VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
+from sectormon.files.text import printable
+
 
 @dataclass(frozen=True, slots=True)
 class View:
@@ -100,6 +102,7 @@ def keys(content: HelpContent) -> list[tuple[str, str]]:
         ("t", "next theme"),
         _views_key(content.views),
         ("Enter", "detail of the core or CMG row (Esc goes back)"),
+        ("l", "the warnings log: every warning, when it came, how often"),
         ("?", "this help"),
     ]
     if content.presets:
@@ -131,10 +134,16 @@ def help_text(content: HelpContent) -> str:
         ]
     if content.simulator:
         lines += ["", *content.simulator]
-    if content.warnings:  # a notification is gone after a few seconds; here they stay
-        lines += ["", f"Warnings ({len(content.warnings)})", *(f"  ⚠ {w}" for w in content.warnings)]
+    if content.warnings:  # l lists them with their times
+        lines += [
+            "",
+            f"Warnings ({len(content.warnings)}; l lists them with their times)",
+            *(f"  ⚠ {w}" for w in content.warnings),
+        ]
     lines += ["", "Esc, ? or q closes this help."]
-    return "\n".join(lines)
+    # Lines quote the profile (names, units, descriptions), warnings and paths: no control
+    # character reaches the terminal, and a newline in a name stays in its line.
+    return "\n".join(printable(line) for line in lines)
 
 
 class HelpScreen(ModalScreen[None]):

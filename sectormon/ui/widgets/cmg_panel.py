@@ -81,7 +81,7 @@ class CmgPanel(Vertical):
         self._deltas = False  # baseline deltas shown: directionless metrics' labels carry Δ
 
     def compose(self) -> ComposeResult:
-        yield Label(self._title(False), classes="panel-title")
+        yield Label(self._title(False), classes="panel-title", markup=False)
         yield MetricTable(id=f"{self.id}-table" if self.id else None)
 
     def on_mount(self) -> None:

@@ -126,7 +126,7 @@ class CoreTable(Vertical):
         self.by_process = False  # rows per process (``g``) instead of per core
 
     def compose(self) -> ComposeResult:
-        yield Label("", classes="panel-title")
+        yield Label("", classes="panel-title", markup=False)
         with Horizontal(classes="core-halves"):
             yield MetricTable(id="cores-a", classes="core-half")
             yield MetricTable(id="cores-b", classes="core-half")

@@ -6,6 +6,7 @@ from textual.app import ComposeResult
 from textual.containers import Vertical
 from textual.widgets import Label
 
+from sectormon.files.text import printable
 from sectormon.frames import Frame
 from sectormon.ui.context import RenderContext
 from sectormon.ui.widgets.cmg_panel import cmg_rows, table_labels
@@ -21,9 +22,11 @@ class EnergyPanel(Vertical):
         self._deltas = False
 
     def compose(self) -> ComposeResult:
-        yield Label("Energy — power per CMG (L2 and memory are CMG-wide)", classes="panel-title")
+        yield Label(
+            "Energy — power per CMG (L2 and memory are CMG-wide)", classes="panel-title", markup=False
+        )
         yield MetricTable(cursor=False)
-        yield Label("", classes="panel-note")
+        yield Label("", classes="panel-note", markup=False)
 
     def on_mount(self) -> None:
         self.set_context(self._ctx)
@@ -39,7 +42,7 @@ class EnergyPanel(Vertical):
         self.table.display = bool(columns)
         note = self.query_one(".panel-note", Label)
         note.display = not columns
-        note.update(f"profile {ctx.panels.profile or '?'} defines no energy metrics")
+        note.update(printable(f"profile {ctx.panels.profile or '?'} defines no energy metrics"))
 
     def show(self, frame: Frame, ctx: RenderContext) -> None:
         deltas = ctx.baseline(frame) is not None

@@ -4,6 +4,7 @@ interval, sampler overhead), fitted to the terminal's width (:mod:`sectormon.ui.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import PurePath
@@ -14,6 +15,7 @@ from rich.text import Text
 from textual import events
 from textual.widgets import Static
 
+from sectormon.files.text import printable
 from sectormon.frames import Frame
 from sectormon.ui.context import thread_coverage_note, window_title
 from sectormon.ui.format import format_number, format_si, format_value
@@ -38,7 +40,8 @@ class Status:
     skipped_frames: int = 0
     showing_values: bool = False
     end_note: str | None = None  # how a launched command ended, when not with status 0
-    warnings: int = 0  # warnings shown so far (the help lists them)
+    warnings: int = 0  # distinct warnings so far (``l`` lists them)
+    newest_warning: str = ""
 
 
 def _mapping(value: Any) -> Mapping[str, Any]:
@@ -59,7 +62,7 @@ class HeaderBar(Static):
     }
 
     def __init__(self, header: Mapping[str, Any], *, id: str | None = None) -> None:
-        super().__init__("", id=id)
+        super().__init__("", id=id, markup=False)
         self._header = header
         self._shown = Text()
         self._last: tuple[Frame | None, Status] | None = None
@@ -69,6 +72,14 @@ class HeaderBar(Static):
 
     def _line(self, fields: list[Field], width: int) -> Text:
         line = Text(no_wrap=True, overflow="ellipsis")
+        # Values quote the header (command lines, paths, names, warnings): no control character
+        # reaches the terminal. Escaped before fitting, so the fit counts what is drawn.
+        fields = [
+            dataclasses.replace(
+                f, value=printable(f.value), short=None if f.short is None else printable(f.short)
+            )
+            for f in fields
+        ]
         for index, (field, value) in enumerate(fit(fields, width)):
             if index:
                 line.append(" " * SEPARATOR)
@@ -139,13 +150,15 @@ class HeaderBar(Static):
                 )
             )
         if status.warnings:
-            plural = "s" if status.warnings > 1 else ""
+            # One field, not a notification per warning: the count, the newest, the key to the log.
+            count = f"⚠ {status.warnings} warning{'s' if status.warnings > 1 else ''}"
+            newest = " ".join(status.newest_warning.split())
             fields.append(
                 Field(
-                    f"⚠ {status.warnings} warning{plural} (? lists)",
+                    f"{count} (l lists): {newest}" if newest else f"{count} (l lists)",
                     role="warning",
                     priority=85,
-                    short=f"⚠ {status.warnings}",
+                    short=f"{count} (l lists)",
                     keep=True,
                 )
             )

@@ -11,6 +11,7 @@ from textual.app import ComposeResult
 from textual.containers import Horizontal, VerticalScroll
 from textual.widgets import Label, Static
 
+from sectormon.files.text import printable
 from sectormon.ui.bars import spark_rows
 from sectormon.ui.context import RenderContext
 from sectormon.ui.format import format_value
@@ -32,7 +33,7 @@ class SparkText(Static):
     COMPONENT_CLASSES: ClassVar[set[str]] = {"spark-text--low", "spark-text--high"}
 
     def __init__(self, *, id: str | None = None, classes: str | None = None) -> None:
-        super().__init__("", id=id, classes=classes)
+        super().__init__("", id=id, classes=classes, markup=False)
         self._values: list[float] = []
         self._shown: Text | None = None
 
@@ -70,12 +71,13 @@ class HistoryView(VerticalScroll):
         yield Label(
             f"History of the total (last {self._history.length} frames; n/a points left out)",
             classes="panel-title",
+            markup=False,
         )
         if not self._ctx.panels.history:
-            yield Label("no metrics to plot", classes="panel-note")
+            yield Label("no metrics to plot", classes="panel-note", markup=False)
         for column in self._ctx.panels.history:
             with Horizontal(classes="history-row"):
-                yield Label("", id=f"hist-label-{_key(column.metric)}", classes="history-label")
+                yield Label("", id=f"hist-label-{_key(column.metric)}", classes="history-label", markup=False)
                 yield SparkText(id=f"hist-spark-{_key(column.metric)}", classes="history-spark")
 
     def set_row_height(self, rows: int) -> None:
@@ -90,7 +92,7 @@ class HistoryView(VerticalScroll):
             latest = self._history.latest(column.metric)
             unit = self._ctx.units.get(column.metric, "")
             values = self._history.values(column.metric)
-            text = f"{column.metric} {format_value(latest, unit)}"
+            text = printable(f"{column.metric} {format_value(latest, unit)}")  # a profile's names
             if values:
                 # The line is scaled to its own lowest and highest point: say what they are, or a
                 # 0.07 % wobble reads as a swing and a constant as zero.

@@ -16,6 +16,7 @@ from textual.widgets import Static
 
 from sectormon.attribution.table import HotspotRow, HotspotTable
 from sectormon.attribution.window import FrameHotspots
+from sectormon.files.text import printable
 from sectormon.frames import Frame
 from sectormon.ui.bars import bar_segments
 from sectormon.ui.context import RenderContext, window_title
@@ -57,7 +58,7 @@ class HotspotView(Static):
     mode: reactive[str] = reactive("functions")
 
     def __init__(self, *, id: str | None = None) -> None:
-        super().__init__("", id=id)
+        super().__init__("", id=id, markup=False)
         self._last: tuple[Frame, RenderContext] | None = None
 
     def watch_mode(self, _mode: str) -> None:
@@ -103,7 +104,9 @@ class HotspotView(Static):
             how = f"about {settings.freq:,} a second"
         label = self._style("label")
         text = Text(no_wrap=True, overflow="ellipsis")
-        text.append(f"Hot spots of {settings.event} ({settings.spec}), sampled {how}", Style(bold=True))
+        text.append(
+            printable(f"Hot spots of {settings.event} ({settings.spec}), sampled {how}"), Style(bold=True)
+        )
         text.append(f"   window: {title}", label)
         text.append("\n")
         text.append(f"{table.samples:,} samples, ")
@@ -114,7 +117,7 @@ class HotspotView(Static):
             scaled = ", scaled for multiplexing" if hotspots.multiplexed else ""
             text.append(f"   counted total {table.total:,} events{scaled}   scale {_count(table.scale, 3)}")
         text.append("\n")
-        text.append(f"a sample carries {settings.carries}" if settings.carries else "", label)
+        text.append(printable(f"a sample carries {settings.carries}") if settings.carries else "", label)
         return text
 
     def _table(self, rows: Sequence[HotspotRow], total: int, buckets: Sequence[str], objects: bool) -> Text:
@@ -125,7 +128,7 @@ class HotspotView(Static):
             f"{'share':<{BAR_WIDTH + 7}} {'samples':>9} {'estimate':>12}  {name_head:<{NAME_WIDTH}} "
             f"{'module':<{MODULE_WIDTH}} {detail_head:<{DETAIL_WIDTH}}"
         )
-        head += "".join(f" {b:>10}" for b in buckets)
+        head += "".join(f" {printable(b):>10}" for b in buckets)
         shown = f"{len(rows)} of {total}" if len(rows) < total else str(total)
         text = Text(no_wrap=True, overflow="ellipsis")
         text.append(f"{'Data objects' if objects else 'Functions'} ({shown}), hottest first   o: ", label)
@@ -140,9 +143,9 @@ class HotspotView(Static):
             for run, index in bar_segments([row.share], ("█",), BAR_WIDTH):
                 text.append(run, self._style("bar" if index == 0 else "empty"))
             text.append(f" {100 * row.share:5.1f}% {row.samples:>9,} {_count(row.estimate):>12}  ")
-            name = _cut(row.name, NAME_WIDTH)
-            module = _cut(row.module, MODULE_WIDTH)
-            detail = _cut(row.detail or "", DETAIL_WIDTH)
+            name = _cut(printable(row.name), NAME_WIDTH)  # symbols and paths come from the binaries
+            module = _cut(printable(row.module), MODULE_WIDTH)
+            detail = _cut(printable(row.detail or ""), DETAIL_WIDTH)
             text.append(f"{name:<{NAME_WIDTH}} {module:<{MODULE_WIDTH}} {detail:<{DETAIL_WIDTH}}")
             if row.buckets is not None:
                 text.append("".join(f" {n:>10,}" for n in row.buckets))

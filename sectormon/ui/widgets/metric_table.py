@@ -12,7 +12,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import ClassVar
 
-from rich.cells import cell_len
+from rich.cells import cell_len, set_cell_size
 from rich.segment import Segment
 from rich.style import Style
 from textual import events
@@ -22,6 +22,7 @@ from textual.message import Message
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
+from sectormon.files.text import printable
 from sectormon.ui.cells import Cell
 
 VALUE_WIDTH = 7
@@ -41,7 +42,16 @@ class ColumnSpec:
 
 
 def _fit(text: str, width: int, right: bool) -> str:
-    """Pad to ``width`` (cells hold no double-width characters, so len() is the cell width)."""
+    """Pad or cut to ``width`` cells. Labels come from files and profiles (process names, metric
+    names): control characters are escaped (a Segment goes to the terminal as it is) and wide
+    characters counted as two cells; the usual cell (short, ASCII) takes the fast path."""
+    if not (text.isascii() and text.isprintable()):
+        text = printable(text)
+        size = cell_len(text)
+        if size > width:
+            return set_cell_size(text, max(0, width - 1)) + "…" if width > 0 else ""
+        pad = " " * (width - size)
+        return pad + text if right else text + pad
     if len(text) > width:
         return text[: max(0, width - 1)] + "…" if width > 0 else ""
     return text.rjust(width) if right else text.ljust(width)

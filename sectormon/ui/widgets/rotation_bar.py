@@ -8,8 +8,9 @@ from typing import ClassVar
 from rich.text import Text
 from textual.widgets import Static
 
+from sectormon.files.text import printable
 from sectormon.frames import Frame
-from sectormon.ui.format import format_coverage
+from sectormon.ui.format import format_coverage, format_si
 
 
 class RotationBar(Static):
@@ -26,9 +27,11 @@ class RotationBar(Static):
         if rotation:
             # sync: sectormon switches the groups every slice; kernel: the kernel's multiplexer
             # does, and "kernel" stands for all groups at once (each group's share is its coverage)
-            label = f"[{rotation.get('mode')} {rotation.get('timeslice')}s] "
+            slice_s = rotation.get("timeslice")
+            every = format_si(slice_s, "s") if isinstance(slice_s, (int, float)) else printable(str(slice_s))
+            label = f"[{printable(str(rotation.get('mode')))} {every}] "  # as the header writes durations
             text.append(label, self.get_component_rich_style("rotation-bar--dim", partial=True))
-        names = list(group_names)
+        names = [printable(n) for n in group_names]  # a profile's or recording's names
         if rotation and rotation.get("mode") == "kernel":
             # Every group is on at once and scaled by its own time_running: no group has a share
             # of the time, and none is "the active one".
@@ -42,12 +45,13 @@ class RotationBar(Static):
                 self.update(text, layout=False)
             return
         if frame is not None:
-            names += [g for g in frame.groups if g not in names]
+            names += [printable(g) for g in frame.groups if printable(g) not in names]
         if not names:
             text.append("(no rotation)", self.get_component_rich_style("rotation-bar--dim", partial=True))
-        active = frame.active_group if frame is not None else ""
+        active = printable(frame.active_group) if frame is not None else ""
+        coverage_by_name = {printable(g): c for g, c in frame.groups.items()} if frame is not None else {}
         for name in names:
-            coverage = frame.groups.get(name) if frame is not None else None
+            coverage = coverage_by_name.get(name)
             label = f"{name} {format_coverage(coverage)}"
             if name == active:
                 text.append(f"▶{label}", self.get_component_rich_style("rotation-bar--active", partial=True))

@@ -11,6 +11,7 @@ from rich.text import Text
 from textual import events
 from textual.widgets import Static
 
+from sectormon.files.text import printable
 from sectormon.frames import Frame, ScopeStats, scope_order
 from sectormon.ui.bars import bar_segments, grid_text
 from sectormon.ui.context import RenderContext
@@ -36,7 +37,7 @@ class SectorView(Static):
     }
 
     def __init__(self, *, id: str | None = None) -> None:
-        super().__init__("", id=id)
+        super().__init__("", id=id, markup=False)
         self._last: tuple[Frame, RenderContext] | None = None
 
     def _style(self, role: str) -> Style:
@@ -51,7 +52,7 @@ class SectorView(Static):
         if ways:
             parts = [f"CMG{cmg}: {ways[cmg]}" for cmg in cmgs if cmg in ways]
             text.append("L2 sector ways  ", self._style("label"))
-            text.append("   ".join(parts))
+            text.append(printable("   ".join(parts)))
         else:
             text.append(
                 "L2 sector ways: not known (no sector configuration in the session header)",
@@ -59,7 +60,7 @@ class SectorView(Static):
             )
         l1 = l1_sector_ways(config)
         if l1:
-            text.append(f"   L1D sector ways {l1}")
+            text.append(printable(f"   L1D sector ways {l1}"))
         text.append("\n")
         names = ("SCE usage (tagged accesses)", "non-sector-0 share")
         for glyph, role, name in zip(GLYPHS, ROLES, names, strict=True):
@@ -70,7 +71,7 @@ class SectorView(Static):
 
     def entry(self, label: str, stats: ScopeStats | None, ctx: RenderContext) -> Text:
         text = Text(no_wrap=True)
-        text.append(f"{label:<{LABEL_WIDTH}}", self._style("label"))
+        text.append(f"{printable(label):<{LABEL_WIDTH}}", self._style("label"))  # a recording's keys
         for column, glyph, role in zip(ctx.panels.sector, GLYPHS, ROLES, strict=False):
             value = metric_value(stats, column.metric)
             for run, index in bar_segments([value], glyph, BAR_WIDTH):
@@ -90,7 +91,7 @@ class SectorView(Static):
     def show(self, frame: Frame, ctx: RenderContext) -> None:
         self._last = (frame, ctx)
         if not ctx.panels.sector:
-            self.update(f"profile {ctx.panels.profile or '?'} defines no sector-cache metrics")
+            self.update(printable(f"profile {ctx.panels.profile or '?'} defines no sector-cache metrics"))
             return
         entries = [self.entry(label, stats, ctx) for label, stats in ctx.total_and_cores(frame)]
         body = grid_text(entries, max(ENTRY_WIDTH, self.size.width), ENTRY_WIDTH)

@@ -10,6 +10,7 @@ from rich.text import Text
 from textual import events
 from textual.widgets import Static
 
+from sectormon.files.text import printable
 from sectormon.frames import Frame, ScopeStats
 from sectormon.ui.bars import bar_segments, grid_text
 from sectormon.ui.context import RenderContext
@@ -36,7 +37,7 @@ class StallView(Static):
     }
 
     def __init__(self, *, id: str | None = None) -> None:
-        super().__init__("", id=id)
+        super().__init__("", id=id, markup=False)
         self._last: tuple[Frame, RenderContext] | None = None
 
     def _style(self, role: str) -> Style:
@@ -55,7 +56,7 @@ class StallView(Static):
         metrics = [c.metric for c in ctx.panels.stall]
         values = [metric_value(stats, m) for m in metrics]
         text = Text(no_wrap=True)
-        text.append(f"{label:<{LABEL_WIDTH}}", self._style("label"))
+        text.append(f"{printable(label):<{LABEL_WIDTH}}", self._style("label"))  # a recording's keys
         for run, index in bar_segments(values, GLYPHS[: len(values)], BAR_WIDTH):
             text.append(run, self._style(ROLES[index] if index < len(values) else "empty"))
         text.append("  ")
@@ -71,7 +72,7 @@ class StallView(Static):
     def show(self, frame: Frame, ctx: RenderContext) -> None:
         self._last = (frame, ctx)
         if not ctx.panels.stall:
-            self.update(f"profile {ctx.panels.profile or '?'} defines no stall metrics")
+            self.update(printable(f"profile {ctx.panels.profile or '?'} defines no stall metrics"))
             return
         entries = [self.entry(label, stats, ctx) for label, stats in ctx.total_and_cores(frame)]
         body = grid_text(entries, max(ENTRY_WIDTH, self.size.width), ENTRY_WIDTH)
