@@ -90,7 +90,7 @@ class _Server(ThreadingHTTPServer):
     collector: FrameCollector
     registry: CollectorRegistry
 
-    def handle_error(self, request: Any, client_address: Any) -> None:
+    def handle_error(self, request: Any, _client_address: Any) -> None:
         """A client gone mid-request (reset, closed, timed out) is not the server's fault and is
         not logged; anything else is one line on stderr, and serving goes on."""
         exc = sys.exc_info()[1]
