@@ -100,7 +100,10 @@ def _read_capped(path: Path, what: str, cap: int) -> bytes:
             raise DataError(printable(str(path)), None, f"cannot read ({exc.strerror or exc})") from None
     if len(data) > cap:
         raise DataError(
-            printable(str(path)), None, f"larger than {cap // MIB} MiB", f"a {what} is far smaller: check the file"
+            printable(str(path)),
+            None,
+            f"larger than {cap // MIB} MiB",
+            f"a {what} is far smaller: check the file",
         )
     return data
 
@@ -211,7 +214,9 @@ def read_info(directory: Path) -> dict[str, Any]:
     except RecursionError:
         raise DataError(str(path), None, "bad JSON (nested too deeply)", "fix or remove info.json") from None
     except UnicodeDecodeError as exc:
-        raise DataError(str(path), None, f"not UTF-8 text ({exc.reason})", "fix or remove info.json") from None
+        raise DataError(
+            str(path), None, f"not UTF-8 text ({exc.reason})", "fix or remove info.json"
+        ) from None
     if not isinstance(info, dict):
         raise DataError(str(path), 1, "info.json is not a JSON object", "fix or remove info.json")
     _check_tree(info, path, "")

@@ -144,7 +144,11 @@ def check_representable(m: Measurement) -> None:
     document's XML form) has no time to give its readings.
     """
     for event_set in m.sets.values():
-        missing = [what for what, has in (("CNTVCT", event_set.has_time), ("cycles", event_set.has_cycles)) if not has]
+        missing = [
+            what
+            for what, has in (("CNTVCT", event_set.has_time), ("cycles", event_set.has_cycles))
+            if not has
+        ]
         if missing:
             raise DataError(
                 event_set.path,
