@@ -70,10 +70,45 @@ def build_profile(m: Measurement) -> Profile:
         counters=counters,  # 8 event counters + the cycle counter (PMCCNTR)
         events=events,
         groups=tuple(groups),
-        metrics=_rehint(base.metrics, events, groups),
+        metrics=_rehint(_ipc_stand_in(base.metrics, m), events, groups),
         constants=base.constants,
         source=f"{base.source or 'builtin:a64fx'} + fapp event sets",
         variant=base.variant,
+    )
+
+
+INST_RETIRED_CODE = 0x8
+EFFECTIVE_INST_CODE = 0x121
+"""EFFECTIVE_INST_SPEC: the instructions the CPU PA report's IPC counts (pa1, pa16)."""
+
+
+def _ipc_stand_in(metrics: tuple[MetricDef, ...], m: Measurement) -> tuple[MetricDef, ...]:
+    """The profile's IPC over EFFECTIVE_INST_SPEC (0x121) when no set counted INST_RETIRED (0x8).
+
+    The CPU PA sets count no INST_RETIRED, so a replay of their import showed ``IPC n/a`` where
+    ``sectormon fapp`` shows the report's IPC: the import's profile (which the recording carries,
+    formula and description) takes the report's instruction count instead, so the replay shows
+    an IPC, and says which. compare rebuilds the rows and keeps the two apart (``IPC`` and
+    ``report:IPC``), so this changes only what a replay shows.
+    """
+    codes = {code for event_set in m.sets.values() for code in event_set.codes}
+    if INST_RETIRED_CODE in codes or EFFECTIVE_INST_CODE not in codes:
+        return metrics
+    instructions = event_name(EFFECTIVE_INST_CODE)
+    return tuple(
+        MetricDef(
+            metric.name,
+            f"{instructions} / {CYCLES_NAME}",
+            metric.unit,
+            "Instructions per cycle as the CPU PA report counts them: EFFECTIVE_INST_SPEC (0x121) / "
+            "cycles (these fapp sets count no INST_RETIRED)",
+            metric.better,
+            metric.scope,
+            metric.group_hint,
+        )
+        if metric.name == "IPC"
+        else metric
+        for metric in metrics
     )
 
 
@@ -146,14 +181,17 @@ def check_representable(m: Measurement) -> None:
     for event_set in m.sets.values():
         missing = [
             what
-            for what, has in (("CNTVCT", event_set.has_time), ("cycles", event_set.has_cycles))
+            for what, has in (
+                ("CNTVCT", event_set.has_time),
+                ("cycles (PMCCNTR or 0x0011)", event_set.has_cycles),
+            )
             if not has
         ]
         if missing:
             raise DataError(
                 event_set.path,
                 None,
-                f"the export has no {' and no '.join(missing)} (PMCCNTR or 0x0011): "
+                f"the export has no {' and no '.join(missing)}: "
                 "a recording needs each set's measured time and cycles",
                 "export with CNTVCT and PMCCNTR ('fapppx -A -Icpupa'), or read it with 'sectormon fapp'",
             )
