@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
-from sectormon.fapp.analysis import Analysis
+from sectormon.fapp.analysis import Analysis, is_cpupa_report
 from sectormon.fapp.counts import has_event
 from sectormon.fapp.names import CYCLES_NAME, measurement_profile
 from sectormon.fapp.report import CMG_METRICS, THREAD_METRICS, Value
@@ -86,6 +86,8 @@ def report_notes(a: Analysis) -> TableNotes:
     """Notes for the CPU PA table: CMG-only rows, negative values."""
     notes = TableNotes()
     report = a.report
+    if not is_cpupa_report(report):
+        return notes  # not the report's sets: its table is not shown
     cmg_only = [name for name in CMG_METRICS if name not in THREAD_METRICS]
     if report.threads:
         notes.add(
