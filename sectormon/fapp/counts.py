@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from functools import lru_cache
 
 from sectormon.fapp.model import CPU_CYCLES_CODE, EventSet, Measurement, ThreadRow
 from sectormon.fapp.names import CYCLES_NAME, event_name, is_cmg_scoped
@@ -18,17 +19,28 @@ def counts_cycles(event_set: EventSet) -> bool:
 
 
 def has_event(event_set: EventSet, name: str) -> bool:
-    """Whether the set has a count of ``name`` (``CPU_CYCLES``: always, through PMCCNTR)."""
-    return name == CYCLES_NAME or any(event_name(code) == name for code in event_set.codes)
+    """Whether the set has a count of ``name`` (``CPU_CYCLES``: through PMCCNTR unless the export
+    has none)."""
+    if name == CYCLES_NAME:
+        return event_set.has_cycles
+    return any(event_name(code) == name for code in event_set.codes)
 
 
 def row_counts(event_set: EventSet, row: ThreadRow) -> dict[str, int]:
-    """One thread row's per-PE counts by name, ``CPU_CYCLES`` included."""
-    counts: dict[str, int] = {} if counts_cycles(event_set) else {CYCLES_NAME: row.pmccntr}
-    for code in event_set.codes:
-        if not is_cmg_scoped(code):
-            counts[event_name(code)] = row.counts[code]
+    """One thread row's per-PE counts by name, ``CPU_CYCLES`` included (when it has cycles)."""
+    counts: dict[str, int] = {}
+    if not counts_cycles(event_set) and row.pmccntr is not None:
+        counts[CYCLES_NAME] = row.pmccntr
+    for code, name in _pe_names(event_set.codes):
+        counts[name] = row.counts[code]
     return counts
+
+
+@lru_cache(maxsize=64)
+def _pe_names(codes: tuple[int, ...]) -> tuple[tuple[int, str], ...]:
+    """A set's per-PE codes with their names, worked out once per set rather than once per row:
+    a report of many threads asks for every row's counts several times."""
+    return tuple((code, event_name(code)) for code in codes if not is_cmg_scoped(code))
 
 
 def row_columns(event_set: EventSet, row: ThreadRow) -> dict[str, int]:

@@ -82,6 +82,7 @@ def rebuild_measurement(path: str, header: Mapping[str, Any], slices: tuple[Slic
     region = info.get("region_name") if isinstance(info.get("region_name"), str) else ""
     region_number = _int(info.get("region_number"), 0)
     rows: dict[str, list[ThreadRow]] = {name: [] for name in columns}
+    seen: set[tuple[str, int]] = set()  # (set, thread): a set look-up, not a search per reading
     for unit, _core, _cmg, group, time_enabled, _tr, names, values in s.rows:
         thread = _thread(unit)
         if thread is None:
@@ -95,8 +96,9 @@ def rebuild_measurement(path: str, header: Mapping[str, Any], slices: tuple[Slic
             raise DataError(
                 path, SLICE_LINE, f"the {group} reading of {unit} lacks {', '.join(missing)}", _FIX
             )
-        if any(row.thread == thread for row in rows[group]):
+        if (group, thread) in seen:
             raise DataError(path, SLICE_LINE, f"two {group} readings of {unit}", _FIX)
+        seen.add((group, thread))
         counts = {code: reading[name] for code, name in codes.items()}
         rows[group].append(
             ThreadRow(

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import re
 from collections.abc import Mapping
 from pathlib import Path
@@ -23,6 +24,7 @@ from sectormon.fapp.model import (
     DEFAULT_CNTFRQ_HZ,
     DEFAULT_VECTOR_LENGTH_BITS,
     TIME_SET,
+    U64_MAX,
     EventSet,
     Measurement,
     shown,
@@ -30,6 +32,9 @@ from sectormon.fapp.model import (
 )
 from sectormon.fapp.names import a64fx_profile
 from sectormon.fapp.xmlread import parse_cpupa_xml
+from sectormon.files.lines import MIB
+from sectormon.files.regular import is_regular, open_input
+from sectormon.files.text import printable
 
 SUFFIXES = (".csv", ".xml")
 """Export formats, in order of preference when a set has both."""
@@ -43,33 +48,77 @@ def _natural_key(stem: str) -> tuple[object, ...]:
     return tuple(int(part) if part.isdigit() else part for part in _NATURAL_RE.split(stem))
 
 
-def event_set_files(directory: Path) -> list[Path]:
+EXPORT_CAP = 64 * MIB
+"""The largest export read: a fapp CSV of 48 threads x 100 regions is under 2 MiB; a bigger file is
+not an export (``/dev/zero`` linked in, a cut binary) and would only fill memory."""
+INFO_CAP = 1 * MIB
+INFO_DEPTH = 32
+"""How deep info.json may nest: its keys are flat numbers and strings; a recording carries it whole,
+and a reader of recordings refuses deeper nesting."""
+
+
+def event_set_files(directory: Path) -> tuple[list[Path], list[str]]:
     """The export files of a measurement folder: ``pa<N>`` by N when there are any, else every
-    set by name (digits as numbers); per set its ``.csv``, else its ``.xml``."""
+    set by name (digits as numbers); per set its ``.csv``, else its ``.xml``. Second: one line per
+    export-named entry that is not a regular file (a FIFO, a device, a folder), which is skipped:
+    it cannot be read to an end, and it is said, not silently left out."""
     by_stem: dict[str, dict[str, Path]] = {}
-    for p in directory.iterdir():
+    skipped: list[str] = []
+    try:
+        entries = sorted(directory.iterdir())
+    except OSError as exc:
+        raise DataError(str(directory), None, f"cannot list the folder ({exc.strerror or exc})") from None
+    for p in entries:
         suffix = p.suffix.lower()
-        if suffix in SUFFIXES and p.is_file():
+        if suffix not in SUFFIXES:
+            continue
+        if is_regular(str(p)):
             by_stem.setdefault(p.stem, {})[suffix] = p
+        else:
+            skipped.append(f"skipped {_not_regular(p)}")
     stems = [s for s in by_stem if _SET_RE.match(s)] or list(by_stem)
     stems.sort(key=_natural_key)
-    return [next(by_stem[s][suffix] for suffix in SUFFIXES if suffix in by_stem[s]) for s in stems]
+    files = [next(by_stem[s][suffix] for suffix in SUFFIXES if suffix in by_stem[s]) for s in stems]
+    return files, skipped
+
+
+def _not_regular(path: Path) -> str:
+    """Why ``path`` is no export, in the words of the shared input rule (``... is a named pipe``)."""
+    try:
+        open_input(str(path), "export").close()
+    except DataError as exc:
+        return str(exc)
+    return f"{printable(str(path))}: not a regular file"
+
+
+def _read_capped(path: Path, what: str, cap: int) -> bytes:
+    """A regular file's bytes (never a FIFO or device: :func:`open_input`), at most ``cap``."""
+    with open_input(str(path), what) as stream:
+        try:
+            data = stream.read(cap + 1)
+        except OSError as exc:
+            raise DataError(printable(str(path)), None, f"cannot read ({exc.strerror or exc})") from None
+    if len(data) > cap:
+        raise DataError(
+            printable(str(path)),
+            None,
+            f"larger than {cap // MIB} MiB",
+            "check the file",
+        )
+    return data
 
 
 def read_export(path: str | Path) -> EventSet:
     """Read one export file (CSV or XML, by its suffix); the set is named by the file's stem."""
     p = Path(path)
-    try:
-        data = p.read_bytes()
-    except OSError as exc:
-        raise DataError(str(p), None, f"cannot read ({exc.strerror or exc})", "check the path") from None
+    data = _read_capped(p, "export", EXPORT_CAP)
     if p.suffix.lower() == ".xml":
         return parse_cpupa_xml(data, str(p), p.stem)
     return parse_cpupa(data, str(p), p.stem)
 
 
-def _constant_line(text: str) -> int:
-    """The line of the first NaN/Infinity outside a JSON string (the json module does not say)."""
+def _literal_line(text: str, literal: str) -> int:
+    """The line of the first ``literal`` outside a JSON string (the json module does not say)."""
     in_string = escaped = False
     line = 1
     for i, ch in enumerate(text):
@@ -84,39 +133,93 @@ def _constant_line(text: str) -> int:
                 in_string = False
         elif ch == '"':
             in_string = True
-        elif ch in "NI" and text.startswith(("NaN", "Infinity"), i):
+        elif ch == literal[0] and text.startswith(literal, i):
             return line
     return 1
 
 
 class _NotJson(Exception):
-    """NaN or Infinity in info.json: Python's json accepts them, JSON does not."""
+    """A value Python's json accepts but JSON (and so a recording) cannot hold: NaN, Infinity, a
+    number out of range. ``args``: (the literal as written, the problem)."""
 
 
 def _refuse_constant(name: str) -> float:
-    raise _NotJson(name)
+    raise _NotJson(name, f"{name} is not a JSON number")
+
+
+def _bounded_int(text: str) -> int:
+    """A JSON integer within 64 bits: a longer one is no count or setting, and would overflow
+    every float it meets (cntfrq_hz, cpu_frequency_ghz)."""
+    digits = text.lstrip("-")
+    if len(digits) > 20 or int(digits) > U64_MAX:
+        shown = text if len(text) <= 24 else f"{text[:20]}... ({len(digits)} digits)"
+        raise _NotJson(text, f"{shown} does not fit in 64 bits")
+    return int(text)
+
+
+def _finite_float(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):
+        raise _NotJson(text, f"{text[:24]} is out of range for a number")
+    return value
+
+
+def _check_tree(value: object, path: Path, where: str, depth: int = 0) -> None:
+    """Refuse what a recording could not carry: lone surrogates (not Unicode text) and nesting
+    deeper than :data:`INFO_DEPTH`."""
+    if depth > INFO_DEPTH:
+        raise DataError(str(path), None, f"nested deeper than {INFO_DEPTH} levels", "fix or remove info.json")
+    if isinstance(value, str):
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            raise DataError(
+                str(path),
+                None,
+                f"the string {printable(where) or 'at the top'} holds a lone surrogate "
+                f"({printable(value[:40])}): not Unicode text",
+                "write the character itself, or a valid \\ud83d\\ude00 pair",
+            ) from None
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            _check_tree(key, path, f"key {key}", depth + 1)
+            _check_tree(item, path, f"{where}.{key}" if where else key, depth + 1)
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            _check_tree(item, path, f"{where}[{index}]", depth + 1)
 
 
 def read_info(directory: Path) -> dict[str, Any]:
-    """``info.json`` of a folder (``{}`` without one); strict JSON, a leading UTF-8 BOM allowed."""
+    """``info.json`` of a folder (``{}`` without one); strict JSON, a leading UTF-8 BOM allowed.
+
+    Only what a recording can carry is accepted (an import copies info.json into its header):
+    numbers finite and integers within 64 bits, strings of Unicode text, at most 32 levels deep.
+    An ``info.json`` that is no regular file (a FIFO, a folder) is an error, not skipped.
+    """
     path = directory / INFO_FILE
-    if not path.is_file():
+    if not os.path.lexists(path):
         return {}
+    data = _read_capped(path, INFO_FILE, INFO_CAP)
+    text = ""
     try:
-        text = path.read_text(encoding="utf-8-sig")
-        info = json.loads(text, parse_constant=_refuse_constant)
+        text = data.decode("utf-8-sig")
+        info = json.loads(
+            text, parse_constant=_refuse_constant, parse_int=_bounded_int, parse_float=_finite_float
+        )
     except json.JSONDecodeError as exc:
         raise DataError(str(path), exc.lineno, f"bad JSON ({exc.msg})", "fix or remove info.json") from None
     except _NotJson as exc:
-        raise DataError(
-            str(path), _constant_line(text), f"{exc} is not a JSON number", "write a number or null"
-        ) from None
+        literal, problem = exc.args
+        raise DataError(str(path), _literal_line(text, literal), problem, "write a number or null") from None
     except RecursionError:
         raise DataError(str(path), None, "bad JSON (nested too deeply)", "fix or remove info.json") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise DataError(str(path), None, f"cannot read ({exc})", "fix or remove info.json") from None
+    except UnicodeDecodeError as exc:
+        raise DataError(
+            str(path), None, f"not UTF-8 text ({exc.reason})", "fix or remove info.json"
+        ) from None
     if not isinstance(info, dict):
         raise DataError(str(path), 1, "info.json is not a JSON object", "fix or remove info.json")
+    _check_tree(info, path, "")
     return info
 
 
@@ -243,27 +346,31 @@ def _select(
 def read_measurement(path: str | Path, region: str | None = None) -> Measurement:
     """Read a measurement folder (all its exports + optional ``info.json``), or a single export file."""
     p = Path(path)
-    if p.is_file():
-        files, directory = [p], p.parent
-        info: dict[str, Any] = {}
-    elif p.is_dir():
+    skipped: list[str] = []
+    if os.path.isdir(p):
         directory = p
-        files = event_set_files(p)
+        files, skipped = event_set_files(p)
         if not files:
             raise DataError(
                 str(p),
                 None,
-                "no cpupa export files (pa1.csv ..., sc1.csv ... or .xml)",
+                "no cpupa export files (pa1.csv ..., sc1.csv ... or .xml)"
+                + (f"; {len(skipped)} not regular files skipped: {skipped[0]}" if skipped else ""),
                 "give a fapp measurement folder",
             )
         info = read_info(p)
-    else:
+    elif not os.path.lexists(p) and len(p.name) < 256:
         raise DataError(str(p), None, "no such file or directory", "give a fapp measurement folder")
+    else:
+        # One export file; read_export refuses a FIFO, a device or a too long name in one line.
+        files, directory = [p], p.parent
+        info = {}
     sets: dict[str, EventSet] = {}
     for file in files:
         event_set = read_export(file)
         sets[event_set.name] = event_set
     sets, warnings = _select(sets, region, directory)
+    warnings[:0] = skipped
     cntfrq = positive_number(info, "cntfrq_hz", directory)
     if cntfrq is not None and not _plausible_cntfrq(cntfrq):
         raise DataError(
@@ -276,10 +383,12 @@ def read_measurement(path: str | Path, region: str | None = None) -> Measurement
         cntfrq = _info_frequency(sets)
     if cntfrq is None:
         cntfrq = float(DEFAULT_CNTFRQ_HZ)
-        warnings.append(
-            "CNTFRQ unknown (no info.json cntfrq_hz, no FAPP-info timer frequency): "
-            f"assuming {DEFAULT_CNTFRQ_HZ} Hz"
-        )
+        # Without any CNTVCT the frequency converts nothing: no warning about it.
+        if any(event_set.has_time for event_set in sets.values()):
+            warnings.append(
+                "CNTFRQ unknown (no info.json cntfrq_hz, no FAPP-info timer frequency): "
+                f"assuming {DEFAULT_CNTFRQ_HZ} Hz"
+            )
     _check_part(info, directory, warnings)
     vl_info = _vector_length(info, directory)
     vector_length = int(vl_info) if vl_info is not None else _info_vector_length(sets)
@@ -342,14 +451,22 @@ def _untimed(sets: Mapping[str, EventSet], warnings: list[str]) -> tuple[int, ..
     name = TIME_SET if TIME_SET in sets else next(iter(sets), None)
     if name is None:
         return ()
-    cycles_column = f"0x{CPU_CYCLES_CODE:04x}" if CPU_CYCLES_CODE in sets[name].codes else "PMCCNTR"
+    time_set = sets[name]
+    if not time_set.has_time:
+        # The PMU document's XML form: counts only. One warning for the file, not one per thread.
+        warnings.append(
+            f"{time_set.path}: the export has no CNTVCT (timer ticks), so every time-based metric "
+            "(seconds, GFLOPS, throughputs, powers) is n/a; the ratios of counts are not affected"
+        )
+        return time_set.threads()
+    cycles_column = f"0x{CPU_CYCLES_CODE:04x}" if CPU_CYCLES_CODE in time_set.codes else "PMCCNTR"
     out: list[int] = []
-    for row in sets[name].rows:
+    for row in time_set.rows:
         zero = [col for col, v in (("CNTVCT", row.cntvct), (cycles_column, row.cycles())) if v == 0]
         if zero:
             out.append(row.thread)
             warnings.append(
-                f"{sets[name].path}:{row.line}: thread {row.thread} has {' and '.join(zero)} 0 in {name}: "
+                f"{time_set.path}:{row.line}: thread {row.thread} has {' and '.join(zero)} 0 in {name}: "
                 "its time-based metrics are n/a and the CMG's time averages leave it out"
             )
     return tuple(out)

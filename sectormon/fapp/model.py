@@ -63,12 +63,14 @@ class ThreadRow:
     region_name: str
     region_number: int
     call: int
-    cntvct: int
-    pmccntr: int
+    cntvct: int | None
+    """Timer ticks; ``None`` when the export has no CNTVCT (the PMU document's XML form)."""
+    pmccntr: int | None
+    """Cycles; ``None`` when the export has no PMCCNTR (its 0x11 column, if any, gives them)."""
     counts: Mapping[int, int]
 
     def value(self, key: int | str) -> int | None:
-        """A raw count by event code, or ``"CNTVCT"`` / ``"PMCCNTR"``; ``None`` if not in this set."""
+        """A raw count by event code, or ``"CNTVCT"`` / ``"PMCCNTR"``; ``None`` if not in this row."""
         if key == "CNTVCT":
             return self.cntvct
         if key == "PMCCNTR":
@@ -77,8 +79,9 @@ class ThreadRow:
             return self.counts.get(key)
         return None
 
-    def cycles(self) -> int:
-        """The cycles the set's ratios divide by: its 0x11 column when it counted CPU_CYCLES, else PMCCNTR."""
+    def cycles(self) -> int | None:
+        """The cycles the set's ratios divide by: its 0x11 column when it counted CPU_CYCLES, else
+        PMCCNTR (``None`` when the export has neither)."""
         counted = self.counts.get(CPU_CYCLES_CODE)
         return self.pmccntr if counted is None else counted
 
@@ -110,14 +113,31 @@ class EventSet:
     rows: tuple[ThreadRow, ...]
     info: Mapping[str, str] = field(default_factory=dict)
 
+    _by_thread: dict[int, ThreadRow] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        # Rows by thread, built once: every metric of every thread looks its rows up, and a
+        # search per look-up made a report quadratic in the threads (docs/perf-tuning.md).
+        by_thread: dict[int, ThreadRow] = {}
+        for row in self.rows:
+            by_thread.setdefault(row.thread, row)
+        object.__setattr__(self, "_by_thread", by_thread)
+
     def threads(self) -> tuple[int, ...]:
         return tuple(row.thread for row in self.rows)
 
     def row(self, thread: int) -> ThreadRow | None:
-        for row in self.rows:
-            if row.thread == thread:
-                return row
-        return None
+        return self._by_thread.get(thread)
+
+    @property
+    def has_time(self) -> bool:
+        """Whether the export has CNTVCT (timer ticks) on its rows."""
+        return all(row.cntvct is not None for row in self.rows)
+
+    @property
+    def has_cycles(self) -> bool:
+        """Whether the set's ratios have cycles: it counted 0x11, or every row has PMCCNTR."""
+        return CPU_CYCLES_CODE in self.codes or all(row.pmccntr is not None for row in self.rows)
 
 
 @dataclass(frozen=True, slots=True)

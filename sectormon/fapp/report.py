@@ -169,14 +169,23 @@ class _Inputs:
         self.m = measurement
         self.threads = tuple(threads)
         self.used: set[str] = set()
+        self.sums: dict[tuple[str, int | str], int | None] = {}  # formulas share inputs: sum each once
 
     def __call__(self, set_name: str, key: int | str) -> int:
         self.used.add(set_name)
+        if (set_name, key) not in self.sums:
+            self.sums[(set_name, key)] = self._sum(set_name, key)
+        total = self.sums[(set_name, key)]
+        if total is None:
+            raise _Missing(f"{set_name}.{key}")
+        return total
+
+    def _sum(self, set_name: str, key: int | str) -> int | None:
         total = 0
         for thread in self.threads:
             value = self.m.value(set_name, key, thread)
             if value is None:
-                raise _Missing(f"{set_name}.{key}")
+                return None
             total += value
         return total
 
@@ -230,8 +239,10 @@ def first_timed_frequency(m: Measurement) -> float | None:
     pa1 = m.sets.get("pa1")
     if pa1 is None:
         return None
-    first = next((r for r in pa1.rows if r.thread not in m.untimed and r.cntvct > 0), None)
-    return None if first is None else first.pmccntr / first.cntvct * m.cntfrq_hz
+    first = next((r for r in pa1.rows if r.thread not in m.untimed and r.cntvct and r.pmccntr), None)
+    if first is None or first.cntvct is None or first.pmccntr is None:
+        return None
+    return first.pmccntr / first.cntvct * m.cntfrq_hz
 
 
 def report_profile(m: Measurement) -> Profile:
@@ -439,7 +450,7 @@ def _cmg_formulas(
 
     def power_core() -> float:
         values = thread_values("Power core (W)")
-        if any(v is None for v in values):
+        if not values or any(v is None for v in values):  # no thread with a time: no power
             raise _Missing("Power core")
         return sum(v for v in values if v is not None)
 

@@ -79,13 +79,16 @@ def choose_sets(m: Measurement, events: Sequence[str]) -> dict[str, str] | None:
 def thread_counts(m: Measurement, choice: Choice, thread: int) -> dict[str, float]:
     """One thread's input counts for ``choice`` (CMG-wide events left out)."""
     counts: dict[str, float] = {}
+    rows: dict[str, dict[str, int]] = {}  # the thread's counts per set, each set's worked out once
     for name, set_name in choice.items():
-        event_set = m.sets[set_name]
-        row = event_set.row(thread)
-        if row is not None:
-            value = row_counts(event_set, row).get(name)
-            if value is not None:
-                counts[name] = float(value)
+        by_name = rows.get(set_name)
+        if by_name is None:
+            event_set = m.sets[set_name]
+            row = event_set.row(thread)
+            by_name = rows[set_name] = {} if row is None else row_counts(event_set, row)
+        value = by_name.get(name)
+        if value is not None:
+            counts[name] = float(value)
     return counts
 
 

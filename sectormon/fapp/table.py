@@ -37,14 +37,22 @@ def render_table(
     width: int = 160,
     units: Mapping[str, str] | None = None,
     split: Sequence[str] = (),
+    marks: Mapping[str, str] | None = None,
+    notes: Sequence[str] = (),
 ) -> str:
-    """Rows = metric names, columns = (header, {metric: value}); wrapped to ``width`` columns."""
+    """Rows = metric names, columns = (header, {metric: value}); wrapped to ``width`` columns.
+
+    ``marks``: a note mark per row (``[2]``), after the name; ``notes``: the lines those marks
+    point to, printed under the table (wrapped, continuation lines indented).
+    """
     units = units or {}
+    marks = marks or {}
     split_set = set(split)
 
     def label(name: str) -> str:
         text = f"{name} ({units[name]})" if units.get(name) else name
-        return text + (f" {SPLIT_MARK}" if name in split_set else "")
+        text += f" {SPLIT_MARK}" if name in split_set else ""
+        return text + (f" {marks[name]}" if name in marks else "")
 
     labels = [label(name) for name in rows]
     name_width = max([len(t) for t in labels] + [len("metric")])
@@ -80,5 +88,9 @@ def render_table(
         out += textwrap.wrap(
             f"{SPLIT_MARK} inputs from different runs (event sets): see 'split' in --json", width
         )
+        out.append("")
+    for note in notes:
+        out += textwrap.wrap(note, width, subsequent_indent="    ", break_on_hyphens=False)
+    if notes:
         out.append("")
     return "\n".join(out).rstrip("\n") + "\n"

@@ -20,7 +20,8 @@ from sectormon.fapp.names import CYCLES_NAME, event_def, event_name
 from sectormon.fapp.report import report_profile
 from sectormon.files.output import OutputError, replace_output
 from sectormon.files.regular import is_regular
-from sectormon.io.jsonl import RECORDING_SCHEMA
+from sectormon.io.header_check import MIN_INTERVAL
+from sectormon.io.jsonl import MAX_SECONDS, RECORDING_SCHEMA
 from sectormon.profiles.model import EventDef, GroupDef, MetricDef, Profile
 from sectormon.readings import Mark, Row, Slice
 
@@ -71,10 +72,45 @@ def build_profile(m: Measurement) -> Profile:
         counters=counters,  # 8 event counters + the cycle counter (PMCCNTR)
         events=events,
         groups=tuple(groups),
-        metrics=_rehint(base.metrics, events, groups),
+        metrics=_rehint(_ipc_stand_in(base.metrics, m), events, groups),
         constants=base.constants,
         source=f"{base.source or 'builtin:a64fx'} + fapp event sets",
         variant=base.variant,
+    )
+
+
+INST_RETIRED_CODE = 0x8
+EFFECTIVE_INST_CODE = 0x121
+"""EFFECTIVE_INST_SPEC: the instructions the CPU PA report's IPC counts (pa1, pa16)."""
+
+
+def _ipc_stand_in(metrics: tuple[MetricDef, ...], m: Measurement) -> tuple[MetricDef, ...]:
+    """The profile's IPC over EFFECTIVE_INST_SPEC (0x121) when no set counted INST_RETIRED (0x8).
+
+    The CPU PA sets count no INST_RETIRED, so a replay of their import showed ``IPC n/a`` where
+    ``sectormon fapp`` shows the report's IPC: the import's profile (which the recording carries,
+    formula and description) takes the report's instruction count instead, so the replay shows
+    an IPC, and says which. compare rebuilds the rows and keeps the two apart (``IPC`` and
+    ``report:IPC``), so this changes only what a replay shows.
+    """
+    codes = {code for event_set in m.sets.values() for code in event_set.codes}
+    if INST_RETIRED_CODE in codes or EFFECTIVE_INST_CODE not in codes:
+        return metrics
+    instructions = event_name(EFFECTIVE_INST_CODE)
+    return tuple(
+        MetricDef(
+            metric.name,
+            f"{instructions} / {CYCLES_NAME}",
+            metric.unit,
+            "Instructions per cycle as the CPU PA report counts them: EFFECTIVE_INST_SPEC (0x121) / "
+            "cycles (these fapp sets count no INST_RETIRED)",
+            metric.better,
+            metric.scope,
+            metric.group_hint,
+        )
+        if metric.name == "IPC"
+        else metric
+        for metric in metrics
     )
 
 
@@ -121,18 +157,56 @@ def _rows(m: Measurement, event_set: EventSet, cmg: int) -> list[Row]:
     """
     rows: list[Row] = []
     for row in event_set.rows:
-        ns = _ns(row.cntvct, m.cntfrq_hz)
+        ns = _ns(row.cntvct or 0, m.cntfrq_hz)
         counts = row_columns(event_set, row)
         unit = f"thread:{row.thread}"
         rows.append((unit, None, cmg, event_set.name, ns, ns, tuple(counts), list(counts.values())))
     cmg_values = cmg_counts(event_set)
     if cmg_values:
-        ticks = sum(r.cntvct for r in event_set.rows) / len(event_set.rows)
+        ticks = sum(r.cntvct or 0 for r in event_set.rows) / len(event_set.rows)
         ns = _ns(round(ticks), m.cntfrq_hz)
         rows.append(
             (f"cmg:{cmg}", None, cmg, event_set.name, ns, ns, tuple(cmg_values), list(cmg_values.values()))
         )
     return rows
+
+
+def check_representable(m: Measurement) -> None:
+    """Refuse, in one line, a measurement a recording cannot hold as it is (replay would refuse it).
+
+    Every reading's time enabled is its row's CNTVCT, and a recording's times lie within
+    :data:`~sectormon.io.jsonl.MAX_SECONDS` (31 years): a CNTVCT of 2**64 - 1 is a valid count,
+    but 5,800 years at 100 MHz is no measured region, so it is refused naming its line rather
+    than written into a recording nothing can replay. A set without CNTVCT or cycles (the PMU
+    document's XML form) has no time to give its readings.
+    """
+    for event_set in m.sets.values():
+        missing = [
+            what
+            for what, has in (
+                ("CNTVCT", event_set.has_time),
+                ("cycles (PMCCNTR or 0x0011)", event_set.has_cycles),
+            )
+            if not has
+        ]
+        if missing:
+            raise DataError(
+                event_set.path,
+                None,
+                f"the export has no {' and no '.join(missing)}: "
+                "a recording needs each set's measured time and cycles",
+                "export with CNTVCT and PMCCNTR ('fapppx -A -Icpupa'), or read it with 'sectormon fapp'",
+            )
+        for row in event_set.rows:
+            seconds = (row.cntvct or 0) / m.cntfrq_hz
+            if seconds > MAX_SECONDS:
+                raise DataError(
+                    event_set.path,
+                    row.line,
+                    f"thread {row.thread}: CNTVCT {row.cntvct} is {seconds:.3g} s at {m.cntfrq_hz:g} Hz, "
+                    f"longer than a recording holds ({MAX_SECONDS:g} s)",
+                    "check CNTVCT and the timer frequency (info.json cntfrq_hz)",
+                )
 
 
 def region_seconds(m: Measurement) -> float:
@@ -145,6 +219,14 @@ def region_seconds(m: Measurement) -> float:
             f"no thread has a time in {m.time_set or 'the first set'} (CNTVCT and PMCCNTR are 0 or missing)",
             "a recording needs the measured time: export pa1 with its CNTVCT column",
         )
+    if seconds < MIN_INTERVAL:
+        raise DataError(
+            m.path,
+            None,
+            f"the region's mean time in {m.time_set} is {seconds:.3g} s, shorter than a recording's "
+            f"shortest interval ({MIN_INTERVAL:g} s)",
+            "check CNTVCT and the timer frequency (info.json cntfrq_hz)",
+        )
     return seconds
 
 
@@ -152,6 +234,7 @@ def convert(m: Measurement) -> Conversion:
     """The recording of a measurement (see the module docstring for the model)."""
     from sectormon.profiles.loader import profile_to_dict
 
+    check_representable(m)
     profile = build_profile(m)
     cmg = cmg_of(m.info)
     t = region_seconds(m)

@@ -107,10 +107,16 @@ class _Handler(ContentHandler):
         self.stack: list[_Element] = []
         self.groups: list[_Group] = []
         self.text: list[str] | None = None  # inside an <event>: its text so far
+        self.last_line = 1  # kept: the locator's parser is gone once parsing ends
 
     def line(self) -> int:
         line = self.locator.getLineNumber() if self.locator is not None else None
-        return line or 1
+        self.last_line = line or self.last_line
+        return self.last_line
+
+    def endDocument(self) -> None:
+        self.line()
+        self.locator = None
 
     def setDocumentLocator(self, locator: Locator) -> None:
         self.locator = locator
@@ -166,15 +172,8 @@ class _Handler(ContentHandler):
         parent.counts[name] = (_number(text, f"event {name}", self.path, element.line), element.line)
 
     def _group(self, element: _Element) -> None:
-        for name in (TIMER, CYCLES):
-            if name not in element.counts:
-                raise DataError(
-                    self.path,
-                    element.line,
-                    f"<{element.tag}> holds events but no {name} "
-                    f"(fapp writes {TIMER} and {CYCLES} in every group)",
-                    _EXPORT_FIX,
-                )
+        # CNTVCT and PMCCNTR may be absent: the PMU document's comparison script reads bare
+        # <event name="0x0011">N</event> elements (its section 6.6), and such exports have counts only.
         codes = tuple(int(name, 16) for name in element.counts if name not in (TIMER, CYCLES))
         context = _context([*self.stack, element], self.path)
         counts = {name: value for name, (value, _) in element.counts.items()}
@@ -210,6 +209,15 @@ def _rows(groups: list[_Group], path: str) -> tuple[tuple[int, ...], tuple[Threa
                 f"events {_names(g.codes)} differ from the group on line {used[0].line} ({_names(codes)})",
                 "put each event set in its own file",
             )
+        for name in (TIMER, CYCLES):
+            if (name in g.counts) != (name in used[0].counts):
+                has, lacks = (g.line, used[0].line) if name in g.counts else (used[0].line, g.line)
+                raise DataError(
+                    path,
+                    g.line,
+                    f"the group on line {has} has {name}, the one on line {lacks} has none",
+                    "every group of a file has the same columns",
+                )
         c = g.context
         row = ThreadRow(
             line=g.line,
@@ -219,8 +227,8 @@ def _rows(groups: list[_Group], path: str) -> tuple[tuple[int, ...], tuple[Threa
             region_name=c.region_name,
             region_number=c.region_number,
             call=c.call,
-            cntvct=g.counts[TIMER],
-            pmccntr=g.counts[CYCLES],
+            cntvct=g.counts.get(TIMER),
+            pmccntr=g.counts.get(CYCLES),
             counts={code: g.counts[f"0x{code:04x}"] for code in g.codes},
         )
         add_row(rows, row, path)
