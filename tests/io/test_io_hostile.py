@@ -160,6 +160,18 @@ def test_header_numbers_out_of_range_name_the_field(
         assert f"header field {field!r}" in one_error(code, err, f"{path}:1:")
 
 
+def test_a_400_digit_number_in_the_recorded_profile_is_one_line(
+    sim_lines: list[bytes], tmp_path: Path
+) -> None:
+    """Found by the generator (case 2587): ``float(10**400)`` in the profile's rebuild."""
+    header = json.loads(sim_lines[0])
+    event = next(iter(header["profile"]["events"].values()))
+    event["nj_per_count"] = 10**400
+    path = save(tmp_path / "profile.jsonl", [json.dumps(header).encode(), *sim_lines[1:]])
+    code, _out, err = run("replay", "--json", str(path))
+    assert "bad profile in header" in one_error(code, err, str(path))
+
+
 def test_a_400_digit_slice_time_is_an_error_at_its_line(sim_lines: list[bytes], tmp_path: Path) -> None:
     i = first_slice(sim_lines)
     lines = list(sim_lines)
