@@ -21,6 +21,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
 from recording_synth import header, stream
 from test_io_replay import real_header, write
 
@@ -127,6 +129,37 @@ def test_decode_limited_and_check_depth() -> None:
     check_depth([[1]], limit=2)
     with pytest.raises(TooDeep):
         check_depth([[[1]]], limit=2)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(max_size=12))
+@example("²")
+@example("２")
+def test_a_schema_version_parses_only_as_ascii_digits(version: str) -> None:
+    try:
+        kind, number = parse_schema(f"sectormon/slice/{version}")
+    except BadRecord:
+        assert not (version.isascii() and version.isdigit() and len(version) <= 9)
+        return
+    assert (kind, str(number).zfill(len(version))) == ("slice", version)
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.recursive(
+        st.integers() | st.text(max_size=3), lambda inner: st.lists(inner, max_size=2), max_leaves=20
+    ),
+    st.integers(0, 3000),
+)
+def test_decoding_any_nesting_gives_the_value_or_a_value_error(inner: Any, depth: int) -> None:
+    text = "[" * depth + json.dumps(inner) + "]" * depth
+    try:
+        value = decode_limited(text)
+    except TooDeep:
+        return
+    for _ in range(depth):
+        value = value[0]
+    assert value == inner
 
 
 @pytest.mark.parametrize("version", ["²", "２", "٣", "2 ", "0x2", "9999999999"])
