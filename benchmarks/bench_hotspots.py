@@ -12,7 +12,15 @@ page fault on a known variable.
    ``perf report --sort symbol_daddr`` (and ``--sort symbol``) on the samples of the same program,
    event and period.
 
-Run: ``python benchmarks/bench_hotspots.py [--rounds N]``. Needs gcc and perf.
+3. Live windows (``sectormon --sample page-faults:1``) on 20 short-lived runs of the program one
+   after the other: sectormon's CPU in % of one core (its overhead line), the share of samples
+   lost, and whether every frame's window reconciles (samples + lost = counted total), against
+   the targets printed beside them.
+4. DWARF source lines of this interpreter's libpython (about a million rows when it carries
+   ``.debug_line``): peak RSS and time to look up the lines of N sampled functions, and of every
+   compilation unit, each in a fresh process.
+
+Run: ``python benchmarks/bench_hotspots.py [--rounds N] [--skip-perf]``. Needs gcc (and perf for 1-2).
 """
 
 from __future__ import annotations
@@ -161,18 +169,114 @@ def symbolization(program: Path, rounds: int, work: Path) -> None:
         print(f"   perf report --sort {sort:<13}: {seconds:.2f} s CPU; ratio {ours / seconds:.2f}x")
 
 
+LIVE_TARGET_CPU = 15.0
+"""The target for item 3: sectormon's CPU (every thread, and what writing the samples costs the
+target) while sampling every fault, in % of one core."""
+LIVE_TARGET_LOST = 2.0
+"""The target for item 3: samples lost, in % of the samples taken."""
+WINDOW_SLACK = 8
+"""Events a window may count but leave to the next one's samples (the microseconds between
+reading the rings and reading the counters)."""
+
+
+def live_windows(program: Path) -> None:
+    loop = ["sh", "-c", f"for i in $(seq 20); do {program} 1 >/dev/null 2>&1; done"]
+    start = os.times()
+    subprocess.run(loop, check=True)
+    alone = _children_cpu(start, os.times())
+    argv = [sys.executable, "-m", "sectormon.cli", "--json", "--sample", "page-faults:1", "--interval", "0.5"]
+    start = os.times()
+    began = time.monotonic()
+    proc = subprocess.run([*argv, "--", *loop], capture_output=True, text=True, check=False)
+    wall = time.monotonic() - began
+    tree = _children_cpu(start, os.times())
+    if proc.returncode != 0:
+        sys.exit(f"bench_hotspots: the live run failed: {proc.stderr.strip()[-400:]}")
+    frames = [json.loads(line) for line in proc.stdout.splitlines()][1:]
+    final = frames[-1]
+    run = final["hotspots"]["run"]
+    # The frames' overhead line is the counting sampler thread's CPU; the ring reader and the
+    # resolver are threads of their own, so the whole cost is the process tree's beyond the loop's.
+    line = 100 * final["overhead"]
+    cpu = 100 * (tree - alone) / wall
+    lost = 100 * run["lost_samples"] / max(1, run["samples"] + run["lost_samples"])
+    windows = [f["hotspots"]["interval"] for f in frames]
+    worst = max(abs(w["samples"] + w["lost_samples"] - (w["counted_total"] or 0)) for w in windows)
+    print(f"3. live windows, --sample page-faults:1 on 20 runs of the program in turn ({len(frames)} frames)")
+    print(f"   {'':<34}{'measured':>10}{'target':>10}")
+    rows = (
+        ("sectormon CPU, % of one core", f"{cpu:.1f}%", f"{LIVE_TARGET_CPU:.1f}%", cpu <= LIVE_TARGET_CPU),
+        ("  of it the frames' overhead line", f"{line:.1f}%", "", True),
+        ("samples lost", f"{lost:.1f}%", f"{LIVE_TARGET_LOST:.1f}%", lost <= LIVE_TARGET_LOST),
+        ("worst window |samples+lost-count|", f"{worst:,}", f"{WINDOW_SLACK}", worst <= WINDOW_SLACK),
+    )
+    for name, measured, target, met in rows:
+        verdict = ("met" if met else "NOT met") if target else ""
+        print(f"   {name:<34}{measured:>10}{target:>10}  {verdict}")
+    samples, lost_samples, counted = run["samples"], run["lost_samples"], run["counted_total"]
+    print(f"   (run: {samples:,} samples, {lost_samples:,} lost, counted {counted:,}; {wall:.1f} s)")
+
+
+def dwarf_lines(samples: int) -> None:
+    import sysconfig
+
+    library = Path(sysconfig.get_config_var("LIBDIR") or "") / (sysconfig.get_config_var("INSTSONAME") or "")
+    if not library.is_file():
+        print("4. DWARF lines: this interpreter has no shared libpython; skipped")
+        return
+    from sectormon.attribution.elf import ElfImage
+
+    image = ElfImage(str(library))
+    if not image.has_lines:
+        print(f"4. DWARF lines: {library.name} has no .debug_line; skipped")
+        return
+    print(f"4. DWARF lines of {library} ({library.stat().st_size / 2**20:.1f} MiB), each in a fresh process")
+    probe = [sys.executable, "-c", _LINES_PROBE]
+    for n, what in (
+        (samples, f"the lines of {samples} sampled functions"),
+        (0, "every function (every unit with code)"),
+    ):
+        out = subprocess.run(
+            [*probe, str(library), str(n)], capture_output=True, text=True, check=True
+        ).stdout
+        found, rows, seconds, rss = out.split()
+        print(
+            f"   {what:<40}: {int(found):>5} found, {int(rows):>9,} rows, {float(seconds):6.2f} s CPU, "
+            f"peak RSS {int(rss) / 1024:6.0f} MiB"
+        )
+
+
+_LINES_PROBE = r"""
+import resource, sys, time
+from sectormon.attribution.elf import ElfImage
+image = ElfImage(sys.argv[1])
+n = int(sys.argv[2])
+start = time.process_time()
+starts = sorted(begin for _, begin, _ in image.functions.ranges())
+step = max(1, len(starts) // n) if n else 1
+found = sum(image.source(begin + 1) is not None for begin in starts[::step][: n or None])
+rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+print(found, image.decoded_rows, time.process_time() - start, rss)
+"""
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--rounds", type=int, default=50, help="passes over the arrays (20,736 faults each)")
+    parser.add_argument("--skip-perf", action="store_true", help="only items 3 and 4 (no perf needed)")
+    parser.add_argument("--samples", type=int, default=100, help="sampled functions for item 4 (default 100)")
     args = parser.parse_args()
-    if shutil.which("perf") is None:
-        sys.exit("bench_hotspots: needs perf (apt-get install linux-perf)")
+    if not args.skip_perf and shutil.which("perf") is None:
+        sys.exit("bench_hotspots: needs perf (apt-get install linux-perf), or give --skip-perf")
     with tempfile.TemporaryDirectory(prefix="bench-hotspots-") as tmp:
         work = Path(tmp)
         program = build(work)
         print(f"bench_hotspots: {args.rounds} rounds of 20,736 page faults; machine: {os.cpu_count()} CPUs")
-        overhead(program, args.rounds, work)
-        symbolization(program, args.rounds, work)
+        if not args.skip_perf:
+            overhead(program, args.rounds, work)
+            symbolization(program, args.rounds, work)
+        live_windows(program)
+        dwarf_lines(args.samples)
 
 
 if __name__ == "__main__":

@@ -5,7 +5,10 @@ one ``load()`` call per address. sectormon runs the same address list (L1D 64x4,
 256-byte lines, LRU) as one thread, on each of its cores (the compiled core and the Python model,
 ``sectormon/sim/native.py``): once with only what pycachesim models (no prefetch, no sectors;
 records of one access each, then grouped by line) and once with the full model (prefetcher,
-sectors, timing). Then the built-in kernels on both cores.
+sectors, timing). Then the built-in kernels on both cores. Then ``--objects``: a trace whose
+accesses spread over 256 to 4,096 named objects (the most a file may name), run as ``sectormon sim
+--trace T --objects O --summary`` runs it; the time per object must stay flat (it grew with the
+objects squared: 5,000 objects took 80 s).
 
     .venv/bin/python benchmarks/bench_sim.py [--quick]
 
@@ -16,16 +19,22 @@ repetition times every contender in turn (alternating), and the best of each is 
 from __future__ import annotations
 
 import argparse
+import os
 import random
+import tempfile
 import time
 from collections.abc import Callable, Iterator
 from functools import partial
 
+from sectormon.commands.sim import summarize
 from sectormon.sim import native
 from sectormon.sim.config import L1_SETS, L1_WAYS, L2_SETS, ModelConfig, Prefetch, SectorConfig
 from sectormon.sim.engine import Machine, Record, ThreadSpec
 from sectormon.sim.kernels import make_kernel
+from sectormon.sim.objects import parse_objects
+from sectormon.sim.trace import open_trace
 from sectormon.sim.workload import kernel_workload
+from sectormon.sources.sim import SimOptions, build_sim_source
 
 LINE = 256
 
@@ -102,6 +111,30 @@ def _kernel(name: str, sizes: dict[str, str], prefetch: bool, core: str) -> tupl
     return machine.threads[0].acc, time.perf_counter() - start
 
 
+def _objects(count: int, accesses: int, core: str, folder: str) -> float:
+    """Seconds of ``sim --summary`` on a trace of ``accesses`` reads spread over ``count``
+    objects of 4 KiB (files read, model built and run, per-object counts summed)."""
+    rng = random.Random(count)
+    objects = os.path.join(folder, f"{count}.objects")
+    trace = os.path.join(folder, f"{count}.din")
+    with open(objects, "w") as out:
+        out.writelines(f"o{i} {0x100000 + i * 4096:x} 4K\n" for i in range(count))
+    with open(trace, "w") as out:
+        out.writelines(
+            f"0 {0x100000 + rng.randrange(count) * 4096 + rng.randrange(64) * 64:x}\n"
+            for _ in range(accesses)
+        )
+    os.environ[native.ENV] = core
+    try:
+        start = time.perf_counter()
+        options = SimOptions(traces=(open_trace(trace),), objects=parse_objects(objects))
+        summary = summarize(build_sim_source(options, loop=False))
+        assert len(summary["objects"]) == count + 1
+        return time.perf_counter() - start
+    finally:
+        del os.environ[native.ENV]
+
+
 def _best_alternating(runs: list[Callable[[], float]], repeat: int) -> list[float]:
     """The best time of each, measured in turn ``repeat`` times: every contender sees the same
     phases of a shared machine (the slower runs are what other tenants took)."""
@@ -165,6 +198,17 @@ def main() -> None:
             rates.append(acc / seconds / 1e6)
         label = f"{name}{'' if prefetch else ' --no-prefetch'}"
         print(f"{label:<28} {acc:>10}  " + "  ".join(f"{rate:>10.2f}" for rate in rates))
+
+    accesses = 20_000 if args.quick else 100_000
+    print()
+    print(f"sim --summary of a {accesses}-access trace over N --objects (s, and ms per 1,000 objects)")
+    print(f"{'objects':>8}  " + "  ".join(f"{core + ' core':>20}" for core in cores))
+    with tempfile.TemporaryDirectory() as folder:
+        for count in (256, 1024, 4096):
+            seconds = [
+                min(_objects(count, accesses, core, folder) for _ in range(min(repeat, 3))) for core in cores
+            ]
+            print(f"{count:>8}  " + "  ".join(f"{t:>8.2f} ({t / count * 1e6:>6.0f} ms)" for t in seconds))
 
 
 if __name__ == "__main__":

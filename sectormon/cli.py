@@ -11,17 +11,22 @@ Textual).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import difflib
 import errno
 import importlib
 import shutil
 import sys
 from collections.abc import Sequence
-from typing import NoReturn, Protocol
+from typing import TYPE_CHECKING, NoReturn, Protocol
 
 from sectormon import __version__
 from sectormon.errors import SectormonError, UsageError
 from sectormon.files.text import printable
+from sectormon.session import stopping
+
+if TYPE_CHECKING:
+    from _typeshed import SupportsWrite
 
 SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "check": (
@@ -63,6 +68,16 @@ class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> NoReturn:
         self.exit(2, f"{self.prog}: {message} (see '{self.prog} --help')\n")
 
+    def _print_message(self, message: str, file: SupportsWrite[str] | None = None) -> None:
+        """``--help`` and ``--version`` go to stdout like every report: a full disk or a closed
+        stdout is one line and exit 1 (argparse would exit 0 with nothing written)."""
+        if file is not None and file is sys.stderr:
+            super()._print_message(message, file)
+            return
+        from sectormon.commands.output import write_stdout
+
+        write_stdout(message, "help" if message.lstrip().startswith("usage") else "version")
+
 
 def build_parser(name: str | None) -> argparse.ArgumentParser:
     """The parser of one command (``None``: the live monitor)."""
@@ -86,12 +101,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     name = argv[0] if argv and argv[0] in SUBCOMMANDS else None
     rest = argv[1:] if name else argv
     module = SUBCOMMANDS[name][0] if name else "monitor"
+    # The live monitor takes SIGINT/SIGTERM before anything else: a signal during start-up ends
+    # it cleanly too (sectormon.session.stopping).
+    latch = stopping.installed() if name is None else contextlib.nullcontext()
     try:
-        if name is None:
-            _refuse_misspelt_subcommand(rest)
-        parser = build_parser(name)
-        args = parser.parse_args(rest)
-        return _load(module).run(args)
+        with latch:
+            if name is None:
+                _refuse_misspelt_subcommand(rest)
+            parser = build_parser(name)
+            args = parser.parse_args(rest)
+            return _load(module).run(args)
     except SectormonError as exc:
         print(f"sectormon: {printable(str(exc))}", file=sys.stderr)
         return exc.exit_code

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from sectormon.errors import UsageError
+from sectormon.profiles.model import EventDef
 from sectormon.readings import Unit
 
 PROXY_KEY = "proxy"
@@ -26,11 +27,25 @@ TASK_TIME = "task-time"
 task time over the stand-ins'."""
 
 UNITS = "units"
-"""Scale by presence (no group is read on the other units): the stand-ins' count times the
-seconds all of the CMG's units were present over the stand-ins' (units in the CMG / stand-ins
-when they all live throughout)."""
+"""Scale by presence (no per-PE group is read on the other units: the simulator's cores, always
+there, or a live source where task-clock cannot be opened): the stand-ins' count times the seconds
+all of the CMG's units were present over the stand-ins' (units in the CMG / stand-ins when they all
+live throughout)."""
 
 REFERENCES = (TASK_TIME, UNITS)
+
+TASK_TIME_EVENT = EventDef(
+    name="proxy task time",
+    spec="task-clock",
+    description="each unit's task time: the reference that --proxy scales the stand-ins' counts by",
+)
+"""Opened on every unit in the always-on group when the profile has no always-on per-PE event
+(a profile of PMU events only, such as the A64FX one), on a source that counts software events: the
+reference is then task time, not presence. Presence assumes every unit of a CMG ran as much as its
+stand-ins; on a loaded machine the scheduler gives threads unequal shares (one of 48 threads ran
+0.63 of the mean over 3 s at load 2), which made a presence estimate 9-27 % off, while per second
+of task time the same threads did the same work. Its name is no identifier: no formula or profile
+event can take it, and the engine counts only its ``time_enabled``."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -197,8 +212,12 @@ class StandIns:
         role for the whole window and ran at most :data:`IDLE_SHARE` of it gives the role to the
         unit of its CMG that ran most, when that one ran at least :data:`RUN_SHARE` of it and
         :data:`BUSIER` times the stand-in's time. A role moves at most once per window (the
-        successor holds it from ``now``). Returns ``(idle, successor)`` pairs."""
+        successor holds it from ``now``), and only to a unit that did not stand in when the review
+        began: a stand-in found idle in this window hands its role on and takes no other (it may
+        have run enough for :data:`RUN_SHARE`, and next to a stand-in that ran nothing, for
+        :data:`BUSIER`). Returns ``(idle, successor)`` pairs."""
         moved: list[tuple[Unit, Unit]] = []
+        judged = frozenset(self._keys)
         for pool, chosen in self._chosen.items():
             for at, unit in enumerate(chosen):
                 own = ran.get(unit.key)
@@ -211,6 +230,7 @@ class StandIns:
                     for u in alive
                     if u.kind != "cmg"
                     and pool_of(u) == pool
+                    and u.key not in judged
                     and u.key not in self._keys
                     and ran.get(u.key, 0.0) >= max(RUN_SHARE * window, BUSIER * own)
                 ]

@@ -104,13 +104,16 @@ class Sampler:
         max_timeslice: float | None = None,
         on_rotation: RotationCallback | None = None,
         proxy: int | None = None,
+        on_counting: Callable[[], None] | None = None,
     ) -> None:
         """``rotation``: how to rotate (sync at ``timeslice`` when not given). ``max_overhead``:
         the budget, a fraction of one core (None: none); over it the sampler switches sync to
         kernel rotation when ``may_switch`` (``--rotation auto``), else doubles the slice up to
         ``max_timeslice``, and says so through ``on_warning`` and ``on_rotation``. ``proxy``:
         per CMG, the number of units that open the rotating groups (:mod:`sectormon.proxy`; the
-        others open only the always-on group); ``None``: every unit opens every group."""
+        others open only the always-on group); ``None``: every unit opens every group.
+        ``on_counting``: called once :meth:`run` has opened and enabled the units there at its
+        start (a unit that cannot be opened then ends the run before it, with nothing counted)."""
         if timeslice <= 0:
             raise SectormonError(f"--timeslice must be > 0 (got {timeslice})")
         self._source = source
@@ -121,6 +124,7 @@ class Sampler:
         self._max_timeslice = max_timeslice
         self._budget_warned = False
         self._on_rotation = on_rotation or (lambda _rotation: None)
+        self._on_counting = on_counting
         self._on_slice = on_slice
         self._on_warning = on_warning or (lambda _msg: None)
         self._cmg_enabled = cmg_enabled and any(g.cmg_events for g in plan.groups)
@@ -200,6 +204,8 @@ class Sampler:
             self._enable(always)
             self._enable(current)
         try:
+            if self._on_counting is not None:
+                self._on_counting()
             while True:
                 deadline = deadlines.next_deadline(self._source.now())
                 if bracket_wait:

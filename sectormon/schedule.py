@@ -123,6 +123,16 @@ def plan_rotation(
     )
 
 
+def with_always_pe_event(plan: RotationPlan, event: EventDef) -> RotationPlan:
+    """``plan`` with ``event`` in its always-on group, when that group has no per-PE event yet
+    (``--proxy``'s task-time reference, :data:`sectormon.proxy.TASK_TIME_EVENT`)."""
+    always = plan.always
+    if always is not None and always.pe_events:
+        return plan
+    group = PlannedGroup(ALWAYS, (event,), always.cmg_events if always is not None else ())
+    return RotationPlan(plan.groups, plan.dropped, plan.skipped_groups, group)
+
+
 @dataclass(slots=True)
 class Deadlines:
     """Drift-free slice deadlines: slice n ends at ``(n + 1) * timeslice`` after the start.

@@ -51,7 +51,7 @@ def parse_cpu_list(text: str, *, what: str = "", allow_empty: bool = False) -> t
     cpus: set[int] = set()
     for part in body.split(","):
         item = part.strip()
-        match = re.fullmatch(r"(\d+)(?:\s*-\s*(\d+))?", item)
+        match = re.fullmatch(r"([0-9]+)(?:\s*-\s*([0-9]+))?", item)  # not \d: it matches '２' too
         if match is None:
             raise CpuListError(f"{where}bad CPU list {body!r}: {item!r} is not a CPU number or range ({fix})")
         first = int(match.group(1))

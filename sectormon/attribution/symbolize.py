@@ -102,6 +102,10 @@ class Symbolizer:
         region = space.region_at(ip)
         if region is not None:
             label = _region_label(region)
+            if _is_file(region.path):
+                # A file whose ELF could not be read (damaged, replaced by a FIFO): its file offset
+                # still tells one place of the code from another.
+                return CodeLocation(f"{label}+{ip - region.start + region.pgoff:#x}", label)
             return CodeLocation(label, label)
         return UNKNOWN_CODE
 
@@ -139,11 +143,16 @@ class Symbolizer:
         return self._interned.setdefault(location, location)
 
 
+def _is_file(path: str) -> bool:
+    """A mapping of a file (not anonymous memory, ``/dev/zero`` or a kernel-named one)."""
+    return path.startswith("/") and path != "//anon" and not path.startswith("/dev/zero")
+
+
 def _region_label(region: Region) -> str:
     """A mapping's name as tables show it: a file's base name, ``[anon]``, or the kernel's name."""
     path = region.path
-    if not path or path == "//anon" or path.startswith("/dev/zero"):
-        return "[anon]"
-    if path.startswith("/"):
+    if _is_file(path):
         return os.path.basename(path)
-    return path
+    if path and not path.startswith("/"):
+        return path
+    return "[anon]"

@@ -127,6 +127,12 @@ def build_report(
     note = variant_note(topology, profile)
     if note:
         notes.append(note)
+    kernel_only = [name for name, r in probe.items() if r.reason.startswith("user-only")]
+    if kernel_only:
+        notes.append(
+            f"{', '.join(kernel_only)} happen in kernel mode: sectormon counts user space only by default; "
+            f"--include-kernel counts them ({_kernel_counting(host)})"
+        )
     zero = [name for name, r in probe.items() if r.state == "zero"]
     if zero:
         notes.append(
@@ -170,6 +176,7 @@ def build_report(
         },
         "probe": {
             "exclude_kernel": True,
+            "include_kernel_allowed": kernel_counting_allowed(host),
             "error": probe_error,
             "events": {
                 name: {"state": r.state, "value": r.value, "reason": r.reason} for name, r in probe.items()
@@ -178,6 +185,20 @@ def build_report(
         "groups": groups,
         "notes": notes,
     }
+
+
+def kernel_counting_allowed(host: HostInfo) -> bool:
+    """Whether ``--include-kernel`` may count kernel mode here: privileged (CAP_PERFMON,
+    CAP_SYS_ADMIN) or ``perf_event_paranoid <= 1``."""
+    return host.privileged or (host.paranoid is not None and host.paranoid <= 1)
+
+
+def _kernel_counting(host: HostInfo) -> str:
+    if host.privileged:
+        return "allowed here: " + host.privilege_text().split(":", 1)[0]
+    if kernel_counting_allowed(host):
+        return f"allowed here: perf_event_paranoid is {host.paranoid}"
+    return "not allowed here: it needs perf_event_paranoid <= 1 or CAP_PERFMON"
 
 
 def table(
@@ -231,6 +252,15 @@ def render_text(
         ),
         ("Privileges", host["privilege"]),
         ("perf_event_open", _syscall_text(report["syscall"])),
+        (
+            "Kernel counting",
+            "user space only by default; --include-kernel "
+            + (
+                "allowed"
+                if report["probe"]["include_kernel_allowed"]
+                else "not allowed (needs perf_event_paranoid <= 1 or CAP_PERFMON)"
+            ),
+        ),
         (
             "CPU-wide counting",
             "allowed" if host["cpu_wide_counting"] else "not allowed (CMG-scoped events n/a)",

@@ -156,6 +156,7 @@ def run(args: argparse.Namespace) -> int:
     aggregator.add_lost(lost)
     counted = sampled.counted
     table = aggregator.table(total=counted.value if counted is not None else None, top=args.top)
+    warnings += symbolizer.images.warnings
     warnings += _run_warnings(table.samples, lost, stream, counted, name)
     status, ended = perf_samples.exit_status(target)
     if ended:

@@ -50,7 +50,8 @@ def run(args: argparse.Namespace) -> int:
         _check_stdout()
     else:
         refuse_own_input(args.output, measurement.files)
-    conversion = write_recording(measurement, "/dev/stdout" if to_stdout else args.output)
+    stream = sys.stdout.buffer if to_stdout else None  # written as it is (`>> log` stays appended)
+    conversion = write_recording(measurement, "stdout" if to_stdout else args.output, stream)
     readings = sum(len(s.rows) for s in conversion.slices)
     print(
         f"sectormon: wrote {'the recording to stdout' if to_stdout else args.output}: "

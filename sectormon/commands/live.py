@@ -16,15 +16,22 @@ import tempfile
 from sectormon.attribution.window import DEFAULT_TOP
 from sectormon.commands import numbers
 from sectormon.commands.openmetrics import add_openmetrics_options, check_output_mode
-from sectormon.commands.output import StreamOutput, check_writable, require_terminal
+from sectormon.commands.output import StreamOutput, require_terminal
 from sectormon.commands.theme_option import check_theme
 from sectormon.errors import UsageError
 from sectormon.export.server import OpenMetricsExporter
+from sectormon.files.output import check_writable, is_stdout
+from sectormon.files.text import is_ascii_digits
 from sectormon.schedule import AUTO, KERNEL_READ_EVERY, ROTATION_MODES
+from sectormon.session import stopping
 from sectormon.session.live import LiveSession
 from sectormon.session.options import DEFAULT_MAX_OVERHEAD, SessionRequest
 from sectormon.sources.base import SampleRequest
 from sectormon.sources.targets import describe_exit, shell_status
+
+TIMESLICE = numbers.ClockParser(numbers.TIMESLICE, "--timeslice")
+INTERVAL = numbers.ClockParser(numbers.INTERVAL, "--interval")
+RECENT = numbers.ClockParser(numbers.RECENT, "--recent")
 
 
 def add_session_options(
@@ -32,17 +39,15 @@ def add_session_options(
 ) -> None:
     """The options of a live session; ``clock`` says whose seconds they are, ``timeslice`` and
     ``interval`` their defaults (help texts). The ranges of the time options depend on the
-    source (:func:`session_request` checks them); argparse checks that they are times at all."""
+    source, known once the whole command line is read (:func:`session_request` reads them)."""
     how.add_argument("--groups", help="comma-separated groups to rotate (default: all of the profile's)")
     how.add_argument(
         "--timeslice",
-        type=numbers.SESSION_TIME.parser("--timeslice"),
-        help=f"{clock} seconds each group runs before the next ({timeslice}); {_ranges(numbers.TIMESLICE)}",
+        type=TIMESLICE,
+        help=TIMESLICE.help(f"{clock} seconds each group runs before the next ({timeslice})"),
     )
     how.add_argument(
-        "--interval",
-        type=numbers.SESSION_TIME.parser("--interval"),
-        help=f"{clock} seconds between frames ({interval}); {_ranges(numbers.INTERVAL)}",
+        "--interval", type=INTERVAL, help=INTERVAL.help(f"{clock} seconds between frames ({interval})")
     )
     how.add_argument(
         "--rotation",
@@ -89,9 +94,10 @@ def add_session_options(
     )
     how.add_argument(
         "--recent",
-        type=numbers.SESSION_TIME.parser("--recent"),
-        help="rolling window in seconds (default 10; on the simulator 10 intervals of simulated time); "
-        + _ranges(numbers.RECENT),
+        type=RECENT,
+        help=RECENT.help(
+            "rolling window in seconds (default 10; on the simulator 10 intervals of simulated time)"
+        ),
     )
     out.add_argument(
         "--json", action="store_true", help="headless: JSON Lines on stdout (header, then frames)"
@@ -120,20 +126,14 @@ def add_session_options(
     add_openmetrics_options(out)
 
 
-def _ranges(by_clock: dict[str, numbers.Range]) -> str:
-    return "; ".join(f"{kind}: {r.describe()}" for kind, r in by_clock.items())
-
-
 def session_request(args: argparse.Namespace, clock: str) -> SessionRequest:
-    """The typed request of :func:`add_session_options`' options, each checked on its own against
-    the ranges of the source's ``clock`` (``perf`` or ``sim``)."""
-    for option, value, ranges in (
-        ("--timeslice", args.timeslice, numbers.TIMESLICE),
-        ("--interval", args.interval, numbers.INTERVAL),
-        ("--recent", args.recent, numbers.RECENT),
-    ):
-        if value is not None:
-            ranges[clock].check(option, value)
+    """The typed request of :func:`add_session_options`' options; the time options are read
+    against the ranges of the source's ``clock`` (``perf`` or ``sim``) and kept in ``args`` as
+    seconds (the simulator's pace uses the interval)."""
+    for dest, parser in (("timeslice", TIMESLICE), ("interval", INTERVAL), ("recent", RECENT)):
+        text = getattr(args, dest)
+        if isinstance(text, str):
+            setattr(args, dest, parser.parse(text, clock))
     groups = None
     if args.groups is not None:
         groups = tuple(part.strip() for part in args.groups.split(",") if part.strip())
@@ -147,6 +147,11 @@ def session_request(args: argparse.Namespace, clock: str) -> SessionRequest:
             "recording would overwrite each other; give them different files"
         )
     if args.record:
+        if _writes_stdout(args) and is_stdout(args.record):
+            raise UsageError(
+                f"--record {args.record} is where stdout goes: the recording and the "
+                f"{'frame stream' if args.json else 'TUI'} would be mixed in one file; record to another file"
+            )
         check_writable(args.record, "--record")
     return SessionRequest(
         groups=groups,
@@ -173,7 +178,7 @@ def sample_request(text: str | None, top: float | None) -> SampleRequest | None:
         return None
     event, colon, tail = text.rpartition(":")
     period = None
-    if colon and event and tail.isdigit():
+    if colon and event and is_ascii_digits(tail):
         period = int(tail)
         if not numbers.PERIOD.contains(period):
             raise UsageError(
@@ -246,6 +251,15 @@ def run_session(
     """Run ``session`` into ``output`` (JSON Lines), ``headless`` (only the recording and the
     ``exporter`` see its frames) or in the TUI; the exit status (a launched command's own when it
     ended by itself)."""
+    latch = stopping.current()
+    if latch is not None and latch.attach(session.stop):
+        # SIGINT/SIGTERM came while the session was set up: it ends before it counts.
+        session.discard()
+        if exporter is not None:
+            exporter.close()
+        if command_log is not None:
+            command_log.show_and_remove()
+        return 0
     if exporter is not None:
         exporter.start(session.header)
         session.subscribe(exporter.publish)
@@ -258,6 +272,7 @@ def run_session(
         else:
             from sectormon.ui.app import run_tui
 
+            stopping.release()  # the TUI quits on SIGTERM its own way
             try:
                 status = run_tui(session, theme=theme)
             finally:
@@ -266,7 +281,10 @@ def run_session(
     finally:
         if exporter is not None:
             exporter.close()
-    return _command_status(session) if status == 0 else status
+    status = _command_status(session) if status == 0 else status
+    if status == 0 and session.recording_failed:
+        return 1  # the warning said why; a script must not take the run's recording as whole
+    return status
 
 
 def _run_json(session: LiveSession, output: StreamOutput) -> int:
@@ -278,7 +296,7 @@ def _run_json(session: LiveSession, output: StreamOutput) -> int:
 
     stream = JsonStream(output.handle, on_closed=session.stop, on_error=failed)
     try:
-        stream.write_header(session.header)
+        session.when_counting(lambda: stream.write_header(session.header))
         session.subscribe(stream.write_frame)
         session.run_headless()
     except BaseException:
@@ -297,6 +315,13 @@ def _command_status(session: LiveSession) -> int:
         return 0
     print_warning(describe_exit(code))
     return shell_status(code)
+
+
+def _writes_stdout(args: argparse.Namespace) -> bool:
+    """Whether the session writes stdout: the JSON stream without ``-o FILE``, or the TUI."""
+    if args.headless:
+        return False
+    return not args.json or args.output in (None, "-")
 
 
 def _same_file(a: str, b: str) -> bool:

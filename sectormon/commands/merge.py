@@ -23,18 +23,37 @@ def configure(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def _check_node_path(path: str) -> None:
+    """A node's recording must be a regular file: anything else is one line (a name too long, a
+    FIFO, a folder: :func:`sectormon.files.regular.open_input` says which)."""
+    import os
+
+    from sectormon.errors import UsageError
+    from sectormon.files.regular import is_regular, open_input
+    from sectormon.files.text import printable
+
+    if is_regular(path):
+        return
+    try:
+        os.stat(path)
+    except FileNotFoundError:
+        raise UsageError(f"{printable(path)}: no such file (give one sectormon recording per node)") from None
+    except OSError:
+        pass  # open_input words it
+    open_input(path, "recording").close()  # raises the reason
+
+
 def run(args: argparse.Namespace) -> int:
     from pathlib import Path
 
-    from sectormon.commands.output import atomic_file
     from sectormon.errors import UsageError
+    from sectormon.files.output import replace_output
     from sectormon.files.text import printable
     from sectormon.job.jobfile import is_job_file, write_job
     from sectormon.job.nodes import align, node_from_recording
 
     for path in args.files:
-        if not Path(path).is_file():
-            raise UsageError(f"{path}: no such file (give one sectormon recording per node)")
+        _check_node_path(path)
         if is_job_file(path):
             raise UsageError(f"{path} is a merged job already; merge the nodes' own recordings")
         if Path(path).resolve() == Path(args.output).resolve():
@@ -43,7 +62,7 @@ def run(args: argparse.Namespace) -> int:
             )
     nodes = [node_from_recording(path, label=path, skip_bad=args.skip_bad) for path in args.files]
     alignment = align(nodes)
-    with atomic_file(args.output) as out:
+    with replace_output(args.output, "-o") as out:
         write_job(alignment, out, compress=args.output.endswith(".gz"), skip_bad=args.skip_bad)
     # What the nodes' readers found (a cut node is merged up to its last whole line) ...
     for node in alignment.nodes:

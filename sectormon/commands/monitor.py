@@ -25,6 +25,7 @@ from sectormon.commands.sim_options import add_sim_options, sim_source
 from sectormon.errors import UsageError
 from sectormon.profiles.loader import resolve_profile
 from sectormon.profiles.model import Profile
+from sectormon.session import stopping
 from sectormon.session.setup import open_session
 from sectormon.sources.base import Source
 from sectormon.sources.perf import PerfSource
@@ -74,9 +75,16 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    command = [c for c in (args.command or []) if c]
-    if command and command[0] == "--":
+    latch = stopping.current()
+    command = list(args.command or [])
+    dashes = command[:1] == ["--"]
+    if dashes:
         command = command[1:]
+    if (dashes or command) and not (command and command[0].strip()):
+        # `sectormon -- "$APP"` with APP unset must not fall back to the simulator demo.
+        raise UsageError(
+            "no program name after --: write the program to launch, e.g. sectormon -- ./app args"
+        )
     modes = [
         name
         for name, given in (
@@ -110,6 +118,8 @@ def run(args: argparse.Namespace) -> int:
         source = sim_source(args, headless=headless)
     else:
         profile, source, command_log = _perf_setup(args, command, headless=headless)
+        if latch is not None and isinstance(source.target, CommandTarget):
+            latch.on_force = source.target.kill
     exporter = open_exporter(args)  # the port is bound before anything starts
     try:
         session = open_session(

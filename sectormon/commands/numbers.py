@@ -15,6 +15,7 @@ import math
 from dataclasses import dataclass
 
 from sectormon.errors import UsageError
+from sectormon.files.text import is_ascii_digits
 
 DAY = 86_400.0
 YEAR = 365 * DAY
@@ -75,11 +76,23 @@ class RangeParser:
     def __call__(self, text: str) -> float:
         stripped = text.strip()
         try:
-            value: float = int(stripped) if self.bounds.integer else float(stripped)
+            value: float = _parse_ascii(stripped, integer=self.bounds.integer)
         except ValueError:
             raise UsageError(f"{self.option} {text!r}: give {self.bounds.describe()}") from None
         self.bounds.check(self.option, value)
         return value
+
+
+def _parse_ascii(text: str, *, integer: bool) -> float:
+    """``text`` as an int (``integer``) or a float, written in ASCII: ``int`` and ``float`` also
+    read ``２`` (fullwidth), ``٣`` and ``1_000``, and ``--pid ２`` then counted pid 2."""
+    if not text.isascii() or "_" in text:
+        raise ValueError(text)
+    if integer:
+        if not is_ascii_digits(text[1:] if text[:1] in ("+", "-") else text):
+            raise ValueError(text)
+        return int(text)
+    return float(text)
 
 
 def whole(low: int, high: int, suffix: str = "") -> Range:
@@ -122,8 +135,29 @@ TIMESLICE = {"perf": seconds(0.001, 60.0), "sim": Range(1e-6, 1.0, "a number of 
 INTERVAL = {"perf": seconds(0.001, DAY), "sim": Range(1e-6, 60.0, "a number of simulated seconds")}
 RECENT = {"perf": seconds(0.001, 7 * DAY), "sim": Range(1e-6, 3600.0, "a number of simulated seconds")}
 MAX_OVERHEAD = Range(0.0, 100.0, "a percentage of one core", low_open=True)
-SESSION_TIME = seconds(0.0, 10 * YEAR, low_open=True)
-"""What argparse checks before the source is known; :data:`TIMESLICE` and friends after."""
+
+
+class ClockParser:
+    """The argparse ``type`` of a live session's time option (:data:`TIMESLICE`, :data:`INTERVAL`,
+    :data:`RECENT`), whose range depends on the source, known only once the whole command line is
+    read. It keeps the text; :meth:`parse` reads it against the source's range, so a bad value,
+    too small, too large or no number at all, gets one error stating that one range."""
+
+    def __init__(self, by_clock: dict[str, Range], option: str) -> None:
+        self.by_clock = by_clock
+        self.option = option
+
+    def __call__(self, text: str) -> str:
+        return text
+
+    def parse(self, text: str, clock: str) -> float:
+        """``text`` as seconds of ``clock`` (``perf`` or ``sim``), or the option's one-line error."""
+        return self.by_clock[clock].parser(self.option)(text)
+
+    def help(self, text: str) -> str:
+        """``text`` with each source's range appended, for the option's help."""
+        return text + "; " + "; ".join(f"{kind}: {r.describe()}" for kind, r in self.by_clock.items())
+
 
 # -- replay ----------------------------------------------------------------------------------------
 

@@ -9,38 +9,30 @@ A failed write is one ``sectormon: cannot write ...`` line and exit status 1 (th
 - a JSON stream (``--json``, ``replay --json``) goes through :class:`StreamOutput`: stdout, or
   ``-o FILE`` opened before anything starts; a stream that fails mid-way leaves its file as
   ``FILE.partial`` (whole lines up to the failure, the last one possibly cut) and says so;
-- a file written whole (``merge -o``) goes through :func:`atomic_file`: written under a temporary
-  name next to it and renamed when complete, so a failure leaves neither a partial file nor a
-  clobbered older one.
+- a file written whole (``merge -o``, ``import -o``) goes through
+  :func:`sectormon.files.output.replace_output`.
 
+How an output path is opened (a regular file replaced atomically, a device or FIFO written in
+place, never replaced) is the rule of :mod:`sectormon.files.output`, shared with the recorder.
 A reader that went away (``| head``) stays a quiet :class:`BrokenPipeError`, which the CLI ends
-with status 0 like other Unix filters. Paths a session writes only once running (``--record``)
-are checked at the start by :func:`check_writable`; the TUI needs a terminal
-(:func:`require_terminal`).
+with status 0 like other Unix filters. The TUI needs a terminal (:func:`require_terminal`).
 """
 
 from __future__ import annotations
 
 import contextlib
 import errno
+import io
 import os
 import sys
-from collections.abc import Iterator
-from pathlib import Path
 from typing import IO, TextIO
 
-from sectormon.errors import SectormonError, UsageError
+from sectormon.errors import UsageError
+from sectormon.files.output import FREE_SPACE, OutputError, open_output
 
 STDOUT_CLOSED = "stdout is closed (redirect it to a file or a pipe)"
-FREE_SPACE = "free space or write it elsewhere"
 PARTIAL_SUFFIX = ".partial"
 NO_TERMINAL = "no terminal: use --json for a headless stream"
-
-
-class OutputError(SectormonError):
-    """The report could not be written: exit status 1 (the input was fine; 2 is for bad input)."""
-
-    exit_code = 1
 
 
 def _silence_fd(fd: int) -> None:
@@ -98,12 +90,7 @@ class StreamOutput:
         if self.path is None:
             self.handle = require_stdout("JSON stream")
             return
-        try:
-            self.handle = open(self.path, "w", encoding="utf-8")  # noqa: SIM115 - closed in finish()
-        except OSError as exc:
-            raise UsageError(
-                f"{option} {self.path}: cannot write there ({exc.strerror or exc}); give a writable file path"
-            ) from None
+        self.handle = io.TextIOWrapper(open_output(self.path, option), encoding="utf-8")
 
     @property
     def name(self) -> str:
@@ -146,57 +133,6 @@ class StreamOutput:
         except OSError as exc:
             return f"; {self.path} is incomplete ({exc.strerror or exc} renaming it to {partial})"
         return f"; the stream up to the failure is in {partial}"
-
-
-@contextlib.contextmanager
-def atomic_file(path: str | Path, option: str = "-o") -> Iterator[IO[bytes]]:
-    """A binary file that appears at ``path`` only once written whole.
-
-    It is written as ``.partial-<pid>-NAME`` in the same folder and renamed over ``path`` at the
-    end, so a failure (full disk, an exception) leaves neither a partial file nor a clobbered
-    older one. A folder that cannot be written is a :class:`UsageError` (exit 2); a failure while
-    writing an :class:`OutputError` (exit 1).
-    """
-    target = Path(os.path.realpath(path))
-    work = target.with_name(f".partial-{os.getpid()}-{target.name}")
-    try:
-        handle = open(work, "wb")  # noqa: SIM115 - closed below
-    except OSError as exc:
-        raise UsageError(
-            f"{option} {path}: cannot write there ({exc.strerror or exc}); give a writable file path"
-        ) from None
-    try:
-        try:
-            with handle:
-                yield handle
-            os.replace(work, target)
-        except OSError as exc:
-            raise OutputError(
-                f"cannot write {path}: {exc.strerror or exc} ({FREE_SPACE}; nothing was written to {path})"
-            ) from None
-    finally:
-        work.unlink(missing_ok=True)
-
-
-def check_writable(path: str, option: str) -> None:
-    """Fail now (exit 2) when the file a session writes only once running cannot be created:
-    a missing or read-only folder, a folder named as the file. A file created by the check is
-    removed again; an existing one is left as it is."""
-    if os.path.isdir(path):
-        raise UsageError(f"{option} {path}: is a folder; give a file path")
-    if os.path.exists(path) and not os.path.isfile(path):
-        return  # a device or a pipe: opening it here could block or consume it
-    existed = os.path.exists(path)
-    try:
-        with open(path, "ab"):
-            pass
-    except OSError as exc:
-        raise UsageError(
-            f"{option} {path}: cannot write there ({exc.strerror or exc}); give a writable file path"
-        ) from None
-    if not existed:
-        with contextlib.suppress(OSError):
-            os.unlink(path)
 
 
 def require_terminal() -> None:

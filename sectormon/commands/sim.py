@@ -10,6 +10,8 @@ The simulator's options are shared with ``sectormon --source sim`` (:mod:`.sim_o
 from __future__ import annotations
 
 import argparse
+import sys
+import time
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any
@@ -65,7 +67,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
         metavar="N",
         help=numbers.BUDGET.help(
             "with --advise: simulate every configuration if there are at most N, else prune the "
-            f"search (default {advisor.DEFAULT_BUDGET})"
+            f"search (default {advisor.DEFAULT_BUDGET}, fewer for a workload of over "
+            f"{advisor.ACCESS_BUDGET // advisor.DEFAULT_BUDGET:,} accesses)"
         ),
     )
     advise.add_argument(
@@ -165,9 +168,9 @@ def _advise(args: argparse.Namespace) -> int:
             f"--advise searches the sector options and prints a table; drop {', '.join(given)} "
             "(give only the workload's options: --kernel/--trace, --size, --threads, ...)"
         )
-    budget = advisor.DEFAULT_BUDGET if args.budget is None else args.budget
+    budget = args.budget
     top = advisor.DEFAULT_TOP if args.top is None else args.top
-    if budget < 1:
+    if budget is not None and budget < 1:
         raise UsageError(f"--budget {budget}: give 1 or more simulations")
     if top < 1:
         raise UsageError(f"--top {top}: give 1 or more rows")
@@ -187,15 +190,51 @@ def _advise(args: argparse.Namespace) -> int:
             )
         return summarize(build_sim_source(options, loop=False), args.profile)
 
-    advice = advisor.advise(
-        build_sim_source(workload, loop=False).workload.specs,
-        summary,
-        l2_ways=workload.l2_ways,
-        rank_by=args.rank_by or next(iter(advisor.METRICS)),
-        budget=budget,
-    )
+    progress = AdviseProgress()
+    try:
+        advice = advisor.advise(
+            build_sim_source(workload, loop=False).workload.specs,
+            summary,
+            l2_ways=workload.l2_ways,
+            rank_by=args.rank_by or next(iter(advisor.METRICS)),
+            budget=budget,
+            progress=progress,
+        )
+    finally:
+        progress.close()
     print(strict_json.dumps(advice) if args.json else advisor.render(advice, top))
     return 0
+
+
+class AdviseProgress:
+    """The advisor's progress on stderr: a bar redrawn in place on a terminal (cleared at the
+    end), else one line per simulation, so a log shows the search moving."""
+
+    WIDTH = 30
+
+    def __init__(self) -> None:
+        self.started = time.monotonic()
+        self.terminal = sys.stderr.isatty()
+        self.drawn = False
+
+    def __call__(self, runs: int, planned: int) -> None:
+        elapsed = time.monotonic() - self.started
+        if not self.terminal:
+            line = f"sectormon: advise: {runs}/{planned} simulations ({elapsed:.1f} s)"
+            print(line, file=sys.stderr, flush=True)
+            return
+        filled = self.WIDTH * runs // max(1, planned)
+        bar = "#" * filled + "." * (self.WIDTH - filled)
+        sys.stderr.write(f"\rsectormon: advise [{bar}] {runs}/{planned} simulations, {elapsed:.0f} s")
+        sys.stderr.flush()
+        self.drawn = True
+
+    def close(self) -> None:
+        """Clear the bar (the table or JSON follows on stdout)."""
+        if self.drawn:
+            sys.stderr.write("\r\x1b[K")
+            sys.stderr.flush()
+            self.drawn = False
 
 
 def object_summary(

@@ -10,6 +10,8 @@ from sectormon.commands import numbers
 from sectormon.errors import UsageError
 from sectormon.sim.config import L1_WAYS, L2_WAYS_TOTAL, MAX_THREADS, parse_l2_sets, parse_ways
 from sectormon.sim.kernels import KERNELS
+from sectormon.sim.objects import parse_objects
+from sectormon.sim.trace import open_trace
 from sectormon.sources.sim import (
     DEFAULT_THREADS,
     DEFAULT_WARMUP,
@@ -48,8 +50,8 @@ def add_sim_options(parser: argparse._ActionsContainer) -> list[argparse.Action]
         metavar="S",
         help=numbers.PACE.help(
             "wall seconds per frame interval: the simulated clock is held back to it, so the TUI "
-            f"refreshes like a monitor (default {TUI_PACE:g} in the TUI; headless 0, as fast as the "
-            "model runs)"
+            f"refreshes like a monitor (default {TUI_PACE:g} in the TUI and while serving --openmetrics; "
+            "otherwise headless 0, as fast as the model runs)"
         ),
     )
     add(
@@ -165,13 +167,16 @@ def _pairs(values: list[str] | None, option: str) -> dict[str, str]:
 
 
 def sim_options(args: argparse.Namespace) -> SimOptions:
-    """The typed options of a parsed command line that has :func:`add_sim_options`."""
+    """The typed options of a parsed command line that has :func:`add_sim_options`. Trace and
+    objects files are opened here, once: a pipe can be read only once, and every source built
+    from the options (one per configuration of the advisor) reads the same content."""
+    traces = tuple(open_trace(p) for p in args.trace or ())
     l1 = parse_ways(args.l1_sectors, "--l1-sectors", (4,), L1_WAYS) if args.l1_sectors else None
     l2 = parse_ways(args.l2_sectors, "--l2-sectors", (2, 4), args.l2_ways) if args.l2_sectors else None
     return SimOptions(
         kernel=args.kernel,
-        traces=tuple(args.trace or ()),
-        objects=args.objects,
+        traces=traces,
+        objects=parse_objects(args.objects) if args.objects and traces else args.objects,
         threads=args.threads,
         sizes=_pairs(args.size, "--size"),
         assign=_pairs(args.assign, "--assign"),
@@ -191,10 +196,14 @@ def sim_options(args: argparse.Namespace) -> SimOptions:
 def sim_source(args: argparse.Namespace, *, headless: bool) -> SimSource:
     """The simulated source of a command line. Unless ``--loop``/``--once`` say otherwise, the TUI
     loops the workload; a headless run goes once, unless ``--count`` or ``--duration`` say how
-    long to run (a single pass of a kernel can be shorter than one interval). The TUI's simulated
-    clock keeps ``--pace`` (default :data:`TUI_PACE`) wall seconds per frame interval."""
+    long to run (a single pass of a kernel can be shorter than one interval), or it serves
+    ``--openmetrics``: an endpoint is there to be scraped, so it loops until SIGINT/SIGTERM. The
+    TUI's simulated clock, and a served endpoint's, keep ``--pace`` (default :data:`TUI_PACE`)
+    wall seconds per frame interval."""
     bounded = args.count is not None or args.duration is not None
-    source = build_sim_source(sim_options(args), loop=bounded or not headless)
-    pace = args.pace if args.pace is not None else 0.0 if headless else TUI_PACE
+    serving = getattr(args, "openmetrics", None) is not None and not bounded
+    source = build_sim_source(sim_options(args), loop=bounded or serving or not headless)
+    paced = serving or not headless
+    pace = args.pace if args.pace is not None else TUI_PACE if paced else 0.0
     source.pace = pace / (args.interval or SIM_DEFAULT_INTERVAL)
     return source

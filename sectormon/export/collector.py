@@ -15,7 +15,21 @@ from prometheus_client.metrics_core import Metric
 
 from sectormon import __version__
 from sectormon.export.exposition import Family, SeriesBook
-from sectormon.export.names import PREFIX, ExportedMetric, exported_metrics
+from sectormon.export.names import (
+    ACTIVE_GROUP,
+    COVERAGE,
+    EVENTS,
+    FRAME_INTERVAL,
+    FRAME_TIME,
+    FRAMES,
+    GROUP_COVERAGE,
+    INFO,
+    OVERHEAD,
+    PROXY,
+    THREAD_COVERAGE,
+    ExportedMetric,
+    exported_metrics,
+)
 from sectormon.export.scopes import DEFAULT_PROCS, ScopeId, ScopeLabels
 from sectormon.export.scrape import Scrape
 from sectormon.frames import Frame
@@ -27,9 +41,6 @@ scrape is folding at that moment), so an endpoint nobody scrapes does not grow."
 ROTATION = "rotate"
 """The rotation mode a header names when it says none: sectormon's own group rotation."""
 
-COVERAGE = f"{PREFIX}_coverage_ratio"
-EVENTS = f"{PREFIX}_events"
-PROXY = f"{PREFIX}_proxy_estimate"
 """1 for each of a scope's metrics and events estimated from ``--proxy`` stand-ins in the newest
 frame (labelled ``metric`` or ``event``, the other empty); absent where the figure was counted.
 Served only by a proxy session, so the other sessions' bodies are unchanged."""
@@ -111,8 +122,8 @@ class FrameCollector:
             **self._constant,
         }
         self._book = SeriesBook()
-        self._info = self._book.line(f"{PREFIX}_info", info)
-        self._frames_series = self._book.line(f"{PREFIX}_frames_total", {})
+        self._info = self._book.line(f"{INFO}_info", info)
+        self._frames_series = self._book.line(f"{FRAMES}_total", {})
         self._top: dict[str, str] = {}  # frame-wide series by sample name and label
         self._scope_series: dict[ScopeId, ScopeSeries] = {}
         self._counted_procs = False  # a proc scope is among the counters: every series has its labels
@@ -193,9 +204,9 @@ class FrameCollector:
 
     def _families(self) -> list[Family]:
         """Every family of the newest frame (holding ``_fold_lock``: the counts are read here)."""
-        info = Family(PREFIX, "info", "sectormon's version and what this endpoint serves")
+        info = Family(INFO, "info", "sectormon's version and what this endpoint serves")
         info.samples.append((self._info, 1.0))
-        frames = Family(f"{PREFIX}_frames", "counter", "Frames the session has made so far")
+        frames = Family(FRAMES, "counter", "Frames the session has made so far")
         frames.samples.append((self._frames_series, float(self._frames)))
         frame = self._shown
         if frame is None:
@@ -212,26 +223,25 @@ class FrameCollector:
     def _frame_families(self, frame: Frame) -> list[Family]:
         """The frame-wide families: its time, length, overhead, active group and group coverage."""
         out = []
-        for base, help_text, unit, value in (
+        for name, help_text, unit, value in (
             (
-                "frame_time",
+                FRAME_TIME,
                 "Stream time at the end of the frame these series come from (the JSON frame's t)",
                 "seconds",
                 frame.t,
             ),
-            ("frame_interval", "Length of the frame's interval", "seconds", frame.interval),
+            (FRAME_INTERVAL, "Length of the frame's interval", "seconds", frame.interval),
             (
-                "overhead",
+                OVERHEAD,
                 "sectormon's own sampling CPU time over the interval, as a fraction of one core",
                 "ratio",
                 frame.overhead,
             ),
         ):
-            name = f"{PREFIX}_{base}_{unit}"
             family = Family(name, "gauge", help_text, unit)
             family.samples.append((self._top_series(name), float(value)))
             out.append(family)
-        active_name = f"{PREFIX}_active_group"
+        active_name = ACTIVE_GROUP
         active = Family(
             active_name, "stateset", f"The group running at the end of the interval ({self._rotation} mode)"
         )
@@ -239,14 +249,14 @@ class FrameCollector:
             series = self._top_series(active_name, (active_name, group))
             active.samples.append((series, 1.0 if group == frame.active_group else 0.0))
         out.append(active)
-        share_name = f"{PREFIX}_group_coverage_ratio"
+        share_name = GROUP_COVERAGE
         shares = Family(share_name, "gauge", "Fraction of the interval each group was counted", "ratio")
         for group, share in frame.groups.items():
             shares.samples.append((self._top_series(share_name, ("group", group)), float(share)))
         out.append(shares)
         thread_coverage = frame.thread_coverage
         if thread_coverage is not None:
-            name = f"{PREFIX}_thread_coverage_ratio"
+            name = THREAD_COVERAGE
             counted = Family(
                 name,
                 "gauge",

@@ -4,6 +4,11 @@ OpenMetrics asks for a unit suffix in base units (seconds, joules, watts, ratio)
 nJ is exported in joules (scaled by 1e-9), and a name already ending in its unit symbol does not
 repeat it (``power_total_W`` is ``sectormon_power_total_watts``). Names are lower case, as
 Prometheus names are by convention.
+
+The families sectormon serves itself (:data:`BUILTIN`) are reserved: a profile metric named
+``overhead``, ``info`` or ``frames`` would export a second family of one of their names, which is
+invalid OpenMetrics (a strict parser rejects the whole scrape: "Clashing name") and mixes the two
+families' series, so such a metric is refused with one line before the endpoint starts.
 """
 
 from __future__ import annotations
@@ -39,6 +44,46 @@ UNITS: Mapping[str, tuple[str, float]] = {
 }
 
 _NOT_NAME = re.compile(r"[^a-z0-9_]+")
+
+INFO = PREFIX  # an info family: its sample is sectormon_info
+FRAMES = f"{PREFIX}_frames"
+FRAME_TIME = f"{PREFIX}_frame_time_seconds"
+FRAME_INTERVAL = f"{PREFIX}_frame_interval_seconds"
+OVERHEAD = f"{PREFIX}_overhead_ratio"
+ACTIVE_GROUP = f"{PREFIX}_active_group"
+GROUP_COVERAGE = f"{PREFIX}_group_coverage_ratio"
+THREAD_COVERAGE = f"{PREFIX}_thread_coverage_ratio"
+COVERAGE = f"{PREFIX}_coverage_ratio"
+EVENTS = f"{PREFIX}_events"
+PROXY = f"{PREFIX}_proxy_estimate"
+
+BUILTIN: Mapping[str, str] = {
+    # the families every scrape may hold besides the profile's metrics -> their OpenMetrics type
+    INFO: "info",
+    FRAMES: "counter",
+    FRAME_TIME: "gauge",
+    FRAME_INTERVAL: "gauge",
+    OVERHEAD: "gauge",
+    ACTIVE_GROUP: "stateset",
+    GROUP_COVERAGE: "gauge",
+    THREAD_COVERAGE: "gauge",
+    COVERAGE: "gauge",
+    EVENTS: "counter",
+    PROXY: "gauge",
+}
+
+_TYPE_SUFFIXES: Mapping[str, tuple[str, ...]] = {
+    # the names a family of each type takes in a scrape (OpenMetrics and the 0.0.4 text format)
+    "counter": ("", "_total", "_created"),
+    "info": ("", "_info"),
+}
+
+
+def reserved_names() -> frozenset[str]:
+    """Every name the built-in families take in a scrape: a profile family must use none."""
+    return frozenset(
+        family + suffix for family, kind in BUILTIN.items() for suffix in _TYPE_SUFFIXES.get(kind, ("",))
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,10 +123,12 @@ def _family(metric: str, unit: str, om_unit: str) -> str:
 def exported_metrics(metrics: Iterable[Mapping[str, object]]) -> tuple[ExportedMetric, ...]:
     """The profile's metrics (as in the header's ``profile.metrics``) as OpenMetrics families.
 
-    Two metrics that would get one name are refused: their series would be mixed up.
+    Two metrics that would get one name are refused: their series would be mixed up. So is a
+    metric that would take the name of a built-in family (:data:`BUILTIN`).
     """
     out: list[ExportedMetric] = []
     seen: dict[str, str] = {}
+    reserved = reserved_names()
     for entry in metrics:
         name = str(entry.get("name", ""))
         unit = str(entry.get("unit", "") or "")
@@ -94,6 +141,11 @@ def exported_metrics(metrics: Iterable[Mapping[str, object]]) -> tuple[ExportedM
             scale=scale,
             help=f"{description} ({name}, {unit or 'no unit'} in the profile), over the last interval",
         )
+        if exported.name in reserved:
+            raise UsageError(
+                f"profile metric {name} exports as {exported.name}, a name sectormon's own series "
+                "use; rename the metric in the profile to serve --openmetrics"
+            )
         other = seen.get(exported.name)
         if other is not None:
             raise UsageError(

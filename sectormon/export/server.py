@@ -1,15 +1,19 @@
-"""The OpenMetrics endpoint: GET of one path, nothing else.
+"""The OpenMetrics endpoint: GET (and HEAD) of one path, nothing else.
 
 prometheus_client's own ``start_http_server`` answers every path and method; a per-node service
 on a shared cluster should not. This server answers ``GET /metrics`` (a query string is ignored)
 with the collector's families in the format the scraper asks for (OpenMetrics for Prometheus,
 the 0.0.4 text format otherwise, gzip when accepted), 404 for any other path and 405 for any
-other method, without touching the collector. It binds to loopback unless told otherwise.
+other method, without touching the collector. HEAD answers as GET without the body (a
+monitoring probe checks the endpoint so). It binds to loopback unless told otherwise. A client
+that resets its connection mid-response is its own business: nothing on stderr, the server goes
+on (socketserver would print a traceback per reset).
 """
 
 from __future__ import annotations
 
 import socket
+import sys
 import threading
 from collections.abc import Mapping
 from http import HTTPStatus
@@ -25,6 +29,7 @@ from sectormon.export.exposition import choose
 from sectormon.export.listen import DEFAULT_BIND, METRICS_PATH
 from sectormon.export.scopes import DEFAULT_PROCS
 from sectormon.export.scrape import gzip_body
+from sectormon.files.text import printable
 from sectormon.frames import Frame
 
 REQUEST_TIMEOUT = 10.0
@@ -41,15 +46,18 @@ class _Handler(BaseHTTPRequestHandler):
     def parse_request(self) -> bool:
         if not super().parse_request():
             return False
-        if self.command != "GET":
+        if self.command not in ("GET", "HEAD"):
             self.send_response(HTTPStatus.METHOD_NOT_ALLOWED)
-            self.send_header("Allow", "GET")
+            self.send_header("Allow", "GET, HEAD")
             self.send_header("Content-Length", "0")
             self.send_header("Connection", "close")
             self.end_headers()
             self.close_connection = True
             return False
         return True
+
+    def do_HEAD(self) -> None:
+        self.do_GET()
 
     def do_GET(self) -> None:
         if self.path.partition("?")[0] != METRICS_PATH:
@@ -69,7 +77,8 @@ class _Handler(BaseHTTPRequestHandler):
             self.send_header("Content-Encoding", "gzip")
         self.send_header("Content-Length", str(len(body)))
         self.end_headers()
-        self.wfile.write(body)
+        if self.command != "HEAD":
+            self.wfile.write(body)
 
     def log_message(self, *_args: Any) -> None:
         """No line per request: a scrape a second would fill the service's log."""
@@ -77,8 +86,17 @@ class _Handler(BaseHTTPRequestHandler):
 
 class _Server(ThreadingHTTPServer):
     daemon_threads = True
+    request_queue_size = 64  # socketserver's 5 makes a burst of connections wait 1 s for a SYN retry
     collector: FrameCollector
     registry: CollectorRegistry
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """A client gone mid-request (reset, closed, timed out) is not the server's fault and is
+        not logged; anything else is one line on stderr, and serving goes on."""
+        exc = sys.exc_info()[1]
+        if isinstance(exc, (ConnectionError, TimeoutError)):
+            return
+        print(f"sectormon: warning: OpenMetrics request failed: {printable(repr(exc))}", file=sys.stderr)
 
 
 class _Server6(_Server):

@@ -10,7 +10,7 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 from sectormon import __version__
 from sectormon.errors import DataError, SectormonError, UsageError
@@ -18,6 +18,8 @@ from sectormon.fapp.counts import cmg_counts, row_columns
 from sectormon.fapp.model import CPU_CYCLES_CODE, EventSet, Measurement, cmg_of
 from sectormon.fapp.names import CYCLES_NAME, event_def, event_name
 from sectormon.fapp.report import report_profile
+from sectormon.files.output import OutputError, replace_output
+from sectormon.files.regular import is_regular
 from sectormon.io.jsonl import RECORDING_SCHEMA
 from sectormon.profiles.model import EventDef, GroupDef, MetricDef, Profile
 from sectormon.readings import Mark, Row, Slice
@@ -202,36 +204,29 @@ def convert(m: Measurement) -> Conversion:
     return Conversion(header=header, slices=tuple(slices), end=Mark(t=t, kind="end"))
 
 
-def write_recording(m: Measurement, path: str | Path) -> Conversion:
-    """Write the recording of ``m`` to ``path`` (``.gz`` compresses); raises if the write failed.
+def write_recording(m: Measurement, path: str, stream: IO[bytes] | None = None) -> Conversion:
+    """Write the recording of ``m`` to ``path`` (``.gz`` compresses), or to ``stream`` (stdout,
+    ``path`` then only names it); raises if the write failed.
 
-    A file is written under a temporary name next to it and renamed when whole, so a failed
-    write (full disk) leaves neither a partial recording nor a clobbered older file. A path that
-    is not a regular file (``/dev/stdout``, a pipe) is written directly.
+    A file is replaced whole by the project's output rule
+    (:func:`sectormon.files.output.replace_output`), so a failed write (full disk) leaves neither
+    a partial recording nor a clobbered older file; a device or a pipe is written in place.
     """
-    target = Path(path)
-    direct = target.exists() and not target.is_file()
-    if not direct:
-        target = Path(os.path.realpath(target))
-    work = target if direct else target.with_name(f".partial-{os.getpid()}-{target.name}")
-    try:
-        conversion = _write(m, work, shown=str(path), atomic=not direct)
-        if not direct:
-            try:
-                os.replace(work, target)
-            except OSError as exc:
-                raise UsageError(f"cannot write recording {path}: {exc.strerror or exc}") from None
-    finally:
-        if not direct:
-            work.unlink(missing_ok=True)
-    return conversion
+    if stream is not None:
+        return _write(m, path, stream, atomic=False)
+    with replace_output(path, "-o") as out:
+        return _write(m, path, out, atomic=_is_regular_or_new(path))
 
 
-def _write(m: Measurement, path: Path, *, shown: str, atomic: bool) -> Conversion:
+def _is_regular_or_new(path: str) -> bool:
+    return is_regular(path) or not os.path.lexists(path)
+
+
+def _write(m: Measurement, shown: str, out: IO[bytes], *, atomic: bool) -> Conversion:
     from sectormon.io.recording import RecordingWriter
 
     conversion = convert(m)
-    writer = RecordingWriter(path, conversion.header)
+    writer = RecordingWriter(shown, conversion.header, option="-o", stream=out)
     opened = writer.failed is None  # else the file or its header line could not be written
     try:
         if opened:
@@ -242,12 +237,12 @@ def _write(m: Measurement, path: Path, *, shown: str, atomic: bool) -> Conversio
         writer.close()
     if writer.failed is None:
         return conversion
-    failed = writer.failed.replace(str(path), shown)
+    failed = writer.failed
     if writer.failed_errno == errno.EPIPE:
         raise BrokenPipeError(errno.EPIPE, failed)  # `-o - | head`: the CLI ends quietly
     if writer.failed_errno in _DISK_FULL:
         fix = f"free space or write it elsewhere; nothing was written to {shown}" if atomic else "free space"
-        raise SectormonError(f"{failed} ({fix})")
+        raise OutputError(f"{failed} ({fix})")
     if not opened:
         raise UsageError(f"{failed} (check -o: its folder must exist and be writable)")
     raise SectormonError(f"{failed} (nothing was written to {shown})" if atomic else failed)

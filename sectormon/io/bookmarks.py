@@ -11,11 +11,11 @@ is skipped with a warning naming the file and line; the recording replays all th
 from __future__ import annotations
 
 import os
-import stat
 from pathlib import Path
 
 from sectormon.errors import DataError, SectormonError
 from sectormon.files.lines import KIB, bounded_lines
+from sectormon.files.output import OutputPathError, open_output
 from sectormon.files.regular import open_input
 from sectormon.files.text import printable
 from sectormon.io.jsonl import BadRecord, encode_mark, loads, mark_from_record, parse_schema
@@ -70,18 +70,11 @@ class BookmarkFile:
         one-line :class:`SectormonError`; the bookmark then lasts for this replay only."""
         self.marks.append(mark)
         try:
-            # O_NONBLOCK: a FIFO in the file's place cannot block the replay (it is refused).
-            fd = os.open(
-                self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NONBLOCK | os.O_CLOEXEC, 0o666
-            )
-            with os.fdopen(fd, "ab") as f:
-                if not stat.S_ISREG(os.fstat(fd).st_mode):
-                    raise OSError(0, "not a regular file")
-                f.write(encode_mark(mark).encode() + b"\n")
-        except OSError as exc:
-            raise SectormonError(
-                f"kept for this replay only: cannot write {self.path} ({exc.strerror or exc})"
-            ) from None
+            with open_output(str(self.path), "bookmarks", append=True) as f:
+                f.write((encode_mark(mark) + "\n").encode("utf-8"))
+        except (OSError, OutputPathError) as exc:  # OutputPathError: a folder, a FIFO nobody reads
+            reason = exc.reason if isinstance(exc, OutputPathError) else exc.strerror or str(exc)
+            raise SectormonError(f"kept for this replay only: cannot write {self.path} ({reason})") from None
 
 
 def _bookmark(line: bytes) -> Mark:

@@ -2,10 +2,12 @@
 ends in ``.gz``).
 
 Every line is flushed as it is written (for gzip with ``Z_SYNC_FLUSH``), so a recording cut by a
-crash, ``kill -9`` or a full disk is readable up to its last whole line. Recording is a side job of
-monitoring: the first ``OSError`` (disk full, unwritable path) stops the recording with one clear
-message, stored in :attr:`RecordingWriter.failed` and reported once through ``on_error``; later
-writes are no-ops and the monitor goes on.
+crash, ``kill -9`` or a full disk is readable up to its last whole line, so the path is written in
+place by the project's output rule (:func:`sectormon.files.output.open_output`: a device or a FIFO
+stays what it is). Recording is a side job of monitoring: the first failure (disk full,
+unwritable path) stops the recording with one clear message, stored in
+:attr:`RecordingWriter.failed` and reported once through ``on_error``; later writes are no-ops
+and the monitor goes on.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from sectormon.attribution.samples import SampleBatch
+from sectormon.files.output import OutputPathError, open_output
 from sectormon.io.jsonl import encode, encode_mark, encode_slice, header_record
 from sectormon.io.samples import samples_record
 from sectormon.readings import Mark, Slice
@@ -45,7 +48,11 @@ class RecordingWriter:
         header: Mapping[str, Any],
         *,
         on_error: Callable[[str], None] | None = None,
+        option: str = "--record",
+        stream: IO[bytes] | None = None,
     ) -> None:
+        """``option`` names the path in an error; ``stream``: write there instead of opening
+        ``path`` (a caller that replaces a file whole opens its temporary file itself)."""
         self.path = str(path)
         self.failed: str | None = None
         self.failed_errno: int | None = None  # of the OSError that stopped it, if one did
@@ -57,13 +64,16 @@ class RecordingWriter:
         # A header that is not JSON-able is a programming error: raise before touching the disk.
         header_line = encode(header_record(header))
         try:
-            self._raw = open(self.path, "wb")  # noqa: SIM115 - closed in close()
+            self._raw = stream if stream is not None else open_output(self.path, option)
             if is_gzip_name(self.path):
                 self._gz = gzip.GzipFile(
                     filename="", mode="wb", fileobj=self._raw, compresslevel=GZIP_LEVEL, mtime=0
                 )
         except OSError as exc:
             self._fail(exc)
+            return
+        except OutputPathError as exc:  # a FIFO nobody reads, a name too long, a missing folder
+            self._fail_message(f"cannot write recording {self.path}: {exc.reason}")
             return
         self._write_line(header_line)
 

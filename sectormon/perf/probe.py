@@ -70,8 +70,8 @@ def probe_event(
         return ProbeResult(
             name,
             "unsupported",
-            reason=f"user-only: '{spec.spec}' is raised in kernel mode, so user-space-only counting never "
-            "sees it (count kernel mode too: needs perf_event_paranoid <= 1 or CAP_PERFMON)",
+            reason=f"user-only: '{spec.spec}' happens in kernel mode, and counting is user space only "
+            "by default (--include-kernel counts kernel mode)",
         )
     try:
         group = PerfGroup([spec], pid=0, cpu=-1, names=[name], exclude_kernel=exclude_kernel)

@@ -11,7 +11,7 @@ import collections
 import datetime as _dt
 import signal
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from types import FrameType
 from typing import Any
@@ -73,6 +73,7 @@ class LiveSession(SessionBase):
         self._pending: collections.deque[Mark] = collections.deque()
         self._sampling = sampling
         self._recorder: RecordingWriter | None = None
+        self.recording_failed = False  # a recording stopped on an error: the run ends with status 1
         # Re-entrant: a write that fails warns, and a warning is written to the recording.
         self._record_lock = threading.RLock()
         self._sampler = Sampler(
@@ -88,7 +89,10 @@ class LiveSession(SessionBase):
             max_timeslice=options.interval,
             on_rotation=self._rotation_changed,
             proxy=options.proxy,
+            on_counting=self._counting_started,
         )
+        self._counting = False
+        self._on_counting: list[Callable[[], None]] = []
         if options.proxy is not None:
             self._choose_stand_ins(options.proxy)
         self._builder = builder_for(header, build_engine(profile, header), options.interval)
@@ -251,6 +255,16 @@ class LiveSession(SessionBase):
         if self.options.duration is not None and item.t >= self.options.duration:
             self._sampler.stop()
 
+    def when_counting(self, callback: Callable[[], None]) -> None:
+        """Call ``callback`` once the run has opened its units and counts (the JSON stream writes
+        its header then: a session that cannot open any event writes nothing on stdout)."""
+        self._on_counting.append(callback)
+
+    def _counting_started(self) -> None:
+        self._counting = True
+        for callback in self._on_counting:
+            callback()
+
     def _rotation_changed(self, rotation: Rotation) -> None:
         """The sampler changed its rotation (over the overhead budget): a recorded mark, so the
         frames from here on, live and replayed, say which rotation ran."""
@@ -285,6 +299,19 @@ class LiveSession(SessionBase):
         if self.options.count is not None and self.frames >= self.options.count:
             self._sampler.stop()
 
+    def discard(self) -> None:
+        """End a session that never ran (stopped while it was set up): its sampling, recording
+        and source are closed, a launched command never runs, and no frame is published."""
+        if self._stopped:
+            return
+        self._stopped = True
+        if self._sampling is not None:
+            self._sampling.close()
+        with self._record_lock:
+            self._close_recorder()
+        self.source.close()
+        self._finished.set()
+
     def _finish(self) -> None:
         if self._stopped:
             return
@@ -294,9 +321,10 @@ class LiveSession(SessionBase):
         if self._sampling is not None:
             self._take_samples(self._builder.last_t, final=True)
             self._sampling.close()
-        final = self._builder.finish()
-        self.final_frame = final
-        self._publish(final)
+        if self._counting:  # nothing counted (no unit could be opened): no frame to give
+            final = self._builder.finish()
+            self.final_frame = final
+            self._publish(final)
         with self._record_lock:
             code = self.command_exit_code()
             self._close_recorder({"exit_status": code} if code is not None else {})
@@ -327,6 +355,7 @@ class LiveSession(SessionBase):
                 recorder.write_mark(Mark(t=self._builder.last_t, kind="warning", label=message))
 
     def _recording_failed(self, message: str) -> None:
+        self.recording_failed = True
         self._warn(f"recording stopped: {message} (record to a writable path with space); monitoring goes on")
 
     def _close_recorder(self, end_data: dict[str, Any] | None = None) -> None:

@@ -13,8 +13,16 @@ from collections.abc import Mapping, Sequence
 
 from sectormon.attribution.window import HEADER_KEY as HOTSPOTS_KEY
 from sectormon.perf.probe import ProbeResult
-from sectormon.profiles.model import Profile
-from sectormon.schedule import AUTO, RotationPlan, choose_rotation, plan_rotation, select_groups
+from sectormon.profiles.model import EventDef, Profile
+from sectormon.proxy import TASK_TIME_EVENT
+from sectormon.schedule import (
+    AUTO,
+    RotationPlan,
+    choose_rotation,
+    plan_rotation,
+    select_groups,
+    with_always_pe_event,
+)
 from sectormon.session.control import WarningCallback
 from sectormon.session.header import build_header
 from sectormon.session.live import LiveSession
@@ -45,6 +53,14 @@ def open_session(
             if event.scope == "cmg":
                 unavailable.setdefault(event.name, f"CMG-wide event needs per-CPU counting: {cmg_reason}")
     plan = plan_rotation(profile, group_names, unavailable, free=lambda e: not source.needs_counter(e))
+    if (
+        options.proxy is not None
+        and source.kind == "perf"
+        and plan.groups
+        and _opens(source, TASK_TIME_EVENT)
+    ):
+        # Task time, not presence, is what the stand-ins' counts are scaled by (see TASK_TIME_EVENT)
+        plan = with_always_pe_event(plan, TASK_TIME_EVENT)
     can_multiplex = source.kind != "sim"
     rotation = choose_rotation(
         request.rotation,
@@ -80,6 +96,11 @@ def open_session(
         if sampling is not None:
             sampling.close()
         raise
+
+
+def _opens(source: Source, event: EventDef) -> bool:
+    """Whether ``event`` opens here (a probe of its own: the session's probe lists profile events)."""
+    return source.probe([event])[event.name].state != "unsupported"
 
 
 def startup_warnings(profile: Profile, plan: RotationPlan, probe: Mapping[str, ProbeResult]) -> list[str]:

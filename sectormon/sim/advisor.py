@@ -22,7 +22,7 @@ import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import product
-from typing import Any
+from typing import Any, TypeVar
 
 from sectormon.errors import UsageError
 from sectormon.sim import native
@@ -39,8 +39,22 @@ METRICS: dict[str, str] = {
     "energy_per_inst": "lower",
 }
 DEFAULT_BUDGET = 120
+# Without --budget, a search spends at most about this many simulated accesses (each candidate
+# runs the whole workload): some 10 s of the compiled core on an idle core, so a built-in kernel's
+# advice stays within a minute on a loaded 2-core machine. Derived from the workload's accesses,
+# never from a clock, so the same command always makes the same search.
+ACCESS_BUDGET = 1_000_000_000
+MIN_BUDGET = 10
 DEFAULT_TOP = 10
+T = TypeVar("T")
 PRUNE_KEEP = 3  # stage 2 of a pruned search: assignments, L1D splits and L2 splits kept from stage 1
+# The most objects the search places: their assignments are enumerated (4**objects of them before
+# the relabelings are folded), 65,536 at 8.
+MAX_OBJECTS = 8
+# ``progress(runs, planned)``: how many simulations ran, of how many the search plans.
+Progress = Callable[[int, int], None]
+
+
 # ----------------------------------------------------------------------------- the search space
 @dataclass(frozen=True, slots=True)
 class Candidate:
@@ -116,10 +130,6 @@ def l1_splits(used: Iterable[int]) -> list[tuple[int, int, int, int]]:
 def l2_splits(l2_ways: int) -> list[tuple[int, int]]:
     """The usable L2 ways between a set's sectors 0 and 1, then the L2 not partitioned (both all)."""
     return [(w, l2_ways - w) for w in range(l2_ways + 1)] + [(l2_ways, l2_ways)]
-
-
-def unpartitioned_l1() -> tuple[int, int, int, int]:
-    return (L1_WAYS, L1_WAYS, L1_WAYS, L1_WAYS)
 
 
 def present(assignment: tuple[int, ...], reuse: Sequence[float]) -> tuple[int, ...]:
@@ -207,16 +217,59 @@ class Search:
     how: str
 
 
+def spread(items: Sequence[T]) -> list[T]:
+    """``items`` from the middle out, coarse to fine (midpoints of ever smaller halves), so the
+    first few taken cover the range: a search cut short by the budget still sees both ends of a
+    way split and its middle, not one end only."""
+    out: list[T] = []
+    spans = [(0, len(items))]
+    while spans:
+        halves = []
+        for lo, hi in spans:
+            if lo >= hi:
+                continue
+            mid = (lo + hi) // 2
+            out.append(items[mid])
+            halves += [(lo, mid), (mid + 1, hi)]
+        spans = halves
+    return out
+
+
+def round_robin(lists: Sequence[Sequence[T]]) -> list[T]:
+    """The first of every list, then the second of every list, ...: a budget cut short still
+    spreads its runs over every list (assignment) instead of spending them on the first."""
+    out: list[T] = []
+    for i in range(max((len(x) for x in lists), default=0)):
+        out += [x[i] for x in lists if i < len(x)]
+    return out
+
+
 def search(
     n_objects: int,
     reuse: Sequence[float],
     l2_ways: int,
-    run: Callable[[Candidate | None], Outcome],
+    simulate: Callable[[Candidate | None], Outcome],
     metric: str,
     budget: int,
+    progress: Progress | None = None,
 ) -> Search:
-    """Simulate the baseline and the candidates (all of them, or pruned in two stages)."""
-    baseline = run(None)
+    """Simulate the baseline and the candidates: all of them when they fit the budget, else at
+    most ``budget`` in three stages (the baseline is not counted):
+
+    1. the L1D splits of every assignment with the L2 not partitioned, middle splits first and
+       spread over the assignments, until two thirds of the budget are used;
+    2. the L2 splits (not partitioned first, then from the middle out) of the best
+       :data:`PRUNE_KEEP` assignments, each with its best L1D split of stage 1;
+    3. the best L1D splits crossed with the best L2 splits of those assignments;
+    4. while the budget lasts, the other configurations, best assignments first.
+
+    ``progress(runs, planned)`` is called after every simulation, the baseline's included.
+    """
+    if n_objects > MAX_OBJECTS:
+        raise UsageError(
+            f"--advise places at most {MAX_OBJECTS} data objects (4 sector ids each: the assignments "
+            f"grow as 4**objects); the workload accesses {n_objects}: merge the small ones in --objects"
+        )
     groups = [present(a, reuse) for a in assignments(n_objects)]
     if not groups:
         raise UsageError(
@@ -224,40 +277,63 @@ def search(
             "(a trace names them with --objects FILE)"
         )
     full = [Candidate(a, l1, l2) for a in groups for l1 in l1_splits(a) for l2 in l2_splits(l2_ways)]
+    planned = 1 + min(budget, len(full))
+    runs = 0
+
+    def run(c: Candidate | None) -> Outcome:
+        nonlocal runs
+        outcome = simulate(c)
+        runs += 1
+        if progress is not None:
+            progress(runs, planned)
+        return outcome
+
+    baseline = run(None)
     key = _key(metric, baseline)
     if len(full) <= budget:
         ranked = sorted((run(c) for c in full), key=key)
         return Search(baseline, ranked, len(full), False, f"exhaustive: all {len(full)} configurations")
     done: dict[Candidate, Outcome] = {}
 
-    def once(c: Candidate) -> Outcome:
-        if c not in done:
-            done[c] = run(c)
-        return done[c]
+    def stage(candidates: Iterable[Candidate], limit: int) -> int:
+        """Simulate the candidates not yet done, up to ``limit`` runs in all; how many ran."""
+        before = len(done)
+        for c in candidates:
+            if len(done) >= limit:
+                break
+            if c not in done:
+                done[c] = run(c)
+        return len(done) - before
 
     flat_l2 = (l2_ways, l2_ways)
-    for a in groups:
-        for l1 in l1_splits(a):
-            once(Candidate(a, l1, flat_l2))
-        for l2 in l2_splits(l2_ways):
-            once(Candidate(a, unpartitioned_l1(), l2))
-    stage1 = len(done)
-    best = sorted(done.values(), key=key)
-    kept: list[tuple[int, ...]] = []
-    for o in best:
-        assert o.candidate is not None
-        if o.candidate.assignment not in kept:
-            kept.append(o.candidate.assignment)
-    for a in kept[:PRUNE_KEEP]:
-        mine = [o.candidate for o in best if o.candidate is not None and o.candidate.assignment == a]
-        l1s = [c.l1 for c in mine if c.l2 == flat_l2][:PRUNE_KEEP]
-        l2s = [c.l2 for c in mine if c.l1 == unpartitioned_l1()][:PRUNE_KEEP]
-        for l1, l2 in product(l1s, l2s):
-            once(Candidate(a, l1, l2))
+    splits2 = l2_splits(l2_ways)
+    l2_order = [splits2[-1], *spread(splits2[:-1])]  # not partitioned first
+    stage1 = round_robin([[Candidate(a, l1, flat_l2) for l1 in spread(l1_splits(a))] for a in groups])
+    ran1 = stage(stage1, budget - budget // 3)
+
+    def best_of(outcomes: Iterable[Outcome]) -> list[Candidate]:
+        return [o.candidate for o in sorted(outcomes, key=key) if o.candidate is not None]
+
+    kept: dict[tuple[int, ...], tuple[int, int, int, int]] = {}  # assignment -> its best L1D split
+    for c in best_of(done.values()):
+        if c.assignment not in kept and len(kept) < PRUNE_KEEP:
+            kept[c.assignment] = c.l1
+    ran2 = stage(round_robin([[Candidate(a, l1, l2) for l2 in l2_order] for a, l1 in kept.items()]), budget)
+    crossed = []
+    for a in kept:
+        mine = best_of(o for c, o in done.items() if c.assignment == a)
+        l1s = list(dict.fromkeys(c.l1 for c in mine))[:PRUNE_KEEP]
+        l2s = list(dict.fromkeys(c.l2 for c in mine))[:PRUNE_KEEP]
+        crossed.append([Candidate(a, l1, l2) for l1, l2 in product(l1s, l2s)])
+    ran3 = stage(round_robin(crossed), budget)
+    by_best = list(dict.fromkeys([*(c.assignment for c in best_of(done.values())), *groups]))
+    ran4 = stage(round_robin([[c for c in full if c.assignment == a] for a in by_best]), budget)
     how = (
-        f"pruned: {len(done)} of {len(full)} configurations simulated (budget {budget}): {stage1} with "
-        f"one cache level not partitioned, then the best {PRUNE_KEEP} L1D x {PRUNE_KEEP} L2 splits of "
-        f"the best {min(PRUNE_KEEP, len(kept))} assignments"
+        f"pruned: {len(done)} of {len(full)} configurations simulated (budget {budget}): {ran1} L1D "
+        f"splits with the L2 not partitioned over {len(groups)} assignment(s), then {ran2} L2 splits "
+        f"of the best {len(kept)} with their best L1D split, then {ran3} of their best "
+        f"{PRUNE_KEEP} L1D x {PRUNE_KEEP} L2 splits combined"
+        + (f", then {ran4} more, best assignments first" if ran4 else "")
     )
     return Search(baseline, sorted(done.values(), key=key), len(full), True, how)
 
@@ -310,11 +386,13 @@ def advise(
     *,
     l2_ways: int,
     rank_by: str,
-    budget: int,
+    budget: int | None,
+    progress: Progress | None = None,
 ) -> dict[str, Any]:
     """Run the advisor for the workload of ``threads``. ``summarize(candidate, names)`` is exactly
     what ``sectormon sim --summary`` prints for the workload in that configuration (``None``: the
-    sector cache off); ``names`` are the objects the candidate's assignment places, in order."""
+    sector cache off); ``names`` are the objects the candidate's assignment places, in order.
+    ``budget`` ``None``: :func:`default_budget` of the workload's accesses."""
     started = time.perf_counter()
     cpu = time.process_time()
     objects = profile_objects(threads)
@@ -322,15 +400,14 @@ def advise(
     # has nothing to place: it stays out of the search.
     active = [o for o in objects if o.accesses]
     names = tuple(o.name for o in active)
-    runs = 0
+    if budget is None:
+        budget = default_budget(sum(o.accesses for o in objects))
 
     def run(c: Candidate | None) -> Outcome:
-        nonlocal runs
-        runs += 1
         summary = summarize(c, names)
         return Outcome(c, {m: summary["metrics"].get(m) for m in METRICS}, summary["objects"])
 
-    found = search(len(names), [o.reuse for o in active], l2_ways, run, rank_by, budget)
+    found = search(len(names), [o.reuse for o in active], l2_ways, run, rank_by, budget, progress)
     base = found.baseline
     rows = []
     for rank, o in enumerate(found.ranked, 1):
@@ -357,7 +434,7 @@ def advise(
         "better": METRICS[rank_by],
         "search": {
             "configurations": found.space,
-            "simulated": runs - 1,
+            "simulated": len(found.ranked),
             "pruned": found.pruned,
             "how": found.how,
             "l2_split": "the same in SET0 and SET1 (sectors 0/1 of a set; ids 0/2 and 1/3 share them)",
@@ -378,6 +455,12 @@ def advise(
         "baseline": {"options": ["--sector-cache", "off"], "metrics": dict(base.metrics)},
         "rows": rows,
     }
+
+
+def default_budget(accesses: int) -> int:
+    """The simulations a search without ``--budget`` may run for a workload of ``accesses``
+    accesses: :data:`DEFAULT_BUDGET`, fewer for a large workload (:data:`ACCESS_BUDGET`)."""
+    return max(MIN_BUDGET, min(DEFAULT_BUDGET, ACCESS_BUDGET // max(1, accesses)))
 
 
 def _change(new: float | None, old: float | None) -> dict[str, float | None]:

@@ -11,6 +11,7 @@ from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
 from sectormon.errors import UsageError
+from sectormon.files.text import is_ascii_digits
 
 FREQ_HZ = 2.2e9
 LINE_BYTES = 256
@@ -153,7 +154,7 @@ class ModelConfig:
 def parse_ways(text: str, option: str, count: tuple[int, ...], limit: int) -> tuple[int, ...]:
     """Parse ``"3,1,0,0"``: one maximum per sector, each 0..limit."""
     parts = [p.strip() for p in text.split(",")]
-    if len(parts) not in count or not all(p.isdigit() for p in parts):
+    if len(parts) not in count or not all(is_ascii_digits(p) and len(p) <= 2 for p in parts):
         want = " or ".join(str(c) for c in count)
         raise UsageError(
             f"{option} {text!r}: expected {want} comma-separated way counts, e.g. {option} "
@@ -176,13 +177,30 @@ def parse_l2_sets(text: str) -> tuple[int, ...]:
 
 
 SIZE_UNITS = {"": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30}
+# More digits than any maximum has (they are below 2**64): longer
+# numbers are refused before int() sees them, so no 5,000-digit value reaches Python's
+# int-string limit (a ValueError traceback) or the compiled core's int64 (an OverflowError).
+SIZE_DIGITS = 20
 
 
-def parse_size(text: str, option: str) -> int:
-    """``48K``, ``64M``, ``1G`` or a plain number (bytes, or a count for count-like keys)."""
+def parse_size(text: str, option: str, maximum: int) -> int:
+    """``48K``, ``64M``, ``1G`` or a plain number (bytes, or a count for count-like keys), in
+    ASCII digits; over ``maximum`` is a :class:`UsageError` stating the maximum."""
     raw = text.strip().lower().removesuffix("ib").removesuffix("b")
     unit = raw[-1:] if raw[-1:] in SIZE_UNITS and raw[-1:] != "" and not raw[-1:].isdigit() else ""
     number = raw[: len(raw) - len(unit)] if unit else raw
-    if not number.isdigit():
-        raise UsageError(f"{option}: {text!r} is not a size; use a number with an optional K, M or G suffix")
-    return int(number) * SIZE_UNITS[unit]
+    shown = repr(text[:40] + ("..." if len(text) > 40 else ""))
+    if not is_ascii_digits(number):
+        raise UsageError(f"{option}: {shown} is not a size; use a number with an optional K, M or G suffix")
+    value = int(number) * SIZE_UNITS[unit] if len(number.lstrip("0")) <= SIZE_DIGITS else None
+    if value is None or value > maximum:
+        raise UsageError(f"{option}: {shown} is too large (at most {format_size(maximum)})")
+    return value
+
+
+def format_size(value: int) -> str:
+    """``value`` as the shortest exact K/M/G form (``16M``, ``4096``)."""
+    for suffix, unit in (("G", 1 << 30), ("M", 1 << 20), ("K", 1 << 10)):
+        if value >= unit and value % unit == 0:
+            return f"{value // unit:,}{suffix}"
+    return f"{value:,}"

@@ -22,8 +22,8 @@ This module is the model's reference, in Python. ``_core.c`` is the same caches 
 
 from __future__ import annotations
 
-from collections import deque
-from collections.abc import Callable, Iterator
+from collections import Counter, deque
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import NamedTuple, cast
 
@@ -171,6 +171,16 @@ class ThreadParams(NamedTuple):
         )
 
 
+def _tally(flags: list[int]) -> Iterable[tuple[int, int]]:
+    """``(flags, how many)`` of a list: counted per distinct value (a stream has few, and
+    ``list.count`` is the fastest count there), by a Counter when there are many (an access to
+    each of thousands of trace objects: counting each would be quadratic)."""
+    distinct = set(flags)
+    if len(distinct) <= 16:
+        return [(fl, flags.count(fl)) for fl in distinct]
+    return Counter(flags).items()
+
+
 def _fill_state(source: int, fl: int) -> int:
     """An L1D demand fill's state word less its ready time (``ready << 4 | 15`` in run()'s clock)."""
     return (source << 2) + ((fl >> 1) & 3) + (DIRTY if fl & FL_WRITE else 0) - 15
@@ -200,12 +210,15 @@ class SimThread:
         self.mispredict = params.mispredict
         self.cpa = params.cpa
         # Packed states of a demand fill, per access flags, less the ready time (see run()).
+        # They depend on the flags' low bits only: one object's table, repeated per object.
         slots = params.slots
-        self.from_memory = [_fill_state(FROM_MEMORY, fl) for fl in range(slots)]
-        self.from_l2 = [_fill_state(FROM_L2, fl) for fl in range(slots)]
-        self.l2_demand = [(self.l2base | ((fl >> 1) & 1)) - 15 for fl in range(slots)]
-        self.l1_sector = [(fl >> 1) & 3 for fl in range(slots)]
-        self.l2_sector = [self.l2base | ((fl >> 1) & 1) for fl in range(slots)]
+        objects = slots // FLAG_SLOTS
+        low = range(FLAG_SLOTS)
+        self.from_memory = [_fill_state(FROM_MEMORY, fl) for fl in low] * objects
+        self.from_l2 = [_fill_state(FROM_L2, fl) for fl in low] * objects
+        self.l2_demand = [(self.l2base | ((fl >> 1) & 1)) - 15 for fl in low] * objects
+        self.l1_sector = [(fl >> 1) & 3 for fl in low] * objects
+        self.l2_sector = [self.l2base | ((fl >> 1) & 1) for fl in low] * objects
         self.ipa = spec.inst_per_access
         self.prefetch = params.prefetch
         self.pf_d1 = params.pf_d1
@@ -535,12 +548,11 @@ class SimThread:
         waited = len(from_memory) * (self.memory << 4) + len(from_l2) * (self.l2_hit << 4)
         demand_misses = self.demand_misses
         memory_reads = self.memory_reads
-        for fl in set(from_memory):
-            k = from_memory.count(fl)
+        for fl, k in _tally(from_memory):
             demand_misses[fl] += k
             memory_reads[fl] += k
-        for fl in set(from_l2):
-            demand_misses[fl] += from_l2.count(fl)
+        for fl, k in _tally(from_l2):
+            demand_misses[fl] += k
         from_memory.clear()
         from_l2.clear()
         return waited
@@ -712,16 +724,20 @@ class SimThread:
         return sum(self.memory_reads) + self.swap_dm
 
     def object_counts(self) -> list[tuple[int, int, int]]:
-        """Per data object (index = object id): data accesses, L1D demand refills, memory reads."""
+        """Per data object (index = object id): data accesses, L1D demand refills, memory reads.
+
+        The counters are read once (the compiled core's are a copy per read): linear in objects."""
+        fcount = self.fcount
+        demand_misses = self.demand_misses
+        memory_reads = self.memory_reads
+        data = [fl for fl in range(FLAG_SLOTS) if not fl & FL_SPECIAL]
         out = []
-        for obj in range(len(self.fcount) // FLAG_SLOTS):
-            lo = obj * FLAG_SLOTS
-            accesses = sum(c for fl, c in enumerate(self.fcount[lo : lo + FLAG_SLOTS]) if not fl & FL_SPECIAL)
+        for lo in range(0, len(fcount), FLAG_SLOTS):
             out.append(
                 (
-                    accesses,
-                    sum(self.demand_misses[lo : lo + FLAG_SLOTS]),
-                    sum(self.memory_reads[lo : lo + FLAG_SLOTS]),
+                    sum(fcount[lo + fl] for fl in data),
+                    sum(demand_misses[lo : lo + FLAG_SLOTS]),
+                    sum(memory_reads[lo : lo + FLAG_SLOTS]),
                 )
             )
         return out
@@ -733,12 +749,21 @@ class SimThread:
     def inst(self) -> int:
         return int(self.acc * self.ipa) + self.ifetch
 
+    def _low_total(self, wanted: Callable[[int], bool]) -> int:
+        """Data accesses whose flags' low bits (those below the object id) are ``wanted``:
+        summed per low value over every object at once (a strided slice each), so the cost
+        grows with the objects only inside C."""
+        fcount = self.fcount
+        return sum(
+            sum(fcount[fl::FLAG_SLOTS]) for fl in range(FLAG_SLOTS) if not fl & FL_SPECIAL and wanted(fl)
+        )
+
     def flag_total(self, bit: int) -> int:
         """Data accesses whose flags have ``bit`` set (``bit`` 0: all data accesses)."""
-        return sum(c for fl, c in enumerate(self.fcount) if not fl & FL_SPECIAL and (bit == 0 or fl & bit))
+        return self._low_total(lambda fl: bit == 0 or bool(fl & bit))
 
     def not_sec0(self) -> int:
-        return sum(c for fl, c in enumerate(self.fcount) if not fl & FL_SPECIAL and (fl >> 1) & 3)
+        return self._low_total(lambda fl: bool((fl >> 1) & 3))
 
     def set_sectors(self, sectors: SectorConfig) -> None:
         self.l1.set_maxima(sectors.l1, sectors.enabled)

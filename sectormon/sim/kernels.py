@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from sectormon.errors import UsageError
-from sectormon.sim.config import LINE_BYTES, LINE_SHIFT, parse_size
+from sectormon.sim.config import LINE_BYTES, LINE_SHIFT, format_size, parse_size
 from sectormon.sim.engine import FL_EXIT, FL_WRITE, Chunks, Record, flags
 
 KERNELS = ("scenario-a", "scenario-b", "random")
@@ -33,6 +33,16 @@ _PARAMS: dict[str, dict[str, int]] = {
     "scenario-a": {"reused": 48 << 10, "passes": 200, "vec": 64, "shuffle": 1},
     "scenario-b": {"n": 256, "tile_i": 16, "tile_j": 256, "pad": 32, "vec": 64},
     "random": {"table": 32 << 20, "accesses": 1 << 19, "vec": 64},
+}
+# The largest value of each parameter. They bound the model's memory (scenario-a keeps its reused
+# array's line order, about 100 bytes a line and thread; scenario-b a tile's C rows), keep every
+# array inside its own 64 GiB (1 << 36) of the thread's address range, and keep the line numbers
+# far inside the compiled core's int64. Sizes beyond them are not what the model is for: 16 MiB is
+# twice a CMG's L2, 64 GiB a table no cache holds.
+_MAXIMA: dict[str, dict[str, int]] = {
+    "scenario-a": {"reused": 16 << 20, "passes": 1 << 20, "vec": LINE_BYTES, "shuffle": 1},
+    "scenario-b": {"n": 4096, "tile_i": 1024, "tile_j": 4096, "pad": 4096, "vec": LINE_BYTES},
+    "random": {"table": 64 << 30, "accesses": 1 << 32, "vec": LINE_BYTES},
 }
 _ARRAYS: dict[str, dict[str, int]] = {
     "scenario-a": {"reused": 0, "stream": 1},
@@ -65,6 +75,11 @@ _STATEMENTS: dict[str, dict[str, str]] = {
 
 def kernel_defaults(kernel: str) -> dict[str, int]:
     return dict(_PARAMS[kernel])
+
+
+def kernel_maxima(kernel: str) -> dict[str, str]:
+    """The largest value of each of the kernel's ``--size`` parameters, as ``--size`` spells it."""
+    return {key: format_size(value) for key, value in _MAXIMA[kernel].items()}
 
 
 def default_sectors(kernel: str) -> tuple[tuple[int, int, int, int], tuple[int, int]]:
@@ -139,7 +154,7 @@ def make_kernel(
     for key, text in (sizes or {}).items():
         if key not in params:
             raise UsageError(f"--size {key}={text}: {name} has no parameter {key!r}; use {', '.join(params)}")
-        params[key] = parse_size(text, f"--size {key}")
+        params[key] = parse_size(text, f"--size {key}", _MAXIMA[name][key])
     sectors = kernel_arrays(name)
     for array, text in (assign or {}).items():
         if array not in sectors:
@@ -219,24 +234,37 @@ def _scenario_b(p: Mapping[str, int], fl: Mapping[str, int], base: int) -> Chunk
     fc = fl["C"] | FL_WRITE
     j_lines = tj * 8 // LINE_BYTES
     exit_record = (-2, 0, FL_EXIT)
+    rows = range(ti)
     for ii in range(0, n, ti):
         for jj in range(0, n, tj):
-            c_rows = [(c0 + (i * ld + jj) * 8) >> LINE_SHIFT for i in range(ii, ii + ti)]
+            # Row r of the C tile interleaved with the B row segment: B's records (even slots)
+            # change with k, C's (odd slots) stay for the tile, so each k only fills the even
+            # slots and copies the row (records are tuples: one object can stand in many places).
+            c_tile = []
+            for i in range(ii, ii + ti):
+                c_line0 = (c0 + (i * ld + jj) * 8) >> LINE_SHIFT
+                row: list[Record] = [exit_record] * (2 * j_lines)
+                row[1::2] = [(c_line0 + j, 2 * per_line, fc) for j in range(j_lines)]
+                c_tile.append(row)
+            a_rows = [a0 + (i * lda) * 8 for i in range(ii, ii + ti)]
             chunk: list[Record] = []
             append = chunk.append
+            extend = chunk.extend
             for k in range(n):
                 b_line0 = (b0 + (k * ld + jj) * 8) >> LINE_SHIFT
-                for r, i in enumerate(range(ii, ii + ti)):
-                    append(((a0 + (i * lda + k) * 8) >> LINE_SHIFT, 1, fa))
-                    c_line0 = c_rows[r]
-                    for j in range(j_lines):
-                        append((b_line0 + j, per_line, fb))
-                        append((c_line0 + j, 2 * per_line, fc))
+                b_row = [(b_line0 + j, per_line, fb) for j in range(j_lines)]
+                k8 = k * 8
+                for r in rows:
+                    append(((a_rows[r] + k8) >> LINE_SHIFT, 1, fa))
+                    row = c_tile[r]
+                    row[0::2] = b_row
+                    extend(row)
                 append(exit_record)
                 if len(chunk) >= 4096:
                     yield chunk
                     chunk = []
                     append = chunk.append
+                    extend = chunk.extend
             if chunk:
                 yield chunk
 

@@ -6,6 +6,10 @@ hexadecimal like the trace's addresses (``0x`` optional), the size in bytes with
 G suffix. Blank lines and lines starting with ``#`` are skipped. Objects must not overlap. An
 address outside every object belongs to ``[other]`` (object id 0); the file's objects are ids 1, 2,
 ... in file order, so every access of the model carries its object (engine flags, bits 7 and up).
+
+The file is read once (a pipe works), every line at most :data:`LINE_CAP` bytes, at most
+:data:`MAX_OBJECTS` objects (each costs the model a few KiB per thread of per-flags counters),
+every object inside the 64-bit address space.
 """
 
 from __future__ import annotations
@@ -16,11 +20,17 @@ from dataclasses import dataclass
 from itertools import pairwise
 
 from sectormon.errors import DataError, UsageError
+from sectormon.files.lines import KIB, bounded_lines
+from sectormon.files.regular import open_input
+from sectormon.files.text import is_ascii_digits
 
 OTHER = "[other]"
 _HEX = frozenset("0123456789abcdefABCDEF")
 _UNITS = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30}
 FORMAT = "write '<name> <hex start> <size>', e.g. 'table 7f3a10000000 48K'"
+LINE_CAP = 4 * KIB
+MAX_OBJECTS = 4096
+ADDRESS_SPACE = 1 << 64
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,47 +86,63 @@ def object_sectors(objects: DataObjects | None, assign: Mapping[str, str]) -> tu
 def _size(text: str, path: str, number: int) -> int:
     unit = text[-1:].upper() if text[-1:].isalpha() else ""
     digits = text[: len(text) - len(unit)] if unit else text
-    if unit not in _UNITS or not digits.isdigit():
-        raise DataError(path, number, f"size {text!r} is not a size", "give bytes, e.g. 4096, 48K, 64M or 1G")
-    size = int(digits) * _UNITS[unit]
+    if unit not in _UNITS or not is_ascii_digits(digits):
+        raise DataError(
+            path, number, f"size {text[:40]!r} is not a size", "give bytes, e.g. 4096, 48K, 64M or 1G"
+        )
+    # 20 digits hold any size of the 64-bit space: longer is refused before int() reads it.
+    size = int(digits) * _UNITS[unit] if len(digits.lstrip("0")) <= 20 else ADDRESS_SPACE + 1
     if size == 0:
         raise DataError(path, number, "size 0: an object needs at least one byte", "give its size in bytes")
     return size
 
 
+def _line(raw: bytes, path: str, number: int, ids: dict[str, int]) -> tuple[str, int, int] | None:
+    """``(name, start, end)`` of one line, ``None`` for a blank or comment line."""
+    try:
+        fields = raw.decode("utf-8").split()
+    except UnicodeDecodeError as exc:
+        raise DataError(path, number, f"not a text line ({exc.reason})", FORMAT) from None
+    if not fields or fields[0].startswith("#"):
+        return None
+    if len(fields) != 3:
+        raise DataError(path, number, f"expected 3 fields, got {len(fields)}", FORMAT)
+    name, raw_start, raw_size = fields
+    if name in ids:
+        raise DataError(path, number, f"object {name!r} is named twice", "give every object its own name")
+    digits = raw_start[2:] if raw_start[:2].lower() == "0x" else raw_start
+    if not digits or not all(c in _HEX for c in digits):
+        raise DataError(
+            path, number, f"start {raw_start[:40]!r} is not hexadecimal", "write it like 7f3a10000000"
+        )
+    start = int(digits, 16) if len(digits.lstrip("0")) <= 16 else ADDRESS_SPACE
+    end = start + _size(raw_size, path, number)
+    if end > ADDRESS_SPACE:
+        raise DataError(
+            path, number, f"object {name!r} ends beyond the 64-bit address space", "check its start and size"
+        )
+    return name, start, end
+
+
 def parse_objects(path: str) -> DataObjects:
     """Read and check the whole file: one clear error naming the file and line for a bad line."""
     entries: list[tuple[int, int, int, int]] = []  # start, end, id, line
-    names = [OTHER]
-    try:
-        with open(path, encoding="utf-8", errors="strict") as handle:
-            for number, text in enumerate(handle, 1):
-                fields = text.split()
-                if not fields or fields[0].startswith("#"):
-                    continue
-                if len(fields) != 3:
-                    raise DataError(path, number, f"expected 3 fields, got {len(fields)}", FORMAT)
-                name, raw_start, raw_size = fields
-                if name in names:
-                    raise DataError(
-                        path, number, f"object {name!r} is named twice", "give every object its own name"
-                    )
-                digits = raw_start[2:] if raw_start[:2].lower() == "0x" else raw_start
-                if not digits or not all(c in _HEX for c in digits):
-                    raise DataError(
-                        path, number, f"start {raw_start!r} is not hexadecimal", "write it like 7f3a10000000"
-                    )
-                start = int(digits, 16)
-                entries.append((start, start + _size(raw_size, path, number), len(names), number))
-                names.append(name)
-    except FileNotFoundError:
-        raise DataError(path, None, "objects file not found", "check the --objects path") from None
-    except IsADirectoryError:
-        raise DataError(path, None, "is a directory, not an objects file", FORMAT) from None
-    except UnicodeDecodeError as exc:
-        raise DataError(path, None, f"not a text file ({exc.reason})", FORMAT) from None
+    ids = {OTHER: 0}
+    with open_input(path, "objects file", allow_pipe=True) as handle:
+        for number, raw in bounded_lines(handle, path, LINE_CAP):
+            parsed = _line(raw, path, number, ids)
+            if parsed is None:
+                continue
+            if len(entries) == MAX_OBJECTS:
+                raise DataError(
+                    path, number, f"more than {MAX_OBJECTS:,} objects", "name the arrays that matter"
+                )
+            name, start, end = parsed
+            entries.append((start, end, len(ids), number))
+            ids[name] = len(ids)
     if not entries:
         raise DataError(path, None, "no objects in the file", FORMAT)
+    names = tuple(ids)
     entries.sort()
     for (_, end, oid, line), (start, _, other, number) in pairwise(entries):
         if start < end:
@@ -128,7 +154,7 @@ def parse_objects(path: str) -> DataObjects:
             )
     return DataObjects(
         path,
-        tuple(names),
+        names,
         tuple(e[0] for e in entries),
         tuple(e[1] for e in entries),
         tuple(e[2] for e in entries),

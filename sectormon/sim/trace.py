@@ -6,16 +6,27 @@ carried the HPC tag override bits; without it the access uses the default sector
 Blank lines and lines starting with ``#`` are skipped.
 
 A trace is validated in full before the simulation starts (a bad line is one error naming the file
-and line), then streamed in chunks so a large trace never sits in memory.
+and line), then streamed in chunks so a large trace never sits in memory. Only a regular file or a
+pipe is read (``/dev/zero`` or a FIFO nobody writes is refused), every line at most
+:data:`LINE_CAP` bytes, every address at most 64 bits wide (what the hardware has, and what the
+compiled core holds). A pipe (``--trace /dev/stdin``, ``<(zcat t.din.gz)``) can be read only once,
+so it is copied while it is validated into an anonymous temporary file (at most
+:data:`PIPE_CAP` bytes) that the simulation then reads like any trace file.
 """
 
 from __future__ import annotations
 
+import os
+import stat
+import tempfile
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import IO
 
 from sectormon.errors import DataError
+from sectormon.files.lines import KIB, MIB, bounded_lines
+from sectormon.files.regular import open_input
 from sectormon.sim.config import LINE_SHIFT
 from sectormon.sim.engine import FL_IFETCH, FL_WRITE, Chunks, Record, flags
 from sectormon.sim.objects import DataObjects
@@ -23,6 +34,68 @@ from sectormon.sim.objects import DataObjects
 LABELS = {"0": "read", "1": "write", "2": "ifetch"}
 _HEX = frozenset("0123456789abcdefABCDEF")
 CHUNK = 4096
+# A din line is a label, an address and a sector: a few dozen bytes. The cap leaves room for
+# comments and padding and stops a file of one endless line (/dev/zero through a pipe) at once.
+LINE_CAP = 4 * KIB
+ADDRESS_DIGITS = 16  # 64 bits of hex, leading zeros aside
+PIPE_CAP = 256 * MIB  # a piped trace's copy on disk: some 20 million accesses
+
+
+@dataclass(frozen=True, slots=True)
+class TraceFile:
+    """A trace as the user named it (``name``: messages, the header) and where it is read
+    (``path``: the file itself, or the copy of a pipe, kept open by ``copy``)."""
+
+    name: str
+    path: str
+    copy: IO[bytes] | None = None
+
+
+def open_trace(path: str) -> TraceFile:
+    """The trace ``path``: a regular file as it is, a pipe copied (and validated) once."""
+    with open_input(path, "trace", allow_pipe=True) as handle:
+        if stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
+            return TraceFile(path, path)
+        copy = tempfile.TemporaryFile(prefix="sectormon-trace-")  # noqa: SIM115 (kept open: the TraceFile reads it)
+        try:
+            size = 0
+            for number, line in bounded_lines(handle, path, LINE_CAP):
+                size += len(line)
+                if size > PIPE_CAP:
+                    raise DataError(
+                        path,
+                        number,
+                        f"a piped trace is limited to {PIPE_CAP // MIB} MiB",
+                        "save it to a file",
+                    )
+                parse_line(_text(line, path, number), path, number)
+                copy.write(line)
+            copy.flush()
+        except BaseException:
+            copy.close()
+            raise
+    # /proc/self/fd/N opens the copy again with its own offset, however often the trace is read.
+    return TraceFile(path, f"/proc/self/fd/{copy.fileno()}", copy)
+
+
+def _text(line: bytes, path: str, number: int) -> str:
+    try:
+        return line.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise DataError(
+            path, number, f"not a text line ({exc.reason})", "give a din trace: '<label> <hex address>'"
+        ) from None
+
+
+def _lines(trace: TraceFile) -> Iterator[tuple[int, str]]:
+    """The trace's lines as text, numbered; every line capped."""
+    with open_input(trace.path, "trace") as handle:
+        for number, line in bounded_lines(handle, trace.name, LINE_CAP):
+            yield number, _text(line, trace.name, number)
+
+
+def _trace(trace: str | TraceFile) -> TraceFile:
+    return trace if isinstance(trace, TraceFile) else TraceFile(trace, trace)
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,6 +145,13 @@ def parse_line(text: str, path: str, number: int) -> tuple[int, int, int | None]
         raise DataError(
             path, number, f"address {raw!r} is not hexadecimal", "write it like 7fff5a10 or 0x7fff5a10"
         )
+    if len(digits.lstrip("0")) > ADDRESS_DIGITS:
+        raise DataError(
+            path,
+            number,
+            f"address {raw[:24]!r}{'...' if len(raw) > 24 else ''} is wider than 64 bits",
+            "addresses are at most 16 hex digits",
+        )
     address = int(digits, 16)
     sector: int | None = None
     if len(fields) == 3:
@@ -86,27 +166,20 @@ def parse_line(text: str, path: str, number: int) -> tuple[int, int, int | None]
     return int(label), address, sector
 
 
-def validate(path: str) -> TraceInfo:
-    """Read the whole trace once: every line must parse; at least one data access."""
+def validate(trace: str | TraceFile) -> TraceInfo:
+    """Read the whole trace once: every line must parse; at least one data access. A ``str`` is
+    a regular file's path (a pipe goes through :func:`open_trace` first)."""
+    trace = _trace(trace)
+    path = trace.name
     counts = [0, 0, 0]
     tagged = 0
-    try:
-        with open(path, encoding="utf-8", errors="strict") as handle:
-            for number, text in enumerate(handle, 1):
-                parsed = parse_line(text, path, number)
-                if parsed is None:
-                    continue
-                counts[parsed[0]] += 1
-                if parsed[2] is not None:
-                    tagged += 1
-    except FileNotFoundError:
-        raise DataError(path, None, "trace file not found", "check the --trace path") from None
-    except UnicodeDecodeError as exc:
-        raise DataError(
-            path, None, f"not a text file ({exc.reason})", "give a din trace: '<label> <hex address>'"
-        ) from None
-    except IsADirectoryError:
-        raise DataError(path, None, "is a directory, not a trace file", "give a din trace file") from None
+    for number, text in _lines(trace):
+        parsed = parse_line(text, path, number)
+        if parsed is None:
+            continue
+        counts[parsed[0]] += 1
+        if parsed[2] is not None:
+            tagged += 1
     if counts[0] + counts[1] == 0:
         raise DataError(
             path, None, "the trace has no data accesses (labels 0 or 1)", "give a din trace with reads/writes"
@@ -115,7 +188,7 @@ def validate(path: str) -> TraceInfo:
 
 
 def records(
-    path: str,
+    trace: str | TraceFile,
     tag_override: bool,
     pfe: bool,
     objects: DataObjects | None = None,
@@ -129,31 +202,31 @@ def records(
     n = 0
     fl_prev = 0
     ifetch = 0
-    with open(path, encoding="utf-8") as handle:
-        for number, text in enumerate(handle, 1):
-            parsed = parse_line(text, path, number)
-            if parsed is None:
-                continue
-            label, address, sector = parsed
-            if label == 2:
-                ifetch += 1
-                continue
-            obj = lookup(address) if lookup else 0
-            if assign is not None and assign[obj] is not None:
-                sector = assign[obj]
-            tagged = tag_override and sector is not None
-            fl = flags(sector or 0, label == 1, tagged, pfe and tagged, obj)
-            line = address >> LINE_SHIFT
-            if line == line_prev and (fl | FL_WRITE) == (fl_prev | FL_WRITE):
-                n += 1
-                fl_prev |= fl
-                continue
-            if n:
-                yield (line_prev, n, fl_prev)
-            if ifetch:
-                yield (-1 - ifetch, 0, FL_IFETCH)
-                ifetch = 0
-            line_prev, n, fl_prev = line, 1, fl
+    trace = _trace(trace)
+    for number, text in _lines(trace):
+        parsed = parse_line(text, trace.name, number)
+        if parsed is None:
+            continue
+        label, address, sector = parsed
+        if label == 2:
+            ifetch += 1
+            continue
+        obj = lookup(address) if lookup else 0
+        if assign is not None and assign[obj] is not None:
+            sector = assign[obj]
+        tagged = tag_override and sector is not None
+        fl = flags(sector or 0, label == 1, tagged, pfe and tagged, obj)
+        line = address >> LINE_SHIFT
+        if line == line_prev and (fl | FL_WRITE) == (fl_prev | FL_WRITE):
+            n += 1
+            fl_prev |= fl
+            continue
+        if n:
+            yield (line_prev, n, fl_prev)
+        if ifetch:
+            yield (-1 - ifetch, 0, FL_IFETCH)
+            ifetch = 0
+        line_prev, n, fl_prev = line, 1, fl
     if n:
         yield (line_prev, n, fl_prev)
     if ifetch:
@@ -161,14 +234,14 @@ def records(
 
 
 def stream_factory(
-    path: str | Path,
+    trace: str | Path | TraceFile,
     tag_override: bool,
     pfe: bool,
     objects: DataObjects | None = None,
     assign: tuple[int | None, ...] | None = None,
 ) -> Callable[[], Chunks]:
     """A callable making a fresh chunked stream of the (already validated) trace."""
-    text = str(path)
+    text = trace if isinstance(trace, TraceFile) else str(trace)
 
     def make() -> Chunks:
         chunk: list[Record] = []

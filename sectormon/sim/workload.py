@@ -15,7 +15,7 @@ from sectormon.sim.config import CMGS, CPUS_PER_CMG, MAX_THREADS
 from sectormon.sim.engine import ThreadSpec
 from sectormon.sim.kernels import KernelSpec
 from sectormon.sim.objects import DataObjects
-from sectormon.sim.trace import TraceInfo, stream_factory, validate
+from sectormon.sim.trace import TraceFile, TraceInfo, open_trace, stream_factory, validate
 
 TRACE_INST_PER_ACCESS = 2.0
 
@@ -62,7 +62,7 @@ def kernel_workload(kernel: KernelSpec, threads: int, tag_override: bool, prefet
 
 
 def trace_workload(
-    paths: Sequence[str],
+    paths: Sequence[str | TraceFile],
     tag_override: bool,
     prefetch: bool,
     objects: DataObjects | None = None,
@@ -70,9 +70,11 @@ def trace_workload(
 ) -> Workload:
     """One thread per trace file. Traces with instruction fetches count those as the instructions.
     ``objects`` (``--objects``) names the data objects of every trace's addresses; ``assign``
-    (``--assign``, per object id) sets their sectors."""
+    (``--assign``, per object id) sets their sectors. A path is opened with
+    :func:`~sectormon.sim.trace.open_trace` (a pipe is copied once)."""
     _check_threads(len(paths))
-    infos: list[TraceInfo] = [validate(p) for p in paths]
+    traces = [p if isinstance(p, TraceFile) else open_trace(p) for p in paths]
+    infos: list[TraceInfo] = [validate(t) for t in traces]
     names = objects.names if objects is not None else ("",)
     specs = tuple(
         ThreadSpec(
@@ -83,7 +85,7 @@ def trace_workload(
             0.0 if info.ifetches else TRACE_INST_PER_ACCESS,
             names,
         )
-        for t, (p, info) in enumerate(zip(paths, infos, strict=True))
+        for t, (p, info) in enumerate(zip(traces, infos, strict=True))
     )
     return Workload(
         specs,

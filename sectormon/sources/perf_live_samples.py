@@ -9,6 +9,7 @@ import collections
 import select
 import threading
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 from sectormon.attribution.aggregate import LatencyBucket
@@ -41,6 +42,17 @@ CARRIES = {
     "other": "the interrupted instruction (with skid on hardware events); a data address and a latency "
     "only where the PMU provides them (x86 PEBS memory events, Arm SPE), none on A64FX",
 }
+
+
+@dataclass
+class _Cut:
+    """Where one hot-spot window ends in the stream of ring bytes: the counters' readings and the
+    kernel's lost count when the rings were read there, and (set by the resolver when it gets
+    there) the stream's count of LOST records, the fallback of the kernel's."""
+
+    readings: list[tuple[int, int, int]] | None
+    kernel_lost: int | None
+    stream_lost: int = 0
 
 
 class PerfSampleFeed:
@@ -87,12 +99,18 @@ class PerfSampleFeed:
         # libraries reads their ELF files, which must not hold up the session's start.
         self._before = before
         self._lock = threading.Lock()
-        self._taken: list[AttributedSample] = []
+        # Samples resolved since the resolver passed the last cut, and the windows it closed.
+        self._pending: list[AttributedSample] = []
+        self._closed_windows: list[tuple[list[AttributedSample], _Cut]] = []
         self._said: set[str] = set()
         self._new_warnings: list[str] = []
         self._last_readings = [(0, 0, 0)] * len(self._rings.counters)
         self._last_lost = 0
-        self._rounds: collections.deque[list[bytes]] = collections.deque()
+        self._cuts_made = 0
+        self._cuts_passed = 0
+        # The rings' bytes and the cuts between them, in the order they were read.
+        self._rounds: collections.deque[list[bytes] | _Cut] = collections.deque()
+        self._ring_lock = threading.Lock()  # one reader of the rings at a time: their order is kept
         self._arrived = threading.Condition(self._lock)
         self._stop_reading = threading.Event()
         self._reading_done = False
@@ -126,11 +144,18 @@ class PerfSampleFeed:
         except Exception as exc:  # a background thread must not die silently: the session says it
             self._say(f"sampling stopped: {exc}; the hot spots end here, the counts go on")
 
-    def _read(self) -> None:
-        chunks = self._rings.read_new()
-        if any(chunks):
+    def _read(self, *, cut: bool = False) -> None:
+        """Queue the rings' new bytes; with ``cut``, then a :class:`_Cut` (the counters and the
+        kernel's lost count now), so the samples read so far and the count so far close together."""
+        with self._ring_lock:
+            chunks = self._rings.read_new()
+            marker = _Cut(self._rings.readings(), self._rings.lost()) if cut else None
             with self._arrived:
-                self._rounds.append(chunks)
+                if any(chunks):
+                    self._rounds.append(chunks)
+                if marker is not None:
+                    self._rounds.append(marker)
+                    self._cuts_made += 1
                 self._arrived.notify()
 
     def _resolve_loop(self) -> None:
@@ -138,6 +163,7 @@ class PerfSampleFeed:
         feed = self._symbolizer.feed
         for event in self._before:
             feed(event)
+        stopped = False  # after a failure the bytes are dropped, and the cuts still close windows
         while True:
             with self._arrived:
                 while not self._rounds and not self._reading_done:
@@ -145,6 +171,15 @@ class PerfSampleFeed:
                 if not self._rounds:
                     return
                 chunks = self._rounds.popleft()
+                if isinstance(chunks, _Cut):
+                    # Everything read before this cut is resolved: the window closes here.
+                    chunks.stream_lost = stream.lost
+                    self._closed_windows.append((self._pending, chunks))
+                    self._pending = []
+                    self._cuts_passed += 1
+                    continue
+            if stopped:
+                continue
             try:
                 events = stream.feed_round(chunks)
                 resolved: list[AttributedSample] = []
@@ -155,16 +190,17 @@ class PerfSampleFeed:
                     time.sleep(0)
             except Exception as exc:  # said by the session; the counts go on
                 self._say(f"sampling stopped: {exc}; the hot spots end here, the counts go on")
-                return
+                stopped = True
+                continue
             if resolved:
                 with self._lock:
-                    self._taken.extend(resolved)
+                    self._pending.extend(resolved)
 
     def _finish_threads(self) -> None:
-        """Stop reading, read what the rings still hold, and resolve everything read."""
+        """Stop reading, read what the rings still hold (and cut there), and resolve everything read."""
         self._stop_reading.set()
         self._reader.join()
-        self._read()
+        self._read(cut=True)
         with self._arrived:
             self._reading_done = True
             self._arrived.notify()
@@ -173,34 +209,61 @@ class PerfSampleFeed:
     # -- SampleFeed ----------------------------------------------------------------------------
 
     def take(self, t: float, *, final: bool = False) -> SampleBatch:
+        """The samples of the windows the resolver has closed, with the count and the lost samples
+        of the same windows.
+
+        A window closes at a cut: the rings are read and the counters read right after, so the
+        samples read up to the cut and the count up to it are of the same events (within the few
+        microseconds between the two reads). Resolving runs behind reading; a window is handed over
+        once every sample read before its cut is resolved, so a frame can show an earlier window
+        (said once, with how far behind), and the final frame has them all.
+        """
         if final:
-            self._finish_threads()
-        with self._lock:
-            samples, self._taken = self._taken, []
-        readings = self._rings.readings()
-        counted = None
-        multiplexed = False
-        if readings is not None:
-            deltas = [
-                (count - c0, enabled - e0, running - r0)
-                for (count, enabled, running), (c0, e0, r0) in zip(readings, self._last_readings, strict=True)
-            ]
-            self._last_readings = readings
-            total = counted_total(deltas)
-            counted, multiplexed = total.value, total.multiplexed
+            if not self._closed:
+                self._finish_threads()
         else:
-            self._say("the counted total of the sampled event could not be read: its estimates are n/a")
-        # The kernel's own count of the lost samples is exact; the LOST records also count the
-        # side-band records dropped with them and miss the drops after the last one: they are only
-        # the fallback on kernels without PERF_FORMAT_LOST.
-        kernel_lost = self._rings.lost()
-        lost_now = kernel_lost if kernel_lost is not None else self._stream.lost
-        lost, self._last_lost = lost_now - self._last_lost, lost_now
+            self._read(cut=True)
+        with self._lock:
+            windows, self._closed_windows = self._closed_windows, []
+            behind = self._cuts_made - self._cuts_passed
+        samples = [sample for window, _ in windows for sample in window]
+        counted: int | None = 0
+        multiplexed = False
+        lost = 0
+        if windows:
+            last = windows[-1][1]
+            counted, multiplexed = self._counted(last.readings)
+            kernel_lost = last.kernel_lost
+            # The kernel's own count of the lost samples is exact; the LOST records also count the
+            # side-band records dropped with them and miss the drops after the last one: they are
+            # only the fallback on kernels without PERF_FORMAT_LOST.
+            lost_now = kernel_lost if kernel_lost is not None else last.stream_lost
+            lost, self._last_lost = lost_now - self._last_lost, lost_now
+        if behind > 1:
+            self._say(
+                "resolving the samples ran behind reading them: a frame's hot spots can be of an earlier "
+                "window (its samples, lost samples and count together); the final frame has them all"
+            )
         self._check()
         return SampleBatch(t, tuple(samples), lost, counted, multiplexed)
 
+    def _counted(self, readings: list[tuple[int, int, int]] | None) -> tuple[int | None, bool]:
+        """(count, multiplexed) from the last handed-over readings to ``readings``."""
+        if readings is None:
+            self._say("the counted total of the sampled event could not be read: its estimates are n/a")
+            return None, False
+        deltas = [
+            (count - c0, enabled - e0, running - r0)
+            for (count, enabled, running), (c0, e0, r0) in zip(readings, self._last_readings, strict=True)
+        ]
+        self._last_readings = readings
+        total = counted_total(deltas)
+        return total.value, total.multiplexed
+
     def _check(self) -> None:
         stream = self._stream
+        for warning in self._symbolizer.images.new_warnings():  # files the resolver could not read
+            self._say(warning)
         if self._last_lost:
             self._say(
                 "samples were lost: the ring buffer filled faster than it was read (give a larger "

@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from sectormon.files.text import is_ascii_digits
 from sectormon.readings import ProcessInfo
 
 RANK_VARIABLES = (
@@ -37,7 +38,7 @@ def rank_of(environ: bytes) -> int | None:
             values[name.decode(errors="replace")] = value.decode(errors="replace")
     for variable in RANK_VARIABLES:
         text = values.get(variable, "").strip()
-        if text.isdigit():
+        if is_ascii_digits(text):
             return int(text)
     return None
 

@@ -27,7 +27,8 @@ from sectormon.sim import events as sim_events
 from sectormon.sim.config import CMGS, CPUS_PER_CMG, FREQ_HZ, ModelConfig, Prefetch, SectorConfig
 from sectormon.sim.engine import TICKS, Cmg, Machine, SimThread
 from sectormon.sim.kernels import default_sectors, make_kernel
-from sectormon.sim.objects import object_sectors, parse_objects
+from sectormon.sim.objects import DataObjects, object_sectors, parse_objects
+from sectormon.sim.trace import TraceFile
 from sectormon.sim.workload import Workload, kernel_workload, trace_workload
 from sectormon.sources.base import SampleFeed, SampleRequest, SourceBase, UnitsUpdate
 
@@ -350,12 +351,14 @@ class SimOptions:
     ``None`` takes the default: sectors per kernel, threads 2, the sector cache on for kernels
     and off for traces, a warm-up for kernels and none for traces (a trace is the measured
     region), a looping workload in the TUI and a single pass headless. ``objects``: the file
-    naming a trace's data objects.
+    naming a trace's data objects (or those objects, read once). A trace given as a
+    :class:`TraceFile` is read from it (a pipe's copy), so every source built from these options
+    (the advisor builds one per configuration) sees the whole trace.
     """
 
     kernel: str = "scenario-a"
-    traces: tuple[str, ...] = ()
-    objects: str | None = None
+    traces: tuple[str | TraceFile, ...] = ()
+    objects: str | DataObjects | None = None
     threads: int | None = None
     sizes: Mapping[str, str] = field(default_factory=dict)
     assign: Mapping[str, str] = field(default_factory=dict)
@@ -405,7 +408,7 @@ def build_sim_source(options: SimOptions, *, loop: bool) -> SimSource:
         if options.sizes:
             raise UsageError("--size sets kernel parameters; a --trace carries its own addresses")
         sectors = sector_config(options, None)
-        objects = parse_objects(options.objects) if options.objects else None
+        objects = parse_objects(options.objects) if isinstance(options.objects, str) else options.objects
         assign = object_sectors(objects, options.assign) if options.assign else None
         workload = trace_workload(
             list(options.traces), sectors.tag_override, options.prefetch, objects, assign

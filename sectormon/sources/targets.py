@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from sectormon.errors import UsageError
+from sectormon.files.text import is_ascii_digits
 from sectormon.readings import Unit, unit_key
 from sectormon.sources.base import UnitsUpdate
 
@@ -339,7 +340,7 @@ class _ProcessTarget:
             # Out of fds (sectormon's own limit, see Sampler._skip_for_fds) says nothing about the
             # threads: ending them all would restart every thread's counts at the next read.
             return exc.errno in (errno.EMFILE, errno.ENFILE)
-        followed.tids = tuple(sorted(int(n) for n in names if n.isdigit()))
+        followed.tids = tuple(sorted(int(n) for n in names if is_ascii_digits(n)))
         return True
 
     def threads(self, *, every_thread: bool = False) -> dict[int, Lineage]:
@@ -603,6 +604,13 @@ class CommandTarget(_ProcessTarget):
         with contextlib.suppress(ProcessLookupError):
             os.kill(self.pid, signal.SIGKILL)  # type: ignore[arg-type]
         self._reap(block=True)
+
+    def kill(self) -> None:
+        """SIGKILL the command at once, without waiting: sectormon is ending without closing
+        its session (:mod:`sectormon.session.stopping`) and leaves no orphan behind."""
+        if self.pid is not None and not self._reaped:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(self.pid, signal.SIGKILL)
 
     def finished(self) -> bool:
         """True once the command has exited (reaps it and records ``exit_code``)."""

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import shutil
+import subprocess
 from pathlib import Path
 
-from attribution_helpers import Program, addr2line, nm_symbols
+import pytest
+from attribution_helpers import Program, addr2line, nm_symbols, tool
 
 from sectormon.attribution.elf import ElfCache, ElfImage, LineTable, SymbolTable
 
@@ -94,6 +97,7 @@ def test_line_table_prefers_a_new_sequence_over_the_end_of_the_previous() -> Non
     assert table.lookup(0x1F) == "a.c:1"
     assert table.lookup(0x20) == "b.c:7"
     assert table.lookup(0x30) is None and table.lookup(0x5) is None
+    assert list(table.sequences()) == [(0x10, 0x20), (0x20, 0x30)]
 
 
 def test_the_cache_parses_each_file_once_and_remembers_failures(program: Program, tmp_path: Path) -> None:
@@ -104,3 +108,35 @@ def test_the_cache_parses_each_file_once_and_remembers_failures(program: Program
     text.write_text("hello")
     assert cache.get(str(text)) is None
     assert cache.get(str(tmp_path / "missing")) is None
+
+
+UNIT = "__attribute__((noinline)) int f{i}(int x) {{\n    return x * {i} + 1;\n}}\n"
+
+
+def two_units(base: Path, *, aranges: bool) -> Path:
+    """A program of two compilation units, with or without ``.debug_aranges``."""
+    cc = shutil.which("cc") or tool("gcc")
+    first, second = base / "one.c", base / "two.c"
+    first.write_text(UNIT.format(i=1) + "int f2(int);\nint main(void) { return f1(2) + f2(3); }\n")
+    second.write_text("".join(UNIT.format(i=i) for i in range(2, 40)))
+    path = base / ("two-units" if aranges else "two-units-no-aranges")
+    subprocess.run([cc, "-g", "-O1", "-o", str(path), str(first), str(second)], check=True)
+    if not aranges:
+        subprocess.run([tool("objcopy"), "--remove-section", ".debug_aranges", str(path)], check=True)
+    return path
+
+
+@pytest.mark.parametrize("aranges", [True, False], ids=["aranges", "unit-ranges"])
+def test_a_source_lookup_decodes_only_the_unit_it_falls_in(tmp_path: Path, aranges: bool) -> None:
+    """DWARF lines are decoded per compilation unit when a sampled address first needs one: the
+    rows held are those of the unit sampled, not the file's (memory bounded by what is sampled)."""
+    path = two_units(tmp_path, aranges=aranges)
+    symbols = nm_symbols(path)
+    image = ElfImage(str(path))
+    main = symbols["main"][0]
+    assert image.source(main) == addr2line(path, main)
+    small = image.decoded_rows
+    assert small > 0
+    f30 = symbols["f30"][0]
+    assert image.source(f30) == addr2line(path, f30)
+    assert image.decoded_rows > 5 * small  # the second unit (38 functions) came in only now

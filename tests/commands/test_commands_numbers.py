@@ -44,14 +44,55 @@ def test_no_numeric_option_is_parsed_without_a_range() -> None:
 def test_every_ranged_option_documents_its_range() -> None:
     for prog, parser in _parsers().items():
         for action in _actions(parser):
-            if not isinstance(action.type, RangeParser):
-                continue
-            assert action.help, (prog, action.dest)
-            if action.type.bounds is numbers.SESSION_TIME:  # the range depends on the source
-                assert "perf: a number of seconds from" in action.help, (prog, action.dest)
-                assert "sim: a number of simulated seconds from" in action.help, (prog, action.dest)
-            else:
+            if isinstance(action.type, numbers.ClockParser):  # the range depends on the source
+                assert action.help, (prog, action.dest)
+                for clock, bounds in action.type.by_clock.items():
+                    assert f"{clock}: {bounds.describe()}" in action.help, (prog, action.dest)
+            elif isinstance(action.type, RangeParser):
+                assert action.help, (prog, action.dest)
                 assert action.type.bounds.describe() in action.help, (prog, action.dest)
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["--pid", "1", "--interval", "0"],
+        ["--pid", "1", "--interval", "100000"],
+        ["--pid", "1", "--interval", "soon"],
+        ["--pid", "1", "--interval", "-1"],
+    ],
+)
+def test_a_session_time_out_of_range_states_the_one_range_of_its_source(
+    argv: list[str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``--interval 0`` said "> 0 and <= 315360000" while ``--interval 100000`` said "0.001 to
+    86400": the range argparse checked before the source was known, then the source's."""
+    assert main([*argv, "--json"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.endswith("give a number of seconds from 0.001 to 86400"), err
+    assert "315360000" not in err and len(err.splitlines()) == 1
+
+
+@pytest.mark.parametrize(
+    ("argv", "needle"),
+    [
+        (["--pid", "²"], "--pid '²': give a whole number"),
+        (["--pid", "２"], "--pid '２': give a whole number"),  # int() reads fullwidth digits: pid 2
+        (["--pid", "1,٣"], "--pid '٣': give a whole number"),
+        (["--pid", "1_0"], "--pid '1_0': give a whole number"),
+        (["--cpus", "２"], "'２' is not a CPU number or range"),
+        (["--cpus", "0-１"], "'0-１' is not a CPU number or range"),
+        (["--count", "３"], "--count '３': give a whole number"),
+        (["--pid", "1", "--interval", "０.５"], "--interval '０.５': give a number of seconds"),
+        (["--sample", "page-faults:１０", "--", "true"], "--sample page-faults:１０"),
+    ],
+)
+def test_pids_cpu_lists_and_numbers_are_ascii_digits_only(
+    argv: list[str], needle: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["--json", *argv]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and needle in err, err
 
 
 @pytest.mark.parametrize(
@@ -76,7 +117,7 @@ def test_every_ranged_option_documents_its_range() -> None:
         ),
         (["--pid", "1", "--interval", "1e9", "--json"], "--interval 1000000000.0: give a number of seconds"),
         (["--recent", "1e-300", "--json"], "--recent 1e-300: give a number of simulated seconds"),
-        (["--timeslice", "abc", "--json"], "--timeslice 'abc': give a number of seconds > 0"),
+        (["--timeslice", "abc", "--json"], "--timeslice 'abc': give a number of simulated seconds"),
         (["--count", "0", "--json"], "--count 0: give a whole number from 1 to 1000000000 frames"),
         (["--count", "1.5", "--json"], "--count '1.5': give a whole number"),
         (["--duration", "0", "--json"], "--duration 0.0: give a number of seconds > 0"),

@@ -12,7 +12,9 @@ from __future__ import annotations
 import os
 import re
 import shutil
+import signal
 import subprocess
+import time
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -214,3 +216,97 @@ def test_a_command_that_fails_passes_its_status_on() -> None:
     assert proc.returncode == 3
     (report,) = read_jsonl(proc.stdout)
     assert "the command exited with status 3" in report["warnings"]
+
+
+TRAP = r"""
+#include <dlfcn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+int main(int argc, char **argv) {
+    /* argv[1]: a folder holding a copy of libm.so.6. Load it, move the folder away, and put a
+       FIFO where the library was: whoever opens the mapped path to read it waits forever. */
+    char lib[4096], moved[4096];
+    snprintf(lib, sizeof lib, "%s/libm.so.6", argv[1]);
+    snprintf(moved, sizeof moved, "%s.old", argv[1]);
+    if (!dlopen(lib, RTLD_NOW)) return 10;
+    if (rename(argv[1], moved) || mkdir(argv[1], 0700) || mkfifo(lib, 0600)) return 11;
+    size_t n = 16 << 20;
+    char *p = malloc(n);
+    for (size_t i = 0; i < n; i += 4096) p[i] = 1;
+    return p[4096] - 1;
+}
+"""
+
+
+def test_a_fifo_planted_at_a_loaded_librarys_path_cannot_hang_hotspots(tmp_path: Path) -> None:
+    """The target replaces a loaded library by a FIFO: the report comes, naming the FIFO."""
+    cc = shutil.which("cc") or shutil.which("gcc")
+    libm = next(
+        (
+            p
+            for p in map(Path, ("/lib/x86_64-linux-gnu", "/lib64", "/usr/lib64", "/lib"))
+            if (p / "libm.so.6").is_file()
+        ),
+        None,
+    )
+    if cc is None or libm is None:
+        pytest.skip("needs a C compiler and libm.so.6")
+    source = tmp_path / "trap.c"
+    source.write_text(TRAP)
+    exe = tmp_path / "trap"
+    subprocess.run([cc, "-O1", "-o", str(exe), str(source), "-ldl"], check=True, capture_output=True)
+    folder = tmp_path / "d"
+    folder.mkdir()
+    shutil.copy(libm / "libm.so.6", folder / "libm.so.6")
+    proc = run_sectormon(
+        "hotspots", "--event", "page-faults", "--json", "--", str(exe), str(folder), timeout=120
+    )
+    assert proc.returncode == 0, proc.stderr
+    (report,) = read_jsonl(proc.stdout)
+    fifo = f"{folder}/libm.so.6: is a named pipe (the ELF file must be a regular file)"
+    assert any(w.startswith(fifo) for w in report["warnings"]), report["warnings"]
+    assert report["samples"] > 4096
+
+
+SLEEPER = r"""
+#include <signal.h>
+#include <stdio.h>
+#include <unistd.h>
+int main(int argc, char **argv) {
+    signal(SIGTERM, SIG_IGN);  /* sectormon's SIGTERM to its target must not decide the end */
+    FILE *f = fopen(argv[1], "w");
+    fputs("ready\n", f);
+    fclose(f);
+    for (;;) pause();
+}
+"""
+
+
+def test_sigterm_ends_hotspots_with_a_report_even_when_the_target_ignores_it(tmp_path: Path) -> None:
+    cc = shutil.which("cc") or shutil.which("gcc")
+    if cc is None:
+        pytest.skip("no C compiler to build the test program")
+    source = tmp_path / "sleeper.c"
+    source.write_text(SLEEPER)
+    exe = tmp_path / "sleeper"
+    subprocess.run([cc, "-O1", "-o", str(exe), str(source)], check=True, capture_output=True)
+    ready = tmp_path / "ready"
+    proc = subprocess.Popen(
+        [sectormon_command(), "hotspots", "--event", "page-faults", "--json", "--", str(exe), str(ready)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        while not (ready.exists() and ready.read_text() == "ready\n"):  # the target runs, sampled
+            assert proc.poll() is None, proc.communicate()
+            time.sleep(0.02)
+        proc.send_signal(signal.SIGTERM)
+        out, err = proc.communicate(timeout=60)
+    finally:
+        proc.kill()
+    assert proc.returncode == 0, err
+    (report,) = read_jsonl(out)
+    assert report["schema"] == "sectormon/hotspots/1"

@@ -7,13 +7,22 @@ from __future__ import annotations
 import json
 import signal
 import subprocess
-import time
+import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.e2e.helpers import read_jsonl, run_sectormon, sectormon_command, workload
+from tests.e2e.helpers import (
+    first_frame,
+    in_sigwait,
+    jsonl_records,
+    read_jsonl,
+    run_sectormon,
+    sectormon_command,
+    wait_until,
+    workload,
+)
 from tests.e2e.test_e2e_hotspots import ARRAYS, FUNCTIONS, build, by_name, expected_shares
 
 pytestmark = [pytest.mark.e2e]
@@ -75,7 +84,8 @@ def test_a_running_process_is_sampled_from_the_moment_it_is_attached() -> None:
         text=True,
     )
     try:
-        time.sleep(0.3)
+        # SIGUSR1 would kill the target before it blocks the signal to wait for it.
+        wait_until(lambda: in_sigwait(target.pid), "the target waits for SIGUSR1")
         command = [sectormon_command(), "--pid", str(target.pid), "--json", "--interval", "0.5"]
         with subprocess.Popen(
             [*command, "--sample", "page-faults:1"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
@@ -173,3 +183,122 @@ def test_bad_sample_options_are_one_line_and_status_2(args: tuple[str, ...], mes
         line for line in proc.stderr.splitlines() if line.startswith("sectormon: ") and "warning" not in line
     ]
     assert len(errors) == 1 and "Traceback" not in proc.stderr
+
+
+SHORT_LIVED = r"""
+#include <stdlib.h>
+#include <sys/prctl.h>
+int main(void) {
+    prctl(PR_SET_THP_DISABLE, 1, 0, 0, 0);
+    size_t n = 8 << 20;
+    char *p = malloc(n);
+    for (size_t i = 0; i < n; i += 4096) p[i] = 1;
+    return p[4096] - 1;
+}
+"""
+
+
+@pytest.mark.slow
+@pytest.mark.syscall
+def test_each_window_of_short_lived_children_reconciles_samples_lost_and_count(tmp_path: Path) -> None:
+    """20 short processes one after the other, sampled at every fault: in every frame's window the
+    samples plus the lost ones are the window's counted total (the rings and the counters are
+    read together; a window is handed over once its samples are resolved)."""
+    source = tmp_path / "short.c"
+    source.write_text(SHORT_LIVED)
+    exe = tmp_path / "short"
+    subprocess.run(["cc", "-O1", "-o", str(exe), str(source)], check=True, capture_output=True)
+    loop = f"for i in $(seq 20); do {exe} >/dev/null; done"
+    proc = run_sectormon("--json", "--sample", "page-faults:1", "--interval", "0.2", "--", "sh", "-c", loop)
+    assert proc.returncode == 0, proc.stderr
+    _, frames = frames_of(proc.stdout)
+    windows = [f["hotspots"]["interval"] for f in frames if "interval" in f.get("hotspots", {})]
+    assert windows and windows[-1]["samples"] > 20 * 2048
+    for window in windows:
+        # Reading the rings and then the counters leaves microseconds in which an event is counted
+        # in one window and sampled in the next.
+        assert window["samples"] + window["lost_samples"] == pytest.approx(window["counted_total"], abs=8)
+    run = frames[-1]["hotspots"]["run"]
+    assert run["samples"] + run["lost_samples"] == run["counted_total"]
+
+
+# The target loads a library, moves its folder away and puts a FIFO at the library's path: an
+# open() of that path for symbols blocks until a writer comes, which never happens.
+FIFO_TARGET = """
+import ctypes, os, sys, time
+lib, go, swapped = sys.argv[1:4]
+ctypes.CDLL(lib)
+while not os.path.exists(go):
+    time.sleep(0.01)
+folder = os.path.dirname(lib)
+os.rename(folder, folder + '.old')
+os.mkdir(folder)
+os.mkfifo(lib)
+open(swapped, 'w').close()
+end = time.time() + 60
+while time.time() < end:
+    x = [0] * 10**6
+"""
+
+
+def _libm() -> Path | None:
+    for line in Path("/proc/self/maps").read_text().splitlines():
+        path = line.split()[-1]
+        if "/libm.so" in path or "/libm-" in path:
+            return Path(path)
+    return None
+
+
+@pytest.mark.slow
+@pytest.mark.syscall
+def test_sigterm_ends_a_sample_session_even_when_symbolizing_blocks(tmp_path: Path) -> None:
+    """SIGTERM always ends a live ``--sample`` session: with a FIFO planted where the target's
+    library was, symbolizing could block for ever (sectormon ignored SIGTERM). It ends with its
+    final frame (exit 0) or, blocked past the grace, with one line and exit 143; the launched
+    command does not outlive it."""
+    libm = _libm()
+    if libm is None:
+        pytest.skip("no libm mapped in this interpreter")
+    folder = tmp_path / "d"
+    folder.mkdir()
+    lib = folder / libm.name
+    lib.write_bytes(libm.read_bytes())
+    go, swapped, out = tmp_path / "go", tmp_path / "swapped", tmp_path / "frames.jsonl"
+    marker = str(tmp_path)
+    monitor = subprocess.Popen(
+        [sectormon_command(), "--json", "-o", str(out), "--profile", "generic", "--interval", "0.3",
+         "--sample", "page-faults", "--", sys.executable, "-c", FIFO_TARGET, str(lib), str(go), str(swapped)],
+        stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    try:
+        first_frame(out)
+        go.touch()
+        wait_until(swapped.exists, "the target planted its FIFO")
+        count = len(jsonl_records(out))
+        wait_until(lambda: len(jsonl_records(out)) > count or monitor.poll() is not None, "a frame after")
+        monitor.send_signal(signal.SIGTERM)
+        _, stderr = monitor.communicate(timeout=60)
+    finally:
+        if monitor.poll() is None:
+            monitor.kill()
+            monitor.wait()
+    assert "Traceback" not in stderr
+    if monitor.returncode == 0:
+        assert jsonl_records(out)[-1]["final"] is True
+    else:
+        assert monitor.returncode == 128 + signal.SIGTERM, stderr
+        assert stderr.strip().splitlines()[-1] == (
+            "sectormon: the session did not end within 10 s of SIGTERM: ending without the final frame"
+        )
+
+    def target_gone() -> bool:
+        return not any(p.name.isdigit() and marker.encode() in _cmdline(p) for p in Path("/proc").iterdir())
+
+    wait_until(target_gone, "the launched command ended with sectormon", timeout=30)
+
+
+def _cmdline(proc: Path) -> bytes:
+    try:
+        return (proc / "cmdline").read_bytes()
+    except OSError:
+        return b""

@@ -7,6 +7,7 @@ import json
 import os
 import resource
 import shlex
+import shutil
 import signal
 import subprocess
 import sys
@@ -15,7 +16,18 @@ from pathlib import Path
 
 import pytest
 
-from tests.e2e.helpers import perf_available, read_jsonl, run_sectormon, sectormon_command, workload
+from tests.e2e.helpers import (
+    catches,
+    first_frame,
+    jsonl_records,
+    perf_available,
+    read_jsonl,
+    read_records,
+    run_sectormon,
+    sectormon_command,
+    wait_until,
+    workload,
+)
 
 pytestmark = [pytest.mark.e2e, pytest.mark.syscall]
 
@@ -90,11 +102,16 @@ def test_software_events_are_counted_all_the_time(tmp_path: Path) -> None:
 
 
 def _attach(
-    out: Path, interval: float, *workload_args: object, env: dict[str, str] | None = None
+    out: Path, interval: float, *workload_args: object, gate: bool = False
 ) -> tuple[subprocess.Popen[str], subprocess.Popen[str]]:
-    """Start threads.py (which prints its pid first), then ``sectormon --json -o OUT --pid`` on it."""
+    """Start threads.py (which prints its pid first), then ``sectormon --json -o OUT --pid`` on it.
+    ``gate``: the workload's threads start once the test writes a line to its stdin."""
     target = subprocess.Popen(
-        workload("threads.py", *workload_args), stdout=subprocess.PIPE, text=True, env=env
+        workload("threads.py", *workload_args),
+        stdin=subprocess.PIPE if gate else None,
+        stdout=subprocess.PIPE,
+        text=True,
+        env=dict(os.environ, WORKLOAD_GATE="1") if gate else None,
     )
     assert target.stdout is not None
     pid = int(target.stdout.readline())
@@ -107,12 +124,14 @@ def _attach(
 
 def test_pid_mode_keeps_counts_of_threads_that_exit(tmp_path: Path) -> None:
     out = tmp_path / "stream.jsonl"
-    env = dict(os.environ, WORKLOAD_START_DELAY="1.5")
-    target, monitor = _attach(out, 0.25, 3, 3, 0.6, env=env)
-    assert target.stdout is not None
+    target, monitor = _attach(out, 0.25, 3, 3, 0.6, gate=True)
+    assert target.stdin is not None and target.stdout is not None
+    wait_until(lambda: jsonl_records(out), "the header: sectormon counts the process")
+    target.stdin.write("go\n")
+    target.stdin.close()
     summary = json.loads(target.stdout.readline())
-    target.wait(timeout=30)
-    _, stderr = monitor.communicate(timeout=30)
+    target.wait(timeout=60)
+    _, stderr = monitor.communicate(timeout=60)
     assert monitor.returncode == 0, stderr
     frames = read_jsonl(out.read_text())[1:]
     final = frames[-1]
@@ -129,10 +148,12 @@ def test_pid_mode_keeps_counts_of_threads_that_exit(tmp_path: Path) -> None:
 def test_target_killed_mid_run_ends_with_a_final_frame(tmp_path: Path) -> None:
     out = tmp_path / "stream.jsonl"
     target, monitor = _attach(out, 0.2, 1, 2, 30)
-    time.sleep(2.0)
+    # Killed once sectormon has counted some of its work (under load the header alone took 1.7 s:
+    # a kill after a fixed 2 s could come before the attach, "no such process").
+    first_frame(out, lambda frame: frame["total"]["counts"].get("TASK_CLOCK", 0) > 0)
     target.kill()
     target.wait()
-    _, stderr = monitor.communicate(timeout=20)
+    _, stderr = monitor.communicate(timeout=60)
     assert monitor.returncode == 0, stderr
     frames = read_jsonl(out.read_text())[1:]
     assert frames[-1]["final"] is True
@@ -151,17 +172,65 @@ def test_signal_gives_final_frame_and_exit_0(tmp_path: Path, signum: int) -> Non
             stderr=subprocess.PIPE,
             text=True,
         )
-        time.sleep(2.0)
+        assert monitor.stdout is not None
+        records = read_records(monitor.stdout, 2)  # the header, then a first frame: it counts
         monitor.send_signal(signum)
-        stdout, stderr = monitor.communicate(timeout=20)
+        stdout, stderr = monitor.communicate(timeout=60)
     finally:
         target.kill()
         target.wait()
     assert monitor.returncode == 0, stderr
-    records = read_jsonl(stdout)
+    records += read_jsonl(stdout)
     assert records[0]["schema"] == "sectormon/header/1"
     assert records[-1]["final"] is True
     assert "Traceback" not in stderr
+
+
+def _children(pid: int) -> list[int]:
+    try:
+        return [int(c) for c in Path(f"/proc/{pid}/task/{pid}/children").read_text().split()]
+    except OSError:
+        return []
+
+
+@pytest.mark.parametrize("moment", ["handlers in", "command forked"])
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
+def test_a_signal_during_start_up_ends_cleanly_and_runs_no_command(signum: int, moment: str) -> None:
+    """A signal during start-up (long before the header under load: imports, the probe, the
+    command forked and held at its gate, the counters opened), from the moment sectormon's
+    handlers are in: exit 0, no traceback, and nothing on stdout or a header with its final frame;
+    the held command never runs (it gave exit 130, or -15 killed by SIGTERM, the command left)."""
+    marker = f"30.{os.getpid()}{signum}"  # `sleep` takes fractions: this one names our command
+    monitor = subprocess.Popen(
+        [sectormon_command(), "--json", "--profile", "generic", "--interval", "0.2", "--", "sleep", marker],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    if moment == "handlers in":
+        wait_until(lambda: catches(monitor.pid, signal.SIGTERM) or monitor.poll() is not None, moment)
+    else:
+        wait_until(lambda: _children(monitor.pid) or monitor.poll() is not None, moment)
+    monitor.send_signal(signum)
+    stdout, stderr = monitor.communicate(timeout=60)
+    assert monitor.returncode == 0, stderr
+    assert "Traceback" not in stderr
+    records = read_jsonl(stdout)
+    assert records == [] or (records[0]["schema"] == "sectormon/header/1" and records[-1]["final"] is True)
+
+    def command_gone() -> bool:
+        return not any(
+            p.name.isdigit() and _cmdline(p) == f"sleep\0{marker}\0".encode() for p in Path("/proc").iterdir()
+        )
+
+    wait_until(command_gone, "the launched command ended", timeout=10)
+
+
+def _cmdline(proc: Path) -> bytes:
+    try:
+        return (proc / "cmdline").read_bytes()
+    except OSError:
+        return b""
 
 
 def test_closed_pipe_exits_quietly() -> None:
@@ -186,6 +255,27 @@ def test_cpus_mode_counts_each_cpu_system_wide() -> None:
     assert len(frames) == 4 and frames[-1]["final"] is True  # three frames, then the final one
     assert set(frames[0]["cores"]) == {"0"}
     assert frames[0]["cores"]["0"]["counts"]["TASK_CLOCK"] > 0
+
+
+def test_a_session_that_cannot_open_any_event_writes_nothing_on_stdout(tmp_path: Path) -> None:
+    """As an unprivileged user, CPU-wide counting is refused: the run fails with one line, exit 2,
+    and stdout stays empty (it had a header and an empty final frame, as if something was counted)."""
+    setpriv = shutil.which("setpriv")
+    if os.geteuid() != 0 or setpriv is None:
+        pytest.skip("needs root and setpriv to drop to an unprivileged user")
+    if int(Path("/proc/sys/kernel/perf_event_paranoid").read_text()) <= 0:
+        pytest.skip("perf_event_paranoid <= 0: an unprivileged user may count CPUs here")
+    drop = [setpriv, "--reuid=65534", "--regid=65534", "--clear-groups"]
+    proc = subprocess.run(
+        [*drop, sectormon_command(), "--json", "--profile", "generic", "--cpus", "0", "--count", "2"],
+        capture_output=True, text=True, timeout=120, cwd=tmp_path,
+    )  # fmt: skip
+    if "Permission denied" in proc.stderr or "No such file" in proc.stderr:
+        pytest.skip(f"cannot run sectormon as uid 65534 here: {proc.stderr.strip()[:200]}")
+    assert proc.returncode == 2, proc.stderr
+    assert proc.stdout == ""
+    last = proc.stderr.strip().splitlines()[-1]
+    assert last.startswith("sectormon: cannot open") and "cpu 0" in last, proc.stderr
 
 
 def test_bad_target_options_are_one_line_errors() -> None:

@@ -159,6 +159,21 @@ def cluster(tmp_path: Path) -> Iterator[tuple[Prometheus, dict[str, Path]]]:
                 proc.wait()
 
 
+def _wait_for_scrapes(prometheus: Prometheus, count: int, timeout: float = 120.0) -> float:
+    """The time at which Prometheus holds ``count`` scrapes of every host: scraping keeps its own
+    pace, which a loaded machine slows, so a fixed wait could end before there is anything to check."""
+    deadline = time.monotonic() + timeout
+    while True:
+        at = time.time()
+        result = prometheus.query(f"count_over_time(sectormon_frame_time_seconds[{int(SETTLE) + 20}s])", at)
+        got = {r["metric"].get("host"): float(r["value"][1]) for r in result}
+        if all(got.get(host, 0) >= count for host in HOSTS):
+            return at
+        if time.monotonic() > deadline:
+            raise AssertionError(f"fewer than {count} scrapes per host after {timeout} s: {got}")
+        time.sleep(0.5)
+
+
 def _series(result: list[dict[str, Any]]) -> dict[tuple[str, str, str, str], list[tuple[float, float]]]:
     """A range-vector result as (name, scope, cmg, core) -> [(scrape time, value)]."""
     out: dict[tuple[str, str, str, str], list[tuple[float, float]]] = {}
@@ -171,8 +186,7 @@ def _series(result: list[dict[str, Any]]) -> dict[tuple[str, str, str, str], lis
 
 def test_prometheus_scrapes_what_each_instance_streams(cluster: tuple[Prometheus, dict[str, Path]]) -> None:
     prometheus, outputs = cluster
-    time.sleep(SETTLE)
-    at = time.time()
+    at = _wait_for_scrapes(prometheus, int(SETTLE / 2))
 
     # Every host and CMG has the series (Scenario A's two threads run on CMGs 0 and 1), with the
     # job label the service discovery file gave and the host label each instance was started with.

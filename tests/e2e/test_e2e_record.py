@@ -118,9 +118,10 @@ def test_sigterm_and_ctrl_c_leave_a_complete_recording(tmp_path: Path, signum: i
     assert records[-1]["schema"] == MARK_SCHEMA and records[-1]["kind"] == "end"
 
 
-def test_a_recording_that_fails_mid_run_warns_once_and_monitoring_goes_on(tmp_path: Path) -> None:
-    """A full disk mid-run stops the recording, not the monitor (a path that cannot be written at
-    all is refused before the run: tests/e2e/test_e2e_writers.py)."""
+def test_a_recording_that_fails_mid_run_warns_once_monitoring_goes_on_and_exits_1(tmp_path: Path) -> None:
+    """A full disk mid-run stops the recording, not the monitor; the run then exits 1, as every
+    failed write does (it exited 0, so a script took the cut recording as whole). A path that
+    cannot be written at all is refused before the run: tests/e2e/test_e2e_writers.py."""
 
     def small_files() -> None:  # the recording can grow to 16 KiB; then writes fail with EFBIG
         signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
@@ -132,7 +133,7 @@ def test_a_recording_that_fails_mid_run_warns_once_and_monitoring_goes_on(tmp_pa
          "--record", str(tmp_path / "run.jsonl"), "--", *workload("pagefaults.py", 2000, 0.6)],
         capture_output=True, text=True, timeout=120, check=False, preexec_fn=small_files,
     )  # fmt: skip
-    assert proc.returncode == 0, proc.stderr
+    assert proc.returncode == 1, proc.stderr
     frames = [r for r in read_jsonl(proc.stdout) if r.get("schema") == "sectormon/frame/1"]
     assert frames and frames[-1]["final"] is True
     assert proc.stderr.count("recording stopped") == 1

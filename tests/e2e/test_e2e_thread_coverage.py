@@ -9,13 +9,12 @@ import resource
 import shlex
 import subprocess
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.e2e.helpers import read_jsonl, sectormon_command
+from tests.e2e.helpers import first_frame, read_jsonl, sectormon_command, wait_until
 
 pytestmark = [pytest.mark.e2e, pytest.mark.syscall, pytest.mark.timing]  # early threads found in time
 
@@ -65,10 +64,9 @@ def _run(tmp_path: Path, *, limit_fds: bool) -> tuple[dict[str, Any], dict[str, 
         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
     )  # fmt: skip
     try:
-        deadline = time.monotonic() + 30
-        while not ready.exists() and time.monotonic() < deadline:
-            time.sleep(0.01)
-        time.sleep(0.3)  # the early threads are found and opened (they wait for go)
+        wait_until(ready.exists, "the early threads started")
+        # The early threads (they wait for go) are found and counted: a frame has their rows.
+        first_frame(frames, lambda frame: len(frame["threads"]) > EARLY)
         if limit_fds:
             limit = len(os.listdir(f"/proc/{proc.pid}/fd")) + 1  # one to spare: no group fits
             resource.prlimit(proc.pid, resource.RLIMIT_NOFILE, (limit, limit))

@@ -12,10 +12,11 @@ import time
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from tests.e2e.helpers import sectormon_command, workload
+from tests.e2e.helpers import sectormon_command, wait_until, workload
 
 pytestmark = [pytest.mark.e2e, pytest.mark.skipif(not shutil.which("tmux"), reason="tmux is not installed")]
 
@@ -174,18 +175,33 @@ def test_a_signal_or_ctrl_c_quits_like_q(terminals: list[Terminal], tmp_path: Pa
     if how != "SIGHUP":
         screen = term.wait_for("SECTORMON-EXIT=0", timeout=20)
         assert "source perf" not in screen  # the alternate screen is gone
-    deadline = time.monotonic() + 20
-    while time.monotonic() < deadline and not recording.read_text().rstrip().endswith("}"):
-        time.sleep(0.1)
-    time.sleep(1.0)
-    last = json.loads(recording.read_text().splitlines()[-1])
-    assert last["kind"] == "end", last
-    orphans = [  # the command itself, not the tmux shell that launched sectormon
-        p
-        for p in Path("/proc").iterdir()
-        if p.name.isdigit() and _cmdline(p).startswith(b"python3\0-c\0") and marker.encode() in _cmdline(p)
-    ]
-    assert not orphans, "the launched command outlived sectormon"
+
+    def last_record() -> dict[str, Any] | None:
+        text = recording.read_text()
+        lines = text[: text.rfind("\n") + 1].splitlines()
+        return json.loads(lines[-1]) if lines else None
+
+    wait_until(lambda: (last_record() or {}).get("kind") == "end", "the recording's end mark")
+
+    def orphans() -> list[Path]:  # the command itself, not the tmux shell that launched sectormon
+        return [
+            p
+            for p in Path("/proc").iterdir()
+            if p.name.isdigit()
+            and _cmdline(p).startswith(b"python3\0-c\0")
+            and marker.encode() in _cmdline(p)
+            and "Z" not in _state(p)
+        ]
+
+    # The command is stopped after the end mark is written (SIGTERM, then SIGKILL 2 s later).
+    wait_until(lambda: not orphans(), "the launched command ended with sectormon", timeout=30)
+
+
+def _state(proc: Path) -> str:
+    try:
+        return (proc / "stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return "Z"
 
 
 def _cmdline(proc: Path) -> bytes:

@@ -75,3 +75,77 @@ def test_cluster_doc_lists_every_a64fx_series() -> None:
     doc = (Path(__file__).resolve().parents[2] / "docs" / "cluster.md").read_text(encoding="utf-8")
     for exported in exported_metrics(profile_to_dict(load_profile("a64fx"))["metrics"]):
         assert f"| `{exported.name}` | `{exported.metric}` |" in doc, exported.name
+
+
+BUILTIN_WORDS = [
+    "overhead", "info", "frames", "frames_total", "frames_created", "coverage", "events", "events_total",
+    "active_group", "frame_time", "frame_interval", "group_coverage", "thread_coverage", "proxy_estimate",
+    "ratio", "sectormon", "IPC",
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("metric", "unit", "clash"),
+    [
+        ("overhead", "ratio", "sectormon_overhead_ratio"),
+        ("overhead", "%", "sectormon_overhead_ratio"),
+        ("info", "", "sectormon_info"),
+        ("frames", "count", "sectormon_frames"),
+        ("frames_total", "", "sectormon_frames_total"),
+        ("coverage", "ratio", "sectormon_coverage_ratio"),
+        ("events_total", "count", "sectormon_events_total"),
+        ("active_group", "", "sectormon_active_group"),
+        ("frame_time", "s", "sectormon_frame_time_seconds"),
+    ],
+)
+def test_a_metric_named_as_a_builtin_family_is_refused(metric: str, unit: str, clash: str) -> None:
+    """A profile metric `overhead`, `info` or `frames` made Prometheus reject the whole scrape."""
+    with pytest.raises(UsageError, match=f"profile metric {metric} exports as {clash}, a name sectormon"):
+        exported_metrics([{"name": metric, "unit": unit}])
+
+
+def _scrape_with(metrics: list[dict[str, str]]) -> str:
+    from prometheus_client.openmetrics.exposition import generate_latest
+    from prometheus_client.registry import CollectorRegistry
+
+    from sectormon.export.collector import FrameCollector
+    from tests.export.frames import frame, header
+
+    served = header()
+    served["profile"]["metrics"] = metrics
+    served["proxy"] = {"units": []}  # the proxy family too
+    collector = FrameCollector(served)
+    collector.publish(frame(1.0))
+    registry = CollectorRegistry(auto_describe=False)
+    registry.register(collector)
+    return generate_latest(registry).decode()
+
+
+@given(
+    st.lists(
+        st.tuples(st.sampled_from(BUILTIN_WORDS), st.sampled_from(["", "ratio", "%", "s", "count", "1/s"])),
+        min_size=1,
+        max_size=4,
+    )
+)
+def test_every_accepted_profile_scrapes_without_a_clashing_name(pairs: list[tuple[str, str]]) -> None:
+    """Prometheus' OpenMetrics parser (prometheus_client's is as strict) accepts every scrape of a
+    profile exported_metrics accepts."""
+    from prometheus_client.openmetrics.parser import text_string_to_metric_families
+
+    metrics = [{"name": name, "unit": unit} for name, unit in pairs]
+    try:
+        exported_metrics(metrics)
+    except UsageError:
+        return
+    list(text_string_to_metric_families(_scrape_with(metrics)))  # raises on "Clashing name"
+
+
+def test_the_reserved_names_cover_every_builtin_family() -> None:
+    from prometheus_client.openmetrics.parser import text_string_to_metric_families
+
+    from sectormon.export.names import BUILTIN
+
+    metrics = [{"name": "IPC", "unit": "inst/cycle"}]
+    families = {f.name for f in text_string_to_metric_families(_scrape_with(metrics))}
+    assert families - {e.name for e in exported_metrics(metrics)} <= set(BUILTIN)

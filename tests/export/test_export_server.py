@@ -1,10 +1,12 @@
-"""The endpoint: GET /metrics only, loopback by default, other paths and methods refused untouched."""
+"""The endpoint: GET (and HEAD) /metrics only, loopback by default, other paths and methods refused
+untouched, a client that resets mid-response neither logged nor harmful."""
 
 from __future__ import annotations
 
 import gzip
 import http.client
 import socket
+import struct
 from collections.abc import Iterator
 
 import pytest
@@ -72,14 +74,14 @@ def test_other_paths_are_not_found_and_render_nothing(exporter: OpenMetricsExpor
     assert exporter.collector.scrapes == before
 
 
-@pytest.mark.parametrize("method", ["POST", "PUT", "DELETE", "PATCH", "HEAD", "OPTIONS", "TRACE", "BREW"])
+@pytest.mark.parametrize("method", ["POST", "PUT", "DELETE", "PATCH", "OPTIONS", "TRACE", "BREW"])
 def test_other_methods_are_not_allowed_and_render_nothing(exporter: OpenMetricsExporter, method: str) -> None:
     assert exporter.collector is not None
     before = exporter.collector.scrapes
     for path in ("/metrics", "/other"):
         status, headers, body = request(exporter, method, path)
         assert status == 405
-        assert headers["Allow"] == "GET"
+        assert headers["Allow"] == "GET, HEAD"
         assert body == b""
     assert exporter.collector.scrapes == before
     # and the endpoint still serves the same frame afterwards
@@ -87,6 +89,40 @@ def test_other_methods_are_not_allowed_and_render_nothing(exporter: OpenMetricsE
     assert status == 200
     assert exporter.collector.scrapes == before + 1
     assert b"sectormon_frames_total 1.0" in body
+
+
+def test_head_answers_200_like_get_without_a_body(exporter: OpenMetricsExporter) -> None:
+    """A probe's HEAD /metrics got 405 while GET got 200."""
+    status, headers, body = request(exporter, "HEAD", "/metrics")
+    assert status == 200 and body == b""
+    assert int(headers["Content-Length"]) > 0
+    assert headers["Content-Type"].startswith("text/plain")
+    assert request(exporter, "HEAD", "/other")[0] == 404
+
+
+def _reset_mid_response(address: tuple[str, int]) -> None:
+    """Send a scrape, then close with SO_LINGER 0: the server sees a reset while it answers."""
+    with socket.create_connection(address, timeout=10) as client:
+        client.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+        client.sendall(b"GET /metrics HTTP/1.1\r\nHost: x\r\nAccept-Encoding: identity\r\n\r\n")
+
+
+@pytest.mark.slow
+def test_clients_that_reset_mid_response_leave_no_traceback(capfd: pytest.CaptureFixture[str]) -> None:
+    """200 resets printed socketserver's 'Exception occurred during processing of request'
+    traceback for each reset the server saw while answering."""
+    served = OpenMetricsExporter(port=0)
+    served.start(header())
+    served.publish(frame(1.0))
+    try:
+        for _ in range(200):
+            _reset_mid_response(served.address)
+        status, _, body = request(served, "GET", "/metrics")  # served after every reset's handler ran
+        assert status == 200 and b"sectormon_frames_total 1.0" in body
+    finally:
+        served.close()
+    err = capfd.readouterr().err
+    assert "Traceback" not in err and "Exception occurred" not in err, err
 
 
 def test_a_taken_port_is_one_clear_error() -> None:

@@ -3,15 +3,17 @@
 from __future__ import annotations
 
 import pytest
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 
 from sectormon.errors import UsageError
+from sectormon.profiles.model import EventDef
 from sectormon.proxy import (
     BUSIER,
     IDLE_SHARE,
     RUN_SHARE,
     TASK_TIME,
+    TASK_TIME_EVENT,
     UNITS,
     ProxySetting,
     StandIns,
@@ -21,6 +23,7 @@ from sectormon.proxy import (
     proxy_setting,
 )
 from sectormon.readings import Unit
+from sectormon.schedule import ALWAYS, PlannedGroup, RotationPlan, with_always_pe_event
 
 
 def _cpu(n: int, per_cmg: int = 12) -> Unit:
@@ -163,6 +166,11 @@ def test_a_stand_in_chosen_inside_the_window_is_not_judged_on_it() -> None:
     per_cmg=st.integers(1, 3),
     ran=st.lists(st.floats(0.0, 1.0), min_size=30, max_size=30),
 )
+# Thread 2 idles (1/32 of the window) and hands its role to thread 7; thread 3 idles too, and
+# thread 2's 1/32 was enough to take thread 3's role (it was no stand-in any more)
+@example(
+    cmgs=[1, 1, 0, 0, 0, 0, 0, 0], per_cmg=2, ran=[0.0, 0.0, 0.03125, 0.0, 0.0, 0.0, 0.0, 1.0] + [0.0] * 22
+)
 def test_review_keeps_each_cmg_count_and_only_moves_idle_roles_to_runners(
     cmgs: list[int], per_cmg: int, ran: list[float]
 ) -> None:
@@ -181,3 +189,28 @@ def test_review_keeps_each_cmg_count_and_only_moves_idle_roles_to_runners(
         assert times[idle.key] <= IDLE_SHARE
         assert times[successor.key] >= max(RUN_SHARE, BUSIER * times[idle.key])
     assert {u.key for u in before} - {u.key for u in after} == {idle.key for idle, _ in moved}
+
+
+def test_an_idle_stand_in_that_hands_its_role_on_takes_no_other_in_the_same_review() -> None:
+    stand_ins = StandIns(2)
+    units = [_thread(2, 0), _thread(3, 0), _thread(7, 0)]
+    stand_ins.update(units, now=0.0)
+    ran = {"thread:2": 0.03125, "thread:3": 0.0, "thread:7": 1.0}
+    moved = stand_ins.review(units, ran, window=1.0, now=1.0)
+    assert [(a.ident, b.ident) for a, b in moved] == [(2, 7)]
+    assert sorted(u.ident for u in stand_ins.units()) == [3, 7]
+
+
+def test_the_task_time_reference_joins_the_always_on_group_only_where_it_has_no_per_pe_event() -> None:
+    cycles, faults, l2 = EventDef("A", "ra"), EventDef("S", "page-faults"), EventDef("L", "rl", scope="cmg")
+    rotating = PlannedGroup("G", (cycles,), ())
+    bare = RotationPlan((rotating,), {}, ())
+    planned = with_always_pe_event(bare, TASK_TIME_EVENT)
+    assert planned.groups == bare.groups and planned.always == PlannedGroup(ALWAYS, (TASK_TIME_EVENT,), ())
+    assert TASK_TIME_EVENT.spec == "task-clock" and not TASK_TIME_EVENT.name.isidentifier()
+    cmg_only = RotationPlan((rotating,), {}, (), PlannedGroup(ALWAYS, (), (l2,)))
+    assert with_always_pe_event(cmg_only, TASK_TIME_EVENT).always == PlannedGroup(
+        ALWAYS, (TASK_TIME_EVENT,), (l2,)
+    )
+    timed = RotationPlan((rotating,), {}, (), PlannedGroup(ALWAYS, (faults,), ()))
+    assert with_always_pe_event(timed, TASK_TIME_EVENT) is timed

@@ -271,3 +271,37 @@ def test_e2e_check_as_an_unprivileged_user(tmp_path: Path) -> None:
     assert report["ok"] == (proc.returncode == 0)
     if paranoid is not None and paranoid >= 3:
         assert not report["ok"]
+
+
+@pytest.mark.parametrize(("cap_eff", "allowed"), [("000001ffffffffff", True), ("0000000000000000", False)])
+def test_kernel_mode_events_name_include_kernel_and_whether_it_is_allowed(
+    cap_eff: str,
+    allowed: bool,
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """`check` said root with CAP_PERFMON bypasses perf_event_paranoid, then marked context switches
+    unsupported because they "need perf_event_paranoid <= 1 or CAP_PERFMON": what is true is that
+    counting is user space only by default, and --include-kernel is the switch (allowed or not)."""
+    from sectormon.perf import probe as perf_probe
+
+    def probe(events: Sequence[tuple[str, str]], *, exclude_kernel: bool = True) -> dict[str, ProbeResult]:
+        return {name: perf_probe.probe_event(name, "context-switches") for name, _spec in events}
+
+    monkeypatch.setattr("sectormon.perf.probe.probe_events", probe)
+    proc = tmp_path / "proc"
+    shutil.copytree(FIXTURES / "x86" / "proc", proc)
+    (proc / "self").mkdir(exist_ok=True)
+    (proc / "self" / "status").write_text(f"CapEff:\t{cap_eff}\n")
+    sysfs = ["--sysfs-root", str(FIXTURES / "x86" / "sys"), "--procfs-root", str(proc)]
+    _, out, _ = run(["check", *sysfs], capsys)
+    assert "CAP_PERFMON" not in "".join(line for line in out.splitlines() if "user-only" in line)
+    assert "--include-kernel counts kernel mode" in out
+    host_line = next(line for line in out.splitlines() if "Kernel counting" in line)
+    assert ("--include-kernel allowed" in host_line) == allowed, host_line
+    _, out, _ = run(["check", "--json", *sysfs], capsys)
+    report = json.loads(out)
+    assert report["probe"]["include_kernel_allowed"] is allowed
+    note = next(n for n in report["notes"] if "--include-kernel counts them" in n)
+    assert ("not allowed here" in note) != allowed, note

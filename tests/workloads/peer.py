@@ -9,6 +9,8 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
+from tests.e2e.helpers import perf_fds
+
 PERF_EVENTS = {"TASK_CLOCK": "task-clock", "PAGE_FAULTS": "page-faults"}
 """sectormon's generic event names and ``perf stat``'s for the same counts."""
 
@@ -54,7 +56,9 @@ def attach_gated(
         if ready.exists() and ready.read_text().count("\n") >= 1:
             break  # the header is out: the session is open
         time.sleep(0.05)
-    time.sleep(0.5)  # perf stat says nothing when it is attached; sectormon opens its groups now
+    # perf stat says nothing when it is attached: its counters are open once it holds perf fds.
+    while time.monotonic() < deadline and counter.poll() is None and not perf_fds(counter.pid):
+        time.sleep(0.02)
     work.stdin.write("go\n")
     work.stdin.close()
     work.wait(timeout=timeout)
