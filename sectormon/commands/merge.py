@@ -48,6 +48,7 @@ def run(args: argparse.Namespace) -> int:
     from sectormon.commands.output import print_message, print_warning
     from sectormon.errors import UsageError
     from sectormon.files.output import replace_output
+    from sectormon.files.text import printable
     from sectormon.job.jobfile import is_job_file, write_job
     from sectormon.job.nodes import align, node_from_recording
 
@@ -62,7 +63,12 @@ def run(args: argparse.Namespace) -> int:
     nodes = [node_from_recording(path, label=path, skip_bad=args.skip_bad) for path in args.files]
     alignment = align(nodes)
     with replace_output(args.output, "-o") as out:
-        write_job(alignment, out, compress=args.output.endswith(".gz"))
+        write_job(alignment, out, compress=args.output.endswith(".gz"), skip_bad=args.skip_bad)
+    # What the nodes' readers found (a cut node is merged up to its last whole line) ...
+    for node in alignment.nodes:
+        for warning in node.warnings:
+            print(f"sectormon: warning: node {printable(node.host)}: {printable(warning)}", file=sys.stderr)
+    # ... and what aligning them found (said again by every replay of the job).
     for warning in alignment.warnings:
         print_warning(warning)
     hosts = ", ".join(n.host for n in alignment.nodes)

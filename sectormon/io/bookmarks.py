@@ -10,15 +10,22 @@ is skipped with a warning naming the file and line; the recording replays all th
 
 from __future__ import annotations
 
-import json
+import os
 from pathlib import Path
 
-from sectormon.errors import SectormonError
+from sectormon.errors import DataError, SectormonError
+from sectormon.files.lines import KIB, bounded_lines
 from sectormon.files.output import OutputPathError, open_output
-from sectormon.io.jsonl import BadRecord, encode_mark, mark_from_record, parse_schema
+from sectormon.files.regular import open_input
+from sectormon.files.text import printable
+from sectormon.io.jsonl import BadRecord, encode_mark, loads, mark_from_record, parse_schema
 from sectormon.readings import Mark
 
 SUFFIX = ".bookmarks.jsonl"
+MAX_LINE = 64 * KIB
+"""The longest bookmark line (a label is typed at a prompt)."""
+MAX_BOOKMARKS = 10_000
+"""Bookmarks read from one file at most (the timeline shows a few dozen)."""
 
 
 def bookmarks_path(recording: str | Path) -> Path:
@@ -33,22 +40,30 @@ class BookmarkFile:
         self.path = bookmarks_path(recording)
         self.marks: list[Mark] = []
         self.warnings: list[str] = []
+        if not os.path.lexists(self.path):
+            return
+        shown = printable(str(self.path))
+        # A FIFO or a link to /dev/zero in its place must not hang the replay before it starts.
         try:
-            text = self.path.read_text(encoding="utf-8")
-        except FileNotFoundError:
+            with open_input(str(self.path), "bookmarks file") as f:
+                for number, line in bounded_lines(f, shown, MAX_LINE):
+                    if line.strip():
+                        self._read(number, line)
+        except (DataError, OSError) as exc:
+            reason = exc.message if isinstance(exc, DataError) else f"{shown}: {exc.strerror or exc}"
+            self.warnings.append(f"{reason}; the bookmarks after it are not shown")
+
+    def _read(self, number: int, line: bytes) -> None:
+        if len(self.marks) >= MAX_BOOKMARKS:
+            raise DataError(printable(str(self.path)), number, f"more than {MAX_BOOKMARKS:,} bookmarks")
+        try:
+            mark = _bookmark(line)
+        except ValueError as exc:  # BadRecord is a ValueError, and so is bad JSON or UTF-8
+            self.warnings.append(
+                f"{printable(str(self.path))}:{number}: not a bookmark record ({exc}); skipped"
+            )
             return
-        except (OSError, UnicodeDecodeError) as exc:
-            self.warnings.append(f"{self.path}: cannot read the bookmarks ({exc}); they are not shown")
-            return
-        for number, line in enumerate(text.splitlines(), start=1):
-            if not line.strip():
-                continue
-            try:
-                mark = _bookmark(line)
-            except (ValueError, RecursionError) as exc:  # BadRecord is a ValueError
-                self.warnings.append(f"{self.path}:{number}: not a bookmark record ({exc}); skipped")
-                continue
-            self.marks.append(mark)
+        self.marks.append(mark)
 
     def add(self, mark: Mark) -> None:
         """Keep ``mark``: appended to the file and flushed. A file that cannot be written is a
@@ -62,8 +77,8 @@ class BookmarkFile:
             raise SectormonError(f"kept for this replay only: cannot write {self.path} ({reason})") from None
 
 
-def _bookmark(line: str) -> Mark:
-    record = json.loads(line)
+def _bookmark(line: bytes) -> Mark:
+    record = loads(line)
     if not isinstance(record, dict):
         raise BadRecord("not a JSON object")
     kind, _version = parse_schema(record.get("schema"))

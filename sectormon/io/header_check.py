@@ -3,14 +3,17 @@ uses has the type it expects, or the error names the field."""
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping
 from typing import Any
 
-from sectormon.io.jsonl import MAX_SECONDS, BadRecord
+from sectormon.io.jsonl import MAX_SECONDS, BadRecord, finite_float
 
 MIN_INTERVAL = 1e-9
 """The shortest frame interval a header may give (s): below it, stream times cannot be told apart."""
+
+MAX_WALL_T0 = 1e11
+"""The latest wall-clock start (Unix seconds, year 5138) a header may give: beyond it, aligning
+two nodes by their starts loses the microseconds between their slices."""
 
 TEXT_FIELDS = ("sectormon", "created", "host", "kernel", "machine", "python", "cpu")
 OBJECT_FIELDS = ("topology", "source", "target", "sector_config", "groups", "probe")
@@ -34,6 +37,11 @@ def check_header(header: Mapping[str, Any]) -> None:
     unavailable = header.get("unavailable", {})
     if type(unavailable) is not dict or not all(type(v) is str for v in unavailable.values()):
         raise _bad("unavailable", "an object of event -> reason", unavailable)
+    wall = header.get("wall_t0")
+    if wall is not None:
+        number = finite_float(wall)
+        if number is None or not 0.0 <= number <= MAX_WALL_T0:
+            raise _bad("wall_t0", f"null or Unix seconds from 0 to {MAX_WALL_T0:g}", wall)
     started = header.get("recording_started")
     if started is not None:
         _seconds("recording_started", started, low=0.0)
@@ -58,8 +66,8 @@ def _check_options(options: Mapping[str, Any]) -> None:
 
 def _seconds(key: str, value: Any, *, low: float) -> None:
     """``value`` must be a number of seconds from ``low`` to :data:`MAX_SECONDS`."""
-    number = type(value) in (int, float) and math.isfinite(value)
-    if not number or not low <= value <= MAX_SECONDS:
+    number = finite_float(value)
+    if number is None or not low <= number <= MAX_SECONDS:
         raise _bad(key, f"a number of seconds from {low:g} to {MAX_SECONDS:g}", value)
 
 

@@ -28,6 +28,8 @@ from array import array
 from collections.abc import Mapping
 from typing import Any
 
+from sectormon.files.text import is_ascii_digits
+from sectormon.io.strict_json import check_depth, decode_limited
 from sectormon.readings import MARK_KINDS, U64, Mark, ProcessInfo, Row, Slice
 
 FORMAT_VERSION = 2
@@ -51,17 +53,21 @@ encode = _ENCODER.encode
 """Compact one-line JSON of a JSON-able value (raises ``ValueError`` on NaN/inf: jq cannot read them)."""
 
 
-def _not_json(constant: str) -> Any:
-    raise ValueError(f"{constant} is not a JSON number")
-
-
-_DECODER = json.JSONDecoder(parse_constant=_not_json)
-
-
 def loads(data: bytes) -> Any:
     """``json.loads`` that refuses ``NaN``, ``Infinity`` and ``-Infinity`` (Python's extension:
-    jq and every strict reader reject them, and so would our own writers)."""
-    return _DECODER.decode(data.decode(json.detect_encoding(data), "surrogatepass"))
+    jq and every strict reader reject them, and so would our own writers), and values nested
+    deeper than the decoder's limit (:func:`sectormon.io.strict_json.decode_limited`): a
+    :class:`ValueError` either way."""
+    return decode_limited(data.decode(json.detect_encoding(data), "surrogatepass"))
+
+
+def loads_record(data: bytes) -> Any:
+    """:func:`loads` for a record that is kept whole (a header, a mark's ``data``, a job
+    header): nested at most :data:`~sectormon.io.strict_json.MAX_DEPTH` levels anywhere, so no
+    later copy, comparison or encoding of it can run out of stack."""
+    value = loads(data)
+    check_depth(value)
+    return value
 
 
 class BadRecord(ValueError):
@@ -143,20 +149,34 @@ def parse_schema(value: object) -> tuple[str, int]:
     if not isinstance(value, str):
         raise BadRecord("record has no 'schema' string (expected e.g. 'sectormon/slice/2')")
     parts = value.split("/")
-    if len(parts) != 3 or parts[0] != "sectormon" or not parts[2].isdigit():
-        raise BadRecord(f"unrecognised schema {value!r} (expected 'sectormon/<kind>/<version>')")
+    # ASCII digits only: str.isdigit() takes "²" (int() then fails) and "２" (int() reads 2).
+    if len(parts) != 3 or parts[0] != "sectormon" or not is_ascii_digits(parts[2]) or len(parts[2]) > 9:
+        raise BadRecord(
+            f"unrecognised schema {_short_repr(value)} (expected 'sectormon/<kind>/<version>', "
+            "the version in ASCII digits)"
+        )
     return parts[1], int(parts[2])
 
 
 def number(rec: Mapping[str, Any], key: str, default: float | None = None) -> float:
     """``rec[key]`` as a finite float (ints accepted, bools and strings not)."""
-    value = rec.get(key, default)
+    value = finite_float(rec.get(key, default))
+    if value is None:
+        raise BadRecord(f"{key!r} must be a finite number, got {_short_repr(rec.get(key, default))}")
+    return value
+
+
+def finite_float(value: object) -> float | None:
+    """``value`` as a finite float: a JSON number (not a bool) that a float holds, else ``None``
+    (a 400-digit integer is ``None`` here, where ``float()`` raises ``OverflowError``)."""
     if type(value) is float:
-        if math.isfinite(value):
-            return value
-    elif type(value) is int:
-        return float(value)
-    raise BadRecord(f"{key!r} must be a finite number, got {_short_repr(value)}")
+        return value if math.isfinite(value) else None
+    if type(value) is int:
+        try:
+            return float(value)
+        except OverflowError:
+            return None
+    return None
 
 
 def stream_seconds(rec: Mapping[str, Any], key: str, default: float | None = None, what: str = "") -> float:
@@ -184,7 +204,15 @@ def slice_fields(rec: Mapping[str, Any]) -> tuple[float, int, float, str, float,
     # The sampler writes a clock's differences: never below 0, never beyond any session.
     duration = stream_seconds(rec, "duration", what="slice ")
     overhead_s = stream_seconds(rec, "overhead_s", 0.0, what="slice ")
-    return (stream_seconds(rec, "t", what="slice "), index, duration, group, overhead_s, tuple(ended))
+    t = stream_seconds(rec, "t", what="slice ")
+    # A slice ends at t and began `duration` before, never before the session did (0); the
+    # slack is the rounding of the two clock differences the sampler writes.
+    if duration > t * (1 + 1e-9) + 1e-12:
+        raise BadRecord(
+            f"slice 'duration' ({duration:g} s) is longer than its 't' ({t:g} s): it would begin "
+            "before the session did (the line is damaged)"
+        )
+    return (t, index, duration, group, overhead_s, tuple(ended))
 
 
 # Event layouts are interned for the whole process: equal layouts are one tuple object in every
@@ -428,7 +456,11 @@ def mark_from_record(rec: Mapping[str, Any]) -> Mark:
     if type(label) is not str:
         raise BadRecord(f"mark 'label' must be a string, got {label!r}")
     if type(data) is not dict:
-        raise BadRecord(f"mark 'data' must be an object, got {data!r}")
+        raise BadRecord(f"mark 'data' must be an object, got {_short_repr(data)}")
+    try:
+        check_depth(data)
+    except ValueError as exc:
+        raise BadRecord(f"mark 'data' is {exc}") from None
     return Mark(t=stream_seconds(rec, "t", what="mark "), kind=kind, label=label, data=data)
 
 

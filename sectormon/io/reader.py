@@ -9,13 +9,16 @@ line (unless ``skip_bad``); slices missing from the file are a warning and a gap
 from __future__ import annotations
 
 import zlib
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Generator, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
 from sectormon.attribution.samples import SampleBatch
 from sectormon.errors import DataError
+from sectormon.files.lines import MIB, too_long
+from sectormon.files.regular import open_input
+from sectormon.files.text import printable
 from sectormon.io.header_check import check_header
 from sectormon.io.jsonl import (
     FORMAT_VERSION,
@@ -28,6 +31,7 @@ from sectormon.io.jsonl import (
     BadRecord,
     known_mark_kind,
     loads,
+    loads_record,
     mark_from_record,
     no_bools_in,
     parse_schema,
@@ -47,6 +51,10 @@ NO_END_MARK = f"no end mark ({_CUT}: sectormon was killed or its disk filled); r
 
 CHUNK = 1 << 20
 GZIP_PIECE = 1 << 16
+MAX_LINE = 64 * MIB
+"""The longest line a recording may hold: a slice of 400,000 units of eight events (a 48-core
+line is 12 KB). A longer one (a gzip bomb's endless line) is an error at that line, found before
+it is decoded, so reading one never holds more than this of a line."""
 GZIP_MAGIC = b"\x1f\x8b"
 
 Item = Slice | Mark | SampleBatch
@@ -107,7 +115,11 @@ def migrate(rec: dict[str, Any], version: int) -> dict[str, Any]:
 
 
 class _Corrupt(Exception):
-    """The compressed data cannot be decompressed."""
+    """The compressed data cannot be decompressed from about byte ``offset`` of the file on."""
+
+    def __init__(self, text: str, offset: int) -> None:
+        super().__init__(text)
+        self.offset = offset
 
 
 def _plain_chunks(f: IO[bytes], first: bytes) -> Iterator[bytes]:
@@ -145,8 +157,9 @@ def _gzip_chunks(f: IO[bytes], first: bytes, flags: dict[str, bool]) -> Iterator
             try:
                 out = d.decompress(data)
             except zlib.error as exc:
-                yield from _salvage(backup, data)
-                raise _Corrupt(str(exc)) from None
+                at = f.tell() - len(pending) - len(data)  # the file offset of data[0]
+                good = yield from _salvage(backup, data)
+                raise _Corrupt(str(exc), at + good) from None
             started = True
             if out:
                 yield out
@@ -167,15 +180,17 @@ def _gzip_chunks(f: IO[bytes], first: bytes, flags: dict[str, bool]) -> Iterator
         flags["truncated"] = True
 
 
-def _salvage(d: Any, data: bytes) -> Iterator[bytes]:
-    """What a damaged piece still decompresses to before the damage."""
+def _salvage(d: Any, data: bytes) -> Generator[bytes, None, int]:
+    """What a damaged piece still decompresses to before the damage; returns the offset in
+    ``data`` of the 256 bytes the damage is in."""
     for i in range(0, len(data), 256):
         try:
             out = d.decompress(data[i : i + 256])
         except zlib.error:
-            return
+            return i
         if out:
             yield out
+    return len(data)
 
 
 # ------------------------------------------------------------------------------------------- stream
@@ -222,8 +237,10 @@ class RecordingStream:
     last line); ``warnings`` holds one line per problem that did not stop the read.
     """
 
-    def __init__(self, path: str | Path, *, skip_bad: bool = False) -> None:
+    def __init__(self, path: str | Path, *, skip_bad: bool = False, name: str | None = None) -> None:
         self.path = str(path)
+        self.name = printable(name if name is not None else self.path)
+        """What messages call the file: its path, or where it came from (a job's node)."""
         self.skip_bad = skip_bad
         self.skipped = 0
         self.end_seen = False  # the `end` mark was read (read to the end without one: cut)
@@ -232,13 +249,14 @@ class RecordingStream:
         self.lines_read = 0  # lines (blank or not) the line source went through, so far
         self.version = FORMAT_VERSION
         self.compressed = False
+        self.header_line = b""  # the header's line as in the file
         self._state = _State()
         self._interner = LocationInterner()
         self._gzip_flags: dict[str, bool] = {}
         try:
-            self._file: IO[bytes] = open(self.path, "rb")  # noqa: SIM115 - closed in close()
-        except OSError as exc:
-            raise RecordingError(self.path, None, f"cannot open recording: {exc.strerror or exc}") from None
+            self._file: IO[bytes] = open_input(self.path, "recording")
+        except DataError as exc:
+            raise RecordingError(self.name, None, exc.problem, exc.fix) from None
         try:
             first = self._file.read(CHUNK)
             self.compressed = first.startswith(GZIP_MAGIC)
@@ -297,6 +315,14 @@ class RecordingStream:
         self._lines = self._numbered_lines(chunks, 0, at_end=end is None)
         return self._items()
 
+    def raw_lines(self) -> Iterator[tuple[int, bytes, bool]]:
+        """The lines after the header as this reader finds them, undecoded: ``(line number,
+        bytes without the newline, cut)``; blank lines left out, ``cut`` for a last line with no
+        newline. A corrupt or cut gzip stream ends them as iteration would (an error, or a
+        warning under ``skip_bad``). What ``merge`` copies into a job: the lines a replay reads."""
+        self._start()
+        return self._lines
+
     @property
     def kind_warnings(self) -> dict[str, int]:
         """For each unknown mark kind met, the index of its warning in ``warnings`` (a reader warns
@@ -329,26 +355,53 @@ class RecordingStream:
         number of the line before the first; ``at_end=False`` for a span that stops before the end
         of the file (its last line is not the file's last)."""
         buf = b""
+        held: list[bytes] = []  # the pieces of a line no chunk has ended yet
+        held_bytes = 0
+        overlong = False  # under skip_bad: discarding a line over MAX_LINE up to its end
         try:
             for chunk in chunks:
-                if buf:
-                    chunk = buf + chunk
+                if b"\n" not in chunk:
+                    if not overlong:
+                        held.append(chunk)
+                        held_bytes += len(chunk)
+                        if held_bytes > MAX_LINE:
+                            overlong = self._overlong(lineno + 1)
+                            held, held_bytes = [], 0
+                    continue
+                if overlong:
+                    chunk = chunk[chunk.index(b"\n") + 1 :]
+                    lineno += 1
+                    overlong = False
+                elif held:
+                    # Joined once its line ends: adding each chunk to a growing line would copy
+                    # it again and again (quadratic in the line).
+                    chunk = b"".join(held) + chunk
                 pieces = chunk.split(b"\n")
                 buf = pieces.pop()
+                held, held_bytes = [buf], len(buf)
                 for piece in pieces:
                     lineno += 1
                     if not piece or piece.isspace():
                         continue
+                    if len(piece) > MAX_LINE:
+                        self._overlong(lineno)
+                        continue
                     yield lineno, piece, False
+                if held_bytes > MAX_LINE:
+                    overlong = self._overlong(lineno + 1)
+                    held, held_bytes = [], 0
         except _Corrupt as exc:
-            problem = f"compressed data is corrupt ({exc})"
+            problem = f"compressed data is corrupt near byte {exc.offset:,} of the file ({exc})"
             if not self.skip_bad:
                 raise RecordingError(
-                    self.path, lineno + 1, problem, "use --skip-bad to keep what precedes"
+                    self.name, lineno + 1, problem, "use --skip-bad to keep what precedes"
                 ) from None
             self._warn(lineno + 1, f"{problem}; the rest of the file was skipped")
             self.skipped += 1
-            buf = b""
+            held = []
+        if overlong:
+            lineno += 1  # the long line ran to the end of the file
+        buf = b"".join(held)
         tail = buf if buf and not buf.isspace() else None
         if tail is not None:
             lineno += 1
@@ -362,8 +415,18 @@ class RecordingStream:
         if at_end and not self.end_seen and not any(_CUT in w for w in self.warnings):
             self._warn(lineno, NO_END_MARK)
 
+    def _overlong(self, lineno: int) -> bool:
+        """A line over :data:`MAX_LINE`: an error, or under ``skip_bad`` a warning (the line is
+        then skipped, never held)."""
+        error = too_long(self.name, lineno, MAX_LINE)
+        if not self.skip_bad:
+            raise RecordingError(error.path, error.line, error.problem, "use --skip-bad to skip it")
+        self.skipped += 1
+        self._warn(lineno, f"{error.problem}; skipped it")
+        return True
+
     def _warn(self, lineno: int, text: str) -> None:
-        self.warnings.append(f"{self.path}:{lineno}: {text}")
+        self.warnings.append(f"{self.name}:{lineno}: {text}")
         self.warning_lines.append((lineno, text))
 
     def _parse(self, lineno: int, line: bytes, cut: bool) -> dict[str, Any] | None:
@@ -384,7 +447,7 @@ class RecordingStream:
 
     def _bad(self, lineno: int, problem: str) -> None:
         if not self.skip_bad:
-            raise RecordingError(self.path, lineno, problem, "use --skip-bad to skip bad lines")
+            raise RecordingError(self.name, lineno, problem, "use --skip-bad to skip bad lines")
         self.skipped += 1
         return None
 
@@ -393,7 +456,7 @@ class RecordingStream:
     def _read_header(self) -> dict[str, Any]:
         for lineno, line, cut in self._lines:
             try:
-                rec = loads(line)
+                rec = loads_record(line)
             except (ValueError, RecursionError) as exc:
                 if line.lstrip()[:1] in (b"{", "{"):
                     problem = (
@@ -401,18 +464,18 @@ class RecordingStream:
                         if cut
                         else f"the header line is not valid JSON ({_short(exc)})"
                     )
-                    raise RecordingError(self.path, lineno, problem) from None
+                    raise RecordingError(self.name, lineno, problem) from None
                 raise RecordingError(
-                    self.path, lineno, f"not a sectormon recording: first line is not JSON ({_short(exc)})"
+                    self.name, lineno, f"not a sectormon recording: first line is not JSON ({_short(exc)})"
                 ) from None
             if type(rec) is not dict:
                 raise RecordingError(
-                    self.path, lineno, "not a sectormon recording: first record is not an object"
+                    self.name, lineno, "not a sectormon recording: first record is not an object"
                 )
             schema = rec.get("schema")
             if type(schema) is str and schema.startswith(_FRAME_STREAM_SCHEMAS):
                 raise RecordingError(
-                    self.path,
+                    self.name,
                     lineno,
                     "this is a --json frame stream (computed frames), not a recording of raw readings",
                     "record with --record FILE to replay or compare a run; a frame stream is read "
@@ -421,7 +484,7 @@ class RecordingStream:
             kind, version = self._schema(lineno, rec)
             if kind != "recording":
                 raise RecordingError(
-                    self.path,
+                    self.name,
                     lineno,
                     f"not a sectormon recording: first record is a {kind!r}, expected the header "
                     f"(schema {RECORDING_SCHEMA!r})",
@@ -434,21 +497,22 @@ class RecordingStream:
                 check_header(rec)
             except BadRecord as exc:
                 raise RecordingError(
-                    self.path, lineno, str(exc), "the header is damaged: restore it from a copy of the file"
+                    self.name, lineno, str(exc), "the header is damaged: restore it from a copy of the file"
                 ) from None
             self._state.lineno = lineno
+            self.header_line = line
             return rec
-        raise RecordingError(self.path, 1, "empty file: not a sectormon recording (no header line)")
+        raise RecordingError(self.name, 1, "empty file: not a sectormon recording (no header line)")
 
     def _schema(self, lineno: int, rec: dict[str, Any]) -> tuple[str, int]:
         """Kind and version of a record; unknown kinds and newer versions are errors even with skip_bad."""
         try:
             kind, version = parse_schema(rec.get("schema"))
         except BadRecord as exc:
-            raise RecordingError(self.path, lineno, str(exc)) from None
+            raise RecordingError(self.name, lineno, str(exc)) from None
         if kind not in RECORD_KINDS:
             raise RecordingError(
-                self.path,
+                self.name,
                 lineno,
                 f"unknown record kind {kind!r} (this sectormon reads {', '.join(RECORD_KINDS)} "
                 f"records, version {FORMAT_VERSION})",
@@ -456,7 +520,7 @@ class RecordingStream:
             )
         if version > FORMAT_VERSION:
             raise RecordingError(
-                self.path,
+                self.name,
                 lineno,
                 f"record version sectormon/{kind}/{version} is newer than this sectormon supports "
                 f"(sectormon/{kind}/{FORMAT_VERSION})",
@@ -736,15 +800,16 @@ def _short(exc: BaseException) -> str:
     return text[:120]
 
 
-def open_recording(path: str | Path, *, skip_bad: bool = False) -> RecordingStream:
+def open_recording(path: str | Path, *, skip_bad: bool = False, name: str | None = None) -> RecordingStream:
     """Open a recording for streaming (header read and checked now); iterating yields
-    :class:`Slice`, :class:`Mark` and :class:`SampleBatch`."""
-    return RecordingStream(path, skip_bad=skip_bad)
+    :class:`Slice`, :class:`Mark` and :class:`SampleBatch`. ``name``: what messages call it
+    (default: its path)."""
+    return RecordingStream(path, skip_bad=skip_bad, name=name)
 
 
-def scan_recording(path: str | Path, *, skip_bad: bool = False) -> ScanResult:
+def scan_recording(path: str | Path, *, skip_bad: bool = False, name: str | None = None) -> ScanResult:
     """The timeline of a recording (see :meth:`RecordingStream.scan`)."""
-    with open_recording(path, skip_bad=skip_bad) as stream:
+    with open_recording(path, skip_bad=skip_bad, name=name) as stream:
         return stream.scan()
 
 

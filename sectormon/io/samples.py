@@ -16,6 +16,7 @@ from sectormon.attribution.samples import (
     SampleBatch,
 )
 from sectormon.io.jsonl import FORMAT_VERSION, BadRecord, stream_seconds
+from sectormon.readings import U64
 
 SAMPLES_SCHEMA = f"sectormon/samples/{FORMAT_VERSION}"
 SAMPLE_FIELDS = "[time_ns, tid, cpu, period, weight, code, data, addr]"
@@ -83,10 +84,12 @@ def samples_from_record(rec: Mapping[str, Any], interner: LocationInterner | Non
     lost = rec.get("lost", 0)
     counted = rec.get("counted")
     multiplexed = rec.get("multiplexed", False)
-    if type(lost) is not int or lost < 0:
-        raise BadRecord(f"samples 'lost' must be a whole number >= 0, got {lost!r}")
-    if counted is not None and (type(counted) is not int or counted < 0):
-        raise BadRecord(f"samples 'counted' must be a whole number >= 0 or null, got {counted!r}")
+    if type(lost) is not int or not 0 <= lost < U64:
+        raise BadRecord(f"samples 'lost' must be a whole number from 0 to 2^64-1, got {_short(lost)}")
+    if counted is not None and (type(counted) is not int or not 0 <= counted < U64):
+        raise BadRecord(
+            f"samples 'counted' must be a whole number from 0 to 2^64-1 or null, got {_short(counted)}"
+        )
     if type(multiplexed) is not bool:
         raise BadRecord(f"samples 'multiplexed' must be true or false, got {multiplexed!r}")
     codes = [
@@ -108,21 +111,23 @@ def samples_from_record(rec: Mapping[str, Any], interner: LocationInterner | Non
             time, tid, cpu, period, weight, ci, di, addr = row
             if (
                 type(time) is int
+                and 0 <= time < U64
                 and type(tid) is int
                 and type(cpu) is int
                 and type(period) is int
-                and period >= 1
-                and (weight is None or (type(weight) is int and weight >= 0))
+                and 1 <= period < U64
+                and (weight is None or (type(weight) is int and 0 <= weight < U64))
                 and type(ci) is int
                 and 0 <= ci < n_code
                 and (di is None or (type(di) is int and 0 <= di < n_data))
-                and (addr is None or (type(addr) is int and addr >= 0))
+                and (addr is None or (type(addr) is int and 0 <= addr < U64))
             ):
                 data = None if di is None else datas[di]
                 append(AttributedSample(time, tid, cpu, period, weight, codes[ci], data, addr))
                 continue
         raise BadRecord(
-            f"samples[{i}] must be {SAMPLE_FIELDS}: integers (period >= 1), code/data indexing the "
+            f"samples[{i}] must be {SAMPLE_FIELDS}: integers (time, period, weight and addr "
+            "u64 values, period >= 1), code/data indexing the "
             f"record's tables (0..{n_code - 1} / 0..{n_data - 1} or null), got {_short(row)}"
         )
     return SampleBatch(t, tuple(out), lost, counted, multiplexed)

@@ -10,49 +10,71 @@ import gzip
 import json
 import shutil
 import tempfile
-from collections.abc import Iterator
+import zlib
+from collections.abc import Iterator, Mapping
 from contextlib import ExitStack, contextmanager
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, BinaryIO, NoReturn
 
 from sectormon import __version__
 from sectormon.errors import DataError
+from sectormon.files.lines import bounded_lines
+from sectormon.files.regular import open_input
+from sectormon.files.text import printable
+from sectormon.io.header_check import MIN_INTERVAL
+from sectormon.io.jsonl import MAX_SECONDS, finite_float, loads, loads_record
+from sectormon.io.reader import MAX_LINE, open_recording
 from sectormon.job.nodes import Alignment, Node, node_from_recording
 
 JOB_SCHEMA = "sectormon/job/1"
 NODE_SCHEMA = "sectormon/job-node/1"
 _NODE_PREFIX = b'{"schema":"' + NODE_SCHEMA.encode() + b'"'
 _GZIP_MAGIC = b"\x1f\x8b"
+MAX_NODES = 4096
+"""Nodes a job file may list (a node is a temporary file while the job is read)."""
 
 
-def _open_read(path: str | Path) -> IO[bytes]:
-    with open(path, "rb") as probe:
-        magic = probe.read(2)
+def _open_read(path: str | Path) -> BinaryIO:
+    """The file (regular files only), decompressed when it is gzip."""
+    f = open_input(str(path), "job file")
+    try:
+        magic = f.read(2)
+        f.seek(0)
+    except OSError:
+        f.close()
+        raise
     if magic == _GZIP_MAGIC:
-        return gzip.open(path, "rb")  # type: ignore[return-value]  # a GzipFile reads as a binary IO
-    return open(path, "rb")
+        return gzip.GzipFile(fileobj=f, mode="rb")  # type: ignore[return-value]  # reads as a binary IO
+    return f
 
 
-def _lines(path: str | Path) -> Iterator[bytes]:
-    """The file's lines, each ending in a newline; a gzip stream cut short ends where it was cut."""
+def _lines(path: str | Path) -> Iterator[tuple[int, bytes]]:
+    """The file's numbered lines, each ending in a newline, none over
+    :data:`~sectormon.io.reader.MAX_LINE` bytes; a gzip stream that is cut or corrupt is an
+    error naming the line after the last whole one."""
+    name = printable(str(path))
     with _open_read(path) as f:
+        number = 0
         try:
-            for line in f:
-                yield line if line.endswith(b"\n") else line + b"\n"
-        except (EOFError, OSError):  # a recording cut by a crash: its reader skips the cut line
-            return
+            for number, line in bounded_lines(f, name, MAX_LINE):
+                yield number, line if line.endswith(b"\n") else line + b"\n"
+        except (EOFError, OSError, zlib.error) as exc:
+            raise DataError(
+                name,
+                number + 1,
+                f"the job file's compressed data is cut or corrupt ({exc})",
+                "merge the nodes again",
+            ) from None
 
 
 def first_record(path: str | Path) -> dict[str, Any] | None:
-    """The first line of a file as a JSON object, or None when it is not one."""
+    """The first line of a file as a JSON object, or None when it is not one (or cannot be read:
+    the reader that opens it then says why)."""
     try:
         with _open_read(path) as f:
             line = f.readline(1 << 24)
-    except (OSError, EOFError):
-        return None
-    try:
-        record = json.loads(line)
-    except ValueError:
+        record = loads(line)
+    except (OSError, EOFError, zlib.error, ValueError, DataError):
         return None
     return record if isinstance(record, dict) else None
 
@@ -62,11 +84,13 @@ def is_job_file(path: str | Path) -> bool:
     return record is not None and str(record.get("schema", "")).startswith("sectormon/job/")
 
 
-def write_job(alignment: Alignment, out: IO[bytes], *, compress: bool) -> None:
+def write_job(alignment: Alignment, out: IO[bytes], *, compress: bool, skip_bad: bool = False) -> None:
     """Write the aligned nodes as one job file to ``out`` (gzip-compressed when ``compress``).
 
-    A failed write raises its ``OSError``: the caller owns the file (``sectormon merge`` writes
-    it under a temporary name and renames it when whole)."""
+    Each node's part is the lines its replay reads, as they are in its file (blank lines kept as
+    such, so line numbers stay the file's): a last line cut mid-way is left out, so the job
+    holds whole lines only. A failed write raises its ``OSError``: the caller owns the file
+    (``sectormon merge`` writes it under a temporary name and renames it when whole)."""
     header = {
         "schema": JOB_SCHEMA,
         "sectormon": __version__,
@@ -94,79 +118,124 @@ def write_job(alignment: Alignment, out: IO[bytes], *, compress: bool) -> None:
         for i, node in enumerate(alignment.nodes):
             marker = {"schema": NODE_SCHEMA, "node": i, "host": node.host}
             f.write(json.dumps(marker, separators=(",", ":")).encode() + b"\n")
-            for line in _lines(node.path):
-                f.write(line)
+            _copy_node(node, f, skip_bad)
+
+
+def _copy_node(node: Node, f: IO[bytes], skip_bad: bool) -> None:
+    """Copy the lines of ``node``'s recording that its replay reads (what its scan warned about,
+    a cut last line among them, is in ``node.warnings``)."""
+    with open_recording(node.path, skip_bad=skip_bad, name=node.label) as stream:
+        lines = stream.raw_lines()  # the header is read already: its line is copied as it is
+        f.write(b"\n" * (stream.last_line - 1) + stream.header_line + b"\n")
+        written = stream.last_line
+        for number, line, cut in lines:
+            if cut:
+                try:
+                    loads(line)
+                except ValueError:
+                    continue  # the reader skips it too
+            f.write(b"\n" * (number - written - 1) + line + b"\n")
+            written = number
+
+
+class _Header:
+    """The checked fields of a job header (a damaged one is a one-line error naming the field)."""
+
+    def __init__(self, path: str, header: Mapping[str, Any]) -> None:
+        self.path = path
+        interval = finite_float(header.get("interval"))
+        if interval is None or not MIN_INTERVAL <= interval <= MAX_SECONDS:
+            self._bad("interval", f"a number of seconds from {MIN_INTERVAL:g} to {MAX_SECONDS:g}", header)
+        self.interval = interval
+        entries = header.get("nodes")
+        if type(entries) is not list or not 2 <= len(entries) <= MAX_NODES:
+            raise DataError(
+                path,
+                1,
+                f"the job header must list 2 to {MAX_NODES} nodes",
+                "merge again with sectormon merge",
+            )
+        self.offsets: list[float] = []
+        self.files: list[str] = []
+        for i, entry in enumerate(entries):
+            if type(entry) is not dict:
+                self._bad(f"nodes[{i}]", "an object (host, file, offset)", header)
+            offset = finite_float(entry.get("offset"))
+            if offset is None or not 0.0 <= offset <= MAX_SECONDS:
+                self._bad(f"nodes[{i}].offset", f"a number of seconds from 0 to {MAX_SECONDS:g}", header)
+            self.offsets.append(offset)
+            file = entry.get("file")
+            self.files.append(file if type(file) is str else f"node {i}")
+        warnings = header.get("warnings", [])
+        if type(warnings) is not list or not all(type(w) is str for w in warnings):
+            self._bad("warnings", "a list of strings", header)
+        self.warnings = tuple(warnings)
+
+    def _bad(self, key: str, expected: str, header: Mapping[str, Any]) -> NoReturn:
+        raise DataError(
+            self.path, 1, f"job header field {key!r} must be {expected}", "merge again with sectormon merge"
+        )
 
 
 @contextmanager
 def open_job(path: str | Path, *, skip_bad: bool = False) -> Iterator[Alignment]:
-    """The job's nodes, each extracted to a temporary recording for as long as the context lasts."""
+    """The job's nodes, each extracted to a temporary recording for as long as the context lasts.
+
+    Messages about a node name it and the file it was merged from (``simB.jsonl.gz (node B of
+    job.jsonl)``), never the temporary file."""
+    name = printable(str(path))
     lines = _lines(path)
-    first = next(lines, b"")
+    _, first = next(lines, (1, b""))
     try:
-        header = json.loads(first)
+        header = loads_record(first)
     except ValueError:
         header = None
     if not isinstance(header, dict) or header.get("schema") != JOB_SCHEMA:
-        raise DataError(
-            str(path), 1, f"not a sectormon job file (the first line is not a {JOB_SCHEMA} header)"
-        )
-    entries = header.get("nodes")
-    if not isinstance(entries, list) or len(entries) < 2:
-        raise DataError(
-            str(path), 1, "the job header lists fewer than two nodes", "merge again with sectormon merge"
-        )
+        raise DataError(name, 1, f"not a sectormon job file (the first line is not a {JOB_SCHEMA} header)")
+    checked = _Header(name, header)
     tmp = Path(tempfile.mkdtemp(prefix="sectormon-job-"))
     try:
-        paths = _extract(path, lines, tmp, len(entries))
+        paths = _extract(name, lines, tmp, len(checked.offsets))
         nodes = []
-        for i, entry in enumerate(entries):
-            node = node_from_recording(
-                str(paths[i]), label=f"{path} node {entry.get('host')}", skip_bad=skip_bad
-            )
-            nodes.append(
-                Node(
-                    node.host,
-                    node.path,
-                    node.label,
-                    node.header,
-                    node.first_t,
-                    node.end_t,
-                    float(entry["offset"]),
-                )
-            )
+        for i, offset in enumerate(checked.offsets):
+            label = f"{printable(checked.files[i])} (node {i} of {name})"
+            node = node_from_recording(str(paths[i]), label=label, skip_bad=skip_bad)
+            nodes.append(Node(node.host, node.path, label, node.header, node.first_t, node.end_t, offset))
         yield Alignment(
             tuple(nodes),
-            float(header["interval"]),
-            float(header["start"]),
-            float(header["end"]),
-            tuple(str(w) for w in header.get("warnings", ())),
+            checked.interval,
+            min(n.start for n in nodes),
+            max(n.end for n in nodes),
+            checked.warnings,
         )
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 
 
-def _extract(path: str | Path, lines: Iterator[bytes], tmp: Path, count: int) -> list[Path]:
+def _extract(name: str, lines: Iterator[tuple[int, bytes]], tmp: Path, count: int) -> list[Path]:
+    """Each node's lines to its own file in ``tmp`` (one open at a time: a node's lines follow
+    its marker)."""
     paths = [tmp / f"node{i}.jsonl" for i in range(count)]
     seen: set[int] = set()
     with ExitStack() as files:
-        outs = [files.enter_context(open(p, "wb")) for p in paths]
         out: IO[bytes] | None = None
-        for lineno, line in enumerate(lines, start=2):
+        for lineno, line in lines:
             if line.startswith(_NODE_PREFIX):
-                index = json.loads(line).get("node")
-                if not isinstance(index, int) or not 0 <= index < count or index in seen:
-                    raise DataError(
-                        str(path), lineno, f"bad node marker {line.decode(errors='replace').strip()}"
-                    )
+                try:
+                    marker = loads(line)
+                except ValueError:
+                    marker = None
+                index = marker.get("node") if isinstance(marker, dict) else None
+                if type(index) is not int or not 0 <= index < count or index in seen:
+                    shown = printable(line.decode("utf-8", "replace").strip())[:80]
+                    raise DataError(name, lineno, f"bad node marker {shown}", "merge the nodes again")
                 seen.add(index)
-                out = outs[index]
+                files.close()
+                out = files.enter_context(open(paths[index], "wb"))
             elif out is None:
-                raise DataError(str(path), lineno, "a record before the first node marker")
+                raise DataError(name, lineno, "a record before the first node marker")
             else:
                 out.write(line)
     if len(seen) != count:
-        raise DataError(
-            str(path), None, f"the job lists {count} nodes but holds {len(seen)} (the file was cut)"
-        )
+        raise DataError(name, None, f"the job lists {count} nodes but holds {len(seen)} (the file was cut)")
     return paths

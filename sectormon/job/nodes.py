@@ -9,12 +9,12 @@ are aligned at their starts, and the job says so.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from sectormon.errors import UsageError
+from sectormon.io.jsonl import finite_float
 
 EDGE_SLACK = 0.5
 """Intervals a node may start after the first or end before the last without being reported."""
@@ -31,6 +31,7 @@ class Node:
     first_t: float  # stream time its recording starts at (where its whole-run window starts)
     end_t: float  # stream time of its last record
     offset: float = 0.0  # job time of its stream time 0
+    warnings: tuple[str, ...] = ()  # what its reader warned about when it was scanned
 
     @property
     def start(self) -> float:
@@ -59,13 +60,12 @@ class Alignment:
 
 def _interval(header: Mapping[str, Any]) -> float | None:
     options = header.get("options")
-    value = options.get("interval") if isinstance(options, Mapping) else None
-    return float(value) if isinstance(value, (int, float)) and math.isfinite(value) and value > 0 else None
+    value = finite_float(options.get("interval")) if isinstance(options, Mapping) else None
+    return value if value is not None and value > 0 else None
 
 
 def _wall_t0(header: Mapping[str, Any]) -> float | None:
-    value = header.get("wall_t0")
-    return float(value) if isinstance(value, (int, float)) and math.isfinite(value) else None
+    return finite_float(header.get("wall_t0"))
 
 
 def _simulated(header: Mapping[str, Any]) -> bool:
@@ -125,7 +125,9 @@ def align(nodes: Sequence[Node]) -> Alignment:
 
 
 def _replace_offset(node: Node, offset: float) -> Node:
-    return Node(node.host, node.path, node.label, node.header, node.first_t, node.end_t, offset)
+    return Node(
+        node.host, node.path, node.label, node.header, node.first_t, node.end_t, offset, node.warnings
+    )
 
 
 def node_from_recording(path: str, *, label: str | None = None, skip_bad: bool = False) -> Node:
@@ -133,8 +135,7 @@ def node_from_recording(path: str, *, label: str | None = None, skip_bad: bool =
     where its engine's whole run starts (the recording's start) to its last record."""
     from sectormon.io.reader import scan_recording
 
-    scan = scan_recording(path, skip_bad=skip_bad)
+    scan = scan_recording(path, skip_bad=skip_bad, name=label)
     host = str(scan.header.get("host") or label or path)
-    started = scan.header.get("recording_started")
-    first_t = float(started) if isinstance(started, (int, float)) and math.isfinite(started) else 0.0
-    return Node(host, path, label or path, scan.header, first_t, scan.end_t)
+    first_t = finite_float(scan.header.get("recording_started")) or 0.0
+    return Node(host, path, label or path, scan.header, first_t, scan.end_t, warnings=scan.warnings)

@@ -74,16 +74,17 @@ def job_frames(
     ``speed`` paces them in real time times ``speed`` (None: as fast as possible); what the
     nodes' readers warn about (a cut file) goes to ``on_warning``."""
     from sectormon.io.reader import open_recording
-    from sectormon.session.replay import replay_frames
+    from sectormon.session.replay import Pacer, replay_frames
 
     job = combiner(alignment)
     interval = alignment.interval
     lo = -math.inf if t_from is None else t_from
     hi = math.inf if t_to is None else t_to
-    anchor: tuple[float, float] | None = None
+    pacer = Pacer(speed, sleep, clock, hole=interval) if speed is not None and math.isfinite(speed) else None
     with ExitStack() as stack:
         streams = {
-            n.host: stack.enter_context(open_recording(n.path, skip_bad=skip_bad)) for n in alignment.nodes
+            n.host: stack.enter_context(open_recording(n.path, skip_bad=skip_bad, name=n.label))
+            for n in alignment.nodes
         }
         finals: dict[str, Frame] = {}
 
@@ -104,7 +105,8 @@ def job_frames(
         for aligned, k, host, frame in merged:
             if group and (k != group_k or host in group):
                 if lo <= group_t <= hi:
-                    anchor = _pace(anchor, group_t, speed, sleep, clock)
+                    if pacer is not None:
+                        pacer.wait(group_t)
                     yield job.frame(group_t, group, interval=interval, run_seconds=group_t - alignment.start)
                 group = {}
             group_t = max(group_t, aligned) if group else aligned
@@ -120,29 +122,12 @@ def job_frames(
         yield job.frame(end, finals, interval=alignment.seconds, run_seconds=alignment.seconds, final=True)
 
 
-def _pace(
-    anchor: tuple[float, float] | None,
-    t: float,
-    speed: float | None,
-    sleep: Callable[[float], None],
-    clock: Callable[[], float],
-) -> tuple[float, float] | None:
-    if speed is None or not math.isfinite(speed):
-        return anchor
-    if anchor is None:
-        return (t, clock())
-    delay = anchor[1] + (t - anchor[0]) / speed - clock()
-    if delay > 0:
-        sleep(delay)
-    return anchor
-
-
 def final_job_frame(alignment: Alignment, *, skip_bad: bool = False) -> Frame:
     """Only the job's final frame (what compare needs): each node replayed to its own final frame."""
     from sectormon.session.replay import final_frame
 
     job = combiner(alignment)
-    finals = {n.host: final_frame(n.path, skip_bad=skip_bad)[1] for n in alignment.nodes}
+    finals = {n.host: final_frame(n.path, skip_bad=skip_bad, name=n.label)[1] for n in alignment.nodes}
     return job.frame(
         alignment.end, finals, interval=alignment.seconds, run_seconds=alignment.seconds, final=True
     )

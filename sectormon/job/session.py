@@ -23,7 +23,7 @@ from sectormon.job.jobfile import open_job
 from sectormon.job.replay import combiner, job_frames, job_header
 from sectormon.readings import Mark
 from sectormon.session.control import ReplayControl
-from sectormon.session.replay import default_time_scale
+from sectormon.session.replay import default_time_scale, is_hole
 from sectormon.session.timeline import TimelineSession
 
 
@@ -96,7 +96,6 @@ class JobReplaySession(TimelineSession):
         with self._cond:
             self._bookmarks.add(Mark(t=self._position, kind="bookmark", label=label))
 
-
     # -- ReplayControl ---------------------------------------------------------------------------
 
     def timeline(self) -> ReplayControl:
@@ -108,7 +107,6 @@ class JobReplaySession(TimelineSession):
 
     def bookmarks_file(self) -> str | None:
         return str(self._bookmarks.path)
-
 
     # -- thread ------------------------------------------------------------------------------------
 
@@ -172,8 +170,8 @@ class JobReplaySession(TimelineSession):
                 continue
             self.finished.clear()
             now = self._clock()
-            if anchor is None:
-                anchor = (self._position, now)
+            if anchor is None or is_hole(self._position, upcoming.t, self.alignment.interval):
+                anchor = (self._position if anchor is None else upcoming.t, now)
             delay = anchor[1] + (upcoming.t - anchor[0]) / speed - now if math.isfinite(speed) else 0.0
             if delay > 0:
                 with self._cond:

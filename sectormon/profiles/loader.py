@@ -972,7 +972,7 @@ def profile_from_dict(data: Mapping[str, Any], source: str = "<recording>") -> P
         )
     except KeyError as exc:
         raise fail(f"missing field {exc}") from exc
-    except (TypeError, ValueError, AttributeError) as exc:
+    except (TypeError, ValueError, AttributeError, OverflowError) as exc:  # Overflow: float(10**400)
         raise fail(str(exc)) from exc
     problems, _ = _check(profile, _no_lines)
     if problems:

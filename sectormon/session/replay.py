@@ -76,23 +76,44 @@ def frame_builder(header: Mapping[str, Any], path: str) -> FrameBuilder:
     return builder_for(header, build_engine(profile, header), interval, start=start, path=path)
 
 
-class _Pacer:
-    """Real-time pacing by stream time: item at ``t`` is due ``(t - t0) / speed`` after the anchor."""
+class Pacer:
+    """Real-time pacing by stream time: item at ``t`` is due ``(t - t0) / speed`` after the anchor.
 
-    def __init__(self, speed: float, sleep: Callable[[float], None], clock: Callable[[], float]) -> None:
+    A live session leaves no more than a frame interval between two slices, so a jump further
+    (a damaged or edited file: ``t`` from 10 s to 1e9 s) is a hole in the recording, not time to
+    wait through (it would be years): the item after it is due at once, and pacing goes on from it.
+    """
+
+    def __init__(
+        self,
+        speed: float,
+        sleep: Callable[[float], None],
+        clock: Callable[[], float],
+        hole: float = math.inf,
+    ) -> None:
         self.speed = speed
         self.sleep = sleep
         self.clock = clock
+        self.hole = hole  # stream seconds between two items that are not waited through
         self.anchor: tuple[float, float] | None = None
+        self._last = -math.inf
 
     def wait(self, t: float) -> None:
-        if self.anchor is None:
+        if self.anchor is None or is_hole(self._last, t, self.hole):
             self.anchor = (t, self.clock())
+            self._last = t
             return
+        self._last = t
         t0, wall0 = self.anchor
         delay = wall0 + (t - t0) / self.speed - self.clock()
         if delay > 0:
             self.sleep(delay)
+
+
+def is_hole(before: float, t: float, hole: float) -> bool:
+    """Whether stream time jumps from ``before`` to ``t`` by more than ``hole`` seconds (never
+    waited through when paced: see :class:`Pacer`)."""
+    return t - before > hole
 
 
 BuilderFactory = Callable[[Mapping[str, Any], str], FrameBuilder]
@@ -116,11 +137,13 @@ def replay_frames(
     time (2.0 = twice as fast); ``None`` = as fast as possible. Reading stops after ``t_to``.
     A large recording replayed as fast as possible is read by a second process (:mod:`.replay_worker`).
     """
-    builder = builder_factory(stream.header, stream.path)
+    builder = builder_factory(stream.header, stream.name)
     lo = -math.inf if t_from is None else t_from
     hi = math.inf if t_to is None else t_to
     builder.quiet(lo)
-    pacer = _Pacer(speed, sleep, clock) if speed is not None and math.isfinite(speed) else None
+    pacer = None
+    if speed is not None and math.isfinite(speed):
+        pacer = Pacer(speed, sleep, clock, hole=frame_timing(stream.header, stream.name)[0])
     with collector_paced_for_frames():
         for _, frames in _feed(stream, builder, t_from=lo, t_to=hi, pacer=pacer):
             for frame in frames:
@@ -132,17 +155,22 @@ def replay_frames(
 
 
 def final_frame(
-    path: str | Path, *, skip_bad: bool = False, builder_factory: BuilderFactory = frame_builder
+    path: str | Path,
+    *,
+    skip_bad: bool = False,
+    builder_factory: BuilderFactory = frame_builder,
+    name: str | None = None,
 ) -> tuple[dict[str, Any], Frame, RecordingStream]:
-    """Replay a whole recording to its final frame (what ``compare`` uses)."""
-    with open_recording(path, skip_bad=skip_bad) as stream:
-        builder = builder_factory(stream.header, stream.path)
+    """Replay a whole recording to its final frame (what ``compare`` uses); ``name``: what
+    messages call it."""
+    with open_recording(path, skip_bad=skip_bad, name=name) as stream:
+        builder = builder_factory(stream.header, stream.name)
         builder.quiet(math.inf)  # only the final frame is wanted
         with collector_paced_for_frames():
             slices = sum(fed for fed, _ in _feed(stream, builder, frames=False))
         if slices == 0:
             raise RecordingError(
-                stream.path, stream.last_line, "the recording has no slices: nothing to replay"
+                stream.name, stream.last_line, "the recording has no slices: nothing to replay"
             )
         return stream.header, builder.finish(), stream
 
@@ -165,7 +193,7 @@ def _feed(
     *,
     t_from: float = -math.inf,
     t_to: float = math.inf,
-    pacer: _Pacer | None = None,
+    pacer: Pacer | None = None,
     frames: bool = True,
 ) -> Iterator[tuple[int, list[Frame]]]:
     """Feed ``stream`` to ``builder`` up to ``t_to``: per record or batch, how many
@@ -174,7 +202,7 @@ def _feed(
     ``frames=False`` (only the final frame is built) by as many as there are CPUs."""
     readers = replay_worker.readers(stream, frames=frames) if pacer is None else 0
     if readers:
-        interval, start = frame_timing(stream.header, stream.path)
+        interval, start = frame_timing(stream.header, stream.name)
         for piece in replay_worker.read_batches(stream, interval, start, t_to, readers):
             if isinstance(piece, Mark):
                 yield 0, builder.feed(piece)
@@ -245,6 +273,7 @@ class ReplaySession(TimelineSession):
         super().__init__(
             on_warning, start=scan.first_t, end=scan.end_t, speed=speed, paused=paused, time_scale=time_scale
         )
+        self._hole = frame_timing(scan.header, self.path)[0]  # see Pacer
         self.header: Mapping[str, Any] = stream_header(scan.header)
         self._recorded_marks = scan.marks
         for warning in scan.warnings:
@@ -350,7 +379,7 @@ class ReplaySession(TimelineSession):
         if checkpoint is None:
             self._position = self._start_t
             self._last_built = None
-            return stream, iter(stream), self._factory(stream.header, stream.path), user
+            return stream, iter(stream), self._factory(stream.header, stream.name), user
         self._position = checkpoint.t
         self._last_built = checkpoint.frame
         items = stream.resume_after(checkpoint.line, checkpoint.t)
@@ -461,8 +490,8 @@ class ReplaySession(TimelineSession):
                     continue
                 if type(item) is not Mark and math.isfinite(speed):
                     now = self._clock()
-                    if anchor is None:
-                        anchor = (self._position, now)
+                    if anchor is None or is_hole(self._position, item.t, self._hole):
+                        anchor = (self._position if anchor is None else item.t, now)
                     delay = anchor[1] + (item.t - anchor[0]) / speed - now
                     if delay > 0:
                         with self._cond:

@@ -43,6 +43,7 @@ from typing import IO, Any
 from sectormon.attribution.samples import SampleBatch
 from sectormon.attribution.window import HEADER_KEY as HOTSPOTS_KEY
 from sectormon.errors import SectormonError, UsageError
+from sectormon.files.text import is_ascii_digits, printable
 from sectormon.frames import FrameClock
 from sectormon.io.reader import RecordingError, RecordingStream, open_recording
 from sectormon.io.spans import SpanFinder
@@ -57,8 +58,9 @@ GZIP_RATIO = 3
 """About how much a gzip recording grows when decompressed (2.7 for the benchmark's counts)."""
 
 ENV_SWITCH = "SECTORMON_REPLAY_WORKER"
-"""``0`` never uses reader processes; ``N`` >= 1 always uses N (one where a file cannot be
-shared), on a machine with 2 CPUs or more."""
+"""``0`` never uses reader processes; ``N`` from 1 to :data:`MAX_READERS` always uses N (one where
+a file cannot be shared), on a machine with 2 CPUs or more; a larger N is a usage error (each
+reader is a process of its own: a thousand would only fight over the CPUs)."""
 
 SPAN_BYTES = 4_000_000
 """Bytes of a span when children share a file. A span's batches (about 12 % of its bytes) fit
@@ -86,10 +88,10 @@ def readers(stream: RecordingStream, *, frames: bool = True) -> int:
     ``frames=False`` when only the final frame is built (``compare``): this process then has
     little to do and every CPU can read."""
     switch = os.environ.get(ENV_SWITCH, "").strip()
-    if switch and not switch.isdigit():
+    if switch and not (is_ascii_digits(switch) and int(switch) <= MAX_READERS):
         raise UsageError(
-            f"{ENV_SWITCH}={switch!r}: give 0 (read in this process) or the number of reader processes, "
-            "or leave it unset (sectormon picks)"
+            f"{ENV_SWITCH}={printable(switch)[:40]!r}: give 0 (read in this process) or the number of "
+            f"reader processes, at most {MAX_READERS}, or leave it unset (sectormon picks)"
         )
     if switch and int(switch) == 0:
         return 0
@@ -150,7 +152,7 @@ def read_batches(
             repeated = {i for name, i in kind_warnings.items() if name in warned_kinds}
             warned_kinds.update(kind_warnings)
             warnings.extend(
-                f"{stream.path}:{base + at - 1}: {text}"
+                f"{stream.name}:{base + at - 1}: {text}"
                 for i, (at, text) in enumerate(part_warnings)
                 if i not in repeated
             )
@@ -178,7 +180,7 @@ def _part(
     ``end`` message without the tag. Errors name lines as the file numbers them (``base``: the
     number of the part's first line); an ``end`` mark sets ``stream.end_seen``."""
     assert proc.stdout is not None
-    path = stream.path
+    path = stream.name
     while True:
         message = _receive(proc.stdout)
         if message is None:
@@ -198,8 +200,9 @@ def _part(
         elif kind == "end":
             return message[1:]
         elif kind == "error":
-            _, error_path, line, problem, fix = message
-            raise RecordingError(error_path, None if line is None else base + line - 1, problem, fix)
+            # The child opened the file by its path; the error names it as this reader does.
+            _, _path, line, problem, fix = message
+            raise RecordingError(stream.name, None if line is None else base + line - 1, problem, fix)
         else:
             raise SectormonError(
                 f"{path}: the replay's reader process failed: {message[1]}"

@@ -202,7 +202,7 @@ def test_not_a_recording(tmp_path: Path, content: bytes, problem: str) -> None:
 
 
 def test_missing_file(tmp_path: Path) -> None:
-    with pytest.raises(RecordingError, match="cannot open recording"):
+    with pytest.raises(RecordingError, match="cannot read the recording"):
         read_recording(tmp_path / "nope.jsonl")
 
 
