@@ -48,7 +48,6 @@ def run(args: argparse.Namespace) -> int:
     from sectormon.commands.output import print_message, print_warning
     from sectormon.errors import UsageError
     from sectormon.files.output import replace_output
-    from sectormon.files.text import printable
     from sectormon.job.jobfile import is_job_file, write_job
     from sectormon.job.nodes import align, node_from_recording
 
@@ -67,7 +66,7 @@ def run(args: argparse.Namespace) -> int:
     # What the nodes' readers found (a cut node is merged up to its last whole line) ...
     for node in alignment.nodes:
         for warning in node.warnings:
-            print(f"sectormon: warning: node {printable(node.host)}: {printable(warning)}", file=sys.stderr)
+            print_warning(f"node {node.host}: {warning}")
     # ... and what aligning them found (said again by every replay of the job).
     for warning in alignment.warnings:
         print_warning(warning)
