@@ -56,6 +56,7 @@ THREAD_COVERAGE = f"{PREFIX}_thread_coverage_ratio"
 COVERAGE = f"{PREFIX}_coverage_ratio"
 EVENTS = f"{PREFIX}_events"
 PROXY = f"{PREFIX}_proxy_estimate"
+PROXY_ERROR = f"{PREFIX}_proxy_error_ratio"
 
 BUILTIN: Mapping[str, str] = {
     # the families every scrape may hold besides the profile's metrics -> their OpenMetrics type
@@ -70,6 +71,7 @@ BUILTIN: Mapping[str, str] = {
     COVERAGE: "gauge",
     EVENTS: "counter",
     PROXY: "gauge",
+    PROXY_ERROR: "gauge",
 }
 
 _TYPE_SUFFIXES: Mapping[str, tuple[str, ...]] = {
