@@ -635,6 +635,7 @@ def main() -> int:
                 )
                 print_accuracy(outputs, plain, proxied)
         print_control(outputs, "default", "kernel")
+        print_control(outputs, "default", "sync")
         floor_pct = 100 * sum(floor.values()) * 50  # 50 slices per second
         print(
             "sync's syscalls alone on this target, per 20 ms slice: "
