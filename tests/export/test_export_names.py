@@ -6,7 +6,7 @@ import re
 from pathlib import Path
 
 import pytest
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 
 from sectormon.errors import UsageError
@@ -129,6 +129,7 @@ def _scrape_with(metrics: list[dict[str, str]]) -> str:
         max_size=4,
     )
 )
+@example([("IPC", ""), ("IPC", "ratio")])  # one metric twice: its coverage series twice
 def test_every_accepted_profile_scrapes_without_a_clashing_name(pairs: list[tuple[str, str]]) -> None:
     """Prometheus' OpenMetrics parser (prometheus_client's is as strict) accepts every scrape of a
     profile exported_metrics accepts."""
