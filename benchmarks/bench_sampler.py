@@ -241,11 +241,14 @@ def measure(
     with_floor: bool,
     modes: dict[str, list[str]],
     outputs: Path | None = None,
+    trace: list[tuple[float, float]] | None = None,
 ) -> tuple[dict[str, float], float, dict[str, float]]:
     """Start the target, one sectormon per entry of ``modes`` and perf stat (all under
     ``taskset -c pin`` when given) and return each tool's CPU seconds over ``seconds`` of steady
     state, the wall time, and the syscall floor measured on the same target afterwards (when
-    ``with_floor``). ``outputs``: a directory that keeps each sectormon's JSON as NAME.jsonl."""
+    ``with_floor``). ``outputs``: a directory that keeps each sectormon's JSON as NAME.jsonl.
+    ``trace``: filled with the target's CPU seconds (the kernel's account, /proc) at Unix times,
+    every 0.1 s while the tools run: the truth a task-clock estimate is checked against."""
     sectormon = shutil.which("sectormon") or str(Path(sys.executable).with_name("sectormon"))
     perf = shutil.which("perf")
     prefix = ["taskset", "-c", pin] if pin is not None else []
@@ -284,6 +287,10 @@ def measure(
                 stdout=subprocess.DEVNULL,
                 stderr=subprocess.DEVNULL,
             )
+        stop = threading.Event()
+        if trace is not None:
+            tracer = threading.Thread(target=_trace_cpu, args=(psutil.Process(pid), trace, stop), daemon=True)
+            tracer.start()
         # Start-up (imports, probe, opening 48 x 5 groups) is not steady state: measure from the
         # first frame of every instance that writes one (at load 6 that took up to 5 s), then 1 s on.
         if outputs is not None:
@@ -296,6 +303,7 @@ def measure(
         wall = time.monotonic() - wall0
         used = {name: cpu_seconds(p) - start[name] for name, p in procs.items()}
     finally:
+        stop.set()
         for proc in tools.values():
             proc.terminate()
         for proc in tools.values():
@@ -307,6 +315,13 @@ def measure(
             target.kill()
             target.wait()
     return used, wall, floor
+
+
+def _trace_cpu(target: psutil.Process, trace: list[tuple[float, float]], stop: threading.Event) -> None:
+    """Append (Unix time, the target's CPU seconds) every 0.1 s until ``stop``."""
+    while not stop.is_set():
+        trace.append((time.time(), cpu_seconds(target)))
+        stop.wait(0.1)
 
 
 def _wait_for_frames(
@@ -397,9 +412,22 @@ class Accuracy:
     intervals: int
     known: int
     covered: int
+    kernel: float | None = None
+    """Task-clock only: the target's CPU time over the span (cores), the kernel's account."""
 
 
-def accuracy(paths: tuple[Path, Path], skip: float) -> tuple[dict[str, Accuracy], float, int]:
+def _kernel_cores(trace: list[tuple[float, float]], lo: float, hi: float) -> float | None:
+    """The target's CPU seconds per second over ``lo..hi``, linear between the trace's samples."""
+    if len(trace) < 2 or trace[0][0] > lo or trace[-1][0] < hi:
+        return None
+    times = [t for t, _ in trace]
+    cpu = [c for _, c in trace]
+    return (_at(times, cpu, hi) - _at(times, cpu, lo)) / (hi - lo)
+
+
+def accuracy(
+    paths: tuple[Path, Path], skip: float, trace: list[tuple[float, float]] | None = None
+) -> tuple[dict[str, Accuracy], float, int]:
     """Two instances' rates of each event in :data:`EVENTS` over the same wall-clock span: from
     ``skip`` seconds after the later one's first frame (start-up; a stand-in's hand-over) to the
     earlier one's last interval frame. Instances started seconds apart on a loaded machine see
@@ -440,14 +468,18 @@ def accuracy(paths: tuple[Path, Path], skip: float) -> tuple[dict[str, Accuracy]
             intervals=len(inside),
             known=len(known),
             covered=covered,
+            kernel=_kernel_cores(trace, lo, hi) if trace and name == "TASK_CLOCK" else None,
         )
     return out, span, proxied.missing
 
 
-def print_accuracy(outputs: Path, plain: str, proxied: str) -> None:
+def print_accuracy(
+    outputs: Path, plain: str, proxied: str, trace: list[tuple[float, float]] | None = None
+) -> None:
     """The proxied instance's estimates against the full count of the same run's ``plain``, each
-    with its 95 % error bound and whether the bound held the full count."""
-    figures, span, missing = accuracy((outputs / f"{plain}.jsonl", outputs / f"{proxied}.jsonl"), 3.0)
+    with its 95 % error bound and whether the bound held the full count; task-clock also against
+    the kernel's CPU time of the target over the same span (``trace``), which no rotation scales."""
+    figures, span, missing = accuracy((outputs / f"{plain}.jsonl", outputs / f"{proxied}.jsonl"), 3.0, trace)
 
     def versus(name: str) -> str:
         words, unit, _ = EVENTS[name]
@@ -460,10 +492,15 @@ def print_accuracy(outputs: Path, plain: str, proxied: str) -> None:
         else:
             held = "covered" if abs(found.estimate - found.full) <= found.half else "NOT covered"
             bound = f"bound ±{100 * found.half / found.estimate:.1f} % (95 %): {held}"
+        kernel = ""
+        if found.kernel:
+            off = found.estimate - found.kernel
+            held = "n/a" if found.half is None else "covered" if abs(off) <= found.half else "NOT covered"
+            kernel = f"; vs the kernel's {found.kernel:.3g}: {100 * off / found.kernel:+.1f} %, {held}"
         return (
             f"{words} {found.estimate:.3g} vs {found.full:.3g} {unit} ({deviation:+.1f} %, {bound}; "
             f"intervals: {found.covered} of {found.known} within their bound, "
-            f"{found.intervals - found.known} n/a)"
+            f"{found.intervals - found.known} n/a{kernel})"
         )
 
     print(
@@ -474,17 +511,27 @@ def print_accuracy(outputs: Path, plain: str, proxied: str) -> None:
         print(f"        {versus(name)}")
 
 
-def print_control(outputs: Path, first: str, second: str) -> None:
+def print_control(
+    outputs: Path, first: str, second: str, trace: list[tuple[float, float]] | None = None
+) -> None:
     """Two full counts of the same run (no proxy) compared as :func:`print_accuracy` compares an
     estimate: the comparison's own noise (each instance extrapolates its rotated counts, and their
-    frames end at different times), which no proxy bound covers."""
-    figures, span, _ = accuracy((outputs / f"{first}.jsonl", outputs / f"{second}.jsonl"), 3.0)
+    frames end at different times), which no proxy bound covers; and ``second``'s task-clock
+    against the kernel's CPU time of the target."""
+    figures, span, _ = accuracy((outputs / f"{first}.jsonl", outputs / f"{second}.jsonl"), 3.0, trace)
     found = {name: f for name, f in figures.items() if f.full}
+    clock = found.get("TASK_CLOCK")
+    kernel = (
+        f"; {second}'s task-clock vs the kernel's: {100 * (clock.estimate / clock.kernel - 1):+.1f} %"
+        if clock is not None and clock.kernel
+        else ""
+    )
     print(
         f"      control, two full counts ({second} vs {first}, the same {span:.1f} s): "
         + ", ".join(
             f"{EVENTS[name][0]} {100 * (f.estimate / f.full - 1):+.1f} %" for name, f in found.items()
         )
+        + kernel
     )
 
 
@@ -615,8 +662,16 @@ def main() -> int:
         profile.write_text(PROFILE)
         outputs = Path(tmp)
         modes = with_proxy(args.proxy)
+        trace: list[tuple[float, float]] = []
         used, wall, floor = measure(
-            profile, args.threads, args.seconds, None, with_floor=True, modes=modes, outputs=outputs
+            profile,
+            args.threads,
+            args.seconds,
+            None,
+            with_floor=True,
+            modes=modes,
+            outputs=outputs,
+            trace=trace,
         )
         shape = f"{args.threads} busy threads, 5 rotating groups of software events"
         print(f"target: {shape}, {wall:.1f} s, all tools at once; CPU as % of one core")
@@ -633,9 +688,9 @@ def main() -> int:
                     f"{100 * (used[plain] - used[proxied]) / wall:.2f} % of a core "
                     f"({used[proxied] / used[plain]:.2f}x its CPU)"
                 )
-                print_accuracy(outputs, plain, proxied)
-        print_control(outputs, "default", "kernel")
-        print_control(outputs, "default", "sync")
+                print_accuracy(outputs, plain, proxied, trace)
+        print_control(outputs, "default", "kernel", trace)
+        print_control(outputs, "default", "sync", trace)
         floor_pct = 100 * sum(floor.values()) * 50  # 50 slices per second
         print(
             "sync's syscalls alone on this target, per 20 ms slice: "
