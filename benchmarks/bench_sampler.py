@@ -5,9 +5,11 @@ as counter events do (``rotate_software: true``), once per rotation mode, all at
 the default settings (``--rotation auto``: kernel rotation here, reads every 0.1 s), ``--rotation
 kernel``, ``--rotation sync`` in 20 ms timeslices with the budget off (``--max-overhead 100``: the
 lock-step rotation's own cost) and with the default 2 % budget, the default settings and sync
-without a budget each with ``--proxy 1`` (one stand-in thread counts the rotating groups for all:
-what proxy counting saves, and next to it the proxied task-clock and page-fault estimates against the
-full count of the instance without --proxy over the same wall-clock span: its accuracy); and `perf
+without a budget each with ``--proxy N`` (``--proxy``, 1: N stand-in threads count the rotating
+groups for all: what proxy counting saves, and next to it the proxied task-clock and page-fault
+estimates against the full count of the instance without --proxy over the same wall-clock span: the
+deviation, the estimate's 95 % error bound and whether it held the full count, over the span and
+interval by interval; with one stand-in the bound is unknown); and `perf
 stat -I 100 -e <the same events> -p PID`. Every tool's CPU time is read from /proc through psutil
 over the same wall-clock span, from 1 s after every instance's first frame (start-up takes seconds
 on a loaded machine). Prints each one's CPU use as
@@ -34,7 +36,7 @@ Target: <= 2 ms a scrape (0.2 % of a core at a 1 s scrape interval), gzip includ
 With --instructions as well: the same comparison in instructions per scrape under callgrind
 (repeatable on a loaded machine, where CPU times vary by 1.5x; a few minutes under valgrind).
 
-Usage: python benchmarks/bench_sampler.py [--seconds 20] [--threads 48]
+Usage: python benchmarks/bench_sampler.py [--seconds 20] [--threads 48] [--proxy 1]
        [--openmetrics | --scrape-cost [--instructions | --gzip-settings] [--scrapes N]]
 """
 
@@ -215,10 +217,19 @@ MODES: dict[str, list[str]] = {
     "kernel": ["--rotation", "kernel"],
     "sync": ["--rotation", "sync", "--timeslice", "0.02", "--max-overhead", "100"],
     "sync+budget": ["--rotation", "sync", "--timeslice", "0.02"],
-    "proxy 1": ["--proxy", "1"],
-    "sync proxy 1": ["--rotation", "sync", "--timeslice", "0.02", "--max-overhead", "100", "--proxy", "1"],
 }
-"""sectormon's configurations measured side by side: name -> options."""
+"""sectormon's configurations measured side by side: name -> options (and the proxied ones,
+:func:`with_proxy`)."""
+
+
+def with_proxy(per_cmg: int) -> dict[str, list[str]]:
+    """:data:`MODES` and the default settings and sync without a budget with ``--proxy per_cmg``."""
+    proxy = ["--proxy", str(per_cmg)]
+    return {
+        **MODES,
+        f"proxy {per_cmg}": proxy,
+        f"sync proxy {per_cmg}": [*MODES["sync"], *proxy],
+    }
 
 
 def measure(
@@ -230,11 +241,14 @@ def measure(
     with_floor: bool,
     modes: dict[str, list[str]],
     outputs: Path | None = None,
+    trace: list[tuple[float, float]] | None = None,
 ) -> tuple[dict[str, float], float, dict[str, float]]:
     """Start the target, one sectormon per entry of ``modes`` and perf stat (all under
     ``taskset -c pin`` when given) and return each tool's CPU seconds over ``seconds`` of steady
     state, the wall time, and the syscall floor measured on the same target afterwards (when
-    ``with_floor``). ``outputs``: a directory that keeps each sectormon's JSON as NAME.jsonl."""
+    ``with_floor``). ``outputs``: a directory that keeps each sectormon's JSON as NAME.jsonl.
+    ``trace``: filled with the target's CPU seconds (the kernel's account, /proc) at Unix times,
+    every 0.1 s while the tools run: the truth a task-clock estimate is checked against."""
     sectormon = shutil.which("sectormon") or str(Path(sys.executable).with_name("sectormon"))
     perf = shutil.which("perf")
     prefix = ["taskset", "-c", pin] if pin is not None else []
@@ -273,6 +287,10 @@ def measure(
                 stdout=subprocess.DEVNULL,
                 stderr=subprocess.DEVNULL,
             )
+        stop = threading.Event()
+        if trace is not None:
+            tracer = threading.Thread(target=_trace_cpu, args=(psutil.Process(pid), trace, stop), daemon=True)
+            tracer.start()
         # Start-up (imports, probe, opening 48 x 5 groups) is not steady state: measure from the
         # first frame of every instance that writes one (at load 6 that took up to 5 s), then 1 s on.
         if outputs is not None:
@@ -285,6 +303,7 @@ def measure(
         wall = time.monotonic() - wall0
         used = {name: cpu_seconds(p) - start[name] for name, p in procs.items()}
     finally:
+        stop.set()
         for proc in tools.values():
             proc.terminate()
         for proc in tools.values():
@@ -296,6 +315,13 @@ def measure(
             target.kill()
             target.wait()
     return used, wall, floor
+
+
+def _trace_cpu(target: psutil.Process, trace: list[tuple[float, float]], stop: threading.Event) -> None:
+    """Append (Unix time, the target's CPU seconds) every 0.1 s until ``stop``."""
+    while not stop.is_set():
+        trace.append((time.time(), cpu_seconds(target)))
+        stop.wait(0.1)
 
 
 def _wait_for_frames(
@@ -310,23 +336,42 @@ def _wait_for_frames(
             time.sleep(0.05)
 
 
-def _cumulative(path: Path) -> tuple[list[float], dict[str, list[float]], int]:
+EVENTS = {"TASK_CLOCK": ("task-clock", "cores", 1e9), "PAGE_FAULTS": ("page faults", "/s", 1.0)}
+"""The proxied events compared: name -> (words, unit of the rate, counts per unit-second)."""
+
+
+@dataclasses.dataclass
+class Run:
     """An instance's interval frames as cumulative sums at wall-clock times: the frames' ends
-    (Unix seconds), each event's sum from the first frame's start to there (``None`` figures, n/a,
-    add nothing), and the frames with an n/a figure."""
+    (Unix seconds, the first frame's start first), each event's sum from there (``None`` figures,
+    n/a, add nothing), each frame's absolute error half-width of each event (its ``proxy_error``
+    times its count; 0 for a counted figure, ``None`` unknown), and the frames with an n/a figure."""
+
+    times: list[float]
+    sums: dict[str, list[float]]
+    halves: dict[str, list[float | None]]
+    missing: int
+
+
+def _cumulative(path: Path) -> Run:
     header, *frames = (json.loads(line) for line in path.read_text().splitlines() if line.strip())
     frames = frames[:-1]  # the last frame is the run's
     wall0 = header["wall_t0"]
     times = [wall0 + frames[0]["t"] - frames[0]["interval"]] if frames else []
-    sums: dict[str, list[float]] = {name: [0.0] for name in ("TASK_CLOCK", "PAGE_FAULTS")}
+    sums: dict[str, list[float]] = {name: [0.0] for name in EVENTS}
+    halves: dict[str, list[float | None]] = {name: [] for name in EVENTS}
     missing = 0
     for frame in frames:
-        counts = frame["total"]["counts"]
+        total = frame["total"]
+        counts = total["counts"]
         missing += any(counts.get(name) is None for name in sums)
         times.append(wall0 + frame["t"])
         for name, cumulative in sums.items():
-            cumulative.append(cumulative[-1] + (counts.get(name) or 0.0))
-    return times, sums, missing
+            count = counts.get(name) or 0.0
+            cumulative.append(cumulative[-1] + count)
+            bound = total.get("proxy_error", {}).get(name, 0.0) if name in total.get("proxy", ()) else 0.0
+            halves[name].append(None if bound is None else bound * count)
+    return Run(times, sums, halves, missing)
 
 
 def _at(times: list[float], cumulative: list[float], when: float) -> float:
@@ -338,42 +383,155 @@ def _at(times: list[float], cumulative: list[float], when: float) -> float:
     return cumulative[-1]
 
 
-def rates(paths: tuple[Path, Path], skip: float) -> tuple[dict[str, tuple[float, float]], float, int]:
-    """Two instances' total task-clock (cores) and page faults (per second) over the same wall-clock
-    span: from ``skip`` seconds after the later one's first frame (start-up; a stand-in's hand-over)
-    to the earlier one's last interval frame. Instances started seconds apart on a loaded machine
-    see different loads: a rate over each one's own frames compares two spans. Returns per event
-    (first's, second's), the span's seconds, and the second's frames with an n/a figure."""
-    (t1, s1, _), (t2, s2, missing) = _cumulative(paths[0]), _cumulative(paths[1])
-    lo, hi = max(t1[0], t2[0]) + skip, min(t1[-1], t2[-1])
+def _span_half(run: Run, name: str, lo: float, hi: float) -> float | None:
+    """The absolute half-width of an event's estimate over ``lo..hi``: each frame's in proportion
+    to its part of the span, added up (a bound that holds when each frame's does, whatever the
+    frames' errors have in common: the same stand-ins err alike from frame to frame); ``None``
+    when a frame in the span has an unknown bound."""
+    out = 0.0
+    for i, half in enumerate(run.halves[name]):
+        start, end = run.times[i], run.times[i + 1]
+        overlap = min(end, hi) - max(start, lo)
+        if overlap <= 0.0 or end <= start:
+            continue
+        if half is None:
+            return None
+        out += half * overlap / (end - start)
+    return out
+
+
+@dataclasses.dataclass
+class Accuracy:
+    """One proxied event over a common span: the full count's rate and the estimate's, the
+    estimate's 95 % half-width (``None``: unknown), and over the proxied instance's frames inside
+    the span, how many had a known bound and how many of those held the full count."""
+
+    full: float
+    estimate: float
+    half: float | None
+    intervals: int
+    known: int
+    covered: int
+    kernel: float | None = None
+    """Task-clock only: the target's CPU time over the span (cores), the kernel's account."""
+
+
+def _kernel_cores(trace: list[tuple[float, float]], lo: float, hi: float) -> float | None:
+    """The target's CPU seconds per second over ``lo..hi``, linear between the trace's samples."""
+    if len(trace) < 2 or trace[0][0] > lo or trace[-1][0] < hi:
+        return None
+    times = [t for t, _ in trace]
+    cpu = [c for _, c in trace]
+    return (_at(times, cpu, hi) - _at(times, cpu, lo)) / (hi - lo)
+
+
+def accuracy(
+    paths: tuple[Path, Path], skip: float, trace: list[tuple[float, float]] | None = None
+) -> tuple[dict[str, Accuracy], float, int]:
+    """Two instances' rates of each event in :data:`EVENTS` over the same wall-clock span: from
+    ``skip`` seconds after the later one's first frame (start-up; a stand-in's hand-over) to the
+    earlier one's last interval frame. Instances started seconds apart on a loaded machine see
+    different loads: a rate over each one's own frames compares two spans. The second's estimate
+    comes with its error bound over the span and per interval (the first's full count over the
+    same wall-clock interval as the truth). Returns per event its :class:`Accuracy`, the span's
+    seconds, and the second's frames with an n/a figure."""
+    plain, proxied = _cumulative(paths[0]), _cumulative(paths[1])
+    lo = max(plain.times[0], proxied.times[0]) + skip
+    hi = min(plain.times[-1], proxied.times[-1])
     span = hi - lo
     if span <= 0:
-        return {}, 0.0, missing
+        return {}, 0.0, proxied.missing
 
-    def rate(times: list[float], cumulative: list[float], unit: float) -> float:
-        return (_at(times, cumulative, hi) - _at(times, cumulative, lo)) / unit / span
+    def between(run: Run, name: str, a: float, b: float) -> float:
+        return _at(run.times, run.sums[name], b) - _at(run.times, run.sums[name], a)
 
-    out = {
-        name: (rate(t1, s1[name], unit), rate(t2, s2[name], unit))
-        for name, unit in (("TASK_CLOCK", 1e9), ("PAGE_FAULTS", 1.0))
-    }
-    return out, span, missing
+    out: dict[str, Accuracy] = {}
+    for name, (_, _, unit) in EVENTS.items():
+        half = _span_half(proxied, name, lo, hi)
+        inside = [
+            i for i in range(len(proxied.times) - 1) if lo <= proxied.times[i] and proxied.times[i + 1] <= hi
+        ]
+        known = [i for i in inside if proxied.halves[name][i] is not None]
+        covered = sum(
+            abs(
+                proxied.sums[name][i + 1]
+                - proxied.sums[name][i]
+                - between(plain, name, proxied.times[i], proxied.times[i + 1])
+            )
+            <= (proxied.halves[name][i] or 0.0)
+            for i in known
+        )
+        out[name] = Accuracy(
+            full=between(plain, name, lo, hi) / unit / span,
+            estimate=between(proxied, name, lo, hi) / unit / span,
+            half=None if half is None else half / unit / span,
+            intervals=len(inside),
+            known=len(known),
+            covered=covered,
+            kernel=_kernel_cores(trace, lo, hi) if trace and name == "TASK_CLOCK" else None,
+        )
+    return out, span, proxied.missing
 
 
-def print_accuracy(outputs: Path, plain: str, proxied: str) -> None:
-    """The proxied instance's estimates against the full count of the same run's ``plain``."""
-    figures, span, missing = rates((outputs / f"{plain}.jsonl", outputs / f"{proxied}.jsonl"), 3.0)
+def print_accuracy(
+    outputs: Path, plain: str, proxied: str, trace: list[tuple[float, float]] | None = None
+) -> None:
+    """The proxied instance's estimates against the full count of the same run's ``plain``, each
+    with its 95 % error bound and whether the bound held the full count; task-clock also against
+    the kernel's CPU time of the target over the same span (``trace``), which no rotation scales."""
+    figures, span, missing = accuracy((outputs / f"{plain}.jsonl", outputs / f"{proxied}.jsonl"), 3.0, trace)
 
-    def versus(name: str, unit: str) -> str:
-        if name not in figures or figures[name][0] == 0:
-            return "n/a (no common span)"
-        full, estimate = figures[name]
-        return f"{estimate:.3g} vs {full:.3g} {unit} ({100 * (estimate / full - 1):+.1f} %)"
+    def versus(name: str) -> str:
+        words, unit, _ = EVENTS[name]
+        found = figures.get(name)
+        if found is None or found.full == 0:
+            return f"{words} n/a (no common span)"
+        deviation = 100 * (found.estimate / found.full - 1)
+        if found.half is None:
+            bound = "bound n/a (unknown in an interval: one stand-in, or none counted any)"
+        else:
+            held = "covered" if abs(found.estimate - found.full) <= found.half else "NOT covered"
+            bound = f"bound ±{100 * found.half / found.estimate:.1f} % (95 %): {held}"
+        kernel = ""
+        if found.kernel:
+            off = found.estimate - found.kernel
+            held = "n/a" if found.half is None else "covered" if abs(off) <= found.half else "NOT covered"
+            kernel = f"; vs the kernel's {found.kernel:.3g}: {100 * off / found.kernel:+.1f} %, {held}"
+        return (
+            f"{words} {found.estimate:.3g} vs {found.full:.3g} {unit} ({deviation:+.1f} %, {bound}; "
+            f"intervals: {found.covered} of {found.known} within their bound, "
+            f"{found.intervals - found.known} n/a{kernel})"
+        )
 
     print(
         f"      {proxied} estimates vs {plain}'s full count (same run, the same {span:.1f} s of wall "
-        f"clock from 3 s after both started): task-clock {versus('TASK_CLOCK', 'cores')}, page faults "
-        f"{versus('PAGE_FAULTS', '/s')}; {missing} intervals n/a"
+        f"clock from 3 s after both started; {missing} intervals n/a):"
+    )
+    for name in EVENTS:
+        print(f"        {versus(name)}")
+
+
+def print_control(
+    outputs: Path, first: str, second: str, trace: list[tuple[float, float]] | None = None
+) -> None:
+    """Two full counts of the same run (no proxy) compared as :func:`print_accuracy` compares an
+    estimate: the comparison's own noise (each instance extrapolates its rotated counts, and their
+    frames end at different times), which no proxy bound covers; and ``second``'s task-clock
+    against the kernel's CPU time of the target."""
+    figures, span, _ = accuracy((outputs / f"{first}.jsonl", outputs / f"{second}.jsonl"), 3.0, trace)
+    found = {name: f for name, f in figures.items() if f.full}
+    clock = found.get("TASK_CLOCK")
+    kernel = (
+        f"; {second}'s task-clock vs the kernel's: {100 * (clock.estimate / clock.kernel - 1):+.1f} %"
+        if clock is not None and clock.kernel
+        else ""
+    )
+    print(
+        f"      control, two full counts ({second} vs {first}, the same {span:.1f} s): "
+        + ", ".join(
+            f"{EVENTS[name][0]} {100 * (f.estimate / f.full - 1):+.1f} %" for name, f in found.items()
+        )
+        + kernel
     )
 
 
@@ -484,6 +642,7 @@ def main() -> int:
     parser.add_argument(
         "--scrapes", type=int, help="scrapes per --scrape-cost measurement (200; 10 under callgrind)"
     )
+    parser.add_argument("--proxy", type=int, default=1, help="stand-ins per CMG of the proxied instances (1)")
     parser.add_argument("--scrape-child", nargs=2, metavar=("ROW", "SIDE"), help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.openmetrics:
@@ -502,24 +661,36 @@ def main() -> int:
         profile = Path(tmp, "bench.yaml")
         profile.write_text(PROFILE)
         outputs = Path(tmp)
+        modes = with_proxy(args.proxy)
+        trace: list[tuple[float, float]] = []
         used, wall, floor = measure(
-            profile, args.threads, args.seconds, None, with_floor=True, modes=MODES, outputs=outputs
+            profile,
+            args.threads,
+            args.seconds,
+            None,
+            with_floor=True,
+            modes=modes,
+            outputs=outputs,
+            trace=trace,
         )
         shape = f"{args.threads} busy threads, 5 rotating groups of software events"
         print(f"target: {shape}, {wall:.1f} s, all tools at once; CPU as % of one core")
         peer = used.get("perf stat", 0.0)
         for name, seconds in used.items():
-            options = " ".join(MODES.get(name, [])) or ("(default settings)" if name in MODES else "-I 100")
+            options = " ".join(modes.get(name, [])) or ("(default settings)" if name in modes else "-I 100")
             ratio = f"{seconds / peer:6.2f}x perf stat" if peer > 0 else "perf stat: not installed"
             print(f"{name:>12}: {100 * seconds / wall:6.2f} %  {ratio}  ({seconds:.3f} s CPU; {options})")
         print("     targets: default <= 2 % of one core and <= 3x perf stat")
-        for plain, proxied in (("default", "proxy 1"), ("sync", "sync proxy 1")):
+        for plain, proxied in (("default", f"proxy {args.proxy}"), ("sync", f"sync proxy {args.proxy}")):
             if used.get(plain, 0.0) > 0:
                 print(
-                    f"  --proxy 1 saves {plain} {100 * (used[plain] - used[proxied]) / wall:.2f} % of a core "
+                    f"  --proxy {args.proxy} saves {plain} "
+                    f"{100 * (used[plain] - used[proxied]) / wall:.2f} % of a core "
                     f"({used[proxied] / used[plain]:.2f}x its CPU)"
                 )
-                print_accuracy(outputs, plain, proxied)
+                print_accuracy(outputs, plain, proxied, trace)
+        print_control(outputs, "default", "kernel", trace)
+        print_control(outputs, "default", "sync", trace)
         floor_pct = 100 * sum(floor.values()) * 50  # 50 slices per second
         print(
             "sync's syscalls alone on this target, per 20 ms slice: "

@@ -8,7 +8,9 @@ A metric whose inputs are missing, unsupported or whose denominator is zero is `
 ``n/a``), never 0. Every event and metric carries its coverage (0..1, the fraction of the window it
 was counted; for a metric the minimum over its inputs) and metrics whose inputs were counted in
 different groups are listed in ``split``; under ``--proxy`` the events and metrics a scope
-estimated from stand-in units are listed in ``proxy`` (absent from the JSON when none).
+estimated from stand-in units are listed in ``proxy`` (absent from the JSON when none), and
+``proxy_error`` gives each one's error bound: the relative half-width of its 95 % interval
+(``None``, JSON null: unknown, as with a single stand-in; :mod:`sectormon.metrics.proxy_scale`).
 """
 
 from __future__ import annotations
@@ -44,7 +46,17 @@ class ScopeStats:
     frame), while building every dict was a third of the frame's cost.
     """
 
-    __slots__ = ("_counts", "_coverage", "_metrics", "_proxy", "_rates", "_rows", "_seconds", "_split")
+    __slots__ = (
+        "_counts",
+        "_coverage",
+        "_metrics",
+        "_proxy",
+        "_proxy_error",
+        "_rates",
+        "_rows",
+        "_seconds",
+        "_split",
+    )
 
     def __init__(
         self,
@@ -55,6 +67,7 @@ class ScopeStats:
         split: frozenset[str] = frozenset(),
         seconds: float = 0.0,
         proxy: frozenset[str] = frozenset(),
+        proxy_error: Mapping[str, float | None] | None = None,
     ) -> None:
         self._counts = counts
         self._rates = rates
@@ -63,6 +76,7 @@ class ScopeStats:
         self._split = split
         self._seconds = seconds
         self._proxy = proxy
+        self._proxy_error: Mapping[str, float | None] = proxy_error if proxy_error is not None else _NO_ERROR
         self._rows: _Rows | None = None
 
     def _build(self) -> None:
@@ -116,6 +130,13 @@ class ScopeStats:
         """Events and metrics estimated from the stand-in units of a ``--proxy`` session."""
         return self._proxy
 
+    @property
+    def proxy_error(self) -> Mapping[str, float | None]:
+        """The error bound of each figure in :attr:`proxy`: the relative half-width of its 95 %
+        interval (:data:`sectormon.proxy.ERROR_COVERAGE`); ``None`` or absent: unknown (one
+        stand-in, or a frame written before bounds were)."""
+        return self._proxy_error
+
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, ScopeStats):
             return NotImplemented
@@ -127,6 +148,7 @@ class ScopeStats:
             self._split,
             self._seconds,
             self._proxy,
+            self._proxy_error,
         ) == (
             other.counts,
             other.rates,
@@ -135,6 +157,7 @@ class ScopeStats:
             other._split,
             other._seconds,
             other._proxy,
+            other._proxy_error,
         )
 
     __hash__ = None  # type: ignore[assignment]  # equal by content, like the dicts it holds
@@ -164,6 +187,8 @@ class ScopeStats:
         }
         if self._proxy:
             data["proxy"] = sorted(self._proxy)
+        if self._proxy_error:
+            data["proxy_error"] = {name: self._proxy_error[name] for name in sorted(self._proxy_error)}
         return data
 
     @classmethod
@@ -176,7 +201,18 @@ class ScopeStats:
             split=frozenset(data.get("split", ())),
             seconds=float(data.get("seconds", 0.0)),
             proxy=frozenset(data.get("proxy", ())),
+            proxy_error=_bounds(data.get("proxy_error")),
         )
+
+
+def _bounds(data: Any) -> dict[str, float | None]:
+    """A frame's ``proxy_error`` as read back: numbers kept, anything else unknown (``None``)."""
+    if not isinstance(data, Mapping):
+        return {}
+    return {
+        str(name): float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+        for name, value in data.items()
+    }
 
 
 # (event keys, counts, rates or None for none, metric keys, metric values, coverage keys, coverage)
@@ -206,8 +242,11 @@ def _dicts(
 
 
 _new_scope = object.__new__
-_SET_SLOTS = tuple(getattr(ScopeStats, name).__set__ for name in ("_rows", "_split", "_seconds", "_proxy"))
+_SET_SLOTS = tuple(
+    getattr(ScopeStats, name).__set__ for name in ("_rows", "_split", "_seconds", "_proxy", "_proxy_error")
+)
 _NO_PROXY: frozenset[str] = frozenset()
+_NO_ERROR: Mapping[str, float | None] = {}
 
 
 def scope_stats_of_rows(
@@ -228,17 +267,20 @@ def scope_stats_of_rows(
     """
     # The four dict slots stay unset until ScopeStats._build: only the properties read them.
     stats: ScopeStats = _new_scope(ScopeStats)
-    set_rows, set_split, set_seconds, set_proxy = _SET_SLOTS
+    set_rows, set_split, set_seconds, set_proxy, set_error = _SET_SLOTS
     set_rows(stats, (count_keys, counts, rates, metric_keys, metrics, coverage_keys, coverage))
     set_split(stats, split)
     set_seconds(stats, seconds)
     set_proxy(stats, _NO_PROXY)
+    set_error(stats, _NO_ERROR)
     return stats
 
 
-def flag_proxy(stats: ScopeStats, proxy: frozenset[str]) -> None:
-    """Set the ``proxy`` flag of stats the engine has just built (before anyone sees them)."""
-    _SET_SLOTS[3](stats, proxy)
+def flag_proxy(stats: ScopeStats, proxy: Mapping[str, float | None]) -> None:
+    """Set the ``proxy`` flag and error bounds of stats the engine has just built (before anyone
+    sees them): each proxied figure with its bound (:attr:`ScopeStats.proxy_error`)."""
+    _SET_SLOTS[3](stats, frozenset(proxy))
+    _SET_SLOTS[4](stats, proxy)
 
 
 EMPTY_SCOPE = ScopeStats(counts={}, rates={}, metrics={}, coverage={})

@@ -10,6 +10,7 @@ the stand-ins' counts to their CMG (:func:`cmg_factor`). The engine applies it
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -272,3 +273,59 @@ def cmg_factor(all_reference: float, stand_in_reference: float) -> float | None:
     if stand_in_reference > 0.0:
         return all_reference / stand_in_reference if all_reference > stand_in_reference else 1.0
     return 1.0 if all_reference <= 0.0 else None
+
+
+ERROR_COVERAGE = 0.95
+"""The coverage of a proxied figure's error bound (``proxy_error``): the relative half-width of a
+95 % interval around the estimate."""
+
+_T975 = (12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228,
+         2.201, 2.179, 2.160, 2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086,
+         2.080, 2.074, 2.069, 2.064, 2.060, 2.056, 2.052, 2.048, 2.045, 2.042)  # fmt: skip
+"""Student's t at 97.5 % for 1..30 degrees of freedom (a two-sided 95 % interval)."""
+
+
+def t_quantile(df: int) -> float:
+    """Student's t at 97.5 % with ``df >= 1`` degrees of freedom: from the table up to 30, beyond
+    it the Cornish-Fisher expansion around the normal 1.96 (within 0.001 of the exact value)."""
+    if df <= len(_T975):
+        return _T975[df - 1]
+    z = 1.959964
+    return z + (z**3 + z) / (4 * df) + (5 * z**5 + 16 * z**3 + 3 * z) / (96 * df * df)
+
+
+def ratio_variance(references: Sequence[float], counts: Sequence[float], units: int) -> float | None:
+    """The variance of a proxied estimate (the stand-ins' counts times all units' reference over
+    the stand-ins'), the ratio estimator of a total from a sample of ``n = len(references)`` of
+    ``units`` units: ``units² (1 - n/units) / n · s²``, with ``s²`` the spread of the stand-ins'
+    counts around the common rate (``counts[k] - rate · references[k]``, over ``n - 1``).
+    The stand-ins' spread is all that tells how much the per-unit rate varies between units, so
+    with fewer than two stand-ins the variance is unknown (``None``), unless every unit was
+    counted (0: nothing is estimated). ``s²`` is at least the mean count per unit, the spread of
+    Poisson counts at one rate: two stand-ins that happened to count alike do not prove that
+    the units they stand for did. ``None`` too when the stand-ins counted nothing while other
+    units ran (their rate of 0 says nothing of the others' spread)."""
+    n = len(references)
+    if n >= units:
+        return 0.0
+    if n < 2:
+        return None
+    total_ref = sum(references)
+    total = sum(counts)
+    if total_ref <= 0.0 or total <= 0.0:
+        return None
+    rate = total / total_ref
+    spread = sum((c - rate * r) ** 2 for r, c in zip(references, counts, strict=True)) / (n - 1)
+    spread = max(spread, total / n)
+    return units * units * (1.0 - n / units) / n * spread
+
+
+def half_width(references: Sequence[float], counts: Sequence[float], units: int) -> float | None:
+    """The absolute half-width of the 95 % interval of a proxied estimate from the stand-ins'
+    ``references`` and ``counts`` among ``units`` units: ``t(n-1) · sqrt(variance)``
+    (:func:`ratio_variance`; Student's t for the few stand-ins the spread is estimated from).
+    0 when every unit was counted, ``None`` when the variance is unknown."""
+    variance = ratio_variance(references, counts, units)
+    if variance is None or variance <= 0.0:
+        return variance
+    return t_quantile(len(references) - 1) * math.sqrt(variance)

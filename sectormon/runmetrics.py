@@ -29,6 +29,8 @@ class RunMetrics:
     info: Mapping[str, Any] = field(default_factory=dict)
     proxy: Mapping[str, frozenset[str]] = field(default_factory=dict)
     """Per scope, the metrics and events estimated from ``--proxy`` stand-ins (absent: none)."""
+    proxy_error: Mapping[str, Mapping[str, float | None]] = field(default_factory=dict)
+    """Per scope, each proxied figure's error bound (relative 95 % half-width; ``None``: unknown)."""
 
     def scopes(self) -> tuple[str, ...]:
         return tuple(self.metrics)

@@ -23,7 +23,10 @@ from sectormon.compare.runs import Comparison, Row, ScopeComparison
 NA = "n/a"
 PROXY_MARK = "≈"
 """Before a value estimated from ``--proxy`` stand-ins, as the TUI marks it."""
-PROXY_NOTE = f"{PROXY_MARK}: estimated from --proxy stand-in units, scaled to the scope (docs/perf.md)"
+PROXY_NOTE = (
+    f"{PROXY_MARK}: estimated from --proxy stand-in units, scaled to the scope, ± its 95 % error bound "
+    "(n/a: unknown; docs/perf.md)"
+)
 FIXED_RANGE = (1e-3, 1e7)
 COLUMNS = ("Metric", "Unit", "Baseline", "Sector", "Delta", "Improvement", "Rel", "Cov B", "Cov O")
 Formatter = Callable[[float | None], str]
@@ -61,8 +64,8 @@ def table_rows(rows: Sequence[Row]) -> list[tuple[str, ...]]:
         (
             r.metric,
             r.unit,
-            _marked(values(r.base), r.proxy_base),
-            _marked(values(r.other), r.proxy_other),
+            _marked(values(r.base), r.proxy_base, r.error_base),
+            _marked(values(r.other), r.proxy_other, r.error_other),
             changes(r.delta),
             changes(r.improvement),
             fmt_pct(r.relative),
@@ -73,8 +76,11 @@ def table_rows(rows: Sequence[Row]) -> list[tuple[str, ...]]:
     ]
 
 
-def _marked(text: str, proxied: bool) -> str:
-    return PROXY_MARK + text if proxied and text != NA else text
+def _marked(text: str, proxied: bool, error: float | None) -> str:
+    """A proxied value as ``≈1.250000 ±12%`` (``±n/a``: its bound is unknown)."""
+    if not proxied or text == NA:
+        return text
+    return f"{PROXY_MARK}{text} ±" + (NA if error is None else f"{100 * error:.2g}%")
 
 
 def _proxy_note(rows: Sequence[Row]) -> list[str]:

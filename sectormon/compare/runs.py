@@ -40,6 +40,10 @@ class Row:
     proxy_base: bool = False
     proxy_other: bool = False
     """Whether each side's value is estimated from ``--proxy`` stand-ins (docs/perf.md)."""
+    error_base: float | None = None
+    error_other: float | None = None
+    """A proxied side's error bound: the relative half-width of its 95 % interval (``None``:
+    unknown, or not proxied)."""
 
     @property
     def proxied_sides(self) -> list[str]:
@@ -58,7 +62,12 @@ class Row:
             "coverage_base": self.coverage_base,
             "coverage_other": self.coverage_other,
             **({"proxy": proxied} if proxied else {}),
+            **({"proxy_error": {side: self.error(side) for side in proxied}} if proxied else {}),
         }
+
+    def error(self, side: str) -> float | None:
+        """The error bound of ``side`` (``base`` or ``other``)."""
+        return self.error_base if side == "base" else self.error_other
 
 
 @dataclass(frozen=True, slots=True)
@@ -252,6 +261,8 @@ def compare_runs(
                     coverage_other=_num(oc.get(metric)) if scope in other.metrics else None,
                     proxy_base=metric in base.proxy.get(scope, ()),
                     proxy_other=metric in other.proxy.get(scope, ()),
+                    error_base=base.proxy_error.get(scope, {}).get(metric),
+                    error_other=other.proxy_error.get(scope, {}).get(metric),
                 )
             )
         l2, l2_source = l2_effectiveness(base, other, scope)

@@ -62,6 +62,7 @@ def run_metrics_from_frame(frame: Frame, *, label: str, info: Mapping[str, Any] 
         counts={k: dict(v.counts) for k, v in scopes.items()},
         info=dict(info or {}),
         proxy={k: v.proxy for k, v in scopes.items() if v.proxy},
+        proxy_error={k: dict(v.proxy_error) for k, v in scopes.items() if v.proxy_error},
     )
 
 

@@ -26,6 +26,7 @@ from sectormon.export.names import (
     INFO,
     OVERHEAD,
     PROXY,
+    PROXY_ERROR,
     THREAD_COVERAGE,
     ExportedMetric,
     exported_metrics,
@@ -43,7 +44,9 @@ ROTATION = "rotate"
 
 """1 for each of a scope's metrics and events estimated from ``--proxy`` stand-ins in the newest
 frame (labelled ``metric`` or ``event``, the other empty); absent where the figure was counted.
-Served only by a proxy session, so the other sessions' bodies are unchanged."""
+Served only by a proxy session, so the other sessions' bodies are unchanged. Beside it
+``sectormon_proxy_error_ratio`` (same labels): each estimate's error bound, the relative half-width
+of its 95 % interval, NaN where it is unknown (a single stand-in)."""
 
 
 def sector_state(sector_config: Mapping[str, Any]) -> str:
@@ -65,14 +68,15 @@ class ScopeSeries:
         self.gauges = [book.line(m.name, labels) for m in metrics]
         self.coverage = [book.line(COVERAGE, labels, ("metric", m.metric)) for m in metrics]
         self.events: dict[str, str] = {}
-        self.proxied: dict[str, str] = {}
+        self.proxied: dict[tuple[str, str], str] = {}
 
-    def proxy(self, figure: str, *, metric: bool) -> str:
-        """The series flagging ``figure`` (a metric, else an event) as a proxy estimate."""
-        line = self.proxied.get(figure)
+    def proxy(self, figure: str, *, metric: bool, family: str = PROXY) -> str:
+        """The series of ``family`` (:data:`PROXY` or :data:`PROXY_ERROR`) for ``figure`` (a
+        metric, else an event) estimated by proxy."""
+        line = self.proxied.get((family, figure))
         if line is None:
             labels = {**self.labels, "metric": figure if metric else "", "event": "" if metric else figure}
-            line = self.proxied[figure] = self.book.line(PROXY, labels)
+            line = self.proxied[(family, figure)] = self.book.line(family, labels)
         return line
 
     def event(self, event: str) -> str:
@@ -300,7 +304,7 @@ class FrameCollector:
             out.append(family)
         out.append(coverage)
         if self._proxy:
-            out.append(self._proxy_family(frame))
+            out += self._proxy_families(frame)
         events = Family(
             EVENTS,
             "counter",
@@ -313,13 +317,20 @@ class FrameCollector:
         out.append(events)
         return out
 
-    def _proxy_family(self, frame: Frame) -> Family:
-        """Which exported metrics and counted events of each scope are proxy estimates."""
+    def _proxy_families(self, frame: Frame) -> tuple[Family, Family]:
+        """Which exported metrics and counted events of each scope are proxy estimates, and
+        each one's error bound (NaN: unknown)."""
         family = Family(
             PROXY,
             "gauge",
             "1 where the scope's metric or event is estimated from --proxy stand-in units (scaled to "
             "the scope), absent where it was counted",
+        )
+        errors = Family(
+            PROXY_ERROR,
+            "gauge",
+            "Error bound of a --proxy estimate: the relative half-width of its 95 % interval, from "
+            "the spread of the stand-ins' rates (NaN: unknown, as with one stand-in)",
         )
         exported = {m.metric for m in self._metrics}
         for scope_id, stats in self._scope_labels.scopes(frame):
@@ -327,12 +338,19 @@ class FrameCollector:
             if not flagged:
                 continue
             scope = self._series_of(scope_id)
-            family.samples += [
-                (scope.proxy(name, metric=name in exported), 1.0)
-                for name in sorted(flagged)
-                if (name in exported and stats.metrics.get(name) is not None) or name in stats.counts
-            ]
-        return family
+            bounds = stats.proxy_error
+            for name in sorted(flagged):
+                if (name in exported and stats.metrics.get(name) is not None) or name in stats.counts:
+                    metric = name in exported
+                    family.samples.append((scope.proxy(name, metric=metric), 1.0))
+                    bound = bounds.get(name)
+                    errors.samples.append(
+                        (
+                            scope.proxy(name, metric=metric, family=PROXY_ERROR),
+                            math.nan if bound is None else bound,
+                        )
+                    )
+        return family, errors
 
     def _series_of(self, scope_id: ScopeId) -> ScopeSeries:
         series = self._scope_series.get(scope_id)

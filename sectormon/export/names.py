@@ -56,6 +56,7 @@ THREAD_COVERAGE = f"{PREFIX}_thread_coverage_ratio"
 COVERAGE = f"{PREFIX}_coverage_ratio"
 EVENTS = f"{PREFIX}_events"
 PROXY = f"{PREFIX}_proxy_estimate"
+PROXY_ERROR = f"{PREFIX}_proxy_error_ratio"
 
 BUILTIN: Mapping[str, str] = {
     # the families every scrape may hold besides the profile's metrics -> their OpenMetrics type
@@ -70,6 +71,7 @@ BUILTIN: Mapping[str, str] = {
     COVERAGE: "gauge",
     EVENTS: "counter",
     PROXY: "gauge",
+    PROXY_ERROR: "gauge",
 }
 
 _TYPE_SUFFIXES: Mapping[str, tuple[str, ...]] = {
@@ -124,13 +126,21 @@ def exported_metrics(metrics: Iterable[Mapping[str, object]]) -> tuple[ExportedM
     """The profile's metrics (as in the header's ``profile.metrics``) as OpenMetrics families.
 
     Two metrics that would get one name are refused: their series would be mixed up. So is a
-    metric that would take the name of a built-in family (:data:`BUILTIN`).
+    metric that would take the name of a built-in family (:data:`BUILTIN`), and a metric named
+    twice (a crafted header's list; its two families would share the ``metric`` label of the
+    coverage family, one series twice).
     """
     out: list[ExportedMetric] = []
     seen: dict[str, str] = {}
+    named: set[str] = set()
     reserved = reserved_names()
     for entry in metrics:
         name = str(entry.get("name", ""))
+        if name in named:
+            raise UsageError(
+                f"profile metric {name} is listed twice; name each metric once to serve --openmetrics"
+            )
+        named.add(name)
         unit = str(entry.get("unit", "") or "")
         om_unit, scale = openmetrics_unit(unit)
         description = str(entry.get("description", "") or name)

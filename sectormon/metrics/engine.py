@@ -205,7 +205,9 @@ class MetricsEngine:
         # A process is computed like a thread (its metrics are the thread level's).
         self._batch_of_level["proc"] = self._batch_of_level["thread"]
         self._proxy = (
-            ProxyScaler(proxy, self._names, self._mset, self._batch_of_level) if proxy is not None else None
+            ProxyScaler(proxy, self._names, self._mset, self._batch_of_level, own_time=own_time)
+            if proxy is not None
+            else None
         )
 
         self._cum = 0.0  # sum of all slice durations so far: the time axis of presence
@@ -650,7 +652,7 @@ class MetricsEngine:
         n = self._n
         found: dict[str, list[tuple[int, Block]]] = {}
         aliases: list[list[tuple[ScopeKey, ScopeKey]]] = []
-        proxied: list[dict[ScopeKey, frozenset[str]]] = []
+        proxied: list[dict[ScopeKey, dict[str, float | None]]] = []
         for w, (contributions, seconds, threads, archive, slot) in enumerate(specs):
             entities = [entity for entity, _, _ in contributions]
             version = self._archive_version if archive is not None else -1

@@ -7,17 +7,23 @@ present seconds) over the stand-ins'; the total is the sum of the CMG estimates 
 no CMG form one pool of their own, counted in the total only). A core, thread or process scope
 that holds stand-ins and other units shows proxied events as absent (n/a): its sum would be the
 stand-ins' part alone. Scopes of stand-ins only keep their own counts; scopes without a stand-in
-never counted the events. Every estimated figure is listed in its scope's ``proxy`` flag.
+never counted the events. Every estimated figure is listed in its scope's ``proxy`` flag, with
+its error bound: the relative half-width of its 95 % interval (:func:`~sectormon.proxy.half_width`,
+from how the stand-ins' rates spread around their common rate; ``None`` where that cannot be told).
+A CMG's bound is its pool's; the total's adds the pools' half-widths in quadrature (pools are
+sampled apart); a metric's is the sum of its proxied inputs' (first order, for the products and
+ratios metrics are made of).
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 
 from sectormon.metrics.formulas import MetricSet
 from sectormon.metrics.scopes import Block, Column
-from sectormon.metrics.windows import Contribution, Entity, ScopeKey, Vector
-from sectormon.proxy import TASK_TIME, ProxySetting, cmg_factor
+from sectormon.metrics.windows import Contribution, Entity, ScopeKey, Vector, entity_terms
+from sectormon.proxy import TASK_TIME, ProxySetting, cmg_factor, half_width
 
 Pool = str | None  # a CMG key, or None: threads bound to no CMG
 
@@ -26,13 +32,21 @@ class ProxyScaler:
     """Applies one session's proxy setting to the scope blocks of each window."""
 
     def __init__(
-        self, setting: ProxySetting, names: Sequence[str], mset: MetricSet, batch_of_level: Mapping[str, str]
+        self,
+        setting: ProxySetting,
+        names: Sequence[str],
+        mset: MetricSet,
+        batch_of_level: Mapping[str, str],
+        *,
+        own_time: bool = True,
     ) -> None:
+        """``own_time``: how the engine scales an entity's counts (:func:`entity_terms`)."""
         proxied = set(setting.events)
         self.setting = setting
         self.events = tuple(i for i, name in enumerate(names) if name in proxied)
         self.names = tuple(names)
         self._n = len(names)
+        self._own_time = own_time
         self._task_time = setting.reference == TASK_TIME
         self._mset = mset
         self._batch_of_level = batch_of_level
@@ -59,8 +73,16 @@ class ProxyScaler:
         for key in entity.keys_threads:
             self._archive_keys.setdefault(key, [0, 0])[0 if standing else 1] += 1
         self._archive_refs.setdefault(entity.cmg_key, PoolRefs()).add(
-            self.reference(present, vec), vec[-1] if standing else None
+            self.reference(present, vec), vec[-1] if standing else None, self._sample(present, vec, standing)
         )
+
+    def _sample(self, present: float, vec: Vector, standing: bool) -> tuple[float | None, ...] | None:
+        """A stand-in's count of each proxied event scaled to its window as the scopes scale it
+        (``None`` where it did not count the event); ``None`` for a unit that did not stand in."""
+        if not standing:
+            return None
+        scaled, counted, _ = entity_terms(present, vec, self._n, self._own_time)
+        return tuple(scaled[i] if counted[i] > 0.0 else None for i in self.events)
 
     def adjust(
         self,
@@ -69,9 +91,10 @@ class ProxyScaler:
         *,
         threads: bool,
         archived: bool,
-    ) -> dict[ScopeKey, frozenset[str]]:
+    ) -> dict[ScopeKey, dict[str, float | None]]:
         """Scale the CMG and total scopes of one window's ``blocks`` in place, blank mixed
-        scopes, and return the proxied figures (events and metrics) of each scope that has any."""
+        scopes, and return the proxied figures (events and metrics) of each scope that has any,
+        each with its error bound (relative half-width of the 95 % interval, ``None``: unknown)."""
         members: dict[ScopeKey, list[int]] = {}
         refs: dict[Pool, PoolRefs] = {}
         if archived:
@@ -91,7 +114,11 @@ class ProxyScaler:
             pool_refs = refs.get(entity.cmg_key)
             if pool_refs is None:
                 pool_refs = refs[entity.cmg_key] = PoolRefs()
-            pool_refs.add(self.reference(present, vec), vec[-1] if standing else None)
+            pool_refs.add(
+                self.reference(present, vec),
+                vec[-1] if standing else None,
+                self._sample(present, vec, standing),
+            )
         factors = {pool: self._factor(pool_refs) for pool, pool_refs in refs.items()}
         proxied_pools: set[Pool] = {
             key[1] for key, (_, others) in members.items() if key[0] == "cmg" and others
@@ -102,22 +129,38 @@ class ProxyScaler:
             block.scaled = list(block.scaled)
             block.counted = list(block.counted)
             block.present = list(block.present)
-        flagged: dict[ScopeKey, set[str]] = {}
+        flagged: dict[ScopeKey, dict[str, float | None]] = {}
         cmg_sums = self._cmg_sums(blocks)
+        halves = {pool: self._half_widths(pool_refs) for pool, pool_refs in refs.items()}
         for block in blocks.values():
             for j, key in enumerate(block.keys):
                 level = key[0]
                 if level == "cmg":
                     if key[1] in proxied_pools:
-                        self._scale(block, j, factors.get(key[1], 1.0), flagged.setdefault(key, set()))
+                        self._scale(
+                            block,
+                            j,
+                            factors.get(key[1], 1.0),
+                            halves.get(key[1]),
+                            flagged.setdefault(key, {}),
+                        )
                 elif level == "total":
                     if proxied_pools:
-                        self._total(block, j, cmg_sums, factors, flagged.setdefault(key, set()))
+                        self._total(block, j, cmg_sums, factors, halves, flagged.setdefault(key, {}))
                 else:
                     tally = members.get(key)
                     if tally is not None and tally[0] and tally[1]:
                         self._blank(block, j)
         return {key: self._with_metrics(key, events) for key, events in flagged.items() if events}
+
+    def _half_widths(self, refs: PoolRefs) -> list[float | None]:
+        """Per proxied event, the absolute half-width of the 95 % interval of the pool's estimate
+        (``None``: unknown; 0: every unit of the pool counted it)."""
+        out: list[float | None] = []
+        for at in range(len(self.events)):
+            sample = [(ref, counts[at]) for ref, counts in refs.samples if counts[at] is not None]
+            out.append(half_width([r for r, _ in sample], [c or 0.0 for _, c in sample], refs.units))
+        return out
 
     def _factor(self, refs: PoolRefs) -> float | None:
         """A pool's factor. Scaled by task time, a stand-in weighs what it ran: the pool's task
@@ -150,16 +193,25 @@ class ProxyScaler:
                     ]
         return out
 
-    def _scale(self, block: Block, j: int, factor: float | None, flagged: set[str]) -> None:
-        for i in self.events:
+    def _scale(
+        self,
+        block: Block,
+        j: int,
+        factor: float | None,
+        halves: Sequence[float | None] | None,
+        flagged: dict[str, float | None],
+    ) -> None:
+        for at, i in enumerate(self.events):
             if block.counted[i][j] <= 0.0:
                 continue
             if factor is None:
                 _set(block.counted, i, j, 0.0)
                 _set(block.present, i, j, 0.0)
                 continue
-            _set(block.scaled, i, j, block.scaled[i][j] * factor)
-            flagged.add(self.names[i])
+            estimate = block.scaled[i][j] * factor
+            _set(block.scaled, i, j, estimate)
+            half = halves[at] if halves is not None else 0.0
+            flagged[self.names[i]] = _relative(half, estimate)
 
     def _total(
         self,
@@ -167,7 +219,8 @@ class ProxyScaler:
         j: int,
         cmg_sums: Mapping[str, list[float]],
         factors: Mapping[Pool, float | None],
-        flagged: set[str],
+        halves: Mapping[Pool, Sequence[float | None]],
+        flagged: dict[str, float | None],
     ) -> None:
         """The total of each proxied event: the sum of its pools' estimates (the pool of threads
         bound to no CMG is what the total has beyond the CMG scopes)."""
@@ -177,6 +230,11 @@ class ProxyScaler:
             total = block.scaled[i][j]
             estimate = 0.0
             unknown = False
+            squares: float | None = (
+                sum((h[at] or 0.0) ** 2 for h in halves.values())
+                if all(h[at] is not None for h in halves.values())
+                else None
+            )
             for pool, sums in cmg_sums.items():
                 part = sums[at]
                 total -= part
@@ -195,7 +253,7 @@ class ProxyScaler:
                 _set(block.present, i, j, 0.0)
                 continue
             _set(block.scaled, i, j, estimate)
-            flagged.add(self.names[i])
+            flagged[self.names[i]] = _relative(math.sqrt(squares) if squares is not None else None, estimate)
 
     def _blank(self, block: Block, j: int) -> None:
         """A scope of stand-ins and other units: its sum of a proxied event is not the scope's."""
@@ -204,15 +262,16 @@ class ProxyScaler:
                 _set(block.counted, i, j, 0.0)
                 _set(block.present, i, j, 0.0)
 
-    def _with_metrics(self, key: ScopeKey, events: set[str]) -> frozenset[str]:
-        """The flagged events and the metrics of the scope's level that read any of them."""
+    def _with_metrics(self, key: ScopeKey, events: dict[str, float | None]) -> dict[str, float | None]:
+        """The flagged events and the metrics of the scope's level that read any of them, each
+        with its bound: a metric's is the sum of its proxied inputs' (unknown if one is)."""
         inputs = self._mset.inputs
-        metrics = [
-            name
-            for name in self._mset.names_at(self._batch_of_level[key[0]])
-            if not events.isdisjoint(inputs.get(name, ()))
-        ]
-        return frozenset((*events, *metrics))
+        out = dict(events)
+        for name in self._mset.names_at(self._batch_of_level[key[0]]):
+            bounds = [events[e] for e in inputs.get(name, ()) if e in events]
+            if bounds:
+                out[name] = None if any(b is None for b in bounds) else sum(b or 0.0 for b in bounds)
+        return out
 
 
 IDLE_STAND_IN_SHARE = 0.1
@@ -221,26 +280,48 @@ task seconds stands for nobody (the sampler hands such a role over at the same r
 
 
 class PoolRefs:
-    """One pool's scaling reference over a window: all units' (``all_ref``) and each stand-in's
-    (reference, task seconds)."""
+    """One pool's scaling reference over a window: all units' (``all_ref``), each stand-in's
+    (reference, task seconds), the units that have a reference (``units``) and, for the error
+    bound, each such stand-in's (reference, count of each proxied event) (``samples``)."""
 
-    __slots__ = ("all_ref", "stand_ins")
+    __slots__ = ("all_ref", "samples", "stand_ins", "units")
 
     def __init__(self) -> None:
         self.all_ref = 0.0
         self.stand_ins: list[tuple[float, float]] = []
+        self.units = 0
+        self.samples: list[tuple[float, tuple[float | None, ...]]] = []
 
-    def add(self, ref: float, stand_in_task_s: float | None) -> None:
-        """A unit's reference; ``stand_in_task_s``: its task seconds when it stood in."""
+    def add(
+        self, ref: float, stand_in_task_s: float | None, counts: tuple[float | None, ...] | None = None
+    ) -> None:
+        """A unit's reference; ``stand_in_task_s``: its task seconds when it stood in; ``counts``:
+        its scaled counts of the proxied events then. A unit with no reference (it never ran)
+        did nothing the estimate scales, and is no sample of the units that ran."""
         self.all_ref += ref
         if stand_in_task_s is not None:
             self.stand_ins.append((ref, stand_in_task_s))
+        if ref > 0.0:
+            self.units += 1
+            if counts is not None:
+                self.samples.append((ref, counts))
 
     def copy(self) -> PoolRefs:
         out = PoolRefs()
         out.all_ref = self.all_ref
         out.stand_ins = list(self.stand_ins)
+        out.units = self.units
+        out.samples = list(self.samples)
         return out
+
+
+def _relative(half: float | None, estimate: float) -> float | None:
+    """A half-width relative to its estimate (``None``: unknown, or an estimate of 0 with a spread)."""
+    if half is None:
+        return None
+    if half <= 0.0:
+        return 0.0
+    return half / estimate if estimate > 0.0 else None
 
 
 def _others_in_cmgs(members: Mapping[ScopeKey, list[int]]) -> int:

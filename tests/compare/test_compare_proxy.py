@@ -14,21 +14,29 @@ from sectormon.frames import Frame, ScopeStats, WindowStats
 from sectormon.runmetrics import RunMetrics
 
 
-def _stats(ipc: float, proxy: frozenset[str] = frozenset()) -> ScopeStats:
+def _stats(
+    ipc: float, proxy: frozenset[str] = frozenset(), error: dict[str, float | None] | None = None
+) -> ScopeStats:
     return ScopeStats(
         counts={"INST_RETIRED": 2.0 * ipc},
         rates={},
         metrics={"IPC": ipc, "L1D_miss_rate": 0.25},
         coverage={},
         proxy=proxy,
+        proxy_error=error,
     )
 
 
-def _run(label: str, *, proxied: bool) -> RunMetrics:
-    """A final frame whose CMG scope's IPC is a proxy estimate when ``proxied``."""
+def _run(label: str, *, proxied: bool, cmg_error: float | None = None) -> RunMetrics:
+    """A final frame whose CMG scope's IPC is a proxy estimate when ``proxied`` (its error bound
+    ``cmg_error``; the total's unknown)."""
     flag = frozenset({"INST_RETIRED", "IPC"}) if proxied else frozenset()
+    cmg_bounds = dict.fromkeys(flag, cmg_error)
     window = WindowStats(
-        seconds=1.0, total=_stats(1.0, flag), cmgs={"0": _stats(1.5, flag)}, cores={"12": _stats(1.5)}
+        seconds=1.0,
+        total=_stats(1.0, flag, dict.fromkeys(flag)),
+        cmgs={"0": _stats(1.5, flag, cmg_bounds)},
+        cores={"12": _stats(1.5)},
     )
     frame = Frame(
         t=1.0,
@@ -74,3 +82,18 @@ def test_no_mark_without_a_proxy() -> None:
     assert "≈" not in render_text(cmp) + render_markdown(cmp)
     assert PROXY_NOTE not in render_text(cmp)
     assert all("proxy" not in m for s in cmp.to_json()["scopes"].values() for m in s["metrics"].values())
+
+
+def test_a_proxied_value_shows_its_error_bound_or_n_a() -> None:
+    """The bound follows the mark in the text and Markdown tables (``±n/a`` where unknown, never
+    0) and the JSON row carries it per proxied side."""
+    cmp = compare_runs(_run("base", proxied=False), _run("other", proxied=True, cmg_error=0.12))
+    row = cmp.scope("cmg:0").row("IPC")
+    assert (row.error_base, row.error_other) == (None, 0.12)
+    scopes = cmp.to_json()["scopes"]
+    assert scopes["cmg:0"]["metrics"]["IPC"]["proxy_error"] == {"other": 0.12}
+    assert scopes["total"]["metrics"]["IPC"]["proxy_error"] == {"other": None}
+    assert "proxy_error" not in scopes["cmg:0"]["metrics"]["L1D_miss_rate"]
+    text = render_text(cmp)
+    assert "≈1.500000 ±12%" in text and "≈1.000000 ±n/a" in text
+    assert "≈1.500000 ±12%" in render_markdown(cmp)

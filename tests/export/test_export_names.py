@@ -6,7 +6,7 @@ import re
 from pathlib import Path
 
 import pytest
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 
 from sectormon.errors import UsageError
@@ -80,7 +80,7 @@ def test_cluster_doc_lists_every_a64fx_series() -> None:
 BUILTIN_WORDS = [
     "overhead", "info", "frames", "frames_total", "frames_created", "coverage", "events", "events_total",
     "active_group", "frame_time", "frame_interval", "group_coverage", "thread_coverage", "proxy_estimate",
-    "ratio", "sectormon", "IPC",
+    "proxy_error", "ratio", "sectormon", "IPC",
 ]  # fmt: skip
 
 
@@ -96,6 +96,7 @@ BUILTIN_WORDS = [
         ("events_total", "count", "sectormon_events_total"),
         ("active_group", "", "sectormon_active_group"),
         ("frame_time", "s", "sectormon_frame_time_seconds"),
+        ("proxy_error", "ratio", "sectormon_proxy_error_ratio"),
     ],
 )
 def test_a_metric_named_as_a_builtin_family_is_refused(metric: str, unit: str, clash: str) -> None:
@@ -128,6 +129,7 @@ def _scrape_with(metrics: list[dict[str, str]]) -> str:
         max_size=4,
     )
 )
+@example([("IPC", ""), ("IPC", "ratio")])  # one metric twice: its coverage series twice
 def test_every_accepted_profile_scrapes_without_a_clashing_name(pairs: list[tuple[str, str]]) -> None:
     """Prometheus' OpenMetrics parser (prometheus_client's is as strict) accepts every scrape of a
     profile exported_metrics accepts."""

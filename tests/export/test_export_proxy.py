@@ -5,6 +5,7 @@ serves no such family."""
 from __future__ import annotations
 
 import dataclasses
+import math
 
 from sectormon.export.collector import FrameCollector
 from sectormon.frames import Frame, ScopeStats
@@ -14,9 +15,18 @@ from tests.export.test_export_collector import names, scrape, value
 PROXIED = frozenset({"CPU_CYCLES", "INST_RETIRED", "IPC"})
 
 
+BOUNDS = {"CPU_CYCLES": 0.04, "INST_RETIRED": None, "IPC": None}
+"""Each estimate's error bound (relative 95 % half-width; ``None``: unknown)."""
+
+
 def _proxied(stats: ScopeStats) -> ScopeStats:
     return ScopeStats(
-        counts=stats.counts, rates={}, metrics=stats.metrics, coverage=stats.coverage, proxy=PROXIED
+        counts=stats.counts,
+        rates={},
+        metrics=stats.metrics,
+        coverage=stats.coverage,
+        proxy=PROXIED,
+        proxy_error=BOUNDS,
     )
 
 
@@ -66,3 +76,17 @@ def test_a_session_without_proxy_serves_no_proxy_family() -> None:
     collector = FrameCollector(header())
     collector.publish(_proxy_frame(1.0))  # flags without a proxy setting in the header are not served
     assert not any(name.startswith("sectormon_proxy") for name in names(scrape(collector)))
+
+
+def test_each_estimate_carries_its_error_bound_nan_where_unknown() -> None:
+    """``sectormon_proxy_error_ratio`` beside each flag, with the same labels: the relative
+    half-width of the estimate's 95 % interval, NaN where it is unknown (never 0)."""
+    collector = FrameCollector(_proxy_header())
+    collector.publish(_proxy_frame(1.0))
+    samples = scrape(collector)
+    flags = {labels for name, labels in samples if name == "sectormon_proxy_estimate"}
+    assert flags == {labels for name, labels in samples if name == "sectormon_proxy_error_ratio"}
+    ratio = "sectormon_proxy_error_ratio"
+    assert value(samples, ratio, scope="cmg", cmg="1", event="CPU_CYCLES") == 0.04
+    assert math.isnan(value(samples, ratio, scope="cmg", cmg="1", metric="IPC"))
+    assert math.isnan(value(samples, ratio, scope="total", event="INST_RETIRED"))

@@ -175,3 +175,41 @@ def test_old_frames_and_scopes_read_back_without_a_proxy_flag() -> None:
     assert stats.proxy == frozenset() and "proxy" not in stats.to_json()
     flagged = ScopeStats.from_json({"counts": {"A": 1.0}, "proxy": ["A"]})
     assert flagged.proxy == {"A"} and flagged != stats
+
+
+def test_two_stand_ins_give_each_estimate_its_error_bound() -> None:
+    """cpus 0 and 1 stand in for cpus 0-3 of CMG 0 and count 100 and 140 a slice: over the run
+    (1 s each) the estimate is 2400 x 2 and its 95 % half-width t(1) sqrt(N^2 (1 - n/N) / n s^2)
+    with s^2 = 2 x 200^2, relative to the estimate; the total (one pool) has the same bound, and
+    so have the metrics that read A (a sum of their proxied inputs' bounds: A's alone)."""
+    engine = _engine()
+    rows = (_cpu_row(0, 0, [100]), _cpu_row(1, 0, [140]), _cpu_row(2, 0, None), _cpu_row(3, 0, None))
+    _run(engine, [rows] * 10)
+    frame = engine.final_frame(1.0)
+    bound = 12.706 * (16 * (1 - 2 / 4) / 2 * 2 * 200.0**2) ** 0.5 / 4800.0
+    for scope in (frame.total, frame.cmgs["0"]):
+        assert scope.counts["A"] == pytest.approx(4800.0)
+        assert scope.proxy_error == pytest.approx({"A": bound, "a_rate": bound, "a_per_t": bound})
+        data = scope.to_json()
+        assert data["proxy_error"] == pytest.approx({"A": bound, "a_per_t": bound, "a_rate": bound})
+        assert ScopeStats.from_json(data) == scope
+
+
+def test_one_stand_in_gives_an_unknown_bound_and_full_counts_none() -> None:
+    """One stand-in for three units: nothing tells how the others' rates differ, so the bound is
+    unknown (JSON null, n/a), never 0; a CMG whose every unit counted has no estimate to bound."""
+    engine = _engine()
+    rows = (_cpu_row(0, 0, [100]), _cpu_row(1, 0, None), _cpu_row(2, 0, None), _cpu_row(3, 1, [5]))
+    _run(engine, [rows] * 3)
+    frame = engine.final_frame(0.3)
+    assert frame.cmgs["0"].to_json()["proxy_error"]["A"] is None
+    assert frame.total.proxy_error["A"] is None
+    assert "proxy_error" not in frame.cmgs["1"].to_json()
+
+
+def test_old_frames_with_a_proxy_flag_read_back_without_bounds() -> None:
+    """A proxied frame written before bounds were: read back, its bounds are unknown and it is
+    written again as it was (a replay of an old recording stays byte-identical)."""
+    data = {"counts": {"A": 1.0}, "rates": {}, "metrics": {}, "coverage": {}, "split": [], "seconds": 1.0}
+    old = ScopeStats.from_json({**data, "proxy": ["A"]})
+    assert old.proxy_error.get("A") is None and old.to_json() == {**data, "proxy": ["A"]}

@@ -26,11 +26,13 @@ STAND_INS = "proxy 1/CMG: cpus 12,24,36,48"
 
 def _proxied(stats: ScopeStats) -> ScopeStats:
     """The same figures, every metric but the low-confidence and split ones flagged as estimated
-    (those keep their ``~``), and the proxied events' counts."""
+    (those keep their ``~``), and the proxied events' counts; each with an error bound of 12 %
+    but CPU_CYCLES, whose bound is unknown."""
     data = stats.to_json()
     low = {name for name, value in data["coverage"].items() if value < 0.1} | set(data["split"])
     data["proxy"] = [name for name in data["metrics"] if name not in low]
     data["proxy"] += [name for name in ("CPU_CYCLES", "INST_RETIRED") if name in data["counts"]]
+    data["proxy_error"] = {name: None if name == "CPU_CYCLES" else 0.12 for name in data["proxy"]}
     return ScopeStats.from_json(data)
 
 
@@ -155,8 +157,12 @@ async def test_the_cmg_detail_marks_its_estimates_and_their_baseline_deltas() ->
         for column in ("value", "now", "improvement", "relative"):
             assert metrics.cell_text("IPC", column).startswith(PROXY_MARK), column
         assert not metrics.cell_text("IPC", "base").startswith(PROXY_MARK)
+        # each estimate with its 95 % error bound, n/a where it is unknown (never a made-up 0)
+        assert metrics.cell_text("IPC", "value").endswith(" ±12 %")
         counts = screen.query_one("#detail-counts", MetricTable)
         assert counts.cell_text("CPU_CYCLES", "count").startswith(PROXY_MARK)
+        assert counts.cell_text("CPU_CYCLES", "count").endswith(" ±n/a")
+        assert counts.cell_text("INST_RETIRED", "count").endswith(" ±12 %")
         assert f"{PROXY_MARK} = estimated from --proxy stand-ins" in screen_text(app)
         await pilot.press("escape")
         await pilot.pause()

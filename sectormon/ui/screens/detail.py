@@ -128,7 +128,7 @@ def metric_rows(
         low = stats is not None and is_low_confidence(stats, name, ctx.low_coverage)
         proxied = stats is not None and name in stats.proxy
         mark = LOW_MARK if low else PROXY_MARK if proxied else ""
-        text = format_value(value, info.unit, with_unit=False)
+        text = format_value(value, info.unit, with_unit=False) + (proxy_bound(stats, name) if proxied else "")
         value_cell = Cell(NA, ("na",)) if value is None else Cell(mark + text, ("low",) if low else ())
         coverage = coverage_of(stats, name) if stats is not None else None
         split = stats is not None and name in stats.split
@@ -158,6 +158,15 @@ def metric_rows(
     return rows
 
 
+def proxy_bound(stats: ScopeStats | None, name: str) -> str:
+    """The error bound after a proxied value: `` ±12 %`` (the 95 % half-width), `` ±n/a`` where
+    it is unknown (one stand-in), never a made-up 0."""
+    bound = stats.proxy_error.get(name) if stats is not None else None
+    if bound is None:
+        return " ±n/a"
+    return f" ±{100 * bound:.2g} %" if bound < 0.995 else f" ±{100 * bound:.0f} %"
+
+
 def count_rows(
     stats: ScopeStats | None,
     header: Mapping[str, Any],
@@ -176,6 +185,7 @@ def count_rows(
         count = stats.counts.get(name) if stats is not None else None
         rate = stats.rates.get(name) if stats is not None else None
         mark = PROXY_MARK if stats is not None and name in stats.proxy else ""
+        bound = proxy_bound(stats, name) if mark else ""
         coverage = coverage_of(stats, name) if stats is not None else None
         code = fields.get("code")
         rows.append(
@@ -184,7 +194,7 @@ def count_rows(
                 [
                     label_cell(name),
                     Cell(
-                        mark + format_number(count) if isinstance(count, (int, float)) else NA,
+                        mark + format_number(count) + bound if isinstance(count, (int, float)) else NA,
                         () if count is not None else ("na",),
                     ),
                     Cell(
@@ -277,7 +287,7 @@ class DetailScreen(Screen[None]):
                 f"(coverage < {ctx.low_coverage:.0%}, half a rotation share; or split)"
             )
             if stats.proxy:
-                note += f"   {PROXY_MARK} = estimated from --proxy stand-ins"
+                note += f"   {PROXY_MARK} = estimated from --proxy stand-ins (± its 95 % error bound)"
         self.query_one("#detail-window", Label).update(printable(note))
         self.query_one("#detail-metrics", MetricTable).set_rows(metric_rows(stats, ctx, deltas, self.kind))
         self.query_one("#detail-counts", MetricTable).set_rows(
