@@ -29,9 +29,9 @@ from sectormon.session.options import DEFAULT_MAX_OVERHEAD, SessionRequest
 from sectormon.sources.base import SampleRequest
 from sectormon.sources.targets import describe_exit, shell_status
 
-TIMESLICE = numbers.ClockParser(numbers.TIMESLICE, "--timeslice")
-INTERVAL = numbers.ClockParser(numbers.INTERVAL, "--interval")
-RECENT = numbers.ClockParser(numbers.RECENT, "--recent")
+TIMESLICE = numbers.TIMESLICE_OPTION
+INTERVAL = numbers.INTERVAL_OPTION
+RECENT = numbers.RECENT_OPTION
 
 
 def add_session_options(
@@ -130,10 +130,7 @@ def session_request(args: argparse.Namespace, clock: str) -> SessionRequest:
     """The typed request of :func:`add_session_options`' options; the time options are read
     against the ranges of the source's ``clock`` (``perf`` or ``sim``) and kept in ``args`` as
     seconds (the simulator's pace uses the interval)."""
-    for dest, parser in (("timeslice", TIMESLICE), ("interval", INTERVAL), ("recent", RECENT)):
-        text = getattr(args, dest)
-        if isinstance(text, str):
-            setattr(args, dest, parser.parse(text, clock))
+    numbers.read_clock_options(args, clock)
     groups = None
     if args.groups is not None:
         groups = tuple(part.strip() for part in args.groups.split(",") if part.strip())

@@ -11,6 +11,7 @@ would have the sampler do nothing but switch groups.
 
 from __future__ import annotations
 
+import argparse
 import math
 from dataclasses import dataclass
 
@@ -157,6 +158,21 @@ class ClockParser:
     def help(self, text: str) -> str:
         """``text`` with each source's range appended, for the option's help."""
         return text + "; " + "; ".join(f"{kind}: {r.describe()}" for kind, r in self.by_clock.items())
+
+
+TIMESLICE_OPTION = ClockParser(TIMESLICE, "--timeslice")
+INTERVAL_OPTION = ClockParser(INTERVAL, "--interval")
+RECENT_OPTION = ClockParser(RECENT, "--recent")
+
+
+def read_clock_options(args: argparse.Namespace, clock: str) -> None:
+    """Read the time options kept as text in ``args`` against ``clock``'s ranges, in place, as
+    seconds; options read already (or not given) are left as they are."""
+    options = (("timeslice", TIMESLICE_OPTION), ("interval", INTERVAL_OPTION), ("recent", RECENT_OPTION))
+    for dest, parser in options:
+        text = getattr(args, dest, None)
+        if isinstance(text, str):
+            setattr(args, dest, parser.parse(text, clock))
 
 
 # -- replay ----------------------------------------------------------------------------------------

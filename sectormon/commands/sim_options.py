@@ -200,6 +200,7 @@ def sim_source(args: argparse.Namespace, *, headless: bool) -> SimSource:
     ``--openmetrics``: an endpoint is there to be scraped, so it loops until SIGINT/SIGTERM. The
     TUI's simulated clock, and a served endpoint's, keep ``--pace`` (default :data:`TUI_PACE`)
     wall seconds per frame interval."""
+    numbers.read_clock_options(args, "sim")
     bounded = args.count is not None or args.duration is not None
     serving = getattr(args, "openmetrics", None) is not None and not bounded
     source = build_sim_source(sim_options(args), loop=bounded or serving or not headless)
