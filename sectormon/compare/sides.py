@@ -6,6 +6,7 @@ The design notes of this module are in docs/internals.md.
 from __future__ import annotations
 
 import dataclasses
+import os
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -15,6 +16,7 @@ from sectormon.attribution.window import FrameHotspots
 from sectormon.compare.hotspots import hotspot_shift
 from sectormon.compare.runs import Comparison, compare_runs, scope_sort_key
 from sectormon.errors import UsageError
+from sectormon.files.regular import check_name
 from sectormon.frames import Frame, ScopeStats
 from sectormon.profiles.model import MetricDef, Profile
 from sectormon.runmetrics import REPORT_PREFIX, RunMetrics
@@ -220,8 +222,11 @@ def load_side(path: str, *, skip_bad: bool = False, region: str | None = None) -
     a job file or ``FILE,FILE...`` is a job (:func:`load_job_side`)."""
     from sectormon.job.jobfile import is_job_file
 
+    if "," in path and not os.path.exists(path):
+        return load_job_side(path, skip_bad=skip_bad)
+    check_name(path, "recording or fapp folder")
     p = Path(path)
-    if ("," in path and not p.exists()) or (p.is_file() and is_job_file(path)):
+    if p.is_file() and is_job_file(path):
         return load_job_side(path, skip_bad=skip_bad)
     if p.is_dir():
         return load_fapp_side(path, region)
@@ -263,7 +268,7 @@ def compare_paths(
     both, ``BASE,OTHER`` for each its own (two regions of one run compare too)."""
     base_region = other_region = region
     if region is not None:
-        if not (Path(base).is_dir() or Path(other).is_dir()):
+        if not (os.path.isdir(base) or os.path.isdir(other)):
             raise UsageError(
                 "--region picks a fapp directory's measured region; neither side is a fapp directory"
             )

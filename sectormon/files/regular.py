@@ -61,6 +61,18 @@ def open_input(path: str, what: str = "file", allow_pipe: bool = False) -> Binar
         raise
 
 
+def check_name(path: str, what: str = "file") -> None:
+    """The one-line error for a path the system cannot even look up (a name too long, a loop of
+    links); a path that merely does not exist is left to the caller, which says what it wanted."""
+    try:
+        os.stat(path)
+    except OSError as exc:
+        if exc.errno in (errno.ENAMETOOLONG, errno.ELOOP):
+            raise open_error(path, exc, what) from None
+    except ValueError:  # a NUL byte in the name
+        raise DataError(printable(path), None, "the name holds a NUL byte", "give a real path") from None
+
+
 def is_regular(path: str) -> bool:
     """True when ``path`` is a regular file (following links); never opens it."""
     try:

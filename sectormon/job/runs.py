@@ -8,11 +8,12 @@ it. Two jobs on different hosts compare node by node in the order they were give
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping, Sequence
-from pathlib import Path
 from typing import Any
 
 from sectormon.errors import UsageError
+from sectormon.files.regular import check_name
 from sectormon.frames import Frame, ScopeStats
 from sectormon.job.nodes import Alignment
 from sectormon.runmetrics import RunMetrics
@@ -98,7 +99,8 @@ def job_side_runs(
     from sectormon.profiles.loader import profile_from_dict
 
     for path in paths:
-        if not Path(path).is_file():
+        check_name(path, "recording")
+        if not os.path.isfile(path):
             raise UsageError(f"{path}: no such file (give recordings, or a job file from sectormon merge)")
     with ExitStack() as stack:
         if len(paths) == 1:

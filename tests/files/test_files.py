@@ -79,3 +79,25 @@ def test_ascii_digits_only() -> None:
     assert is_ascii_digits("123")
     for text in ("", "²", "２", "1²", "-1", " 1"):
         assert not is_ascii_digits(text)
+
+
+def test_a_name_the_system_cannot_look_up_is_one_line(tmp_path: Path) -> None:
+    from sectormon.files.regular import check_name
+
+    check_name(str(tmp_path / "missing"))  # absent is the caller's to word
+    with pytest.raises(DataError, match="name is too long"):
+        check_name("x" * 300, "recording")
+    with pytest.raises(DataError, match="NUL byte"):
+        check_name("a\0b")
+
+
+@pytest.mark.parametrize("sides", [("LONG", "LONG"), ("LONG,LONG", "other.jsonl")])
+def test_compare_of_over_long_names_is_one_line(
+    sides: tuple[str, str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    from sectormon.cli import main
+
+    long = "x" * 300
+    assert main(["compare", *(side.replace("LONG", long) for side in sides)]) == 2
+    err = capsys.readouterr().err.splitlines()
+    assert len(err) == 1 and "name is too long" in err[0], err
