@@ -429,9 +429,13 @@ async def test_replay_keys(replay_session: FakeReplay) -> None:
     async with app.run_test(size=SMALL) as pilot:
         replay_session.emit()
         await pilot.pause()
+        app._tick_timeline()  # the timeline's own timer may not have run yet on a loaded machine
+        await pilot.pause()
         assert "▶ playing 1x  1:05 / 10:00" in screen_text(app)
         await pilot.press("right", "left", "shift+right", "shift+left", "right_square_bracket")
         await pilot.press("left_square_bracket", "left_square_bracket", "home", "end", "space")
+        await pilot.pause()
+        app._tick_timeline()
         await pilot.pause()
         calls = [c for c in replay_session.calls if isinstance(c, tuple)]
         assert calls == [
