@@ -82,7 +82,8 @@ def measure(*args: str) -> tuple[float, float, int, int]:
         "u = resource.getrusage(resource.RUSAGE_CHILDREN); "
         "print(time.monotonic() - t, u.ru_utime + u.ru_stime, u.ru_maxrss, done.returncode)"
     )
-    command = shutil.which("sectormon") or "sectormon"
+    beside = Path(sys.executable).with_name("sectormon")  # the venv's, whatever PATH says
+    command = str(beside) if beside.exists() else shutil.which("sectormon") or "sectormon"
     done = subprocess.run(
         [sys.executable, "-c", probe, command, *args], capture_output=True, text=True, check=True
     )
