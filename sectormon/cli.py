@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, NoReturn, Protocol
 
 from sectormon import __version__
 from sectormon.errors import SectormonError, UsageError
-from sectormon.files.text import printable
+from sectormon.files.text import print_message, printable
 from sectormon.session import stopping
 
 if TYPE_CHECKING:
@@ -113,7 +113,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             args = parser.parse_args(rest)
             return _load(module).run(args)
     except SectormonError as exc:
-        print(f"sectormon: {printable(str(exc))}", file=sys.stderr)
+        print_message(str(exc))
         return exc.exit_code
     except KeyboardInterrupt:
         return 130

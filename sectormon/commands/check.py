@@ -14,9 +14,9 @@ import stat
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from sectormon.commands.output import print_message, write_stdout
+from sectormon.commands.output import write_stdout
 from sectormon.errors import SectormonError
-from sectormon.files.text import printable
+from sectormon.files.text import print_message, printable
 from sectormon.hostinfo import HostInfo, collect_hostinfo, paranoid_meaning
 from sectormon.io import strict_json
 from sectormon.perf import probe as perf_probe

@@ -47,9 +47,10 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from sectormon.commands.output import print_warning, require_stdout, write_stdout
+    from sectormon.commands.output import require_stdout, write_stdout
     from sectormon.compare.render import render_csv, render_markdown, render_text
     from sectormon.compare.sides import compare_paths
+    from sectormon.files.text import print_warning
     from sectormon.io import strict_json
 
     require_stdout()  # before both sides are replayed: the report could not be written

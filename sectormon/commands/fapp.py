@@ -6,11 +6,12 @@ import argparse
 import shutil
 
 from sectormon.commands import numbers
-from sectormon.commands.output import print_warning, write_stdout
+from sectormon.commands.output import write_stdout
 from sectormon.fapp.analysis import Analysis, analyze, is_cpupa_report
 from sectormon.fapp.notes import report_notes, section3_notes
 from sectormon.fapp.report import CMG_METRICS
 from sectormon.fapp.table import render_table
+from sectormon.files.text import print_warning
 from sectormon.io import strict_json
 
 PLAIN_UNITS = ("", "ratio", "count")

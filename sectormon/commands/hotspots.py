@@ -11,8 +11,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from sectormon.commands import numbers
-from sectormon.commands.output import print_warning, require_stdout, write_stdout
+from sectormon.commands.output import require_stdout, write_stdout
 from sectormon.errors import UsageError
+from sectormon.files.text import print_warning
 from sectormon.perf.errors import EventUnsupported, InvalidAttribute
 from sectormon.perf.events import EventSpec, parse_event
 from sectormon.profiles.model import Profile

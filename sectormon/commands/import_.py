@@ -8,11 +8,11 @@ import os
 import sys
 from collections.abc import Sequence
 
-from sectormon.commands.output import print_message, print_warning
 from sectormon.errors import UsageError
 from sectormon.fapp.measurement import read_measurement
 from sectormon.fapp.model import TIME_SET
 from sectormon.fapp.to_recording import write_recording
+from sectormon.files.text import print_message, print_warning
 
 FORMATS = ("fapp",)
 

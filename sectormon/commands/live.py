@@ -16,12 +16,12 @@ import tempfile
 from sectormon.attribution.window import DEFAULT_TOP
 from sectormon.commands import numbers
 from sectormon.commands.openmetrics import add_openmetrics_options, check_output_mode
-from sectormon.commands.output import StreamOutput, print_message, print_warning, require_terminal
+from sectormon.commands.output import StreamOutput, require_terminal
 from sectormon.commands.theme_option import check_theme
 from sectormon.errors import UsageError
 from sectormon.export.server import OpenMetricsExporter
 from sectormon.files.output import check_writable, is_stdout
-from sectormon.files.text import is_ascii_digits
+from sectormon.files.text import is_ascii_digits, print_message, print_warning
 from sectormon.schedule import AUTO, KERNEL_READ_EVERY, ROTATION_MODES
 from sectormon.session import stopping
 from sectormon.session.live import LiveSession

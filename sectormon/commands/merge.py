@@ -45,9 +45,9 @@ def _check_node_path(path: str) -> None:
 def run(args: argparse.Namespace) -> int:
     from pathlib import Path
 
-    from sectormon.commands.output import print_message, print_warning
     from sectormon.errors import UsageError
     from sectormon.files.output import replace_output
+    from sectormon.files.text import print_message, print_warning
     from sectormon.job.jobfile import is_job_file, write_job
     from sectormon.job.nodes import align, node_from_recording
 

@@ -20,9 +20,9 @@ from sectormon.commands.live import (
     session_request,
 )
 from sectormon.commands.openmetrics import open_exporter
-from sectormon.commands.output import print_warning
 from sectormon.commands.sim_options import add_sim_options, sim_source
 from sectormon.errors import UsageError
+from sectormon.files.text import print_warning
 from sectormon.profiles.loader import resolve_profile
 from sectormon.profiles.model import Profile
 from sectormon.session import stopping

@@ -6,11 +6,11 @@ from __future__ import annotations
 import argparse
 
 from sectormon.commands.numbers import whole
-from sectormon.commands.output import print_message
 from sectormon.errors import UsageError
 from sectormon.export.collector import DEFAULT_PROCS
 from sectormon.export.listen import DEFAULT_BIND, parse_listen
 from sectormon.export.server import OpenMetricsExporter
+from sectormon.files.text import print_message
 
 OPENMETRICS_PROCS = whole(0, 100_000, "processes")
 

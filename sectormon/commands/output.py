@@ -29,23 +29,10 @@ from typing import IO, TextIO
 
 from sectormon.errors import UsageError
 from sectormon.files.output import FREE_SPACE, OutputError, open_output
-from sectormon.files.text import printable
 
 STDOUT_CLOSED = "stdout is closed (redirect it to a file or a pipe)"
 PARTIAL_SUFFIX = ".partial"
 NO_TERMINAL = "no terminal: use --json for a headless stream"
-
-
-def print_message(message: str) -> None:
-    """``sectormon: MESSAGE`` on stderr, one line. Messages quote input (labels, paths, host names,
-    command lines from files and profiles): control characters are escaped, so a file cannot fake
-    more ``sectormon:`` lines, move the cursor or retitle the terminal."""
-    print(f"sectormon: {printable(message)}", file=sys.stderr, flush=True)
-
-
-def print_warning(message: str) -> None:
-    """``sectormon: warning: MESSAGE`` on stderr, one line (as :func:`print_message`)."""
-    print_message(f"warning: {message}")
 
 
 def _silence_fd(fd: int) -> None:

@@ -15,8 +15,9 @@ from typing import TYPE_CHECKING
 
 from sectormon.commands import numbers
 from sectormon.commands.openmetrics import add_openmetrics_options, check_output_mode, open_exporter
-from sectormon.commands.output import StreamOutput, print_warning, require_terminal
+from sectormon.commands.output import StreamOutput, require_terminal
 from sectormon.errors import SectormonError, UsageError
+from sectormon.files.text import print_warning
 
 if TYPE_CHECKING:
     from sectormon.export.server import OpenMetricsExporter

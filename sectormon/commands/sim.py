@@ -24,9 +24,10 @@ from sectormon.commands.live import (
     session_request,
 )
 from sectormon.commands.openmetrics import open_exporter
-from sectormon.commands.output import print_warning, require_stdout, write_stdout
+from sectormon.commands.output import require_stdout, write_stdout
 from sectormon.commands.sim_options import add_sim_options, sim_options, sim_source
 from sectormon.errors import UsageError
+from sectormon.files.text import print_warning
 from sectormon.io import strict_json
 from sectormon.profiles.loader import resolve_profile
 from sectormon.session.setup import open_session

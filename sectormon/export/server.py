@@ -29,7 +29,7 @@ from sectormon.export.exposition import choose
 from sectormon.export.listen import DEFAULT_BIND, METRICS_PATH
 from sectormon.export.scopes import DEFAULT_PROCS
 from sectormon.export.scrape import gzip_body
-from sectormon.files.text import printable
+from sectormon.files.text import print_warning
 from sectormon.frames import Frame
 
 REQUEST_TIMEOUT = 10.0
@@ -96,7 +96,7 @@ class _Server(ThreadingHTTPServer):
         exc = sys.exc_info()[1]
         if isinstance(exc, (ConnectionError, TimeoutError)):
             return
-        print(f"sectormon: warning: OpenMetrics request failed: {printable(repr(exc))}", file=sys.stderr)
+        print_warning(f"OpenMetrics request failed: {exc!r}")
 
 
 class _Server6(_Server):

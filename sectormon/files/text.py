@@ -2,11 +2,14 @@
 
 A recording, a profile or a path can hold ESC/OSC sequences, carriage returns and newlines; printed
 raw they fake extra ``sectormon:`` lines or retitle the terminal. Every message that quotes input
-goes through :func:`printable`, which escapes what is not printable the way ``repr`` would, and
-leaves ordinary text (accents, CJK, symbols) as it is.
+goes through :func:`printable` (:func:`print_message` and :func:`print_warning` print with it),
+which escapes what is not printable the way ``repr`` would and leaves ordinary text (accents, CJK,
+symbols) as it is.
 """
 
 from __future__ import annotations
+
+import sys
 
 
 def _escape(char: str) -> str:
@@ -29,3 +32,15 @@ def printable(text: str) -> str:
 def is_ascii_digits(text: str) -> bool:
     """True for a non-empty run of ``0``-``9`` only: ``str.isdigit`` also accepts ``²`` and ``２``."""
     return text.isascii() and text.isdigit()
+
+
+def print_message(message: str) -> None:
+    """``sectormon: MESSAGE`` on stderr, one line. Messages quote input (labels, paths, host names,
+    command lines from files and profiles): control characters are escaped, so a file cannot fake
+    more ``sectormon:`` lines, move the cursor or retitle the terminal."""
+    print(f"sectormon: {printable(message)}", file=sys.stderr, flush=True)
+
+
+def print_warning(message: str) -> None:
+    """``sectormon: warning: MESSAGE`` on stderr, one line (as :func:`print_message`)."""
+    print_message(f"warning: {message}")

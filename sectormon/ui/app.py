@@ -15,7 +15,6 @@ import gc
 import itertools
 import os
 import signal
-import sys
 import threading
 import time
 from collections.abc import Iterable, Mapping
@@ -29,7 +28,7 @@ from textual.screen import Screen
 from textual.widgets import Input
 
 from sectormon.errors import SectormonError
-from sectormon.files.text import printable
+from sectormon.files.text import print_message, printable
 from sectormon.frames import Frame
 from sectormon.session.control import ReplayControl, SessionControl
 from sectormon.ui.context import WINDOW_NAMES, RenderContext
@@ -635,7 +634,7 @@ def run_tui(controller: SessionControl, theme: str | None = None) -> int:
     controller.wait(5.0)
     for path in app.recordings:  # `r` records into the current folder: say where it went
         if os.path.exists(path):
-            print(f"sectormon: recorded to {printable(path)}", file=sys.stderr)
+            print_message(f"recorded to {path}")
     # A crash inside the app (an exception in a widget) ends run() with no result: Textual's
     # return code says so (1), where ``result or 0`` made it exit 0.
     return int(result) if result is not None else int(app.return_code or 0)

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from sectormon import cli
-from sectormon.commands.output import print_message, print_warning
+from sectormon.files.text import print_message, print_warning
 from sectormon.io.jsonl import encode_mark
 from sectormon.readings import Mark
 

@@ -26,8 +26,7 @@ from rich.text import Text
 from screen_text import screen_text
 from textual.content import Content
 
-from sectormon.commands.output import print_warning
-from sectormon.files.text import printable
+from sectormon.files.text import print_warning, printable
 from sectormon.ui.app import make_app
 from sectormon.ui.header_fit import Field, fit
 from sectormon.ui.header_info import describe_source, describe_target
