@@ -133,7 +133,7 @@ class ScopeStats:
     @property
     def proxy_error(self) -> Mapping[str, float | None]:
         """The error bound of each figure in :attr:`proxy`: the relative half-width of its 95 %
-        interval (:data:`sectormon.proxy.ERROR_COVERAGE`); ``None`` or absent: unknown (one
+        interval (:func:`sectormon.proxy.half_width`); ``None`` or absent: unknown (one
         stand-in, or a frame written before bounds were)."""
         return self._proxy_error
 

@@ -275,10 +275,6 @@ def cmg_factor(all_reference: float, stand_in_reference: float) -> float | None:
     return 1.0 if all_reference <= 0.0 else None
 
 
-ERROR_COVERAGE = 0.95
-"""The coverage of a proxied figure's error bound (``proxy_error``): the relative half-width of a
-95 % interval around the estimate."""
-
 _T975 = (12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228,
          2.201, 2.179, 2.160, 2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086,
          2.080, 2.074, 2.069, 2.064, 2.060, 2.056, 2.052, 2.048, 2.045, 2.042)  # fmt: skip
