@@ -16,7 +16,7 @@ from typing import Any
 
 from sectormon.commands.output import write_stdout
 from sectormon.errors import SectormonError
-from sectormon.files.text import print_message, printable
+from sectormon.files.text import clipped, print_message, printable
 from sectormon.hostinfo import HostInfo, collect_hostinfo, paranoid_meaning
 from sectormon.io import strict_json
 from sectormon.perf import probe as perf_probe
@@ -38,7 +38,7 @@ def root_folder(value: str) -> str:
     """A fake sysfs or procfs root (``--sysfs-root``, ``--procfs-root``): an existing folder,
     checked when the option is read, so a bad one is one usage line (a 256-character name raised
     ENAMETOOLONG from deep in the topology reader)."""
-    shown = printable(value if len(value) <= 80 else value[:80] + "...")
+    shown = clipped(value)
     try:
         if stat.S_ISDIR(os.stat(value).st_mode):
             return value

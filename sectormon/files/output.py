@@ -28,11 +28,9 @@ from collections.abc import Iterator
 from typing import BinaryIO
 
 from sectormon.errors import SectormonError, UsageError
-from sectormon.files.text import printable
+from sectormon.files.text import clipped, printable
 
 FREE_SPACE = "free space or write it elsewhere"
-_SHOWN_NAME = 80
-"""Characters shown of a name the system refused as too long: a 4,000-character path is not one line."""
 _HINT_NAME = 32
 """Characters of the target's name in its temporary file's name (a hint for a stray file; the
 whole name could exceed the system's 255-byte limit once prefixed)."""
@@ -45,8 +43,7 @@ class OutputError(SectormonError):
 
 
 def _shown(path: str, *, too_long: bool = False) -> str:
-    text = printable(path)
-    return text[:_SHOWN_NAME] + "..." if too_long and len(text) > _SHOWN_NAME else text
+    return clipped(path) if too_long else printable(path)
 
 
 class OutputPathError(UsageError):

@@ -15,7 +15,7 @@ import stat
 from typing import BinaryIO
 
 from sectormon.errors import DataError
-from sectormon.files.text import printable
+from sectormon.files.text import clipped, printable
 
 
 def _kind(mode: int) -> str:
@@ -35,8 +35,7 @@ def _kind(mode: int) -> str:
 def open_error(path: str, exc: OSError, what: str = "file") -> DataError:
     """One line for a failed open (ENAMETOOLONG, ENOENT, EACCES, ...)."""
     if exc.errno == errno.ENAMETOOLONG:
-        shown = printable(path[:80]) + "..."
-        return DataError(shown, None, f"the {what} name is too long", "give a shorter path")
+        return DataError(clipped(path), None, f"the {what} name is too long", "give a shorter path")
     reason = exc.strerror or str(exc)
     return DataError(printable(path), None, f"cannot read the {what} ({reason})", "give a readable file")
 

@@ -29,6 +29,16 @@ def printable(text: str) -> str:
     return "".join(char if char.isprintable() else _escape(char) for char in text)
 
 
+SHOWN = 80
+"""Characters of an input text quoted in a message (a 4,000-character path is not one line)."""
+
+
+def clipped(text: str, limit: int = SHOWN) -> str:
+    """:func:`printable` ``text``, cut to ``limit`` characters with ``...`` when longer."""
+    shown = printable(text)
+    return shown if len(shown) <= limit else shown[:limit] + "..."
+
+
 def is_ascii_digits(text: str) -> bool:
     """True for a non-empty run of ``0``-``9`` only: ``str.isdigit`` also accepts ``²`` and ``２``."""
     return text.isascii() and text.isdigit()

@@ -20,7 +20,7 @@ from sectormon import __version__
 from sectormon.errors import DataError
 from sectormon.files.lines import bounded_lines
 from sectormon.files.regular import open_input
-from sectormon.files.text import printable
+from sectormon.files.text import clipped, printable
 from sectormon.io.header_check import MIN_INTERVAL
 from sectormon.io.jsonl import MAX_SECONDS, finite_float, loads, loads_record
 from sectormon.io.reader import MAX_LINE, open_recording
@@ -227,7 +227,7 @@ def _extract(name: str, lines: Iterator[tuple[int, bytes]], tmp: Path, count: in
                     marker = None
                 index = marker.get("node") if isinstance(marker, dict) else None
                 if type(index) is not int or not 0 <= index < count or index in seen:
-                    shown = printable(line.decode("utf-8", "replace").strip())[:80]
+                    shown = clipped(line.decode("utf-8", "replace").strip())
                     raise DataError(name, lineno, f"bad node marker {shown}", "merge the nodes again")
                 seen.add(index)
                 files.close()
