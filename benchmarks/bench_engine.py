@@ -33,10 +33,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from sectormon.data.readings import Row, Slice
 from sectormon.io.jsonl import encode_slice, slice_from_record
 from sectormon.metrics import MetricsEngine
 from sectormon.profiles.model import EventDef, GroupDef, MetricDef, Profile
-from sectormon.readings import Row, Slice
 
 THREADS = 48
 FRAME_EVERY = 50

@@ -35,11 +35,11 @@ import tempfile
 import time
 from pathlib import Path
 
-from sectormon.attribution import HotspotAggregator
+from sectormon.attribution.aggregate import HotspotAggregator
 from sectormon.attribution.symbolize import Symbolizer
 from sectormon.perf.events import parse_event
 from sectormon.perf.sampling import SamplingConfig
-from sectormon.sources.perf_samples import make_target, sample_target
+from sectormon.sources.perf.samples import make_target, sample_target
 
 PROGRAM = r"""
 #include <stdio.h>

@@ -42,9 +42,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from sectormon.data.readings import Mark, Row, Slice
 from sectormon.io import RecordingWriter, open_recording
 from sectormon.profiles.loader import load_profile, profile_to_dict
-from sectormon.readings import Mark, Row, Slice
 
 CORES = 48
 RATE = 50  # slices per second

@@ -191,7 +191,7 @@ def syscall_floor(pid: int, rounds: int = 100) -> dict[str, float]:
             t2 = clock()
             exit_poll.poll(0)
             os.fstat(task_fd)
-            if round_no % 5 == 0:  # sources/perf.py FULL_SCAN_POLLS
+            if round_no % 5 == 0:  # sources/perf/source.py FULL_SCAN_POLLS
                 os.listdir(f"/proc/{pid}/task")
             t3 = clock()
             for fd in fds:

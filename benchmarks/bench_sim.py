@@ -34,7 +34,7 @@ from sectormon.sim.kernels import make_kernel
 from sectormon.sim.objects import parse_objects
 from sectormon.sim.trace import open_trace
 from sectormon.sim.workload import kernel_workload
-from sectormon.sources.sim import SimOptions, build_sim_source
+from sectormon.sources.sim.source import SimOptions, build_sim_source
 
 LINE = 256
 

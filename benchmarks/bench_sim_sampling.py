@@ -17,8 +17,8 @@ import time
 
 from sectormon.profiles.loader import load_profile
 from sectormon.sources.base import SampleRequest
-from sectormon.sources.sim import SimOptions, build_sim_source
-from sectormon.sources.sim_samples import SIM_DEFAULT_PERIOD
+from sectormon.sources.sim.samples import SIM_DEFAULT_PERIOD
+from sectormon.sources.sim.source import SimOptions, build_sim_source
 
 PROFILE = load_profile("a64fx")
 

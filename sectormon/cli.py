@@ -75,7 +75,7 @@ class _Parser(argparse.ArgumentParser):
         if file is not None and file is sys.stderr:
             super()._print_message(message, file)
             return
-        from sectormon.commands.output import write_stdout
+        from sectormon.commands.options.output import write_stdout
 
         write_stdout(message, "help" if message.lstrip().startswith("usage") else "version")
 

@@ -1,11 +1,14 @@
-"""Rows written out by hand: a reading as the sampler and the reader make it (see sectormon.readings.Row)."""
+"""Rows written out by hand: a reading as the sampler and the reader make it.
+
+See sectormon.data.readings.Row.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from typing import NamedTuple
 
-from sectormon.readings import Row, Slice
+from sectormon.data.readings import Row, Slice
 
 
 def row(

@@ -1,34 +1,4 @@
-"""Sampled attribution: where the events come from, in code and in data.
+"""Sampled attribution: where the events come from, in code (symbols, lines) and in data (objects).
 
-The design notes of this module are in docs/internals.md.
+The records it produces and consumes (samples, batches, tables) are in :mod:`sectormon.data`.
 """
-
-from __future__ import annotations
-
-from sectormon.attribution.aggregate import HotspotAggregator, LatencyBucket
-from sectormon.attribution.samples import (
-    AttributedSample,
-    CodeLocation,
-    DataLocation,
-    Event,
-    MapEvent,
-    ProcessEvent,
-    Sample,
-    SampleBatch,
-)
-from sectormon.attribution.table import HotspotRow, HotspotTable
-
-__all__ = [
-    "AttributedSample",
-    "CodeLocation",
-    "DataLocation",
-    "Event",
-    "HotspotAggregator",
-    "HotspotRow",
-    "HotspotTable",
-    "LatencyBucket",
-    "MapEvent",
-    "ProcessEvent",
-    "Sample",
-    "SampleBatch",
-]

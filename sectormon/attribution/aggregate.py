@@ -7,20 +7,10 @@ from __future__ import annotations
 
 import bisect
 from collections.abc import Callable, Hashable, Sequence
-from dataclasses import dataclass
 from types import MappingProxyType
 
-from sectormon.attribution.samples import AttributedSample, CodeLocation, DataLocation
-from sectormon.attribution.table import HotspotRow, HotspotTable
-
-
-@dataclass(frozen=True, slots=True)
-class LatencyBucket:
-    """Samples whose latency is at most ``max_cycles`` (None: any latency) fall in this bucket,
-    unless an earlier bucket took them."""
-
-    name: str
-    max_cycles: float | None = None
+from sectormon.data.hotspot_table import HotspotRow, HotspotTable
+from sectormon.data.samples import AttributedSample, CodeLocation, DataLocation, LatencyBucket
 
 
 class _Tally:

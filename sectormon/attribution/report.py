@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from sectormon.attribution.table import SCHEMA, HotspotRow, HotspotTable
+from sectormon.data.hotspot_table import SCHEMA, HotspotRow, HotspotTable
 
 
 @dataclass(frozen=True, slots=True)
@@ -103,9 +103,12 @@ def _rows(
     numeric = {0, 1, 2, *range(3 + len(columns), len(head))}
 
     def fmt(cells: Sequence[str]) -> str:
-        return "  " + "  ".join(
-            c.rjust(widths[i]) if i in numeric else c.ljust(widths[i]) for i, c in enumerate(cells)
-        ).rstrip()
+        return (
+            "  "
+            + "  ".join(
+                c.rjust(widths[i]) if i in numeric else c.ljust(widths[i]) for i, c in enumerate(cells)
+            ).rstrip()
+        )
 
     return [*out, fmt(head), *(fmt(r) for r in body)]
 

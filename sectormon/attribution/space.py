@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from sectormon.attribution.elf import ElfCache, ElfImage
-from sectormon.attribution.samples import MapEvent
+from sectormon.data.samples import MapEvent
 
 PAGE_SIZE = mmap.PAGESIZE
 

@@ -9,7 +9,8 @@ import os
 from pathlib import Path
 
 from sectormon.attribution.elf import ElfCache
-from sectormon.attribution.samples import (
+from sectormon.attribution.space import AddressSpace, Region, read_proc_maps
+from sectormon.data.samples import (
     AttributedSample,
     CodeLocation,
     DataLocation,
@@ -17,7 +18,6 @@ from sectormon.attribution.samples import (
     MapEvent,
     Sample,
 )
-from sectormon.attribution.space import AddressSpace, Region, read_proc_maps
 
 KERNEL = CodeLocation("[kernel]", "[kernel]")
 UNKNOWN_CODE = CodeLocation("[unknown]", "[unknown]")

@@ -14,17 +14,17 @@ import stat
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from sectormon.commands.output import write_stdout
+from sectormon.commands.options.output import write_stdout
 from sectormon.errors import SectormonError
 from sectormon.files.text import clipped, print_message, printable
-from sectormon.hostinfo import HostInfo, collect_hostinfo, paranoid_meaning
+from sectormon.host.facts import HostInfo, collect_hostinfo, paranoid_meaning
+from sectormon.host.topology import Topology, format_cpu_list, load_topology
 from sectormon.io import strict_json
 from sectormon.perf import probe as perf_probe
 from sectormon.perf.probe import ProbeResult
 from sectormon.perf.syscall import syscall_number
 from sectormon.profiles.loader import resolve_profile
 from sectormon.profiles.model import EventDef, Profile
-from sectormon.topology import Topology, format_cpu_list, load_topology
 
 SCHEMA = "sectormon/check/1"
 STATE_NOTE = {

@@ -47,7 +47,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from sectormon.commands.output import require_stdout, write_stdout
+    from sectormon.commands.options.output import require_stdout, write_stdout
     from sectormon.compare.render import render_csv, render_markdown, render_text
     from sectormon.compare.sides import compare_paths
     from sectormon.files.text import print_warning

@@ -11,13 +11,13 @@ from collections.abc import Mapping
 from typing import Any
 
 from sectormon.commands import check
-from sectormon.commands.output import write_stdout
+from sectormon.commands.options.output import write_stdout
+from sectormon.host.topology import load_topology
 from sectormon.io import strict_json
 from sectormon.metrics.formulas import MetricSet
 from sectormon.perf.probe import ProbeResult
 from sectormon.profiles.loader import resolve_profile
 from sectormon.profiles.model import Profile
-from sectormon.topology import load_topology
 
 SCHEMA = "sectormon/events/1"
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import argparse
 import shutil
 
-from sectormon.commands import numbers
-from sectormon.commands.output import write_stdout
+from sectormon.commands.options import numbers
+from sectormon.commands.options.output import write_stdout
 from sectormon.fapp.analysis import Analysis, analyze, is_cpupa_report
 from sectormon.fapp.notes import report_notes, section3_notes
 from sectormon.fapp.report import CMG_METRICS

@@ -10,17 +10,17 @@ import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from sectormon.commands import numbers
-from sectormon.commands.output import require_stdout, write_stdout
+from sectormon.commands.options import numbers
+from sectormon.commands.options.output import require_stdout, write_stdout
 from sectormon.errors import UsageError
 from sectormon.files.text import print_warning
 from sectormon.perf.errors import EventUnsupported, InvalidAttribute
 from sectormon.perf.events import EventSpec, parse_event
 from sectormon.profiles.model import Profile
-from sectormon.sources.perf_samples import default_rate, resolve_event
+from sectormon.sources.perf.samples import default_rate, resolve_event
 
 if TYPE_CHECKING:
-    from sectormon.sources.perf_samples import CountedTotal, RecordStream
+    from sectormon.sources.perf.samples import CountedTotal, RecordStream
 
 FALLBACK_EVENT = "page-faults"
 DEFAULT_TOP = 20
@@ -103,11 +103,12 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from sectormon.attribution import HotspotAggregator, LatencyBucket
+    from sectormon.attribution.aggregate import HotspotAggregator
     from sectormon.attribution.report import HotspotReport, Overhead, render_text
     from sectormon.attribution.symbolize import Symbolizer
+    from sectormon.data.samples import LatencyBucket
     from sectormon.perf.sampling import SamplingConfig, check_sampling
-    from sectormon.sources import perf_samples
+    from sectormon.sources.perf import samples as perf_samples
 
     command = _command(args)
     _validate(args, command)
@@ -200,8 +201,8 @@ def _validate(args: argparse.Namespace, command: list[str]) -> None:
 
 
 def _profile(choice: str) -> Profile:
+    from sectormon.host.topology import load_topology
     from sectormon.profiles.loader import auto_profile_name, load_profile
-    from sectormon.topology import load_topology
 
     topology = load_topology()
     name = auto_profile_name(topology) if choice == "auto" else choice
@@ -239,7 +240,7 @@ def _choose_event(args: argparse.Namespace, profile: Profile) -> tuple[str, Even
 
 
 def _cpus(text: str) -> tuple[int, ...]:
-    from sectormon.topology import load_topology, parse_cpu_list
+    from sectormon.host.topology import load_topology, parse_cpu_list
 
     cpus = parse_cpu_list(text, what="--cpus")
     return load_topology().require_cpus(cpus, option="--cpus")

@@ -11,26 +11,26 @@ from __future__ import annotations
 import argparse
 from collections.abc import Sequence
 
-from sectormon.commands import numbers
-from sectormon.commands.live import (
+from sectormon.commands.front_end import (
     CommandLog,
     add_session_options,
     open_output,
     run_session,
     session_request,
 )
-from sectormon.commands.openmetrics import open_exporter
-from sectormon.commands.sim_options import add_sim_options, sim_source
+from sectormon.commands.options import numbers
+from sectormon.commands.options.openmetrics import open_exporter
+from sectormon.commands.options.sim import add_sim_options, sim_source
 from sectormon.errors import UsageError
 from sectormon.files.text import print_warning
+from sectormon.host.topology import load_topology, parse_cpu_list
 from sectormon.profiles.loader import resolve_profile
 from sectormon.profiles.model import Profile
 from sectormon.session import stopping
 from sectormon.session.setup import open_session
 from sectormon.sources.base import Source
-from sectormon.sources.perf import PerfSource
-from sectormon.sources.targets import CommandTarget, CpuTarget, PidTarget, Target
-from sectormon.topology import load_topology, parse_cpu_list
+from sectormon.sources.perf.source import PerfSource
+from sectormon.sources.perf.targets import CommandTarget, CpuTarget, PidTarget, Target
 
 
 def configure(parser: argparse.ArgumentParser) -> None:

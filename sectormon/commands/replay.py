@@ -13,9 +13,9 @@ import signal
 from types import FrameType
 from typing import TYPE_CHECKING
 
-from sectormon.commands import numbers
-from sectormon.commands.openmetrics import add_openmetrics_options, check_output_mode, open_exporter
-from sectormon.commands.output import StreamOutput, require_terminal
+from sectormon.commands.options import numbers
+from sectormon.commands.options.openmetrics import add_openmetrics_options, check_output_mode, open_exporter
+from sectormon.commands.options.output import StreamOutput, require_terminal
 from sectormon.errors import SectormonError, UsageError
 from sectormon.files.text import print_warning
 
@@ -90,7 +90,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _run_json(args: argparse.Namespace, exporter: OpenMetricsExporter | None) -> int:
-    from sectormon.commands.theme_option import check_theme
+    from sectormon.commands.options.theme import check_theme
     from sectormon.io.reader import open_recording
     from sectormon.io.stream import JsonStream
     from sectormon.session.replay import frame_builder, replay_frames, stream_header

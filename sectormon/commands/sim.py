@@ -16,16 +16,16 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
-from sectormon.commands import numbers
-from sectormon.commands.live import (
+from sectormon.commands.front_end import (
     add_session_options,
     open_output,
     run_session,
     session_request,
 )
-from sectormon.commands.openmetrics import open_exporter
-from sectormon.commands.output import require_stdout, write_stdout
-from sectormon.commands.sim_options import add_sim_options, sim_options, sim_source
+from sectormon.commands.options import numbers
+from sectormon.commands.options.openmetrics import open_exporter
+from sectormon.commands.options.output import require_stdout, write_stdout
+from sectormon.commands.options.sim import add_sim_options, sim_options, sim_source
 from sectormon.errors import UsageError
 from sectormon.files.text import print_warning
 from sectormon.io import strict_json
@@ -33,7 +33,7 @@ from sectormon.profiles.loader import resolve_profile
 from sectormon.session.setup import open_session
 from sectormon.sim import advisor
 from sectormon.sim.engine import SimThread
-from sectormon.sources.sim import (
+from sectormon.sources.sim.source import (
     SIM_DEFAULT_INTERVAL,
     SIM_DEFAULT_TIMESLICE,
     SimSource,

@@ -9,8 +9,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from sectormon.attribution.table import HotspotRow
-from sectormon.attribution.window import FrameHotspots
+from sectormon.data.hotspot_table import HotspotRow
+from sectormon.data.hotspots import FrameHotspots
 
 VIEWS = ("objects", "functions")
 

@@ -10,10 +10,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from sectormon.compare.hotspots import HotspotShift
+from sectormon.data.run_metrics import REPORT_PREFIX, RunMetrics
 from sectormon.errors import UsageError
 from sectormon.metrics.baseline import metric_delta as baseline_delta
 from sectormon.profiles.model import MetricDef
-from sectormon.runmetrics import REPORT_PREFIX, RunMetrics
 
 COMPARE_SCHEMA = "sectormon/compare/2"
 IPC_METRIC = "IPC"

@@ -12,14 +12,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from sectormon.attribution.window import FrameHotspots
 from sectormon.compare.hotspots import hotspot_shift
 from sectormon.compare.runs import Comparison, compare_runs, scope_sort_key
+from sectormon.data.frames import Frame, ScopeStats
+from sectormon.data.hotspots import FrameHotspots
+from sectormon.data.run_metrics import REPORT_PREFIX, RunMetrics
 from sectormon.errors import UsageError
 from sectormon.files.regular import check_name
-from sectormon.frames import Frame, ScopeStats
 from sectormon.profiles.model import MetricDef, Profile
-from sectormon.runmetrics import REPORT_PREFIX, RunMetrics
 
 FAPP_SOURCE = "fapp"
 SOURCE_NAMES = {

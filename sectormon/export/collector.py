@@ -14,6 +14,7 @@ from typing import Any
 from prometheus_client.metrics_core import Metric
 
 from sectormon import __version__
+from sectormon.data.frames import Frame
 from sectormon.export.exposition import Family, SeriesBook
 from sectormon.export.names import (
     ACTIVE_GROUP,
@@ -33,7 +34,6 @@ from sectormon.export.names import (
 )
 from sectormon.export.scopes import DEFAULT_PROCS, ScopeId, ScopeLabels
 from sectormon.export.scrape import Scrape
-from sectormon.frames import Frame
 
 FOLD_BACKLOG = 64
 """Frames queued without a scrape before :meth:`FrameCollector.publish` folds them itself (when no

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from typing import Any, NamedTuple
 
-from sectormon.frames import Frame, ScopeStats
+from sectormon.data.frames import Frame, ScopeStats
 
 CORE_LABELS = ("cmg", "core")
 """The labels of CMG and core scopes (a core is labelled with its CMG too)."""

@@ -23,6 +23,7 @@ from typing import Any
 from prometheus_client.exposition import gzip_accepted
 from prometheus_client.registry import CollectorRegistry
 
+from sectormon.data.frames import Frame
 from sectormon.errors import UsageError
 from sectormon.export.collector import FrameCollector
 from sectormon.export.exposition import choose
@@ -30,7 +31,6 @@ from sectormon.export.listen import DEFAULT_BIND, METRICS_PATH
 from sectormon.export.scopes import DEFAULT_PROCS
 from sectormon.export.scrape import gzip_body
 from sectormon.files.text import print_warning
-from sectormon.frames import Frame
 
 REQUEST_TIMEOUT = 10.0
 """Seconds a connection may take to send its request: a stalled client does not keep a thread."""

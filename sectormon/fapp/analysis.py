@@ -11,12 +11,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from sectormon.data.run_metrics import REPORT_PREFIX, RunMetrics
 from sectormon.fapp.counts import measurement_counts
 from sectormon.fapp.measurement import read_measurement
 from sectormon.fapp.model import Measurement, cmg_of
 from sectormon.fapp.report import Report, Value, compute_report, report_profile
 from sectormon.fapp.section3 import Section3, compute_section3
-from sectormon.runmetrics import REPORT_PREFIX, RunMetrics
 
 KIND = "fapp"
 IMPORT_KIND = "fapp-import"

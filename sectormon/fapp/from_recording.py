@@ -9,11 +9,11 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
+from sectormon.data.readings import Slice
 from sectormon.errors import DataError
 from sectormon.fapp.measurement import assemble, valid_vector_length
 from sectormon.fapp.model import CPU_CYCLES_CODE, DEFAULT_VECTOR_LENGTH_BITS, EventSet, Measurement, ThreadRow
 from sectormon.fapp.names import CYCLES_NAME
-from sectormon.readings import Slice
 
 SOURCE_KIND = "fapp"
 SLICE_LINE = 2

@@ -38,7 +38,7 @@ def part_variant(info: Mapping[str, Any], cpu_frequency_hz: float | None = None)
     frequency (``cpu_frequency_ghz``, else the one measured from pa1) by the topology's own rule.
     ``""`` when unknown: the profile's defaults (the 48-core parts, as Fujitsu's report assumes).
     """
-    from sectormon.topology import _a64fx_variant  # the one place that maps a part to its variant
+    from sectormon.host.topology import _a64fx_variant  # the one place that maps a part to its variant
 
     variant = info.get("variant")
     if isinstance(variant, str) and variant:

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from sectormon import __version__
+from sectormon.data.readings import Mark, Row, Slice
 from sectormon.errors import DataError, SectormonError, UsageError
 from sectormon.fapp.counts import cmg_counts, row_columns
 from sectormon.fapp.model import CPU_CYCLES_CODE, EventSet, Measurement, cmg_of
@@ -23,7 +24,6 @@ from sectormon.files.regular import is_regular
 from sectormon.io.header_check import MIN_INTERVAL
 from sectormon.io.jsonl import MAX_SECONDS, RECORDING_SCHEMA
 from sectormon.profiles.model import EventDef, GroupDef, MetricDef, Profile
-from sectormon.readings import Mark, Row, Slice
 
 _DISK_FULL = (errno.ENOSPC, errno.EFBIG, errno.EDQUOT)
 SLICE_GROUP = "fapp"

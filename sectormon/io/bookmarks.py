@@ -13,13 +13,13 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from sectormon.data.readings import Mark
 from sectormon.errors import DataError, SectormonError
 from sectormon.files.lines import KIB, bounded_lines
 from sectormon.files.output import OutputPathError, open_output
 from sectormon.files.regular import open_input
 from sectormon.files.text import printable
 from sectormon.io.jsonl import BadRecord, encode_mark, loads, mark_from_record, parse_schema
-from sectormon.readings import Mark
 
 SUFFIX = ".bookmarks.jsonl"
 MAX_LINE = 64 * KIB

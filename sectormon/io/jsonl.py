@@ -28,9 +28,9 @@ from array import array
 from collections.abc import Mapping
 from typing import Any
 
+from sectormon.data.readings import MARK_KINDS, U64, Mark, ProcessInfo, Row, Slice
 from sectormon.files.text import is_ascii_digits
 from sectormon.io.strict_json import check_depth, decode_limited
-from sectormon.readings import MARK_KINDS, U64, Mark, ProcessInfo, Row, Slice
 
 FORMAT_VERSION = 2
 """The version of every record kind this sectormon writes (``sectormon/<kind>/2``)."""

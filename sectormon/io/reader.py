@@ -14,7 +14,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
-from sectormon.attribution.samples import SampleBatch
+from sectormon.data.readings import Mark, Slice, gap_mark
+from sectormon.data.samples import SampleBatch
 from sectormon.errors import DataError
 from sectormon.files.lines import MIB, too_long
 from sectormon.files.regular import open_input
@@ -40,9 +41,8 @@ from sectormon.io.jsonl import (
 )
 from sectormon.io.samples import SAMPLES_SCHEMA, LocationInterner, samples_from_record
 from sectormon.io.v1 import SLICE_SCHEMA_V1, slice_from_v1
-from sectormon.readings import Mark, Slice, gap_mark
 
-# The --json stream's records (sectormon.frames; io does not import it): a header, then frames.
+# The --json stream's records (sectormon.data.frames; io does not import it): a header, then frames.
 _FRAME_STREAM_SCHEMAS = ("sectormon/header/", "sectormon/frame/")
 
 _CUT = "the recording was cut"  # in every warning about a cut, so a second one is not given

@@ -20,11 +20,11 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import IO, Any
 
-from sectormon.attribution.samples import SampleBatch
+from sectormon.data.readings import Mark, Slice
+from sectormon.data.samples import SampleBatch
 from sectormon.files.output import OutputPathError, open_output
 from sectormon.io.jsonl import encode, encode_mark, encode_slice, header_record
 from sectormon.io.samples import samples_record
-from sectormon.readings import Mark, Slice
 
 GZIP_LEVEL = 6
 """zlib's default: a tenth of level 9's CPU for a few percent more bytes, on the sampler thread."""

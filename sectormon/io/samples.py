@@ -8,7 +8,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from sectormon.attribution.samples import (
+from sectormon.data.readings import U64
+from sectormon.data.samples import (
     DATA_KINDS,
     AttributedSample,
     CodeLocation,
@@ -16,7 +17,6 @@ from sectormon.attribution.samples import (
     SampleBatch,
 )
 from sectormon.io.jsonl import FORMAT_VERSION, BadRecord, stream_seconds
-from sectormon.readings import U64
 
 SAMPLES_SCHEMA = f"sectormon/samples/{FORMAT_VERSION}"
 SAMPLE_FIELDS = "[time_ns, tid, cpu, period, weight, code, data, addr]"

@@ -19,7 +19,7 @@ from __future__ import annotations
 import math
 from typing import IO, NamedTuple
 
-from sectormon.frames import FrameClock
+from sectormon.data.frames import FrameClock
 from sectormon.io.reader import slice_key
 
 

@@ -13,7 +13,7 @@ import signal
 from collections.abc import Callable, Iterator, Mapping
 from typing import IO, Any
 
-from sectormon.frames import HEADER_SCHEMA, Frame
+from sectormon.data.frames import HEADER_SCHEMA, Frame
 from sectormon.io.strict_json import finite
 
 _ENCODER = json.JSONEncoder(separators=(",", ":"), allow_nan=False, default=str)

@@ -16,6 +16,7 @@ from collections.abc import Mapping
 from itertools import chain
 from typing import Any
 
+from sectormon.data.readings import U64, Row, Slice
 from sectormon.io.jsonl import (
     BadRecord,
     count_problem,
@@ -23,7 +24,6 @@ from sectormon.io.jsonl import (
     slice_fields,
     times_problem,
 )
-from sectormon.readings import U64, Row, Slice
 
 SLICE_SCHEMA_V1 = "sectormon/slice/1"
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from sectormon.frames import Frame, ScopeStats, ThreadTime, WindowStats
+from sectormon.data.frames import Frame, ScopeStats, ThreadTime, WindowStats
 from sectormon.metrics.formulas import MetricSet
 
 

@@ -15,8 +15,8 @@ from collections.abc import Callable, Iterator
 from contextlib import ExitStack
 from typing import Any
 
+from sectormon.data.frames import Frame
 from sectormon.errors import UsageError
-from sectormon.frames import Frame
 from sectormon.job.combine import JobCombiner
 from sectormon.job.nodes import Alignment
 from sectormon.metrics.formulas import MetricSet

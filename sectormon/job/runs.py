@@ -12,11 +12,11 @@ import os
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from sectormon.data.frames import Frame, ScopeStats
+from sectormon.data.run_metrics import RunMetrics
 from sectormon.errors import UsageError
 from sectormon.files.regular import check_name
-from sectormon.frames import Frame, ScopeStats
 from sectormon.job.nodes import Alignment
-from sectormon.runmetrics import RunMetrics
 
 
 def job_run_metrics(frame: Frame, alignment: Alignment, *, label: str) -> RunMetrics:

@@ -16,12 +16,12 @@ from collections.abc import Callable, Iterator
 from contextlib import ExitStack
 from pathlib import Path
 
+from sectormon.data.frames import Frame
+from sectormon.data.readings import Mark
 from sectormon.errors import SectormonError
-from sectormon.frames import Frame
 from sectormon.io.bookmarks import BookmarkFile
 from sectormon.job.jobfile import open_job
 from sectormon.job.replay import combiner, job_frames, job_header
-from sectormon.readings import Mark
 from sectormon.session.control import ReplayControl
 from sectormon.session.replay import default_time_scale, is_hole
 from sectormon.session.timeline import TimelineSession

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from sectormon.frames import MetricDelta
+from sectormon.data.frames import MetricDelta
 
 
 def metric_delta(base: float | None, now: float | None, better: str) -> MetricDelta:

@@ -7,9 +7,9 @@ from __future__ import annotations
 
 from typing import NamedTuple, cast
 
+from sectormon.data.readings import ProcessInfo, Slice, split_unit_key
 from sectormon.metrics.thread_time import counted_task_ns
 from sectormon.metrics.windows import GroupAcc, OwnTime, accumulate
-from sectormon.readings import ProcessInfo, Slice, split_unit_key
 
 # (serial or 0 for a unit the engine ignores, unit, core, cmg): a unit entering in a slice.
 Entry = tuple[int, str, "int | None", "int | None"]
@@ -40,7 +40,7 @@ class RowBatch(NamedTuple):
     ``groups`` is the state of every group accumulator the interval has touched so far, entity
     by entity in entry order and group by group in first-read order, ``own`` the
     :class:`OwnTime` of every entity the interval has read so far; ``frame_due`` says the last
-    slice closes a frame (the reader's :class:`sectormon.frames.FrameClock` decided); ``fresh``
+    slice closes a frame (the reader's :class:`sectormon.data.frames.FrameClock` decided); ``fresh``
     marks an aggregator's first batch (its serials start over).
     """
 

@@ -10,15 +10,15 @@ import math
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from sectormon.frames import Frame, FrameClock
+from sectormon.data.frames import Frame, FrameClock
+from sectormon.data.readings import Mark, Slice
 from sectormon.metrics.batch import RowBatch
 from sectormon.metrics.engine import MetricsEngine
+from sectormon.metrics.proxy import ProxySetting
 from sectormon.profiles.model import Profile
-from sectormon.proxy import ProxySetting
-from sectormon.readings import Mark, Slice
 
 if TYPE_CHECKING:
-    from sectormon.attribution.samples import SampleBatch
+    from sectormon.data.samples import SampleBatch
 
 
 FAPP_KIND = "fapp"

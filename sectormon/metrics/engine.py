@@ -73,7 +73,7 @@ from dataclasses import dataclass
 from operator import add
 from typing import Any
 
-from sectormon.frames import (
+from sectormon.data.frames import (
     EMPTY_SCOPE,
     Baseline,
     Frame,
@@ -84,9 +84,11 @@ from sectormon.frames import (
     flag_proxy,
     scope_order,
 )
+from sectormon.data.readings import GAP, Mark, ProcessInfo, Slice, lost_seconds, split_unit_key
 from sectormon.metrics.baseline import keyed_deltas, scope_deltas
 from sectormon.metrics.batch import FOLD_EVERY, RowBatch, processes_of
 from sectormon.metrics.formulas import MetricSet, evaluate_metrics
+from sectormon.metrics.proxy import ProxySetting
 from sectormon.metrics.proxy_scale import ProxyScaler
 from sectormon.metrics.scopes import CLASS_OF_KIND, Block, EventClasses, Layout, joined_blocks, layout
 from sectormon.metrics.scopes import blocks as scope_blocks
@@ -107,8 +109,6 @@ from sectormon.metrics.windows import (
     merge_contributions,
 )
 from sectormon.profiles.model import Profile
-from sectormon.proxy import ProxySetting
-from sectormon.readings import GAP, Mark, ProcessInfo, Slice, lost_seconds, split_unit_key
 
 __all__ = ["MetricsEngine", "evaluate_metrics"]
 
@@ -142,7 +142,7 @@ def _rotation_fields(data: object) -> dict[str, Any] | None:
 
 
 class MetricsEngine:
-    """Turns slices of readings into :class:`~sectormon.frames.Frame` objects (module docstring)."""
+    """Turns slices of readings into :class:`~sectormon.data.frames.Frame` objects (module docstring)."""
 
     def __init__(
         self,

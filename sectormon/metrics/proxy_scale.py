@@ -1,14 +1,14 @@
 """Proxy counting in the engine: scale the stand-ins' counts of proxied events to their CMG.
 
-Under ``--proxy N`` (:mod:`sectormon.proxy`) only the stand-ins count the rotating per-PE events.
+Under ``--proxy N`` (:mod:`sectormon.metrics.proxy`) only the stand-ins count the rotating per-PE events.
 Per window, each CMG's estimate of such an event is the sum of its stand-ins' scaled counts times
-:func:`~sectormon.proxy.cmg_factor` of the CMG's reference (every per-PE unit's task time, or its
+:func:`~sectormon.metrics.proxy.cmg_factor` of the CMG's reference (every per-PE unit's task time, or its
 present seconds) over the stand-ins'; the total is the sum of the CMG estimates (threads bound to
 no CMG form one pool of their own, counted in the total only). A core, thread or process scope
 that holds stand-ins and other units shows proxied events as absent (n/a): its sum would be the
 stand-ins' part alone. Scopes of stand-ins only keep their own counts; scopes without a stand-in
 never counted the events. Every estimated figure is listed in its scope's ``proxy`` flag, with
-its error bound: the relative half-width of its 95 % interval (:func:`~sectormon.proxy.half_width`,
+its error bound: the relative half-width of its 95 % interval (:func:`~sectormon.metrics.proxy.half_width`,
 from how the stand-ins' rates spread around their common rate; ``None`` where that cannot be told).
 A CMG's bound is its pool's; the total's adds the pools' half-widths in quadrature (pools are
 sampled apart); a metric's is the sum of its proxied inputs' (first order, for the products and
@@ -21,9 +21,9 @@ import math
 from collections.abc import Mapping, Sequence
 
 from sectormon.metrics.formulas import MetricSet
+from sectormon.metrics.proxy import TASK_TIME, ProxySetting, cmg_factor, half_width
 from sectormon.metrics.scopes import Block, Column
 from sectormon.metrics.windows import Contribution, Entity, ScopeKey, Vector, entity_terms
-from sectormon.proxy import TASK_TIME, ProxySetting, cmg_factor, half_width
 
 Pool = str | None  # a CMG key, or None: threads bound to no CMG
 

@@ -4,7 +4,7 @@ The work runs per event or metric over all scopes of a batch (C-level zip/map, a
 :meth:`MetricSet.evaluate_columns` for the formulas) rather than per scope and event: a frame of
 a 48-core run computes about 160 scopes of 39 events and 36 metrics. What is left per scope is
 a :class:`ScopeStats` holding its rows; its four dicts are built when first read
-(:func:`sectormon.frames.scope_stats_of_rows`).
+(:func:`sectormon.data.frames.scope_stats_of_rows`).
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from collections.abc import Callable, Sequence
 from itertools import compress, repeat
 from operator import gt, itemgetter, mul
 
-from sectormon.frames import ScopeStats, scope_stats_of_rows
+from sectormon.data.frames import ScopeStats, scope_stats_of_rows
 from sectormon.metrics.formulas import MetricSet
 
 Column = Sequence[float]

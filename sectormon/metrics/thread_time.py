@@ -18,8 +18,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from sectormon.frames import ThreadTime
-from sectormon.readings import Row
+from sectormon.data.frames import ThreadTime
+from sectormon.data.readings import Row
 
 
 def counted_task_ns(rows: Iterable[Row]) -> int:

@@ -13,7 +13,7 @@ from itertools import compress, repeat
 from operator import add, itemgetter, lt, sub
 from typing import Any, Protocol
 
-from sectormon.readings import Row
+from sectormon.data.readings import Row
 
 Vector = list[float]
 # (entity, present seconds, vector): an interval's or window's sums per entity. While summed over
@@ -427,7 +427,7 @@ def as_wall(
 def entity_terms(present: float, vec: Vector, n_events: int, own_time: bool = True) -> Terms:
     """One entity's scaled counts, counted seconds and present seconds (0 where it never counted).
 
-    The scaled count is :func:`sectormon.readings.extrapolate` (``raw * (present / counted)``),
+    The scaled count is :func:`sectormon.data.readings.extrapolate` (``raw * (present / counted)``),
     written out over the vector because this runs for every entity of every window. (List
     comprehensions: CPython 3.11 specialises their float arithmetic, which makes them cheaper than
     ``map`` with ``operator`` functions here, measured.)

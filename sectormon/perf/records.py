@@ -296,7 +296,16 @@ class RecordLayout:
             return HEADER.pack(abi.PERF_RECORD_SAMPLE, record.misc, HEADER.size + len(body)) + body
         if isinstance(record, MmapRecord):
             fixed = _MMAP2.pack(
-                record.pid, record.tid, record.addr, record.length, record.pgoff, 0, 0, 0, 0, record.prot,
+                record.pid,
+                record.tid,
+                record.addr,
+                record.length,
+                record.pgoff,
+                0,
+                0,
+                0,
+                0,
+                record.prot,
                 record.flags,
             )
             kind, misc = abi.PERF_RECORD_MMAP2, record.misc
@@ -334,6 +343,7 @@ _SAMPLE_RECORD_FIELDS = ("ip", "pid", "tid", "time", "addr", "cpu", "period", "w
 
 class _Malformed(Exception):
     """A side-band record whose size does not fit its type (counted, then skipped by its size)."""
+
 
 _FIXED = {
     abi.PERF_RECORD_FORK: _TASK,

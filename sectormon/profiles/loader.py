@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 import yaml
 
+from sectormon.data.samples import LatencyBucket
 from sectormon.errors import DataError, UsageError
 from sectormon.profiles import safe_yaml
 from sectormon.profiles.expr import ExprError
@@ -28,7 +29,6 @@ from sectormon.profiles.model import (
     SCOPES,
     EventDef,
     GroupDef,
-    LatencyBucket,
     MetricDef,
     Profile,
     SamplingDef,
@@ -36,7 +36,7 @@ from sectormon.profiles.model import (
 from sectormon.profiles.safe_yaml import BoundedSafeConstructor, YamlInputError, YamlLimitError
 
 if TYPE_CHECKING:
-    from sectormon.topology import Topology
+    from sectormon.host.topology import Topology
 
 IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 FUNCTIONS = ("min", "max")

@@ -9,6 +9,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+from sectormon.data.samples import LatencyBucket
+
 SCOPES = ("pe", "cmg")
 BETTER = ("lower", "higher", "none")
 METRIC_SCOPES = ("any", "core", "cmg", "total")
@@ -67,16 +69,6 @@ class SamplingDef:
 
     event: str
     period: int
-
-
-@dataclass(frozen=True, slots=True)
-class LatencyBucket:
-    """A latency class of sampled accesses: at most ``max_cycles`` (None: anything slower than the
-    previous bucket), e.g. L1 hit / L2 hit / memory from the CPU's expected latencies."""
-
-    name: str
-    max_cycles: float | None = None
-    description: str = ""
 
 
 @dataclass(frozen=True, slots=True)

@@ -12,9 +12,9 @@ import threading
 from collections.abc import Callable, Mapping
 from typing import Any, Protocol
 
+from sectormon.data.frames import Frame
+from sectormon.data.readings import Mark
 from sectormon.errors import SectormonError
-from sectormon.frames import Frame
-from sectormon.readings import Mark
 
 FrameCallback = Callable[[Frame], None]
 WarningCallback = Callable[[str], None]

@@ -11,12 +11,12 @@ from collections.abc import Mapping
 from typing import Any
 
 from sectormon import __version__
-from sectormon.frames import HEADER_SCHEMA
+from sectormon.data.frames import HEADER_SCHEMA
 from sectormon.perf.mux import mux_intervals
 from sectormon.perf.probe import ProbeResult
 from sectormon.profiles.loader import profile_to_dict
 from sectormon.profiles.model import Profile
-from sectormon.schedule import RotationPlan
+from sectormon.rotation.plan import RotationPlan
 from sectormon.session.options import SessionOptions
 from sectormon.sources.base import Source
 
@@ -109,4 +109,3 @@ def build_header(
             "baseline_after": options.baseline_after,
         },
     }
-

@@ -9,14 +9,15 @@ import dataclasses
 from collections.abc import Mapping
 from typing import Any
 
-from sectormon.attribution.samples import SampleBatch
-from sectormon.attribution.window import HEADER_KEY, HotspotSettings, HotspotWindows
+from sectormon.attribution.window import HotspotWindows
+from sectormon.data.frames import Frame
+from sectormon.data.hotspots import HEADER_KEY, HotspotSettings
+from sectormon.data.readings import Mark, Slice
+from sectormon.data.samples import SampleBatch
 from sectormon.errors import DataError
-from sectormon.frames import Frame
 from sectormon.metrics.batch import RowBatch
 from sectormon.metrics.builder import FrameBuilder
 from sectormon.metrics.engine import MetricsEngine
-from sectormon.readings import Mark, Slice
 
 
 def hotspot_settings(header: Mapping[str, Any], path: str = "") -> HotspotSettings | None:

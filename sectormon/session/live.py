@@ -16,21 +16,21 @@ from pathlib import Path
 from types import FrameType
 from typing import Any
 
+from sectormon.data.frames import Frame
+from sectormon.data.readings import Mark, Slice
 from sectormon.errors import SectormonError
-from sectormon.frames import Frame
 from sectormon.io.jsonl import RECORDING_SCHEMA
 from sectormon.io.recording import RecordingWriter
 from sectormon.metrics.builder import build_engine
+from sectormon.metrics.proxy import PROXY_KEY, proxy_setting
 from sectormon.profiles.model import Profile
-from sectormon.proxy import PROXY_KEY, proxy_setting
-from sectormon.readings import Mark, Slice
-from sectormon.sampler import Sampler
-from sectormon.schedule import Rotation, RotationPlan
+from sectormon.rotation.plan import Rotation, RotationPlan
+from sectormon.rotation.sampler import Sampler
 from sectormon.session.control import SessionBase, WarningCallback
 from sectormon.session.hotspots import builder_for
 from sectormon.session.options import SessionOptions
 from sectormon.sources.base import SampleFeed, Source
-from sectormon.sources.targets import describe_exit
+from sectormon.sources.perf.targets import describe_exit
 
 SAMPLING_STOPPED = "sampling stopped"
 """How a session that failed mid-run says so (on screen, and in its recording)."""

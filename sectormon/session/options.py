@@ -5,8 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from sectormon.errors import UsageError
-from sectormon.proxy import check_per_cmg
-from sectormon.schedule import AUTO, Rotation
+from sectormon.metrics.proxy import check_per_cmg
+from sectormon.rotation.plan import AUTO, Rotation
 from sectormon.sources.base import SampleRequest, Source
 
 DEFAULT_MAX_OVERHEAD = 2.0
@@ -36,7 +36,7 @@ class SessionRequest:
     one by one (positive, finite); :meth:`resolve` checks how they fit together. ``sample`` asks
     for hot spots (``--sample``). ``rotation`` is ``auto``, ``sync`` or ``kernel``;
     ``max_overhead`` the budget in % of one core (``None``: the default); ``proxy`` the stand-ins
-    per CMG (``--proxy``, :mod:`sectormon.proxy`)."""
+    per CMG (``--proxy``, :mod:`sectormon.metrics.proxy`)."""
 
     groups: tuple[str, ...] | None = None
     timeslice: float | None = None

@@ -20,13 +20,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from sectormon.data.frames import HEADER_SCHEMA, Frame
+from sectormon.data.readings import Mark, Slice
 from sectormon.errors import SectormonError
-from sectormon.frames import HEADER_SCHEMA, Frame
 from sectormon.io.bookmarks import BookmarkFile
 from sectormon.io.reader import Item, RecordingError, RecordingStream, open_recording, scan_recording
 from sectormon.metrics.builder import FrameBuilder, build_engine
 from sectormon.profiles.loader import profile_from_dict
-from sectormon.readings import Mark, Slice
 from sectormon.session import replay_worker
 from sectormon.session.control import ReplayControl
 from sectormon.session.hotspots import builder_for

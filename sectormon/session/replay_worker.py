@@ -40,15 +40,15 @@ from collections.abc import Callable, Generator, Iterable, Iterator
 from pathlib import Path
 from typing import IO, Any
 
-from sectormon.attribution.samples import SampleBatch
-from sectormon.attribution.window import HEADER_KEY as HOTSPOTS_KEY
+from sectormon.data.frames import FrameClock
+from sectormon.data.hotspots import HEADER_KEY as HOTSPOTS_KEY
+from sectormon.data.readings import Mark, Slice
+from sectormon.data.samples import SampleBatch
 from sectormon.errors import SectormonError, UsageError
 from sectormon.files.text import is_ascii_digits, printable
-from sectormon.frames import FrameClock
 from sectormon.io.reader import RecordingError, RecordingStream, open_recording
 from sectormon.io.spans import SpanFinder
 from sectormon.metrics.batch import RowAggregator, RowBatch, unwire, wire
-from sectormon.readings import Mark, Slice
 
 MIN_BYTES = 8_000_000
 """Recordings smaller than this replay in one process: starting the child (~0.1 s) would not pay.

@@ -11,11 +11,11 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Mapping, Sequence
 
-from sectormon.attribution.window import HEADER_KEY as HOTSPOTS_KEY
+from sectormon.data.hotspots import HEADER_KEY as HOTSPOTS_KEY
+from sectormon.metrics.proxy import TASK_TIME_EVENT
 from sectormon.perf.probe import ProbeResult
 from sectormon.profiles.model import EventDef, Profile
-from sectormon.proxy import TASK_TIME_EVENT
-from sectormon.schedule import (
+from sectormon.rotation.plan import (
     AUTO,
     RotationPlan,
     choose_rotation,

@@ -7,7 +7,7 @@ outright (SIGTERM), with no final frame and a launched command orphaned. So the 
 installs this latch first thing. Until the session is set up a signal is only remembered: set-up
 never stops half-done (an exception raised into an import can even crash a C extension's module
 initialisation); :meth:`StopLatch.attach` then hands the session's stop to the latch, and a
-remembered signal ends the session before it counts (:func:`~sectormon.commands.live.run_session`
+remembered signal ends the session before it counts (:func:`~sectormon.commands.front_end.run_session`
 discards it: nothing on stdout, exit 0), a later one stops it with its final frame.
 
 A handler runs only when the main thread runs Python code: a main thread blocked in a system call

@@ -4,7 +4,7 @@ a timing and an energy model, kernels and din traces as workloads.
 Modules: :mod:`config` (every parameter), :mod:`cache` (one sectored LRU cache), :mod:`engine`
 (threads, CMGs, the hot loop), :mod:`events` (A64FX raw codes -> model counters), :mod:`kernels`,
 :mod:`trace`, :mod:`objects` (a trace's named data objects), :mod:`workload`, :mod:`advisor`
-(the sector advisor over all of them). The counter source over it is :mod:`sectormon.sources.sim`.
+(the sector advisor over all of them). The counter source over it is :mod:`sectormon.sources.sim.source`.
 Pure Python, no third-party dependency; docs/sim.md documents the model and its limits.
 """
 

@@ -12,13 +12,13 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from sectormon.attribution.samples import SampleBatch
-from sectormon.attribution.window import DEFAULT_TOP, HotspotSettings
+from sectormon.data.hotspots import DEFAULT_TOP, HotspotSettings
+from sectormon.data.readings import ProcessInfo, Unit
+from sectormon.data.samples import SampleBatch
 from sectormon.errors import SectormonError, UsageError
 from sectormon.perf.group import GroupValues
 from sectormon.perf.probe import ProbeResult
 from sectormon.profiles.model import EventDef, Profile
-from sectormon.readings import ProcessInfo, Unit
 
 
 class CounterGroup(Protocol):

@@ -27,9 +27,9 @@ from textual.notifications import SeverityLevel
 from textual.screen import Screen
 from textual.widgets import Input
 
+from sectormon.data.frames import Frame
 from sectormon.errors import SectormonError
 from sectormon.files.text import print_message, printable
-from sectormon.frames import Frame
 from sectormon.session.control import ReplayControl, SessionControl
 from sectormon.ui.context import WINDOW_NAMES, RenderContext
 from sectormon.ui.header_info import parse_core_filter, proxy_words

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from sectormon.frames import MetricDelta, ScopeStats
+from sectormon.data.frames import MetricDelta, ScopeStats
 from sectormon.ui.format import (
     CELL_WIDTH,
     CHANGE_MARK,

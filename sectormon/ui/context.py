@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from sectormon.frames import Baseline, Frame, MetricDelta, ScopeStats, scope_order
+from sectormon.data.frames import Baseline, Frame, MetricDelta, ScopeStats, scope_order
 from sectormon.ui.format import LOW_COVERAGE, coverage_threshold
 from sectormon.ui.header_info import ProfileView, cmg_of_cores, profile_view
 from sectormon.ui.layout import Panels, resolve_panels

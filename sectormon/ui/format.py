@@ -12,7 +12,7 @@ import math
 from collections.abc import Mapping
 from typing import TypeGuard
 
-from sectormon.frames import MetricDelta, ScopeStats
+from sectormon.data.frames import MetricDelta, ScopeStats
 
 NA = "n/a"
 CELL_WIDTH = 6

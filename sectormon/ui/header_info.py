@@ -11,8 +11,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from sectormon.host.topology import format_cpu_list, parse_cpu_list
 from sectormon.profiles.model import MetricDef
-from sectormon.topology import format_cpu_list, parse_cpu_list
 
 
 @dataclass(frozen=True, slots=True)

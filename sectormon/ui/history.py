@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections import deque
 from collections.abc import Iterable
 
-from sectormon.frames import Frame
+from sectormon.data.frames import Frame
 from sectormon.ui.format import metric_value
 
 DEFAULT_LENGTH = 120

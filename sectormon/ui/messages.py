@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from textual.message import Message
 
-from sectormon.frames import Frame
+from sectormon.data.frames import Frame
 
 
 class FrameArrived(Message, bubble=False):

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from elftools.elf.elffile import ELFFile
 
-from sectormon.attribution.samples import MapEvent
+from sectormon.data.samples import MapEvent
 
 SOURCE = r"""
 int counter;

@@ -9,9 +9,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sectormon.attribution.aggregate import HotspotAggregator, LatencyBucket
+from sectormon.attribution.aggregate import HotspotAggregator
 from sectormon.attribution.report import HotspotReport, Overhead, render_text
-from sectormon.attribution.samples import AttributedSample, CodeLocation, DataLocation
+from sectormon.data.samples import AttributedSample, CodeLocation, DataLocation, LatencyBucket
 
 BUCKETS = (LatencyBucket("L1 hit", 21), LatencyBucket("L2 hit", 148), LatencyBucket("memory"))
 FUNCTIONS = [CodeLocation(f"f{i}", "prog", f"prog.c:{10 + i}" if i % 2 else None) for i in range(4)]

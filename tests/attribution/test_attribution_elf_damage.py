@@ -11,8 +11,8 @@ import pytest
 from elf_damage import build, damage, load_events, sections, symbol
 
 from sectormon.attribution.elf import ElfCache
-from sectormon.attribution.samples import Sample
 from sectormon.attribution.symbolize import Symbolizer
+from sectormon.data.samples import Sample
 
 BASE = 0x5555_0000_0000
 PID = 77

@@ -31,7 +31,7 @@ def test_perf_sampling_modules_import_only_the_standard_library_perf_and_errors(
 def test_the_hotspots_command_never_imports_textual() -> None:
     code = (
         "import sys, sectormon.commands.hotspots, sectormon.attribution.report, "
-        "sectormon.sources.perf_samples, sectormon.attribution.symbolize; "
+        "sectormon.sources.perf.samples, sectormon.attribution.symbolize; "
         "print('textual' in sys.modules)"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout

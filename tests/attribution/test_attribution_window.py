@@ -6,9 +6,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from sectormon.attribution.aggregate import LatencyBucket
-from sectormon.attribution.samples import AttributedSample, CodeLocation, DataLocation, SampleBatch
-from sectormon.attribution.window import HotspotSettings, HotspotWindows
+from sectormon.attribution.window import HotspotWindows
+from sectormon.data.hotspots import HotspotSettings
+from sectormon.data.samples import AttributedSample, CodeLocation, DataLocation, LatencyBucket, SampleBatch
 
 BUCKETS = (LatencyBucket("L1 hit", 21), LatencyBucket("L2 hit", 148), LatencyBucket("memory"))
 SETTINGS = HotspotSettings("L1D_CACHE_REFILL", "sim:0x0003", "sim", period=10, buckets=BUCKETS)

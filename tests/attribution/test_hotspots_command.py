@@ -14,7 +14,7 @@ from sectormon.perf.errors import EventUnsupported
 from sectormon.perf.events import EventSpec
 from sectormon.perf.sampling import SamplingConfig
 from sectormon.profiles import load_profile
-from sectormon.sources import perf_samples
+from sectormon.sources.perf import samples as perf_samples
 
 
 @pytest.mark.parametrize(

@@ -11,8 +11,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from sectormon.cli import SUBCOMMANDS, build_parser, main
-from sectormon.commands import numbers
-from sectormon.commands.numbers import Range, RangeParser
+from sectormon.commands.options import numbers
+from sectormon.commands.options.numbers import Range, RangeParser
 from sectormon.errors import UsageError
 
 

@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 
 from sectormon import cli
+from sectormon.data.readings import Mark
 from sectormon.files.text import print_message, print_warning
 from sectormon.io.jsonl import encode_mark
-from sectormon.readings import Mark
 
 HOSTILE = "x\x1b]0;pwned\x07\r\nsectormon: fake\u2028y"
 

@@ -10,8 +10,8 @@ import io
 from sectormon.compare.render import PROXY_NOTE, render_csv, render_markdown, render_text
 from sectormon.compare.runs import Comparison, compare_runs
 from sectormon.compare.sides import run_metrics_from_frame
-from sectormon.frames import Frame, ScopeStats, WindowStats
-from sectormon.runmetrics import RunMetrics
+from sectormon.data.frames import Frame, ScopeStats, WindowStats
+from sectormon.data.run_metrics import RunMetrics
 
 
 def _stats(

@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 
 from sectormon import cli
+from sectormon.data.readings import Mark, ProcessInfo, Slice
 from sectormon.io import RecordingWriter
 from sectormon.profiles.loader import load_profile, profile_to_dict
-from sectormon.readings import Mark, ProcessInfo, Slice
 from tests.rows import row
 
 REPO = Path(__file__).resolve().parent.parent.parent

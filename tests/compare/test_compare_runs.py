@@ -15,11 +15,11 @@ from sectormon import cli
 from sectormon.compare.render import render_csv, render_markdown, render_text
 from sectormon.compare.runs import compare_runs, ipc_improvement, metric_delta
 from sectormon.compare.sides import run_metrics_from_frame
-from sectormon.frames import ScopeStats, WindowStats
+from sectormon.data.frames import ScopeStats, WindowStats
+from sectormon.data.readings import Mark, Slice
+from sectormon.data.run_metrics import RunMetrics
 from sectormon.io import RecordingWriter
 from sectormon.profiles.model import MetricDef
-from sectormon.readings import Mark, Slice
-from sectormon.runmetrics import RunMetrics
 from tests.rows import row
 
 INFO = {
@@ -152,7 +152,7 @@ def test_run_metrics_from_frame_scopes() -> None:
     window = WindowStats(
         seconds=5.0, total=scope(1.0), cmgs={"1": scope(2.0), "0": scope(3.0)}, cores={"12": scope(4.0)}
     )
-    from sectormon.frames import Frame
+    from sectormon.data.frames import Frame
 
     frame = Frame(
         t=5, interval=1, overhead=0, total=scope(0), cmgs={}, cores={}, threads={}, recent=window, run=window
@@ -338,8 +338,8 @@ def test_compare_two_recordings_by_hand(tmp_path: Path, capsys: pytest.CaptureFi
 
 def test_unknown_scope_is_a_usage_error_naming_the_choices() -> None:
     from sectormon.compare.runs import compare_runs
+    from sectormon.data.run_metrics import RunMetrics
     from sectormon.errors import UsageError
-    from sectormon.runmetrics import RunMetrics
 
     run = RunMetrics(label="a", kind="recording", metrics={"total": {"IPC": 1.0}, "cmg:0": {"IPC": 1.0}})
     with pytest.raises(UsageError, match=r"--scope bogus: no such scope .* cmg, total"):

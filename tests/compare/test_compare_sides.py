@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 
 from sectormon import cli
+from sectormon.data.readings import Mark, Slice
 from sectormon.io import RecordingWriter
 from sectormon.profiles.loader import load_profile, profile_to_dict
-from sectormon.readings import Mark, Slice
 from tests.rows import row
 
 REPO = Path(__file__).resolve().parent.parent.parent

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from sectormon.readings import Mark
+from sectormon.data.readings import Mark
 from tests.e2e.helpers import run_sectormon, sectormon_command
 from tests.files.nodes import FULL, NULL, FifoReader, char_device, is_char_device, is_fifo
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from sectormon.frames import Frame
+from sectormon.data.frames import Frame
 from tests.ui.frames_fixture import a64fx_frames, a64fx_header
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from sectormon.frames import Frame, ScopeStats, WindowStats
+from sectormon.data.frames import Frame, ScopeStats, WindowStats
 
 METRICS = [
     {"name": "IPC", "unit": "inst/cycle", "description": "Instructions per cycle"},

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import dataclasses
 
+from sectormon.data.frames import Frame, ProcessScope, ThreadTime
 from sectormon.export.collector import FrameCollector
 from sectormon.export.scopes import exported_procs
-from sectormon.frames import Frame, ProcessScope, ThreadTime
 from tests.export.frames import frame, header, scope
 from tests.export.test_export_collector import names, scrape, value
 

@@ -7,8 +7,8 @@ from __future__ import annotations
 import dataclasses
 import math
 
+from sectormon.data.frames import Frame, ScopeStats
 from sectormon.export.collector import FrameCollector
-from sectormon.frames import Frame, ScopeStats
 from tests.export.frames import frame, header
 from tests.export.test_export_collector import names, scrape, value
 

@@ -12,6 +12,7 @@ import pytest
 
 from sectormon.cli import main
 from sectormon.compare.sides import compare_paths
+from sectormon.data.readings import Slice
 from sectormon.fapp.counts import measurement_counts
 from sectormon.fapp.measurement import read_measurement
 from sectormon.fapp.names import event_def
@@ -19,7 +20,6 @@ from sectormon.fapp.to_recording import write_recording
 from sectormon.io import MARK_SCHEMA, RECORDING_SCHEMA, SLICE_SCHEMA
 from sectormon.io.reader import read_recording
 from sectormon.profiles.loader import profile_from_dict
-from sectormon.readings import Slice
 from sectormon.session.replay import final_frame
 from tests.e2e.helpers import sectormon_command
 from tests.rows import readings_of

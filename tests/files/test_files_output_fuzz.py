@@ -20,11 +20,11 @@ from pathlib import Path
 
 import pytest
 
+from sectormon.data.readings import Mark
 from sectormon.errors import SectormonError
 from sectormon.files.output import check_writable, open_output, replace_output
 from sectormon.io.bookmarks import BookmarkFile
 from sectormon.io.recording import RecordingWriter
-from sectormon.readings import Mark
 from tests.files.nodes import NULL, FifoReader, char_device
 
 pytestmark = pytest.mark.slow

@@ -8,8 +8,8 @@ from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
+from sectormon.data.readings import Mark, Slice
 from sectormon.io import RecordingWriter
-from sectormon.readings import Mark, Slice
 from tests.rows import readings_of, row
 
 GROUPS: dict[str, tuple[str, ...]] = {

@@ -30,7 +30,7 @@ from recording_synth import header, stream
 from test_io_replay import real_header, write
 
 from sectormon import cli
-from sectormon.readings import Mark
+from sectormon.data.readings import Mark
 
 pytestmark = pytest.mark.slow
 

@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 from recording_synth import header, stream, write
 
+from sectormon.data.readings import Mark
 from sectormon.errors import SectormonError
 from sectormon.io.bookmarks import BookmarkFile, bookmarks_path
-from sectormon.readings import Mark
 from sectormon.session.replay import ReplaySession
 
 

@@ -14,6 +14,7 @@ from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 from recording_synth import header, slices, stream, v1_lines, v1_slice_record, write
 
+from sectormon.data.readings import Mark, Row, Slice
 from sectormon.io import MIGRATIONS, RecordingError, open_recording, read_recording
 from sectormon.io import reader as reader_module
 from sectormon.io.jsonl import (
@@ -27,7 +28,6 @@ from sectormon.io.jsonl import (
 )
 from sectormon.io.reader import scan_recording
 from sectormon.io.v1 import slice_from_v1
-from sectormon.readings import Mark, Row, Slice
 from tests.rows import row
 
 SETTINGS = settings(

@@ -15,10 +15,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from recording_synth import header, stream
 
+from sectormon.data.readings import Mark, Slice
 from sectormon.io import RecordingError, read_recording
 from sectormon.io.jsonl import encode, encode_mark, encode_slice, header_record
 from sectormon.io.reader import scan_recording
-from sectormon.readings import Mark, Slice
 
 SETTINGS = settings(
     max_examples=300,

@@ -34,7 +34,7 @@ from recording_synth import stream
 from test_io_replay import real_header, write
 
 from sectormon import cli
-from sectormon.readings import Mark, Slice
+from sectormon.data.readings import Mark, Slice
 from sectormon.session import replay_worker
 from tests.e2e.helpers import run_sectormon
 

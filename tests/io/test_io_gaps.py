@@ -18,11 +18,11 @@ from test_io_replay import real_header, write
 from test_io_replay_spans import churn, outcome, spans  # noqa: F401 - spans is a fixture
 
 from sectormon import cli
-from sectormon.frames import Frame
+from sectormon.data.frames import Frame
+from sectormon.data.readings import GAP, Mark, Slice
 from sectormon.io import RecordingError, open_recording, read_recording
 from sectormon.io.jsonl import encode
 from sectormon.io.reader import scan_recording
-from sectormon.readings import GAP, Mark, Slice
 from sectormon.session import replay_worker
 from sectormon.session.replay import ReplaySession, final_frame, replay_frames
 from tests.e2e.helpers import run_sectormon

@@ -27,13 +27,13 @@ from recording_synth import header, stream
 from test_io_replay import real_header, write
 
 from sectormon import cli
+from sectormon.data.readings import Mark
 from sectormon.io import reader as reader_module
 from sectormon.io.bookmarks import BookmarkFile, bookmarks_path
 from sectormon.io.jsonl import BadRecord, parse_schema
 from sectormon.io.reader import open_recording
 from sectormon.io.samples import samples_from_record
 from sectormon.io.strict_json import MAX_DEPTH, TooDeep, check_depth, decode_limited
-from sectormon.readings import Mark
 from sectormon.session import replay_worker
 from sectormon.session.replay import Pacer, replay_frames
 from tests.e2e.helpers import run_sectormon, sectormon_command

@@ -9,8 +9,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from sectormon.data.readings import ProcessInfo, Slice
 from sectormon.io.jsonl import BadRecord, encode_slice, slice_from_record
-from sectormon.readings import ProcessInfo, Slice
 
 pids = st.integers(min_value=1, max_value=2**22)
 ranks = st.none() | st.integers(min_value=0, max_value=100_000)

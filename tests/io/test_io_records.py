@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 from recording_synth import header, slices, stream, v1_slice_record, write
 
+from sectormon.data.readings import Mark, Slice
 from sectormon.io import (
     RecordingError,
     RecordingWriter,
@@ -18,7 +19,6 @@ from sectormon.io import (
 )
 from sectormon.io.jsonl import encode_slice, slice_from_record
 from sectormon.io.reader import scan_recording
-from sectormon.readings import Mark, Slice
 from tests.files.nodes import FULL, char_device
 from tests.rows import readings_of
 

@@ -14,10 +14,10 @@ import pytest
 from recording_synth import header, stream
 
 from sectormon import cli
-from sectormon.frames import EMPTY_SCOPE, Frame, ScopeStats, WindowStats
+from sectormon.data.frames import EMPTY_SCOPE, Frame, ScopeStats, WindowStats
+from sectormon.data.readings import Mark, Slice
 from sectormon.io import RecordingError, RecordingWriter, open_recording
 from sectormon.io.jsonl import encode
-from sectormon.readings import Mark, Slice
 from sectormon.session import replay as replay_module
 from sectormon.session.control import ReplayControl
 from sectormon.session.replay import ReplaySession, replay_frames, stream_header

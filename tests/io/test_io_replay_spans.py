@@ -24,12 +24,12 @@ from hypothesis import strategies as st
 from recording_synth import GROUPS, header, v1_lines
 from test_io_replay import real_header, write
 
+from sectormon.data.frames import FrameClock
+from sectormon.data.readings import Mark, Slice
 from sectormon.errors import SectormonError
-from sectormon.frames import FrameClock
 from sectormon.io import RecordingError, open_recording
 from sectormon.io.reader import slice_time
 from sectormon.io.spans import SpanFinder
-from sectormon.readings import Mark, Slice
 from sectormon.session import replay_worker
 from sectormon.session.replay import final_frame, replay_frames
 from tests.rows import row

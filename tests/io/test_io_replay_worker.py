@@ -19,9 +19,9 @@ from recording_synth import stream
 from test_io_replay import direct_frames, real_header, write
 
 from sectormon import cli
+from sectormon.data.readings import Mark
 from sectormon.errors import SectormonError
 from sectormon.io import RecordingError, open_recording
-from sectormon.readings import Mark
 from sectormon.session import replay_worker
 from sectormon.session.replay import final_frame, frame_builder, replay_frames
 

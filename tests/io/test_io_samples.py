@@ -9,7 +9,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from sectormon.attribution.samples import (
+from sectormon.data.readings import Mark, Slice
+from sectormon.data.samples import (
     DATA_KINDS,
     AttributedSample,
     CodeLocation,
@@ -20,7 +21,6 @@ from sectormon.io.jsonl import BadRecord, encode
 from sectormon.io.reader import RecordingError, open_recording, read_recording, scan_recording
 from sectormon.io.recording import RecordingWriter
 from sectormon.io.samples import SAMPLES_SCHEMA, samples_from_record, samples_record
-from sectormon.readings import Mark, Slice
 
 names = st.text(max_size=10)
 codes = st.builds(CodeLocation, names, names, st.one_of(st.none(), names))

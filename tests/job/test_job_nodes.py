@@ -59,7 +59,7 @@ def test_a_live_header_has_a_precise_wall_clock_start() -> None:
     import time
 
     from sectormon.profiles.loader import load_profile
-    from sectormon.schedule import plan_rotation, select_groups
+    from sectormon.rotation.plan import plan_rotation, select_groups
     from sectormon.session.header import build_header
     from sectormon.session.options import SessionOptions
     from tests.sampler.fake_source import FakeSource

@@ -6,7 +6,7 @@ import dataclasses
 
 import pytest
 
-from sectormon.frames import ProcessScope, ThreadTime
+from sectormon.data.frames import ProcessScope, ThreadTime
 from sectormon.job.combine import JobCombiner, summed_thread_time
 from sectormon.metrics.formulas import MetricSet
 from sectormon.profiles.loader import load_profile

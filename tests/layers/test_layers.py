@@ -45,9 +45,11 @@ def test_the_contracts_hold() -> None:
     ("module", "line", "contract"),
     [
         ("io/jsonl.py", "import sectormon.metrics.engine", "io/ never imports metrics/"),
-        ("perf/group.py", "import sectormon.readings", "perf/ is a leaf"),
+        ("perf/group.py", "import sectormon.data.readings", "perf/ is a leaf"),
         ("metrics/windows.py", "import sectormon.session.live", "layers"),
-        ("frames.py", "import textual", "only ui/ imports textual"),
+        ("data/frames.py", "import textual", "only ui/ imports textual"),
+        ("data/readings.py", "import yaml", "data/ holds records"),
+        ("host/topology.py", "import sectormon.rotation.sampler", "layers"),
     ],
 )
 def test_a_forbidden_import_breaks_its_contract(

@@ -8,8 +8,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+from sectormon.data.readings import Row, Slice
 from sectormon.profiles.model import EventDef, GroupDef, MetricDef, Profile
-from sectormon.readings import Row, Slice
 from tests.rows import row
 
 NS = 1_000_000_000

@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import pytest
 
-from sectormon.frames import Frame
+from sectormon.data.frames import Frame
+from sectormon.data.readings import Slice
 from sectormon.metrics import MetricsEngine
 from sectormon.profiles import loader
 from sectormon.profiles.model import Profile
-from sectormon.readings import Slice
 from tests.rows import row
 
 NS = 1_000_000_000

@@ -17,11 +17,11 @@ from hypothesis import strategies as st
 from metrics_support import NS
 from test_metrics_rows import GROUPS, PROFILE, feeds
 
-from sectormon.frames import FrameClock
+from sectormon.data.frames import FrameClock
+from sectormon.data.readings import Mark, Slice
 from sectormon.metrics import MetricsEngine
 from sectormon.metrics.batch import RowAggregator, RowBatch, unwire, wire
 from sectormon.metrics.builder import FrameBuilder
-from sectormon.readings import Mark, Slice
 from tests.rows import row, share_layouts
 
 
@@ -103,8 +103,7 @@ def test_a_long_interval_folds_on_the_way_and_still_matches() -> None:
         group = ("G1", "G2", "G3")[i % 3]
         counts = {e: (i * 7919 + k * 104729) % 10**9 + 1 for k, e in enumerate(GROUPS[group])}
         readings = tuple(
-            row(f"thread:{tid}", tid % 2, 0, group, NS, NS if i % 4 else NS // 3, counts)
-            for tid in (1, 2, 3)
+            row(f"thread:{tid}", tid % 2, 0, group, NS, NS if i % 4 else NS // 3, counts) for tid in (1, 2, 3)
         )
         items.append(Slice(0.01 * (i + 1), i, 0.01, group, readings))
         if i == 400:

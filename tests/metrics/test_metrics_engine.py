@@ -12,9 +12,9 @@ import json
 import pytest
 from metrics_support import NS, Feed, make_profile, multiplex_scale, reading
 
-from sectormon.frames import Frame, ScopeStats, WindowStats
+from sectormon.data.frames import Frame, ScopeStats, WindowStats
+from sectormon.data.readings import Slice
 from sectormon.metrics import MetricsEngine
-from sectormon.readings import Slice
 from tests.rows import row
 
 approx = pytest.approx

@@ -7,11 +7,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sectormon.frames import ScopeStats
+from sectormon.data.frames import ScopeStats
+from sectormon.data.readings import Row, Slice
 from sectormon.metrics import MetricsEngine
+from sectormon.metrics.proxy import TASK_TIME, UNITS, ProxySetting
 from sectormon.profiles.model import EventDef, GroupDef, MetricDef, Profile
-from sectormon.proxy import TASK_TIME, UNITS, ProxySetting
-from sectormon.readings import Row, Slice
 
 DUR = 0.1
 NS = int(DUR * 1e9)

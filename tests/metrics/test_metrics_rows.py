@@ -19,8 +19,8 @@ from hypothesis import strategies as st
 from metrics_support import NS, make_profile
 
 import sectormon.metrics.engine as engine_module
+from sectormon.data.readings import Mark, Row, Slice
 from sectormon.metrics import MetricsEngine
-from sectormon.readings import Mark, Row, Slice
 from tests.rows import row, share_layouts
 
 GROUPS = {
@@ -130,9 +130,7 @@ def test_folding_pending_readings_early_or_late_changes_nothing(
         group = ("G1", "G2", "G3")[i % 3]
         counts = {e: (i * 7919 + k * 104729) % 10**9 + 1 for k, e in enumerate(GROUPS[group])}
         tr = NS if i % 4 else NS // 3
-        feed.append(
-            Slice(0.02 * (i + 1), i, 0.02, group, (row("thread:1", 0, 0, group, NS, tr, counts),))
-        )
+        feed.append(Slice(0.02 * (i + 1), i, 0.02, group, (row("thread:1", 0, 0, group, NS, tr, counts),)))
     monkeypatch.setattr(engine_module, "_FOLD_EVERY", 256)
     reference = MetricsEngine(PROFILE)
     for s in feed:

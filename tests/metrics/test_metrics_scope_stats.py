@@ -1,7 +1,7 @@
 """ScopeStats built from rows (the engine's way) is the ScopeStats of the same dicts.
 
 The engine hands each scope its values as rows against shared key tuples, and the dicts are
-built when first read (sectormon.frames.scope_stats_of_rows). Whatever is read first, and
+built when first read (sectormon.data.frames.scope_stats_of_rows). Whatever is read first, and
 whether it is read at all before ``to_json``, every view must be the dicts ``dict(zip(keys,
 values))`` would give, in the same order.
 """
@@ -16,7 +16,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from sectormon.frames import ScopeStats, WindowStats, scope_stats_of_rows
+from sectormon.data.frames import ScopeStats, WindowStats, scope_stats_of_rows
 
 names = st.lists(
     st.sampled_from(["CPU_CYCLES", "INST_RETIRED", "L1D_CACHE", "L2D_CACHE_REFILL", "IPC"]), max_size=5

@@ -18,10 +18,10 @@ from metrics_support import NS
 from test_metrics_batch import batches_of
 from test_metrics_rows import GROUPS, PROFILE, feeds
 
-from sectormon.frames import Frame
+from sectormon.data.frames import Frame
+from sectormon.data.readings import Mark, Slice
 from sectormon.metrics import MetricsEngine
 from sectormon.metrics.builder import FrameBuilder
-from sectormon.readings import Mark, Slice
 from tests.rows import row
 
 
@@ -80,8 +80,7 @@ def _stream(n: int = 40) -> list[Slice | Mark]:
         counts = {e: (i * 7919 + k * 104729) % 10**9 + 1 for k, e in enumerate(GROUPS[group])}
         units = ["thread:1", "thread:2", "bogus"] if i < 25 else ["thread:1", "thread:3"]
         readings = tuple(
-            row(u, k % 2, 0, group, NS, NS if (i + k) % 4 else NS // 3, counts)
-            for k, u in enumerate(units)
+            row(u, k % 2, 0, group, NS, NS if (i + k) % 4 else NS // 3, counts) for k, u in enumerate(units)
         )
         items.append(Slice(0.1 * (i + 1), i, 0.1, group, readings, ended=("thread:2",) if i == 24 else ()))
         if i == 18:

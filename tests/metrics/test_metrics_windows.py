@@ -9,11 +9,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from metrics_support import NS, Feed, make_profile, reading, running_fraction
 
-from sectormon.frames import MetricDelta
+from sectormon.data.frames import MetricDelta
+from sectormon.data.readings import Mark, Slice
 from sectormon.metrics import MetricsEngine
 from sectormon.metrics.baseline import metric_delta
 from sectormon.profiles.model import Profile
-from sectormon.readings import Mark, Slice
 from tests.rows import readings_of, row
 
 approx = pytest.approx

@@ -19,12 +19,12 @@ from pathlib import Path
 import pytest
 from perf_helpers import Child
 
-from sectormon.attribution.samples import Sample
+from sectormon.data.samples import Sample
 from sectormon.perf.events import parse_event
 from sectormon.perf.records import LostRecord, MmapRecord, Record, SampleRecord
 from sectormon.perf.ring import check_pages
 from sectormon.perf.sampling import SamplingConfig, SamplingEvent
-from sectormon.sources.perf_samples import (
+from sectormon.sources.perf.samples import (
     RecordStream,
     SamplingRings,
     make_target,

@@ -11,13 +11,13 @@ from pathlib import Path
 import pytest
 from perf_helpers import Child, FakeTopology
 
-import sectormon.sources.perf as perf_source
+import sectormon.sources.perf.source as perf_source
+from sectormon.data.readings import Unit
 from sectormon.perf.errors import PermissionDenied, TargetGone
 from sectormon.profiles.model import EventDef
-from sectormon.readings import Unit
 from sectormon.sources.base import Source
-from sectormon.sources.perf import PerfSource
-from sectormon.sources.targets import (
+from sectormon.sources.perf.source import PerfSource
+from sectormon.sources.perf.targets import (
     BINDING_WARNING,
     BadTarget,
     CommandTarget,
@@ -258,7 +258,7 @@ def test_sector_config_from_running_process_environment() -> None:
 
 
 def test_with_the_real_topology(child: Child) -> None:
-    from sectormon.topology import load_topology
+    from sectormon.host.topology import load_topology
 
     topology = load_topology()
     source = PerfSource(PidTarget(child.pid), topology)

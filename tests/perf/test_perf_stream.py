@@ -3,7 +3,7 @@ events, lost samples and throttling counted, records cut across reads; the count
 
 from __future__ import annotations
 
-from sectormon.attribution.samples import MapEvent, ProcessEvent, Sample
+from sectormon.data.samples import MapEvent, ProcessEvent, Sample
 from sectormon.perf import abi
 from sectormon.perf.records import (
     CommRecord,
@@ -14,7 +14,7 @@ from sectormon.perf.records import (
     ThrottleRecord,
 )
 from sectormon.perf.sampling import SamplingConfig
-from sectormon.sources.perf_samples import RecordStream, counted_total
+from sectormon.sources.perf.samples import RecordStream, counted_total
 
 LAYOUT = SamplingConfig(period=97).layout()
 USER, KERNEL = abi.PERF_RECORD_MISC_USER, abi.PERF_RECORD_MISC_KERNEL

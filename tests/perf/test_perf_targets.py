@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from perf_helpers import Child
 
-from sectormon.sources.targets import (
+from sectormon.sources.perf.targets import (
     BINDING_WARNING,
     BadTarget,
     CommandTarget,

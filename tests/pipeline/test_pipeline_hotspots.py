@@ -11,14 +11,14 @@ from typing import Any
 
 import pytest
 
-from sectormon.frames import Frame
+from sectormon.data.frames import Frame
 from sectormon.io.reader import open_recording
 from sectormon.profiles.loader import load_profile
 from sectormon.session.options import SessionRequest
 from sectormon.session.replay import ReplaySession, final_frame, replay_frames
 from sectormon.session.setup import open_session
 from sectormon.sources.base import SampleRequest
-from sectormon.sources.sim import SimOptions, build_sim_source
+from sectormon.sources.sim.source import SimOptions, build_sim_source
 
 PROFILE = load_profile("a64fx")
 OPTIONS = SimOptions(sector_cache=False, sizes={"passes": "900"}, threads=2)

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
+from sectormon.data.readings import Slice
 from sectormon.metrics.builder import FrameBuilder, build_engine
 from sectormon.profiles.model import EventDef, GroupDef, MetricDef, Profile
-from sectormon.readings import Slice
 from tests.rows import row
 
 

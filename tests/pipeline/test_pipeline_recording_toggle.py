@@ -8,11 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from sectormon.frames import Frame
+from sectormon.data.frames import Frame
+from sectormon.data.readings import Mark, Unit
 from sectormon.io import open_recording
 from sectormon.profiles.model import EventDef, GroupDef, Profile
-from sectormon.readings import Mark, Unit
-from sectormon.schedule import plan_rotation, select_groups
+from sectormon.rotation.plan import plan_rotation, select_groups
 from sectormon.session.header import build_header
 from sectormon.session.live import LiveSession as Session
 from sectormon.session.options import SessionOptions

@@ -11,6 +11,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from sectormon.errors import DataError, UsageError
+from sectormon.host.topology import load_topology
 from sectormon.profiles import (
     ProfileError,
     auto_profile_name,
@@ -20,7 +21,6 @@ from sectormon.profiles import (
     profile_to_dict,
 )
 from sectormon.profiles.loader import FormulaSyntaxError, formula_names
-from sectormon.topology import load_topology
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "sysfs"
 

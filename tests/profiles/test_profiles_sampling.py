@@ -7,8 +7,9 @@ from pathlib import Path
 
 import pytest
 
+from sectormon.data.samples import LatencyBucket
 from sectormon.profiles import ProfileError, load_profile, profile_from_dict, profile_to_dict
-from sectormon.profiles.model import LatencyBucket, SamplingDef
+from sectormon.profiles.model import SamplingDef
 
 BASE = """\
 name: tiny

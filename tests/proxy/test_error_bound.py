@@ -1,4 +1,4 @@
-"""The error bound of a proxied estimate (:func:`sectormon.proxy.half_width`): never negative, 0
+"""The error bound of a proxied estimate (:func:`sectormon.metrics.proxy.half_width`): never negative, 0
 exactly when every unit was counted, unknown without a spread to estimate it from, narrower with
 more stand-ins, and a 95 % interval that covers the full count in about 90 % of draws of
 heterogeneous per-thread rates or more."""
@@ -12,7 +12,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from sectormon.proxy import half_width, ratio_variance, t_quantile
+from sectormon.metrics.proxy import half_width, ratio_variance, t_quantile
 
 REFS = st.floats(min_value=1e-3, max_value=10.0)
 COUNTS = st.floats(min_value=0.0, max_value=1e9)

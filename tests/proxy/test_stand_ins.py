@@ -6,24 +6,21 @@ import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
 
+from sectormon.data.readings import Unit
 from sectormon.errors import UsageError
-from sectormon.profiles.model import EventDef
-from sectormon.proxy import (
-    BUSIER,
-    IDLE_SHARE,
-    RUN_SHARE,
+from sectormon.metrics.proxy import (
     TASK_TIME,
     TASK_TIME_EVENT,
     UNITS,
     ProxySetting,
-    StandIns,
     check_per_cmg,
     cmg_factor,
     describe_stand_ins,
     proxy_setting,
 )
-from sectormon.readings import Unit
-from sectormon.schedule import ALWAYS, PlannedGroup, RotationPlan, with_always_pe_event
+from sectormon.profiles.model import EventDef
+from sectormon.rotation.plan import ALWAYS, PlannedGroup, RotationPlan, with_always_pe_event
+from sectormon.rotation.stand_ins import BUSIER, IDLE_SHARE, RUN_SHARE, StandIns
 
 
 def _cpu(n: int, per_cmg: int = 12) -> Unit:

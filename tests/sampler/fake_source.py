@@ -6,10 +6,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from sectormon.data.readings import Unit
 from sectormon.perf.group import GroupValues
 from sectormon.perf.probe import ProbeResult
 from sectormon.profiles.model import EventDef
-from sectormon.readings import Unit
 from sectormon.sources.base import SourceBase, UnitsUpdate
 
 

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from sectormon.data.readings import Slice, Unit
 from sectormon.profiles.model import EventDef, GroupDef, Profile
-from sectormon.readings import Slice, Unit
-from sectormon.sampler import Sampler
-from sectormon.schedule import plan_rotation, select_groups
+from sectormon.rotation.plan import plan_rotation, select_groups
+from sectormon.rotation.sampler import Sampler
 from tests.rows import readings_of
 from tests.sampler.fake_source import FakeGroup, FakeSource
 

@@ -11,13 +11,12 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from sectormon.data.readings import Slice, Unit
 from sectormon.errors import UsageError
 from sectormon.metrics import MetricsEngine
 from sectormon.perf.group import GroupValues
 from sectormon.profiles.model import EventDef, GroupDef, Profile
-from sectormon.readings import Slice, Unit
-from sectormon.sampler import Sampler
-from sectormon.schedule import (
+from sectormon.rotation.plan import (
     KERNEL,
     SYNC,
     OverheadBudget,
@@ -27,6 +26,7 @@ from sectormon.schedule import (
     plan_rotation,
     select_groups,
 )
+from sectormon.rotation.sampler import Sampler
 from tests.rows import readings_of
 from tests.sampler.fake_source import FakeGroup, FakeSource
 

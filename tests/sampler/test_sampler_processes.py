@@ -9,16 +9,16 @@ from collections.abc import Mapping, Sequence
 
 import pytest
 
-from sectormon.frames import Frame, FrameClock
+from sectormon.data.frames import Frame, FrameClock
+from sectormon.data.readings import ProcessInfo, Slice, Unit
 from sectormon.io.jsonl import encode_slice, slice_from_record
 from sectormon.metrics.batch import RowAggregator, unwire, wire
 from sectormon.metrics.builder import FrameBuilder
 from sectormon.metrics.engine import MetricsEngine
 from sectormon.perf.errors import TooManyOpenFiles
 from sectormon.profiles.model import EventDef, GroupDef, Profile
-from sectormon.readings import ProcessInfo, Slice, Unit
-from sectormon.sampler import Sampler
-from sectormon.schedule import plan_rotation, select_groups
+from sectormon.rotation.plan import plan_rotation, select_groups
+from sectormon.rotation.sampler import Sampler
 from sectormon.sources.base import UnitsUpdate
 from tests.sampler.fake_source import FakeGroup, FakeSource
 

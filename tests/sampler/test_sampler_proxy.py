@@ -6,13 +6,13 @@ from __future__ import annotations
 
 import pytest
 
-from sectormon.frames import Frame
+from sectormon.data.frames import Frame
+from sectormon.data.readings import Slice, Unit
 from sectormon.metrics import MetricsEngine
+from sectormon.metrics.proxy import UNITS, ProxySetting
 from sectormon.profiles.model import EventDef, GroupDef, Profile
-from sectormon.proxy import UNITS, ProxySetting
-from sectormon.readings import Slice, Unit
-from sectormon.sampler import Sampler
-from sectormon.schedule import KERNEL, SYNC, Rotation, plan_rotation, select_groups
+from sectormon.rotation.plan import KERNEL, SYNC, Rotation, plan_rotation, select_groups
+from sectormon.rotation.sampler import Sampler
 from tests.sampler.fake_source import FakeSource
 
 RATES = {"A": 1000.0, "B": 300.0, "S": 50.0}

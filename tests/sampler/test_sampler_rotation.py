@@ -8,13 +8,13 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from sectormon.data.readings import Slice, Unit
 from sectormon.errors import UsageError
 from sectormon.perf.errors import TooManyOpenFiles
 from sectormon.perf.group import GroupValues
 from sectormon.profiles.model import EventDef, GroupDef, Profile
-from sectormon.readings import Slice, Unit
-from sectormon.sampler import Sampler
-from sectormon.schedule import Deadlines, plan_rotation, select_groups
+from sectormon.rotation.plan import Deadlines, plan_rotation, select_groups
+from sectormon.rotation.sampler import Sampler
 from tests.rows import readings_of
 from tests.sampler.fake_source import FakeGroup, FakeSource
 

@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import pytest
 
-from sectormon.frames import Frame
+from sectormon.data.frames import Frame
 from sectormon.profiles.loader import load_profile
 from sectormon.session.options import SessionRequest
 from sectormon.session.setup import open_session
-from sectormon.sources.sim import SimOptions, build_sim_source
+from sectormon.sources.sim.source import SimOptions, build_sim_source
 
 
 def _demo(frames: int) -> list[Frame]:

@@ -23,7 +23,7 @@ from sectormon.errors import SectormonError
 from sectormon.sim import native
 from sectormon.sim.objects import parse_objects
 from sectormon.sim.trace import open_trace
-from sectormon.sources.sim import SimOptions, build_sim_source
+from sectormon.sources.sim.source import SimOptions, build_sim_source
 
 pytestmark = [
     pytest.mark.slow,

@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 
 from sectormon import cli
+from sectormon.commands.options.sim import sim_source
 from sectormon.commands.sim import summarize
-from sectormon.commands.sim_options import sim_source
 from sectormon.errors import UsageError
 from sectormon.sim.advisor import (
     DEFAULT_BUDGET,

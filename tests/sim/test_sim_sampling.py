@@ -10,15 +10,15 @@ from collections.abc import Sequence
 
 import pytest
 
-from sectormon.attribution.samples import SampleBatch
 from sectormon.attribution.window import HotspotWindows
+from sectormon.data.samples import SampleBatch
 from sectormon.errors import UsageError
 from sectormon.profiles.loader import load_profile
 from sectormon.sim.config import LINE_SHIFT
 from sectormon.sim.kernels import make_kernel
 from sectormon.sim.sampling import RefillSampler
 from sectormon.sources.base import SampleRequest
-from sectormon.sources.sim import SimOptions, SimSource, build_sim_source
+from sectormon.sources.sim.source import SimOptions, SimSource, build_sim_source
 
 PROFILE = load_profile("a64fx")
 Z99 = 2.5758  # two-sided 99 % quantile of the normal law

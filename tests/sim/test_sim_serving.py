@@ -10,7 +10,7 @@ import signal
 import pytest
 
 from sectormon.cli import build_parser
-from sectormon.commands.sim_options import sim_source
+from sectormon.commands.options.sim import sim_source
 from tests.e2e.helpers import run_sectormon
 from tests.e2e.openmetrics_helpers import scrape_after_frames, start_serving
 

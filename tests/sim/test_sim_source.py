@@ -9,15 +9,15 @@ from pathlib import Path
 import pytest
 
 from sectormon import cli
-from sectormon.commands.sim_options import sim_options, sim_source
+from sectormon.commands.options.sim import sim_options, sim_source
+from sectormon.data.readings import Unit
 from sectormon.errors import DataError, UsageError
 from sectormon.profiles.loader import load_profile
 from sectormon.profiles.model import EventDef
-from sectormon.readings import Unit
 from sectormon.sim import events as sim_events
 from sectormon.sim.config import FREQ_HZ
 from sectormon.sources.base import CounterGroup, Source
-from sectormon.sources.sim import (
+from sectormon.sources.sim.source import (
     SECTOR_PRESETS,
     SIM_DEFAULT_INTERVAL,
     SIM_DEFAULT_TIMESLICE,
@@ -411,7 +411,7 @@ class _Clock:
 
 def test_a_paced_source_holds_simulated_time_to_the_wall_clock(monkeypatch: pytest.MonkeyPatch) -> None:
     clock = _Clock()
-    monkeypatch.setattr("sectormon.sources.sim.time", clock)
+    monkeypatch.setattr("sectormon.sources.sim.source.time", clock)
     source = _source("--size", "passes=50", loop=True)
     source.pace = 2000.0  # 0.5 wall seconds per 250 simulated microseconds
     source.start()

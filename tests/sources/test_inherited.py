@@ -5,8 +5,8 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from sectormon.readings import Row, Unit
-from sectormon.sources.inherited import InheritedRows
+from sectormon.data.readings import Row, Unit
+from sectormon.rotation.inherited import InheritedRows
 
 NAMES = ("TASK_CLOCK", "PAGE_FAULTS")
 ROOT = Unit("thread", 100, process=100, family=100, inherit=True)

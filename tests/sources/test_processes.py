@@ -10,8 +10,8 @@ from pathlib import Path
 from hypothesis import given
 from hypothesis import strategies as st
 
-from sectormon.readings import ProcessInfo
-from sectormon.sources.processes import parent_of, rank_of, read_process_info
+from sectormon.data.readings import ProcessInfo
+from sectormon.host.processes import parent_of, rank_of, read_process_info
 
 
 def test_rank_prefers_the_most_specific_variable() -> None:

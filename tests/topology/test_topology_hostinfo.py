@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from sectormon.hostinfo import collect_hostinfo, cpu_wide_allowed, list_pmus, paranoid_meaning
+from sectormon.host.facts import collect_hostinfo, cpu_wide_allowed, list_pmus, paranoid_meaning
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "sysfs"
 

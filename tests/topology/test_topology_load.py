@@ -10,7 +10,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from sectormon.errors import DataError, UsageError
-from sectormon.topology import CpuListError, Topology, format_cpu_list, load_topology, parse_cpu_list
+from sectormon.host.topology import CpuListError, Topology, format_cpu_list, load_topology, parse_cpu_list
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "sysfs"
 

@@ -14,12 +14,12 @@ import pytest
 
 from sectormon import cli
 from sectormon.commands import check
-from sectormon.hostinfo import collect_hostinfo
+from sectormon.host.facts import collect_hostinfo
+from sectormon.host.topology import load_topology
 from sectormon.perf import abi
 from sectormon.perf.events import parse_event
 from sectormon.perf.probe import ProbeResult
 from sectormon.perf.syscall import syscall_number
-from sectormon.topology import load_topology
 
 TREE = Path(__file__).resolve().parent.parent / "fixtures" / "sysfs" / "qemu-a64fx"
 SYS, PROC = TREE / "sys", TREE / "proc"

@@ -14,8 +14,8 @@ from typing import Any
 
 from frames_fixture import make_baseline
 
-from sectormon.frames import Frame
-from sectormon.readings import Mark
+from sectormon.data.frames import Frame
+from sectormon.data.readings import Mark
 from sectormon.session.control import ReplayControl, SessionBase
 
 FrameCallback = Callable[[Frame], None]

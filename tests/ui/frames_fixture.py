@@ -18,7 +18,7 @@ import random
 from collections.abc import Mapping
 from typing import Any
 
-from sectormon.frames import Baseline, Frame, MetricDelta, ScopeStats, WindowStats
+from sectormon.data.frames import Baseline, Frame, MetricDelta, ScopeStats, WindowStats
 
 INTERVAL = 1.0
 A64FX_CPUS = tuple(range(12, 60))

@@ -6,7 +6,7 @@ from __future__ import annotations
 from hypothesis import assume, given
 from hypothesis import strategies as st
 
-from sectormon.frames import MetricDelta, ScopeStats
+from sectormon.data.frames import MetricDelta, ScopeStats
 from sectormon.ui.cells import column_label, scope_cells
 from sectormon.ui.format import CELL_WIDTH
 from sectormon.ui.layout import Column

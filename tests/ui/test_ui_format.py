@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from sectormon.frames import MetricDelta, ScopeStats
+from sectormon.data.frames import MetricDelta, ScopeStats
 from sectormon.ui.bars import bar_segments, segment_widths
 from sectormon.ui.cells import LOW_MARK, delta_cell, metric_cell
 from sectormon.ui.format import (

@@ -23,8 +23,8 @@ from frames_fixture import generic_frames, generic_header
 from screen_text import screen_text
 
 from sectormon import cli
+from sectormon.data.readings import Mark
 from sectormon.io.jsonl import encode_mark
-from sectormon.readings import Mark
 from sectormon.session.control import SessionControl
 from sectormon.ui.app import SectormonApp, make_app, run_tui
 from sectormon.ui.messages import FrameArrived, SessionWarning
@@ -79,7 +79,7 @@ def tui_under_pilot(
         controller.wait(5.0)
         return int(apps[-1].return_code or 0)
 
-    monkeypatch.setattr("sectormon.commands.live.require_terminal", lambda: None)
+    monkeypatch.setattr("sectormon.commands.front_end.require_terminal", lambda: None)
     monkeypatch.setattr("sectormon.commands.replay.require_terminal", lambda: None)
     monkeypatch.setattr("sectormon.ui.app.run_tui", run_tui)
     return apps

@@ -9,12 +9,12 @@ from fake_controller import FakeSession
 from screen_text import screen_text
 from textual.widgets import TabbedContent
 
-from sectormon.frames import Frame
+from sectormon.data.frames import Frame
 from sectormon.profiles.loader import load_profile
 from sectormon.session.options import SessionRequest
 from sectormon.session.setup import open_session
 from sectormon.sources.base import SampleRequest
-from sectormon.sources.sim import SimOptions, build_sim_source
+from sectormon.sources.sim.source import SimOptions, build_sim_source
 from sectormon.ui.app import make_app
 from sectormon.ui.widgets.hotspot_view import HotspotView
 

@@ -11,7 +11,7 @@ from frames_fixture import a64fx_frames, a64fx_header
 from screen_text import screen_text
 from textual.pilot import Pilot
 
-from sectormon.frames import Frame, ProcessScope, ThreadTime
+from sectormon.data.frames import Frame, ProcessScope, ThreadTime
 from sectormon.ui.app import make_app
 from sectormon.ui.screens.detail import DetailScreen
 from sectormon.ui.screens.help import HelpContent, HelpScreen, help_text

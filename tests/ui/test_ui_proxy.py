@@ -11,7 +11,7 @@ from fake_controller import FakeSession
 from frames_fixture import a64fx_frames, a64fx_header
 from screen_text import screen_text
 
-from sectormon.frames import Frame, MetricDelta, ScopeStats, WindowStats
+from sectormon.data.frames import Frame, MetricDelta, ScopeStats, WindowStats
 from sectormon.ui.app import make_app
 from sectormon.ui.cells import PROXY_MARK, delta_cell, metric_cell, scope_cells
 from sectormon.ui.layout import Column

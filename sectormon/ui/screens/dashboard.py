@@ -17,8 +17,8 @@ from textual.css.query import NoMatches
 from textual.screen import Screen
 from textual.widgets import Footer, TabbedContent, TabPane
 
-from sectormon.attribution.window import HEADER_KEY as HOTSPOTS_KEY
-from sectormon.frames import Frame
+from sectormon.data.frames import Frame
+from sectormon.data.hotspots import HEADER_KEY as HOTSPOTS_KEY
 from sectormon.ui.context import RenderContext
 from sectormon.ui.history import History
 from sectormon.ui.messages import RedrawWanted

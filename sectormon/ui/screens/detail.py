@@ -12,8 +12,8 @@ from textual.containers import VerticalScroll
 from textual.screen import Screen
 from textual.widgets import Footer, Label
 
+from sectormon.data.frames import Frame, MetricDelta, ScopeStats
 from sectormon.files.text import printable
-from sectormon.frames import Frame, MetricDelta, ScopeStats
 from sectormon.ui.cells import LOW_MARK, PROXY_MARK, Cell, delta_cell, label_cell
 from sectormon.ui.context import RenderContext, deltas_for, window_title
 from sectormon.ui.format import (

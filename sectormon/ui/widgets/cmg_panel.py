@@ -8,7 +8,7 @@ from textual.app import ComposeResult
 from textual.containers import Vertical
 from textual.widgets import Label
 
-from sectormon.frames import Frame, scope_order
+from sectormon.data.frames import Frame, scope_order
 from sectormon.ui.cells import Cell, column_label, label_cell, scope_cells
 from sectormon.ui.context import RenderContext, deltas_for
 from sectormon.ui.layout import Column

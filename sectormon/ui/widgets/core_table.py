@@ -18,7 +18,7 @@ from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical
 from textual.widgets import Label
 
-from sectormon.frames import Frame, MetricDelta, scope_order
+from sectormon.data.frames import Frame, MetricDelta, scope_order
 from sectormon.ui.cells import RELATIVE_METRICS, Cell, column_label, label_cell, scope_cells
 from sectormon.ui.context import RenderContext, deltas_for
 from sectormon.ui.format import metric_value, sort_key

@@ -6,8 +6,8 @@ from textual.app import ComposeResult
 from textual.containers import Vertical
 from textual.widgets import Label
 
+from sectormon.data.frames import Frame
 from sectormon.files.text import printable
-from sectormon.frames import Frame
 from sectormon.ui.context import RenderContext
 from sectormon.ui.widgets.cmg_panel import cmg_rows, table_labels
 from sectormon.ui.widgets.metric_table import MetricTable

@@ -15,8 +15,8 @@ from rich.text import Text
 from textual import events
 from textual.widgets import Static
 
+from sectormon.data.frames import Frame
 from sectormon.files.text import printable
-from sectormon.frames import Frame
 from sectormon.ui.context import thread_coverage_note, window_title
 from sectormon.ui.format import format_number, format_si, format_value
 from sectormon.ui.header_fit import SEPARATOR, Field, fit

@@ -14,10 +14,10 @@ from textual import events
 from textual.reactive import reactive
 from textual.widgets import Static
 
-from sectormon.attribution.table import HotspotRow, HotspotTable
-from sectormon.attribution.window import FrameHotspots
+from sectormon.data.frames import Frame
+from sectormon.data.hotspot_table import HotspotRow, HotspotTable
+from sectormon.data.hotspots import FrameHotspots
 from sectormon.files.text import printable
-from sectormon.frames import Frame
 from sectormon.ui.bars import bar_segments
 from sectormon.ui.context import RenderContext, window_title
 from sectormon.ui.format import NA

@@ -8,8 +8,8 @@ from typing import ClassVar
 from rich.text import Text
 from textual.widgets import Static
 
+from sectormon.data.frames import Frame
 from sectormon.files.text import printable
-from sectormon.frames import Frame
 from sectormon.ui.format import format_coverage, format_si
 
 

@@ -11,8 +11,8 @@ from rich.text import Text
 from textual import events
 from textual.widgets import Static
 
+from sectormon.data.frames import Frame, ScopeStats, scope_order
 from sectormon.files.text import printable
-from sectormon.frames import Frame, ScopeStats, scope_order
 from sectormon.ui.bars import bar_segments, grid_text
 from sectormon.ui.context import RenderContext
 from sectormon.ui.format import NA, format_value, is_low_confidence, metric_value

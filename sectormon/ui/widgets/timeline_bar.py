@@ -9,7 +9,7 @@ from typing import ClassVar
 from rich.text import Text
 from textual.widgets import Static
 
-from sectormon.readings import Mark
+from sectormon.data.readings import Mark
 from sectormon.ui.format import format_duration, format_si
 
 MARK_GLYPHS = {"baseline": "◆", "baseline-clear": "◇", "config": "▲", "bookmark": "•", "end": "■"}

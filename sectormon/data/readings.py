@@ -45,7 +45,7 @@ class Unit:
     kernel's inherit), so nothing a target runs escapes however short it lives; ``family`` is the
     pid of the target process whose inherited groups also count this thread. A thread with a
     ``family`` and no ``inherit`` is counted twice, by its own groups (for its core and CMG) and
-    inside its family's inherited ones: :class:`sectormon.sources.inherited.InheritedRows` takes
+    inside its family's inherited ones: :class:`sectormon.rotation.inherited.InheritedRows` takes
     its counts out of the latter so every count appears once.
     """
 
@@ -66,7 +66,7 @@ class Unit:
 class ProcessInfo:
     """A process whose threads are counted: what the ``procs`` scope of a frame names it by.
 
-    ``rank`` is the MPI rank its environment gives (see :mod:`sectormon.sources.processes`),
+    ``rank`` is the MPI rank its environment gives (see :mod:`sectormon.host.processes`),
     ``parent`` its parent's pid; both ``None`` when unknown.
     """
 
@@ -120,7 +120,7 @@ class Slice:
 class Mark:
     """A point in a session worth keeping: baseline set/cleared, configuration change, bookmark,
     a warning the session gave (``label``: its text), a change of rotation (``data``: the new
-    rotation's mode, timeslice and reason, see :class:`sectormon.schedule.Rotation`), end."""
+    rotation's mode, timeslice and reason, see :class:`sectormon.rotation.plan.Rotation`), end."""
 
     t: float
     kind: str

@@ -17,17 +17,18 @@ from typing import Any
 
 import psutil
 
+from sectormon.data.readings import Unit
+from sectormon.host.cpu_time import TargetCpuClock
+from sectormon.host.processes import read_process_info
+from sectormon.host.topology import Topology, format_cpu_list
 from sectormon.perf import abi
 from sectormon.perf.errors import GONE_ERRNOS, PerfError, TargetGone
 from sectormon.perf.events import EventSpec, parse_event
 from sectormon.perf.group import GroupValues, PerfGroup
 from sectormon.perf.probe import ProbeResult, probe_events
 from sectormon.profiles.model import EventDef, Profile
-from sectormon.readings import Unit
 from sectormon.sources.base import CounterGroup, SampleFeed, SampleRequest, SourceBase, UnitsUpdate
-from sectormon.sources.cpu_time import TargetCpuClock
-from sectormon.sources.processes import read_process_info
-from sectormon.sources.targets import (
+from sectormon.sources.perf.targets import (
     BadTarget,
     CommandTarget,
     CpuTarget,
@@ -36,7 +37,6 @@ from sectormon.sources.targets import (
     children_warning,
     task_state,
 )
-from sectormon.topology import Topology, format_cpu_list
 
 CMG_CHECK_EVENT = "cpu-clock"
 
@@ -361,7 +361,7 @@ class PerfSource(SourceBase):
 
     def open_sampling(self, request: SampleRequest, profile: Profile) -> SampleFeed:
         """Sample the target beside the counting (a launched command: from its exec)."""
-        from sectormon.sources.perf_live_samples import PerfSampleFeed
+        from sectormon.sources.perf.live_samples import PerfSampleFeed
 
         return PerfSampleFeed(
             self.target, request, profile, exclude_kernel=self.exclude_kernel, sysfs_root=self.sysfs_root

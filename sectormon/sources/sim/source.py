@@ -18,11 +18,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from sectormon.data.readings import Unit
 from sectormon.errors import SectormonError, UsageError
 from sectormon.perf.group import GroupValues
 from sectormon.perf.probe import ProbeResult
 from sectormon.profiles.model import EventDef, Profile
-from sectormon.readings import Unit
 from sectormon.sim import events as sim_events
 from sectormon.sim.config import CMGS, CPUS_PER_CMG, FREQ_HZ, ModelConfig, Prefetch, SectorConfig
 from sectormon.sim.engine import TICKS, Cmg, Machine, SimThread
@@ -311,7 +311,7 @@ class SimSource(SourceBase):
 
     def open_sampling(self, request: SampleRequest, profile: Profile) -> SampleFeed:
         """Sample the model's L1D refills from now on (after the warm-up)."""
-        from sectormon.sources.sim_samples import SimSampleFeed
+        from sectormon.sources.sim.samples import SimSampleFeed
 
         return SimSampleFeed(
             self.machine, self.workload, self.config.energy, request, profile, origin=self._origin

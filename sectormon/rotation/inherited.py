@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from sectormon.readings import Row, Unit
+from sectormon.data.readings import Row, Unit
 
 
 @dataclass(slots=True)

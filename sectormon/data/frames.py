@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from sectormon.attribution.window import FrameHotspots
+    from sectormon.data.hotspots import FrameHotspots
 
 FRAME_SCHEMA = "sectormon/frame/1"
 HEADER_SCHEMA = "sectormon/header/1"
@@ -133,7 +133,7 @@ class ScopeStats:
     @property
     def proxy_error(self) -> Mapping[str, float | None]:
         """The error bound of each figure in :attr:`proxy`: the relative half-width of its 95 %
-        interval (:func:`sectormon.proxy.half_width`); ``None`` or absent: unknown (one
+        interval (:func:`sectormon.metrics.proxy.half_width`); ``None`` or absent: unknown (one
         stand-in, or a frame written before bounds were)."""
         return self._proxy_error
 
@@ -437,7 +437,7 @@ class Frame:
     totals by host; each node's CMGs and cores are in ``cmgs``/``cores`` under ``node:HOST/...``):
     empty for one node's session. ``hotspots`` is a sampling session's hot-spot tables
     (``--sample``), absent otherwise. ``rotation`` is the rotation running at the end of the
-    interval (mode, timeslice, reason; see :class:`sectormon.schedule.Rotation`), absent for a
+    interval (mode, timeslice, reason; see :class:`sectormon.rotation.plan.Rotation`), absent for a
     recording made before sessions said it.
 
     ``procs`` is the counted processes (by pid; each the sum of its threads), covering what

@@ -6,13 +6,13 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from sectormon.commands import numbers
+from sectormon.commands.options import numbers
 from sectormon.errors import UsageError
 from sectormon.sim.config import L1_WAYS, L2_WAYS_TOTAL, MAX_THREADS, parse_l2_sets, parse_ways
 from sectormon.sim.kernels import KERNELS
 from sectormon.sim.objects import parse_objects
 from sectormon.sim.trace import open_trace
-from sectormon.sources.sim import (
+from sectormon.sources.sim.source import (
     DEFAULT_THREADS,
     DEFAULT_WARMUP,
     SIM_DEFAULT_INTERVAL,

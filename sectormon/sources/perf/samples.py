@@ -18,9 +18,10 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from types import FrameType
 
-from sectormon.attribution.samples import Event, MapEvent, ProcessEvent, Sample
 from sectormon.attribution.space import read_proc_maps
+from sectormon.data.samples import Event, MapEvent, ProcessEvent, Sample
 from sectormon.errors import UsageError
+from sectormon.host.topology import parse_cpu_list
 from sectormon.perf import abi
 from sectormon.perf.errors import PerfError
 from sectormon.perf.events import EventSpec, parse_event
@@ -37,7 +38,7 @@ from sectormon.perf.records import (
 )
 from sectormon.perf.sampling import SamplingConfig, SamplingEvent
 from sectormon.profiles.model import Profile
-from sectormon.sources.targets import (
+from sectormon.sources.perf.targets import (
     BadTarget,
     CommandTarget,
     CpuTarget,
@@ -45,7 +46,6 @@ from sectormon.sources.targets import (
     describe_exit,
     shell_status,
 )
-from sectormon.topology import parse_cpu_list
 
 POLL_SECONDS = 0.1
 FAULT_EVENTS = ("page-faults", "faults", "minor-faults", "major-faults")

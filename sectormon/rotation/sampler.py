@@ -11,11 +11,11 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
+from sectormon.data.readings import U64, ProcessInfo, Row, Slice, Unit
 from sectormon.errors import SectormonError
 from sectormon.perf.group import GroupValues
-from sectormon.proxy import StandIns
-from sectormon.readings import U64, ProcessInfo, Row, Slice, Unit
-from sectormon.schedule import (
+from sectormon.rotation.inherited import InheritedRows
+from sectormon.rotation.plan import (
     ALWAYS,
     KERNEL,
     KERNEL_POLL_EVERY,
@@ -27,8 +27,8 @@ from sectormon.schedule import (
     Rotation,
     RotationPlan,
 )
+from sectormon.rotation.stand_ins import StandIns
 from sectormon.sources.base import CounterGroup, Source
-from sectormon.sources.inherited import InheritedRows
 
 TARGET_CPU_EVERY = 0.25
 """Seconds of source time between reads of the kernel's CPU time of the target (one /proc read per
@@ -37,7 +37,7 @@ process; thread coverage is computed between reads, so they need not follow ever
 STAND_IN_WINDOW = 1.0
 """Seconds of source time (at least two slices) over which a proxy stand-in's run time is judged:
 one that ran nearly nothing in a window while another unit of its CMG ran hands its role over
-(:meth:`sectormon.proxy.StandIns.review`), at most once per window."""
+(:meth:`sectormon.rotation.stand_ins.StandIns.review`), at most once per window."""
 
 SliceCallback = Callable[[Slice], None]
 WarningCallback = Callable[[str], None]
@@ -110,7 +110,7 @@ class Sampler:
         the budget, a fraction of one core (None: none); over it the sampler switches sync to
         kernel rotation when ``may_switch`` (``--rotation auto``), else doubles the slice up to
         ``max_timeslice``, and says so through ``on_warning`` and ``on_rotation``. ``proxy``:
-        per CMG, the number of units that open the rotating groups (:mod:`sectormon.proxy`; the
+        per CMG, the number of units that open the rotating groups (:mod:`sectormon.metrics.proxy`; the
         others open only the always-on group); ``None``: every unit opens every group.
         ``on_counting``: called once :meth:`run` has opened and enabled the units there at its
         start (a unit that cannot be opened then ends the run before it, with nothing counted)."""

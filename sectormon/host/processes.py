@@ -9,8 +9,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from sectormon.data.readings import ProcessInfo
 from sectormon.files.text import is_ascii_digits
-from sectormon.readings import ProcessInfo
 
 RANK_VARIABLES = (
     "OMPI_COMM_WORLD_RANK",  # Open MPI (and Fujitsu MPI, which is built on it)

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from sectormon.topology import cpu_model, cpuinfo_fields
+from sectormon.host.topology import cpu_model, cpuinfo_fields
 
 CAP_SYS_ADMIN = 21
 CAP_PERFMON = 38

@@ -15,6 +15,16 @@ from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 
+@dataclass(frozen=True, slots=True)
+class LatencyBucket:
+    """A latency class of sampled accesses: at most ``max_cycles`` (None: anything slower than the
+    previous bucket), e.g. L1 hit / L2 hit / memory from the CPU's expected latencies."""
+
+    name: str
+    max_cycles: float | None = None
+    description: str = ""
+
+
 class Sample(NamedTuple):
     """One sampled event (a named tuple: millions are made, three times faster than a frozen
     dataclass).

@@ -16,9 +16,9 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from sectormon.data.readings import Unit, unit_key
 from sectormon.errors import UsageError
 from sectormon.files.text import is_ascii_digits
-from sectormon.readings import Unit, unit_key
 from sectormon.sources.base import UnitsUpdate
 
 BINDING_WARNING = (

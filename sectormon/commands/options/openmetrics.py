@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import argparse
 
-from sectormon.commands.numbers import whole
+from sectormon.commands.options.numbers import whole
 from sectormon.errors import UsageError
 from sectormon.export.collector import DEFAULT_PROCS
 from sectormon.export.listen import DEFAULT_BIND, parse_listen

@@ -12,16 +12,15 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from sectormon.attribution.aggregate import LatencyBucket
-from sectormon.attribution.samples import AttributedSample, SampleBatch
 from sectormon.attribution.symbolize import Symbolizer
-from sectormon.attribution.window import HotspotSettings
+from sectormon.data.hotspots import HotspotSettings
+from sectormon.data.samples import AttributedSample, LatencyBucket, SampleBatch
 from sectormon.errors import UsageError
 from sectormon.perf.errors import EventUnsupported
 from sectormon.perf.sampling import SamplingConfig, check_sampling
 from sectormon.profiles.model import Profile
 from sectormon.sources.base import SampleRequest
-from sectormon.sources.perf_samples import (
+from sectormon.sources.perf.samples import (
     FAULT_EVENTS,
     POLL_SECONDS,
     RecordStream,
@@ -32,7 +31,7 @@ from sectormon.sources.perf_samples import (
     resolve_event,
     wait_for_rings,
 )
-from sectormon.sources.targets import CommandTarget, CpuTarget, Target
+from sectormon.sources.perf.targets import CommandTarget, CpuTarget, Target
 
 RESOLVE_STEP = 256
 """Samples resolved between two hand-overs of the interpreter lock (about 0.3 ms of work)."""

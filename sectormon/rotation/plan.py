@@ -125,7 +125,7 @@ def plan_rotation(
 
 def with_always_pe_event(plan: RotationPlan, event: EventDef) -> RotationPlan:
     """``plan`` with ``event`` in its always-on group, when that group has no per-PE event yet
-    (``--proxy``'s task-time reference, :data:`sectormon.proxy.TASK_TIME_EVENT`)."""
+    (``--proxy``'s task-time reference, :data:`sectormon.metrics.proxy.TASK_TIME_EVENT`)."""
     always = plan.always
     if always is not None and always.pe_events:
         return plan

@@ -8,9 +8,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
-from sectormon.attribution.aggregate import LatencyBucket
-from sectormon.attribution.samples import AttributedSample, CodeLocation, DataLocation, SampleBatch
-from sectormon.attribution.window import HotspotSettings
+from sectormon.data.hotspots import HotspotSettings
+from sectormon.data.samples import AttributedSample, CodeLocation, DataLocation, LatencyBucket, SampleBatch
 from sectormon.errors import UsageError
 from sectormon.profiles.model import Profile
 from sectormon.sim import events as sim_events

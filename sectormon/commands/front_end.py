@@ -13,21 +13,21 @@ import shutil
 import sys
 import tempfile
 
-from sectormon.attribution.window import DEFAULT_TOP
-from sectormon.commands import numbers
-from sectormon.commands.openmetrics import add_openmetrics_options, check_output_mode
-from sectormon.commands.output import StreamOutput, require_terminal
-from sectormon.commands.theme_option import check_theme
+from sectormon.commands.options import numbers
+from sectormon.commands.options.openmetrics import add_openmetrics_options, check_output_mode
+from sectormon.commands.options.output import StreamOutput, require_terminal
+from sectormon.commands.options.theme import check_theme
+from sectormon.data.hotspots import DEFAULT_TOP
 from sectormon.errors import UsageError
 from sectormon.export.server import OpenMetricsExporter
 from sectormon.files.output import check_writable, is_stdout
 from sectormon.files.text import is_ascii_digits, print_message, print_warning
-from sectormon.schedule import AUTO, KERNEL_READ_EVERY, ROTATION_MODES
+from sectormon.rotation.plan import AUTO, KERNEL_READ_EVERY, ROTATION_MODES
 from sectormon.session import stopping
 from sectormon.session.live import LiveSession
 from sectormon.session.options import DEFAULT_MAX_OVERHEAD, SessionRequest
 from sectormon.sources.base import SampleRequest
-from sectormon.sources.targets import describe_exit, shell_status
+from sectormon.sources.perf.targets import describe_exit, shell_status
 
 TIMESLICE = numbers.TIMESLICE_OPTION
 INTERVAL = numbers.INTERVAL_OPTION

@@ -1,0 +1,1 @@
+"""The argparse pieces the subcommands share (numbers, outputs, exporter, simulator, theme)."""

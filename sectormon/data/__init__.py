@@ -1,0 +1,1 @@
+"""Immutable records passed between the layers: readings, samples, hot spots, frames."""

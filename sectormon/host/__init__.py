@@ -1,0 +1,1 @@
+"""What this host is and runs: topology, host facts, processes, CPU time (sysfs and procfs)."""

@@ -1,0 +1,1 @@
+"""The live perf source: targets, counter groups, sampling beside counting."""

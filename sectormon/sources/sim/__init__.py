@@ -1,0 +1,1 @@
+"""The simulated A64FX as a counter source and its samples."""
