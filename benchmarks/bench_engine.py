@@ -84,14 +84,14 @@ def make_slices(profile: Profile, n: int, seed: int = 1) -> list[Slice]:
         rows: list[Row] = []
         for k in range(THREADS):
             cpu = 12 + k
-            values = [rng.randrange(1_000, 40_000_000) for _ in pe]
+            values = tuple(rng.randrange(1_000, 40_000_000) for _ in pe)
             te = 20_000_000
             tr = te if rng.random() < 0.9 else te // 2
-            rows.append((f"thread:{1000 + k}", cpu, k // 12, name, te, tr, pe, values))
+            rows.append(Row(f"thread:{1000 + k}", cpu, k // 12, name, te, tr, pe, values))
         if cmg:
             for c in range(4):
-                values = [rng.randrange(1_000, 40_000_000) for _ in cmg]
-                rows.append((f"cmg:{c}", 12 + 12 * c, c, name, 20_000_000, 20_000_000, cmg, values))
+                values = tuple(rng.randrange(1_000, 40_000_000) for _ in cmg)
+                rows.append(Row(f"cmg:{c}", 12 + 12 * c, c, name, 20_000_000, 20_000_000, cmg, values))
         slices.append(Slice(t, i, SLICE_S, name, tuple(rows), overhead_s=0.001 * i))
     return slices
 
@@ -140,9 +140,9 @@ def main() -> int:
         profile, label_of_profile = synthetic_profile(), "synthetic 6x8"
     slices = make_slices(profile, args.slices)
     read_back = as_read_back(slices)
-    count_dicts = [[dict(zip(r[6], r[7], strict=True)) for r in s.rows] for s in slices]
+    count_dicts = [[dict(zip(r.names, r.values, strict=True)) for r in s.rows] for s in slices]
     readings = sum(len(s.rows) for s in slices)
-    counts = sum(len(r[7]) for s in slices for r in s.rows)
+    counts = sum(len(r.values) for s in slices for r in s.rows)
 
     best: dict[str, tuple[float, float]] = {}
     frame_times: dict[str, list[float]] = {"sampler": [], "reader": []}

@@ -87,7 +87,7 @@ def _row(cpu: int, group: str, events: tuple[str, ...], rng: random.Random) -> R
     keeps it), and its counts."""
     te = int(TIMESLICE * 1e9) + rng.randrange(0, 5000)
     tr = te - rng.randrange(0, 5000)
-    return (
+    return Row(
         f"cpu:{cpu}",
         cpu,
         cpu // 12,
@@ -95,7 +95,7 @@ def _row(cpu: int, group: str, events: tuple[str, ...], rng: random.Random) -> R
         te,
         tr,
         events,
-        [rng.randrange(10_000, 44_000_000) for _ in events],
+        tuple(rng.randrange(10_000, 44_000_000) for _ in events),
     )
 
 

@@ -21,19 +21,19 @@ def row(
     counts: Mapping[str, int],
 ) -> Row:
     """The row of one reading with the given counts (their names in ``counts`` order)."""
-    return (unit, core, cmg, group, time_enabled, time_running, tuple(counts), list(counts.values()))
+    return Row(unit, core, cmg, group, time_enabled, time_running, tuple(counts), tuple(counts.values()))
 
 
 def counts_of(r: Row) -> dict[str, int]:
     """A row's counts by event name."""
-    return dict(zip(r[6], r[7], strict=True))
+    return dict(zip(r.names, r.values, strict=True))
 
 
 def share_layouts(s: Slice, layouts: dict[tuple[str, ...], tuple[str, ...]]) -> Slice:
     """``s`` with one names tuple per layout across every slice given the same ``layouts``, as the
     sampler and the recording reader share them (the engine takes those by identity)."""
-    rows = tuple((*r[:6], layouts.setdefault(r[6], r[6]), r[7]) for r in s.rows)
-    return Slice(s.t, s.index, s.duration, s.group, rows, s.overhead_s, s.ended)  # type: ignore[arg-type]
+    rows = tuple(r._replace(names=layouts.setdefault(r.names, r.names)) for r in s.rows)
+    return Slice(s.t, s.index, s.duration, s.group, rows, s.overhead_s, s.ended)
 
 
 class Reading(NamedTuple):

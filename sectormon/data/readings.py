@@ -1,7 +1,7 @@
 """Raw readings, in the one shape every layer passes them: slices of rows.
 
 The sampler produces them, the recorder writes them, the reader reads them back and the engine
-takes them, all as :class:`Slice` records of :data:`Row` tuples. They are immutable, so they cross
+takes them, all as :class:`Slice` records of :class:`Row` records. They are immutable, so they cross
 the sampler thread without copies or locks. Units are named by string keys (``thread:<tid>``,
 ``cpu:<n>``, ``cmg:<id>``) so a reading is self-describing in JSON; a row also carries the core and
 CMG the unit was bound to when it was read, because a thread's binding can change during a run.
@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 U64 = 1 << 64
 
@@ -76,16 +77,28 @@ class ProcessInfo:
     rank: int | None = None
 
 
-Row = tuple[str, "int | None", "int | None", str, int, int, tuple[str, ...], "list[int]"]
-"""What one group counted on one unit during one timeslice:
-``(unit, core, cmg, group, time_enabled, time_running, names, values)``.
+class Row(NamedTuple):
+    """What one group counted on one unit during one timeslice.
 
-``time_enabled``/``time_running`` are the kernel's deltas for the slice in ns (both stand still
-while a thread sleeps; ``time_running < time_enabled`` means the kernel itself multiplexed the
-group). ``values[i]`` is the count delta of ``names[i]``. Rows of the same events share one
-``names`` tuple object, so a consumer can compare layouts by identity; a unit with nothing of the
-slice's group has ``names == ()``.
-"""
+    ``time_enabled``/``time_running`` are the kernel's deltas for the slice in ns (both stand still
+    while a thread sleeps; ``time_running < time_enabled`` means the kernel itself multiplexed the
+    group). ``values[i]`` is the count delta of ``names[i]``. Rows of the same events share one
+    ``names`` tuple object, so a consumer can compare layouts by identity; a unit with nothing of the
+    slice's group has ``names == ()``.
+
+    A named tuple, so the engine's hot loop still unpacks it as a tuple; where rows are made in
+    bulk (the recording reader) ``tuple.__new__(Row, fields)`` builds one without the Python-level
+    ``__new__`` that ``Row(...)`` runs.
+    """
+
+    unit: str
+    core: int | None
+    cmg: int | None
+    group: str
+    time_enabled: int
+    time_running: int
+    names: tuple[str, ...]
+    values: tuple[int, ...]
 
 
 @dataclass(frozen=True, slots=True)

@@ -160,14 +160,13 @@ def _rows(m: Measurement, event_set: EventSet, cmg: int) -> list[Row]:
         ns = _ns(row.cntvct or 0, m.cntfrq_hz)
         counts = row_columns(event_set, row)
         unit = f"thread:{row.thread}"
-        rows.append((unit, None, cmg, event_set.name, ns, ns, tuple(counts), list(counts.values())))
+        rows.append(Row(unit, None, cmg, event_set.name, ns, ns, tuple(counts), tuple(counts.values())))
     cmg_values = cmg_counts(event_set)
     if cmg_values:
         ticks = sum(r.cntvct or 0 for r in event_set.rows) / len(event_set.rows)
         ns = _ns(round(ticks), m.cntfrq_hz)
-        rows.append(
-            (f"cmg:{cmg}", None, cmg, event_set.name, ns, ns, tuple(cmg_values), list(cmg_values.values()))
-        )
+        names, values = tuple(cmg_values), tuple(cmg_values.values())
+        rows.append(Row(f"cmg:{cmg}", None, cmg, event_set.name, ns, ns, names, values))
     return rows
 
 

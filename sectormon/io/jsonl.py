@@ -356,6 +356,7 @@ def _rows(raw: list[Any], layouts: list[tuple[str, ...]], no_bools: bool) -> tup
     """
     out: list[Row] = []
     append = out.append
+    new_row = tuple.__new__  # Row's fields are checked here: no need for its Python-level __new__
     counts: list[Any] = []
     extend = counts.extend
     n = len(layouts)
@@ -377,7 +378,7 @@ def _rows(raw: list[Any], layouts: list[tuple[str, ...]], no_bools: bool) -> tup
                 names = layouts[layout]
                 if len(values) == len(names):
                     extend(values)
-                    append((unit, core, cmg, group, te, tr, names, values))
+                    append(new_row(Row, (unit, core, cmg, group, te, tr, names, tuple(values))))
                     continue
         raise _row_problem(raw, len(out), layouts)
     if counts and not _counts_ok(counts, no_bools):

@@ -86,7 +86,7 @@ def _v1_to_v2(rec: dict[str, Any]) -> dict[str, Any]:
         if index is None:
             index = layouts[names] = len(events)
             events.append(list(names))
-        rows.append([unit, core, cmg, group, te, tr, index, values])
+        rows.append([unit, core, cmg, group, te, tr, index, list(values)])
     del out["readings"]
     out["events"] = events
     out["readings"] = rows

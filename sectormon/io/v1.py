@@ -75,7 +75,7 @@ def slice_from_v1(rec: Mapping[str, Any]) -> Slice:
             shared = layouts[names] = intern_layout(names)
         counted = list(counts.values())
         values.append(counted)
-        append((unit, core, cmg, g, te, tr, shared, counted))
+        append(Row(unit, core, cmg, g, te, tr, shared, tuple(counted)))
     if values and not (
         set(map(type, chain.from_iterable(values))) <= _INT
         and min(chain.from_iterable(values), default=0) >= 0

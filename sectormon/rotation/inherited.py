@@ -14,6 +14,7 @@ to the next slice instead of making a row negative.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from sectormon.data.readings import Row, Unit
@@ -27,7 +28,7 @@ class _Owed:
     enabled: int = 0
     running: int = 0
 
-    def add(self, values: list[int], enabled: int, running: int) -> None:
+    def add(self, values: Sequence[int], enabled: int, running: int) -> None:
         if len(self.values) < len(values):
             self.values.extend([0] * (len(values) - len(self.values)))
         for index, value in enumerate(values):
@@ -78,16 +79,18 @@ class InheritedRows:
         owed = self._owed
         found = self._found
         for row in rows:
-            family = found.get(row[0])
-            if family is not None and row[6] and row[3] not in self._exempt:
-                owed.setdefault((row[3], family), _Owed()).add(row[7], row[4], row[5])
+            family = found.get(row.unit)
+            if family is not None and row.names and row.group not in self._exempt:
+                owed.setdefault((row.group, family), _Owed()).add(
+                    row.values, row.time_enabled, row.time_running
+                )
         if not owed:
             return rows
         roots = self._roots
         settled: list[Row] = []
         for row in rows:
-            family = roots.get(row[0])
-            debt = owed.get((row[3], family)) if family is not None and row[6] else None
+            family = roots.get(row.unit)
+            debt = owed.get((row.group, family)) if family is not None and row.names else None
             if debt is None:
                 settled.append(row)
                 continue
@@ -97,15 +100,14 @@ class InheritedRows:
 
     @staticmethod
     def _pay(row: Row, debt: _Owed) -> Row:
-        key, core, cmg, group, enabled, running, names, values = row
         paid_values = []
-        for index, value in enumerate(values):
+        for index, value in enumerate(row.values):
             if index < len(debt.values):
                 value, debt.values[index] = _take(value, debt.values[index])
             paid_values.append(value)
-        enabled, debt.enabled = _take(enabled, debt.enabled)
-        running, debt.running = _take(running, debt.running)
+        enabled, debt.enabled = _take(row.time_enabled, debt.enabled)
+        running, debt.running = _take(row.time_running, debt.running)
         if running > enabled:  # the kernel never reports more running than enabled time
             debt.running += running - enabled
             running = enabled
-        return (key, core, cmg, group, enabled, running, names, paid_values)
+        return row._replace(time_enabled=enabled, time_running=running, values=tuple(paid_values))

@@ -668,7 +668,7 @@ class Sampler:
                 # CMG-wide events runs): an empty reading still says the unit was there, so its
                 # present time starts with the session and scaling stays right whatever the order.
                 if present:
-                    append((key, unit.core, unit.cmg, name, 0, 0, (), []))
+                    append(Row(key, unit.core, unit.cmg, name, 0, 0, (), ()))
                 continue
             row = _read_row(key, unit, name, counter)
             if row is not None:
@@ -685,7 +685,7 @@ def _read_row(key: str, unit: Unit, name: str, counter: _Counter) -> Row | None:
             return None
         raise
     deltas, enabled, running = counter.delta(values)
-    return (key, unit.core, unit.cmg, name, enabled, running, counter.names, deltas)
+    return Row(key, unit.core, unit.cmg, name, enabled, running, counter.names, tuple(deltas))
 
 
 def _is_gone(exc: SectormonError) -> bool:

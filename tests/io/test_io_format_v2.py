@@ -56,7 +56,7 @@ def test_rows_share_one_names_tuple_per_layout(tmp_path: Path) -> None:
         rows = [r for item in s if isinstance(item, Slice) for r in item.rows]
     by_names: dict[tuple[str, ...], set[int]] = {}
     for r in rows:
-        by_names.setdefault(r[6], set()).add(id(r[6]))
+        by_names.setdefault(r.names, set()).add(id(r.names))
     assert len(by_names) == 3  # three groups, three layouts...
     assert all(len(ids) == 1 for ids in by_names.values())  # ...each one object, in every slice
 
@@ -79,7 +79,7 @@ def test_decoded_readings_equal_constructed_ones() -> None:
     decoded = slice_from_record(json.loads(encode_slice(s)))
     assert decoded == s
     for r in decoded.rows:
-        assert type(r[6]) is tuple and type(r[7]) is list
+        assert type(r) is Row and type(r.names) is tuple and type(r.values) is tuple
 
 
 names_st = st.lists(st.sampled_from(["A", "B", "CPU_CYCLES", "é", "x y", ""]), unique=True, max_size=4)
@@ -95,7 +95,7 @@ reading_st = st.builds(
     st.sampled_from([0, 1, 2]),  # time running: none, half or all of the time enabled
     names_st,
     st.lists(st.integers(0, U64 - 1), min_size=4, max_size=4),
-).filter(lambda r: len(r[6]) == len(set(r[6])))
+).filter(lambda r: len(r.names) == len(set(r.names)))
 
 
 @SETTINGS

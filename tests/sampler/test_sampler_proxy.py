@@ -133,7 +133,7 @@ def test_an_idle_stand_in_hands_its_role_to_the_busiest_unit_of_its_cmg() -> Non
     assert all(g.closed for g in source.groups if g.unit.key == "thread:100" and g.events != ("S",))
     # after the hand-over only thread 102 counts the rotating groups for CMG 0
     late = [r for s in slices if s.t > 1.05 for r in s.rows if r[3] != "always" and r[2] == 0]
-    assert late and {r[0] for r in late if r[6]} == {"thread:102"}
+    assert late and {r.unit for r in late if r.names} == {"thread:102"}
 
 
 def test_the_busiest_threads_stand_in_from_the_start() -> None:

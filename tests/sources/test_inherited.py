@@ -15,7 +15,7 @@ OTHER_ROOT = Unit("thread", 200, process=200, family=200, inherit=True)
 
 
 def row(unit: Unit, values: list[int], enabled: int, running: int, group: str = "SW") -> Row:
-    return (unit.key, unit.core, unit.cmg, group, enabled, running, NAMES, values)
+    return Row(unit.key, unit.core, unit.cmg, group, enabled, running, NAMES, tuple(values))
 
 
 def ledger(*units: Unit) -> InheritedRows:
