@@ -27,6 +27,10 @@ FRAME_SCHEMA = "sectormon/frame/1"
 HEADER_SCHEMA = "sectormon/header/1"
 
 
+_NO_PROXY: frozenset[str] = frozenset()
+_NO_ERROR: Mapping[str, float | None] = {}
+
+
 def scope_order(key: str) -> tuple[int, int, str]:
     """The order of a frame's scope keys: numbers (CPUs, CMGs, tids) numerically, anything else
     (``unbound``) after them."""
@@ -38,12 +42,13 @@ def scope_order(key: str) -> tuple[int, int, str]:
 class ScopeStats:
     """Counts, rates, metrics and confidence of one scope (a core, a CMG, a thread or the total).
 
-    Immutable: the fields are read-only. ``ScopeStats(counts, rates, metrics, coverage, split,
-    seconds)`` takes mappings; the engine uses :func:`scope_stats_of_rows` instead, which keeps a
-    scope's values as rows against key tuples shared by all scopes of a frame and builds the four
-    dicts the first time one of them is read. A 48-core frame has ~160 scopes of ~40 events and
-    ~36 metrics, and most sinks read few of them (the TUI its visible rows, compare the last
-    frame), while building every dict was a third of the frame's cost.
+    Immutable: the fields are read-only and set by the constructor. ``ScopeStats(counts, rates,
+    metrics, coverage, split, seconds)`` takes mappings; the engine makes :class:`RowScopeStats`
+    instead, which hold a scope's values as rows against key tuples shared by all scopes of a
+    frame and build the four dicts the first time one of them is read (a cache: what a reader
+    sees never changes). A frame has many scopes and most sinks read few of them (the TUI its
+    visible rows, compare the last frame), while building every dict up front was a large share
+    of a frame's cost (``bench_engine`` in docs/perf-tuning.md).
     """
 
     __slots__ = (
@@ -227,10 +232,46 @@ _Rows = tuple[
 ]
 
 
+class RowScopeStats(ScopeStats):
+    """A :class:`ScopeStats` whose dicts are ``dict(zip(keys, values))``, built when first read.
+
+    ``rates`` share ``count_keys`` (``None``: no rates). ``coverage_keys`` are the event keys
+    followed by the metric keys. ``proxied``: the events and metrics estimated from stand-in
+    units, each with its error bound (:attr:`ScopeStats.proxy_error`); ``None``: none. The
+    sequences must not change afterwards.
+    """
+
+    __slots__ = ()
+
+    def __init__(
+        self,
+        count_keys: Sequence[str],
+        counts: Sequence[float],
+        rates: Sequence[float] | None,
+        metric_keys: Sequence[str],
+        metrics: Sequence[float | None],
+        coverage_keys: Sequence[str],
+        coverage: Sequence[float],
+        split: frozenset[str],
+        seconds: float,
+        proxied: Mapping[str, float | None] | None = None,
+    ) -> None:
+        # The four dict slots stay unset until ScopeStats._build: only the properties read them.
+        self._rows = (count_keys, counts, rates, metric_keys, metrics, coverage_keys, coverage)
+        self._split = split
+        self._seconds = seconds
+        if proxied:
+            self._proxy = frozenset(proxied)
+            self._proxy_error = proxied
+        else:
+            self._proxy = _NO_PROXY
+            self._proxy_error = _NO_ERROR
+
+
 def _dicts(
     rows: _Rows,
 ) -> tuple[dict[str, float], dict[str, float], dict[str, float | None], dict[str, float]]:
-    """Counts, rates, metrics and coverage of a scope kept as rows (see :func:`scope_stats_of_rows`)."""
+    """Counts, rates, metrics and coverage of a scope kept as rows (see :class:`RowScopeStats`)."""
     count_keys, counts, rates, metric_keys, metrics, coverage_keys, coverage = rows
     return (
         dict(zip(count_keys, counts, strict=True)),
@@ -239,48 +280,6 @@ def _dicts(
         # Events first, then metrics: a metric named like an event overwrites it, in place.
         dict(zip(coverage_keys, coverage, strict=True)),
     )
-
-
-_new_scope = object.__new__
-_SET_SLOTS = tuple(
-    getattr(ScopeStats, name).__set__ for name in ("_rows", "_split", "_seconds", "_proxy", "_proxy_error")
-)
-_NO_PROXY: frozenset[str] = frozenset()
-_NO_ERROR: Mapping[str, float | None] = {}
-
-
-def scope_stats_of_rows(
-    count_keys: Sequence[str],
-    counts: Sequence[float],
-    rates: Sequence[float] | None,
-    metric_keys: Sequence[str],
-    metrics: Sequence[float | None],
-    coverage_keys: Sequence[str],
-    coverage: Sequence[float],
-    split: frozenset[str],
-    seconds: float,
-) -> ScopeStats:
-    """A :class:`ScopeStats` whose dicts are ``dict(zip(keys, values))``, built when first read.
-
-    ``rates`` share ``count_keys`` (``None``: no rates). ``coverage_keys`` are the event keys
-    followed by the metric keys. The sequences must not change afterwards.
-    """
-    # The four dict slots stay unset until ScopeStats._build: only the properties read them.
-    stats: ScopeStats = _new_scope(ScopeStats)
-    set_rows, set_split, set_seconds, set_proxy, set_error = _SET_SLOTS
-    set_rows(stats, (count_keys, counts, rates, metric_keys, metrics, coverage_keys, coverage))
-    set_split(stats, split)
-    set_seconds(stats, seconds)
-    set_proxy(stats, _NO_PROXY)
-    set_error(stats, _NO_ERROR)
-    return stats
-
-
-def flag_proxy(stats: ScopeStats, proxy: Mapping[str, float | None]) -> None:
-    """Set the ``proxy`` flag and error bounds of stats the engine has just built (before anyone
-    sees them): each proxied figure with its bound (:attr:`ScopeStats.proxy_error`)."""
-    _SET_SLOTS[3](stats, frozenset(proxy))
-    _SET_SLOTS[4](stats, proxy)
 
 
 EMPTY_SCOPE = ScopeStats(counts={}, rates={}, metrics={}, coverage={})

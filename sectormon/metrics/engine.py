@@ -81,7 +81,6 @@ from sectormon.data.frames import (
     ScopeStats,
     ThreadTime,
     WindowStats,
-    flag_proxy,
     scope_order,
 )
 from sectormon.data.readings import GAP, Mark, ProcessInfo, Slice, lost_seconds, split_unit_key
@@ -684,15 +683,14 @@ class MetricsEngine:
         for name, window_blocks in found.items():
             scaled, counted, present = joined_blocks([block for _, block in window_blocks])
             seconds_col = [block.seconds for _, block in window_blocks for _ in block.keys]
-            stats = self._builder.batch(scaled, counted, present, seconds_col, name)
+            proxied_col = (
+                [proxied[w].get(key) for w, block in window_blocks for key in block.keys] if proxied else None
+            )
+            stats = self._builder.batch(scaled, counted, present, seconds_col, name, proxied_col)
             at = 0
             for w, block in window_blocks:
                 results[w].update(zip(block.keys, stats[at : at + len(block.keys)], strict=True))
                 at += len(block.keys)
-        for out, flags in zip(results, proxied, strict=False):
-            for key, names in flags.items():
-                if key in out:
-                    flag_proxy(out[key], names)
         for out, pairs in zip(results, aliases, strict=True):
             for thread, core in pairs:
                 out[thread] = out[core]

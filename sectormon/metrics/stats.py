@@ -4,16 +4,16 @@ The work runs per event or metric over all scopes of a batch (C-level zip/map, a
 :meth:`MetricSet.evaluate_columns` for the formulas) rather than per scope and event: a frame of
 a 48-core run computes about 160 scopes of 39 events and 36 metrics. What is left per scope is
 a :class:`ScopeStats` holding its rows; its four dicts are built when first read
-(:func:`sectormon.data.frames.scope_stats_of_rows`).
+(:class:`sectormon.data.frames.RowScopeStats`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from itertools import compress, repeat
 from operator import gt, itemgetter, mul
 
-from sectormon.data.frames import ScopeStats, scope_stats_of_rows
+from sectormon.data.frames import RowScopeStats, ScopeStats
 from sectormon.metrics.formulas import MetricSet
 
 Column = Sequence[float]
@@ -58,12 +58,14 @@ class StatsBuilder:
         present_cols: Sequence[Column],
         seconds_col: Sequence[float],
         level: str,
+        proxied_col: Sequence[Mapping[str, float | None] | None] | None = None,
     ) -> list[ScopeStats]:
         """Stats of ``len(seconds_col)`` scopes of ``level`` given per event: the sum of scaled
         counts, counted seconds and present seconds (of the entities that counted the event).
 
         Per scope: counts and coverage of the events it counted (in profile order), rates, and
-        the metrics of ``level`` with their coverage.
+        the metrics of ``level`` with their coverage; ``proxied_col``, per scope, the figures a
+        ``--proxy`` session estimated there with their error bounds (``None``: none anywhere).
         """
         mset = self.mset
         n = len(seconds_col)
@@ -107,7 +109,8 @@ class StatsBuilder:
         coverages = mset.coverage_columns(coverage_cols, n, level)
         value_rows = list(zip(*values, strict=True)) if values else [()] * n
         split = mset.split_at(level)
-        make = scope_stats_of_rows
+        make = RowScopeStats
+        proxied = (None,) * n if proxied_col is None else proxied_col
         if everywhere:
             # Every scope counted the events at ``where``: rows of just those (and the metrics'
             # coverage after them) come straight from the columns, with no picking per scope.
@@ -139,6 +142,7 @@ class StatsBuilder:
                     cov_rows,
                     repeat(split),
                     seconds_col,
+                    proxied,
                 )
             )
         if scaled_cols:
@@ -150,8 +154,15 @@ class StatsBuilder:
         coverage_of_metrics = list(zip(*coverages, strict=True)) if coverages else [()] * n
         positions = self.positions
         out: list[ScopeStats] = []
-        for scaled, counted, vector, metric_values, metric_coverage, seconds in zip(
-            scaled_rows, counted_rows, vectors, value_rows, coverage_of_metrics, seconds_col, strict=True
+        for scaled, counted, vector, metric_values, metric_coverage, seconds, proxied_figures in zip(
+            scaled_rows,
+            counted_rows,
+            vectors,
+            value_rows,
+            coverage_of_metrics,
+            seconds_col,
+            proxied,
+            strict=True,
         ):
             keys, keys_and_metrics, pick = self.picker(
                 tuple(compress(positions, map(gt, counted, repeat(0.0)))), level
@@ -172,6 +183,7 @@ class StatsBuilder:
                     pick(vector) + metric_coverage,
                     split,
                     seconds,
+                    proxied_figures,
                 )
             )
         return out
