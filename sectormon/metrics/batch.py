@@ -40,7 +40,7 @@ class RowBatch(NamedTuple):
     ``groups`` is the state of every group accumulator the interval has touched so far, entity
     by entity in entry order and group by group in first-read order, ``own`` the
     :class:`OwnTime` of every entity the interval has read so far; ``frame_due`` says the last
-    slice closes a frame (the reader's :class:`sectormon.data.frames.FrameClock` decided); ``fresh``
+    slice closes a frame (the reader's :class:`sectormon.session.frame_clock.FrameClock` decided); ``fresh``
     marks an aggregator's first batch (its serials start over).
     """
 

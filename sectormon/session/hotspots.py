@@ -16,8 +16,8 @@ from sectormon.data.readings import Mark, Slice
 from sectormon.data.samples import SampleBatch
 from sectormon.errors import DataError
 from sectormon.metrics.batch import RowBatch
-from sectormon.metrics.builder import FrameBuilder
 from sectormon.metrics.engine import MetricsEngine
+from sectormon.session.frame_builder import FrameBuilder
 
 
 def hotspot_settings(header: Mapping[str, Any], path: str = "") -> HotspotSettings | None:

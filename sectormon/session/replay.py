@@ -2,7 +2,7 @@
 
 A recording stores raw slices and marks, never metrics, so a replay builds the engine the header
 describes (profile, options, unavailable events) and feeds it the same stream through the same
-:class:`sectormon.metrics.builder.FrameBuilder` the live session used: same frames, current formulas.
+:class:`sectormon.session.frame_builder.FrameBuilder` the live session used: same frames, current formulas.
 :func:`replay_frames` is the headless path (``sectormon replay --json``, ``compare``);
 :class:`ReplaySession` is the TUI's timeline (play, pause, speed, seek, marks) on its own thread.
 """
@@ -25,10 +25,11 @@ from sectormon.data.readings import Mark, Slice
 from sectormon.errors import SectormonError
 from sectormon.io.bookmarks import BookmarkFile
 from sectormon.io.reader import Item, RecordingError, RecordingStream, open_recording, scan_recording
-from sectormon.metrics.builder import FrameBuilder, build_engine
+from sectormon.metrics.builder import build_engine
 from sectormon.profiles.loader import profile_from_dict
 from sectormon.session import replay_worker
 from sectormon.session.control import ReplayControl
+from sectormon.session.frame_builder import FrameBuilder
 from sectormon.session.hotspots import builder_for
 from sectormon.session.timeline import TimelineSession
 

@@ -9,7 +9,7 @@ The frames are those of the one-process replay, bit for bit (the batch module sa
 
 Where reading is the longer half and CPUs are left (``compare``, which builds only the final
 frame, or a machine with three CPUs or more), several children share a plain recording: the file
-is cut into spans that each start a frame interval (:mod:`sectormon.io.spans`), child ``i`` of
+is cut into spans that each start a frame interval (:mod:`sectormon.session.replay_spans`), child ``i`` of
 ``n`` reads spans ``i, i + n, ...``, and this process takes the spans' batches in file order.
 Gzip files and ``--skip-bad`` replays (whether a line counts depends on every line before it)
 are read by one child.
@@ -40,15 +40,15 @@ from collections.abc import Callable, Generator, Iterable, Iterator
 from pathlib import Path
 from typing import IO, Any
 
-from sectormon.data.frames import FrameClock
 from sectormon.data.hotspots import HEADER_KEY as HOTSPOTS_KEY
 from sectormon.data.readings import Mark, Slice
 from sectormon.data.samples import SampleBatch
 from sectormon.errors import SectormonError, UsageError
 from sectormon.files.text import is_ascii_digits, printable
 from sectormon.io.reader import RecordingError, RecordingStream, open_recording
-from sectormon.io.spans import SpanFinder
 from sectormon.metrics.batch import RowAggregator, RowBatch, unwire, wire
+from sectormon.session.frame_clock import FrameClock
+from sectormon.session.replay_spans import SpanFinder
 
 MIN_BYTES = 8_000_000
 """Recordings smaller than this replay in one process: starting the child (~0.1 s) would not pay.

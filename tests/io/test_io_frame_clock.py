@@ -12,10 +12,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from test_io_replay import real_header, write
 
-from sectormon.data.frames import FrameClock
 from sectormon.data.readings import Mark, Slice
 from sectormon.io import open_recording
 from sectormon.io.jsonl import MAX_SECONDS
+from sectormon.session.frame_clock import FrameClock
 from sectormon.session.replay import final_frame, replay_frames
 from tests.rows import row
 

@@ -232,8 +232,9 @@ def real_header() -> dict[str, Any]:
 
 
 def direct_frames(hdr: dict[str, Any], items: list[Slice | Mark]) -> list[dict[str, Any]]:
-    from sectormon.metrics.builder import FrameBuilder, build_engine
+    from sectormon.metrics.builder import build_engine
     from sectormon.profiles.loader import profile_from_dict
+    from sectormon.session.frame_builder import FrameBuilder
 
     builder = FrameBuilder(build_engine(profile_from_dict(hdr["profile"]), hdr), hdr["options"]["interval"])
     frames = [f for item in items for f in builder.feed(item)]

@@ -24,14 +24,14 @@ from hypothesis import strategies as st
 from recording_synth import GROUPS, header, v1_lines
 from test_io_replay import real_header, write
 
-from sectormon.data.frames import FrameClock
 from sectormon.data.readings import Mark, Slice
 from sectormon.errors import SectormonError
 from sectormon.io import RecordingError, open_recording
 from sectormon.io.reader import slice_time
-from sectormon.io.spans import SpanFinder
 from sectormon.session import replay_worker
+from sectormon.session.frame_clock import FrameClock
 from sectormon.session.replay import final_frame, replay_frames
+from sectormon.session.replay_spans import SpanFinder
 from tests.rows import row
 
 
@@ -185,7 +185,7 @@ def test_a_mistaken_boundary_is_caught_not_summed(
     child_dir = tmp_path / "child"
     child_dir.mkdir()
     (child_dir / "sitecustomize.py").write_text(
-        "from sectormon.io import spans\n"
+        "from sectormon.session import replay_spans as spans\n"
         "real = spans.SpanFinder.span\n"
         "def span(self, k):\n"
         "    found = real(self, k)\n"

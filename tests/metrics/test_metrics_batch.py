@@ -17,11 +17,11 @@ from hypothesis import strategies as st
 from metrics_support import NS
 from test_metrics_rows import GROUPS, PROFILE, feeds
 
-from sectormon.data.frames import FrameClock
 from sectormon.data.readings import Mark, Slice
 from sectormon.metrics import MetricsEngine
 from sectormon.metrics.batch import RowAggregator, RowBatch, unwire, wire
-from sectormon.metrics.builder import FrameBuilder
+from sectormon.session.frame_builder import FrameBuilder
+from sectormon.session.frame_clock import FrameClock
 from tests.rows import row, share_layouts
 
 

@@ -21,7 +21,7 @@ from test_metrics_rows import GROUPS, PROFILE, feeds
 from sectormon.data.frames import Frame
 from sectormon.data.readings import Mark, Slice
 from sectormon.metrics import MetricsEngine
-from sectormon.metrics.builder import FrameBuilder
+from sectormon.session.frame_builder import FrameBuilder
 from tests.rows import row
 
 

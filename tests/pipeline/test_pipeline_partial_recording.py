@@ -5,8 +5,9 @@ from __future__ import annotations
 import pytest
 
 from sectormon.data.readings import Slice
-from sectormon.metrics.builder import FrameBuilder, build_engine
+from sectormon.metrics.builder import build_engine
 from sectormon.profiles.model import EventDef, GroupDef, MetricDef, Profile
+from sectormon.session.frame_builder import FrameBuilder
 from tests.rows import row
 
 

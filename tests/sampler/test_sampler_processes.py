@@ -9,16 +9,17 @@ from collections.abc import Mapping, Sequence
 
 import pytest
 
-from sectormon.data.frames import Frame, FrameClock
+from sectormon.data.frames import Frame
 from sectormon.data.readings import ProcessInfo, Slice, Unit
 from sectormon.io.jsonl import encode_slice, slice_from_record
 from sectormon.metrics.batch import RowAggregator, unwire, wire
-from sectormon.metrics.builder import FrameBuilder
 from sectormon.metrics.engine import MetricsEngine
 from sectormon.perf.errors import TooManyOpenFiles
 from sectormon.profiles.model import EventDef, GroupDef, Profile
 from sectormon.rotation.plan import plan_rotation, select_groups
 from sectormon.rotation.sampler import Sampler
+from sectormon.session.frame_builder import FrameBuilder
+from sectormon.session.frame_clock import FrameClock
 from sectormon.sources.base import UnitsUpdate
 from tests.sampler.fake_source import FakeGroup, FakeSource
 

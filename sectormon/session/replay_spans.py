@@ -19,8 +19,8 @@ from __future__ import annotations
 import math
 from typing import IO, NamedTuple
 
-from sectormon.data.frames import FrameClock
 from sectormon.io.reader import slice_key
+from sectormon.session.frame_clock import FrameClock
 
 
 class Boundary(NamedTuple):
