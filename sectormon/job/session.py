@@ -9,8 +9,6 @@ to its end keeps all its frames in memory. A job has no baseline (compare two jo
 
 from __future__ import annotations
 
-import math
-import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack
@@ -23,12 +21,14 @@ from sectormon.io.bookmarks import BookmarkFile
 from sectormon.job.jobfile import open_job
 from sectormon.job.replay import combiner, job_frames, job_header
 from sectormon.session.control import ReplayControl
-from sectormon.session.replay import default_time_scale, is_hole
-from sectormon.session.timeline import TimelineSession
+from sectormon.session.replay import default_time_scale
+from sectormon.session.timeline import Anchor, TimelineSession
 
 
 class JobReplaySession(TimelineSession):
     """A job file played for the TUI."""
+
+    THREAD_NAME = "sectormon-job-replay"
 
     def __init__(
         self,
@@ -53,6 +53,7 @@ class JobReplaySession(TimelineSession):
             speed=speed,
             paused=False,
             time_scale=default_time_scale(self.alignment.nodes[0].header, str(path)),
+            clock=clock,
         )
         self.header = job_header(self.alignment)
         for warning in self.alignment.warnings:
@@ -61,27 +62,13 @@ class JobReplaySession(TimelineSession):
         self._frames: list[Frame] = []
         self._exhausted = False
         self._shown = -1
-        self._clock = clock
-        self._stop = False
         self._bookmarks = BookmarkFile(path)
         for warning in self._bookmarks.warnings:
             self._warn(warning)
-        self._thread: threading.Thread | None = None
 
     # -- SessionControl --------------------------------------------------------------------------
 
-    def start(self) -> None:
-        if self._thread is None:
-            self._thread = threading.Thread(target=self._run, name="sectormon-job-replay", daemon=True)
-            self._thread.start()
-
-    def stop(self) -> None:
-        with self._cond:
-            self._stop = True
-            self._cond.notify_all()
-        thread = self._thread
-        if thread is not None and thread is not threading.current_thread():
-            thread.join(timeout=5.0)
+    def _close(self) -> None:
         self._stack.close()
 
     def mark_baseline(self) -> None:
@@ -137,17 +124,11 @@ class JobReplaySession(TimelineSession):
                 return index
             index += 1
 
-    def _run(self) -> None:
-        try:
-            self._play()
-        except SectormonError as exc:
-            self._error = str(exc)
-            self._warn(f"playback stopped: {exc}")
-        finally:
-            self.finished.set()
+    def _stopped_by(self, problem: str) -> None:
+        self._warn(f"playback stopped: {problem}")
 
     def _play(self) -> None:
-        anchor: tuple[float, float] | None = None
+        anchor: Anchor | None = None
         seen = -1
         while True:
             with self._cond:
@@ -164,21 +145,9 @@ class JobReplaySession(TimelineSession):
             if upcoming is None:
                 if not paused:
                     self.finished.set()
-                with self._cond:
-                    if seen == self._control_version and not self._stop:
-                        self._cond.wait()
+                self._wait_for_control(seen)
                 continue
             self.finished.clear()
-            now = self._clock()
-            if anchor is None or is_hole(self._position, upcoming.t, self.alignment.interval):
-                anchor = (self._position if anchor is None else upcoming.t, now)
-            delay = anchor[1] + (upcoming.t - anchor[0]) / speed - now if math.isfinite(speed) else 0.0
-            if delay > 0:
-                with self._cond:
-                    if seen == self._control_version and not self._stop:
-                        self._cond.wait(delay)
-                    if seen != self._control_version or self._stop:
-                        continue
-                if self._clock() < anchor[1] + (upcoming.t - anchor[0]) / speed:
-                    continue
-            self._show(self._shown + 1)
+            anchor, due = self._wait_until_due(upcoming.t, anchor, speed, self.alignment.interval, seen)
+            if due:
+                self._show(self._shown + 1)

@@ -12,7 +12,6 @@ from __future__ import annotations
 import copy
 import gc
 import math
-import threading
 import time
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
@@ -22,7 +21,6 @@ from typing import Any
 
 from sectormon.data.frames import HEADER_SCHEMA, Frame
 from sectormon.data.readings import Mark, Slice
-from sectormon.errors import SectormonError
 from sectormon.io.bookmarks import BookmarkFile
 from sectormon.io.reader import Item, RecordingError, RecordingStream, open_recording, scan_recording
 from sectormon.metrics.builder import build_engine
@@ -31,7 +29,7 @@ from sectormon.session import replay_worker
 from sectormon.session.control import ReplayControl
 from sectormon.session.frame_builder import FrameBuilder
 from sectormon.session.hotspots import builder_for
-from sectormon.session.timeline import TimelineSession
+from sectormon.session.timeline import Anchor, TimelineSession, is_hole
 
 CHECKPOINT_EVERY = 30.0
 """Stream seconds between engine snapshots of a :class:`ReplaySession` (about 1 MB each at 48 cores):
@@ -109,12 +107,6 @@ class Pacer:
         delay = wall0 + (t - t0) / self.speed - self.clock()
         if delay > 0:
             self.sleep(delay)
-
-
-def is_hole(before: float, t: float, hole: float) -> bool:
-    """Whether stream time jumps from ``before`` to ``t`` by more than ``hole`` seconds (never
-    waited through when paced: see :class:`Pacer`)."""
-    return t - before > hole
 
 
 BuilderFactory = Callable[[Mapping[str, Any], str], FrameBuilder]
@@ -265,14 +257,19 @@ class ReplaySession(TimelineSession):
         self.skip_bad = skip_bad
         self._factory = builder_factory
         self._on_error = on_error
-        self._clock = clock
         scan = scan_recording(self.path, skip_bad=skip_bad)
         if time_scale is None:
             time_scale = default_time_scale(scan.header, self.path)
         if not (math.isfinite(time_scale) and time_scale > 0):
             raise ValueError(f"time_scale must be > 0, not {time_scale!r}")
         super().__init__(
-            on_warning, start=scan.first_t, end=scan.end_t, speed=speed, paused=paused, time_scale=time_scale
+            on_warning,
+            start=scan.first_t,
+            end=scan.end_t,
+            speed=speed,
+            paused=paused,
+            time_scale=time_scale,
+            clock=clock,
         )
         self._hole = frame_timing(scan.header, self.path)[0]  # see Pacer
         self.header: Mapping[str, Any] = stream_header(scan.header)
@@ -290,25 +287,9 @@ class ReplaySession(TimelineSession):
         self._checkpointing = True
         self._quiet_pass = False  # fast-forwarding with FrameBuilder.seek_quietly
         self._last_built: Frame | None = None  # the newest frame of the current builder
-        self._stop = False
-        self._thread: threading.Thread | None = None
         self.frames = 0
 
     # -- SessionControl --------------------------------------------------------------------------
-
-    def start(self) -> None:
-        if self._thread is not None:
-            return
-        self._thread = threading.Thread(target=self._run, name="sectormon-replay", daemon=True)
-        self._thread.start()
-
-    def stop(self) -> None:
-        with self._cond:
-            self._stop = True
-            self._cond.notify_all()
-        thread = self._thread
-        if thread is not None and thread is not threading.current_thread():
-            thread.join(timeout=5.0)
 
     def mark_baseline(self) -> None:
         self._add_user_mark("baseline", "")
@@ -352,15 +333,9 @@ class ReplaySession(TimelineSession):
         self.frames += 1
         self._publish(frame)
 
-    def _run(self) -> None:
-        try:
-            self._play()
-        except SectormonError as exc:
-            self._error = str(exc)
-            if self._on_error is not None:
-                self._on_error(self._error)
-        finally:
-            self.finished.set()
+    def _stopped_by(self, problem: str) -> None:
+        if self._on_error is not None:
+            self._on_error(problem)
 
     def _checkpoint_for(self, target: float) -> _Checkpoint | None:
         with self._cond:
@@ -427,7 +402,7 @@ class ReplaySession(TimelineSession):
     def _play(self) -> None:
         stream, items, builder, user = self._open()
         ended = False
-        anchor: tuple[float, float] | None = None
+        anchor: Anchor | None = None
         seen_version = -1
         pending: Item | None = None
         try:
@@ -477,9 +452,7 @@ class ReplaySession(TimelineSession):
                         self.finished.clear()
                     continue
                 if paused or ended:
-                    with self._cond:
-                        if self._control_version == seen_version and not self._stop:
-                            self._cond.wait()
+                    self._wait_for_control(seen_version)
                     continue
                 item = pending if pending is not None else next(items, None)
                 pending = None
@@ -489,19 +462,11 @@ class ReplaySession(TimelineSession):
                     self._position = self._end_t
                     self.finished.set()
                     continue
-                if type(item) is not Mark and math.isfinite(speed):
-                    now = self._clock()
-                    if anchor is None or is_hole(self._position, item.t, self._hole):
-                        anchor = (self._position if anchor is None else item.t, now)
-                    delay = anchor[1] + (item.t - anchor[0]) / speed - now
-                    if delay > 0:
-                        with self._cond:
-                            if self._control_version == seen_version and not self._stop:
-                                self._cond.wait(delay)
-                            interrupted = self._control_version != seen_version or self._stop
-                        if interrupted or self._clock() < anchor[1] + (item.t - anchor[0]) / speed:
-                            pending = item
-                            continue
+                if type(item) is not Mark:
+                    anchor, due = self._wait_until_due(item.t, anchor, speed, self._hole, seen_version)
+                    if not due:
+                        pending = item
+                        continue
                 for frame in self._feed(stream, builder, user, item):
                     self._emit(frame)
         finally:
