@@ -426,6 +426,31 @@ class Baseline:
 
 
 @dataclass(frozen=True, slots=True)
+class FrameRotation:
+    """The rotation running at the end of a frame's interval: its mode, timeslice and reason.
+
+    :class:`sectormon.rotation.plan.Rotation` fills it, through the session's header and the
+    ``rotation`` marks of a change; read back from a recording, each value is kept as written
+    (``None`` where absent), so a frame says what the recording said.
+    """
+
+    mode: object = None
+    timeslice: object = None
+    reason: object = None
+
+    @classmethod
+    def from_json(cls, data: object) -> FrameRotation | None:
+        """The rotation a header's ``rotation`` or a rotation mark's data gives (``None``: none,
+        an empty object or not an object)."""
+        if not isinstance(data, Mapping) or not data:
+            return None
+        return cls(data.get("mode"), data.get("timeslice"), data.get("reason"))
+
+    def to_json(self) -> dict[str, object]:
+        return {"mode": self.mode, "timeslice": self.timeslice, "reason": self.reason}
+
+
+@dataclass(frozen=True, slots=True)
 class Frame:
     """One tick: the last interval per core/CMG/thread/total, plus the rolling and whole-run windows.
 
@@ -435,8 +460,7 @@ class Frame:
     totals by host; each node's CMGs and cores are in ``cmgs``/``cores`` under ``node:HOST/...``):
     empty for one node's session. ``hotspots`` is a sampling session's hot-spot tables
     (``--sample``), absent otherwise. ``rotation`` is the rotation running at the end of the
-    interval (mode, timeslice, reason; see :class:`sectormon.rotation.plan.Rotation`), absent for a
-    recording made before sessions said it.
+    interval (:class:`FrameRotation`), absent for a recording made before sessions said it.
 
     ``procs`` is the counted processes (by pid; each the sum of its threads), covering what
     ``threads`` covers, and ``processes`` names them. ``thread_time`` compares the target's CPU
@@ -463,7 +487,7 @@ class Frame:
     procs: Mapping[str, ScopeStats] = field(default_factory=dict)
     processes: Mapping[str, ProcessScope] = field(default_factory=dict)
     thread_time: ThreadTime | None = None
-    rotation: Mapping[str, Any] | None = None
+    rotation: FrameRotation | None = None
 
     @property
     def thread_coverage(self) -> float | None:
@@ -497,7 +521,7 @@ class Frame:
             data["procs"] = {k: self._proc_json(k, v) for k, v in self.procs.items()}
         _thread_time_json(data, self.thread_time)
         if self.rotation is not None:
-            data["rotation"] = dict(self.rotation)
+            data["rotation"] = self.rotation.to_json()
         return data
 
     def _proc_json(self, key: str, stats: ScopeStats) -> dict[str, Any]:

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from sectormon.data.frames import FrameRotation
 from sectormon.metrics.engine import MetricsEngine
 from sectormon.metrics.proxy import ProxySetting
 from sectormon.profiles.model import Profile
@@ -26,7 +27,7 @@ def build_engine(profile: Profile, header: Mapping[str, Any]) -> MetricsEngine:
         recent_seconds=float(options.get("recent_seconds", 10.0)),
         unavailable=dict(header.get("unavailable", {})),
         start=float(header.get("recording_started", 0.0) or 0.0),
-        rotation=header.get("rotation"),
+        rotation=FrameRotation.from_json(header.get("rotation")),
         own_time=_scales_by_own_time(header),
         # A launched command is held before exec until its counters are on: it starts at 0 s of
         # CPU with the session (a recording started later does not know the target's CPU then).

@@ -59,39 +59,27 @@ against the kernel's CPU time of the target that slices carry, per frame interva
 The engine is single-threaded: the pipeline thread feeds slices and marks and asks for frames.
 
 Where the work happens: readings accumulate per entity and group (:mod:`windows`: ``GroupAcc``,
-``Entity.drain``, the recent window's running sums); a frame sums each window's entities into
-scopes column by column (:mod:`scopes`) and builds the stats of all windows' scopes in one batch
-per metric list (:mod:`stats`). Every float is computed in the order this docstring implies, so
-frames do not depend on the path taken (``add_slice`` or ``add_rows``, cached layouts or not).
+``Entity.drain``, the recent window's running sums); a frame hands each window's contributions to
+:class:`~sectormon.metrics.frame_stats.FrameStats`, which sums them into scopes column by column
+(:mod:`scopes`) and builds the stats of all windows' scopes in one batch per metric list
+(:mod:`stats`); the baseline is a :class:`~sectormon.metrics.baseline.Snapshot`. Every float is
+computed in the order this docstring implies, so frames do not depend on the path taken
+(``add_slice`` or ``add_rows``, cached layouts or not).
 """
 
 from __future__ import annotations
 
 import gc
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from operator import add
-from typing import Any
 
-from sectormon.data.frames import (
-    EMPTY_SCOPE,
-    Baseline,
-    Frame,
-    ProcessScope,
-    ScopeStats,
-    ThreadTime,
-    WindowStats,
-    scope_order,
-)
+from sectormon.data.frames import Baseline, Frame, FrameRotation, ProcessScope, WindowStats
 from sectormon.data.readings import GAP, Mark, ProcessInfo, Slice, lost_seconds, split_unit_key
-from sectormon.metrics.baseline import keyed_deltas, scope_deltas
+from sectormon.metrics.baseline import Snapshot
 from sectormon.metrics.batch import FOLD_EVERY, RowBatch, processes_of
 from sectormon.metrics.formulas import MetricSet, evaluate_metrics
+from sectormon.metrics.frame_stats import TOTAL, FrameStats, level_of
 from sectormon.metrics.proxy import ProxySetting
-from sectormon.metrics.proxy_scale import ProxyScaler
-from sectormon.metrics.scopes import CLASS_OF_KIND, Block, EventClasses, Layout, joined_blocks, layout
-from sectormon.metrics.scopes import blocks as scope_blocks
-from sectormon.metrics.stats import StatsBuilder
 from sectormon.metrics.thread_time import ThreadTimeTracker, counted_task_ns
 from sectormon.metrics.windows import (
     Contribution,
@@ -104,40 +92,15 @@ from sectormon.metrics.windows import (
     Terms,
     accumulate,
     add_to_archive,
-    as_wall,
     merge_contributions,
 )
 from sectormon.profiles.model import Profile
 
 __all__ = ["MetricsEngine", "evaluate_metrics"]
 
-_TOTAL: ScopeKey = ("total", "")
 
 # Slices between folds of the groups' pending readings (they are folded at every frame anyway).
 _FOLD_EVERY = FOLD_EVERY
-
-# (contributions, window seconds, with thread scopes?, archive of ended entities or None, the
-# name under which its scope layout is kept from frame to frame)
-_WindowSpec = tuple[Sequence[Contribution], float, bool, "Mapping[ScopeKey, Terms] | None", str]
-
-
-@dataclass(frozen=True, slots=True)
-class _Snapshot:
-    """The metric values of the window marked as baseline."""
-
-    t_from: float
-    t_to: float
-    after_change: float | None
-    total: Mapping[str, float | None]
-    cmgs: Mapping[str, Mapping[str, float | None]]
-    cores: Mapping[str, Mapping[str, float | None]]
-
-
-def _rotation_fields(data: object) -> dict[str, Any] | None:
-    """What a frame says of the rotation: its mode, timeslice and reason (``None``: unknown)."""
-    if not isinstance(data, Mapping) or not data:
-        return None
-    return {key: data.get(key) for key in ("mode", "timeslice", "reason")}
 
 
 class MetricsEngine:
@@ -150,29 +113,29 @@ class MetricsEngine:
         recent_seconds: float = 10.0,
         unavailable: Mapping[str, str] | None = None,
         start: float = 0.0,
-        rotation: object = None,
+        rotation: FrameRotation | None = None,
         own_time: bool = True,
         target_cpu_at_start: float | None = None,
         proxy: ProxySetting | None = None,
     ) -> None:
         """``start``: stream time the data begins at (a recording toggled on mid-session);
-        ``rotation``: the rotation the session started with (the header's), which ``rotation``
-        marks change and every frame states; ``own_time``: scale each unit by its own time
-        (step 2 of the module docstring), else every reading stands for its whole slice (a
-        recording whose rows of one slice are separate runs, see ``windows.wall_counted``);
-        ``target_cpu_at_start``: the target's CPU time at ``start`` when known (thread coverage);
-        ``proxy``: the session's ``--proxy`` setting (:mod:`sectormon.metrics.proxy_scale`)."""
+        ``rotation``: the rotation the session started with (the header's,
+        :meth:`FrameRotation.from_json`), which ``rotation`` marks change and every frame states;
+        ``own_time``: scale each unit by its own time (step 2 of the module docstring), else
+        every reading stands for its whole slice (a recording whose rows of one slice are
+        separate runs, see ``windows.wall_counted``); ``target_cpu_at_start``: the target's CPU
+        time at ``start`` when known (thread coverage); ``proxy``: the session's ``--proxy``
+        setting (:mod:`sectormon.metrics.proxy_scale`)."""
         if not recent_seconds > 0:
             raise ValueError(f"recent_seconds must be > 0, not {recent_seconds!r}")
         self.profile = profile
         self.recent_seconds = float(recent_seconds)
         self.unavailable: dict[str, str] = dict(unavailable or {})
-        self._rotation: dict[str, Any] | None = _rotation_fields(rotation)
+        self._rotation = rotation
         self._own_time = own_time
         self._mset = MetricSet(profile)
         self._names: tuple[str, ...] = tuple(profile.events)
         self._n = len(self._names)
-        self._builder = StatsBuilder(self._mset, self._names)
         pe: dict[str, int] = {}
         cmg: dict[str, int] = {}
         for i, name in enumerate(self._names):
@@ -180,34 +143,13 @@ class MetricsEngine:
                 continue
             (cmg if profile.events[name].scope == "cmg" else pe)[name] = i
         self._index_of_kind: dict[str, Mapping[str, int]] = {"thread": pe, "cpu": pe, "cmg": cmg}
-        # Per event, the class of the entities that may count it (scopes.CLASS_OF_KIND), -1: none.
-        self._classes = EventClasses(
-            [
-                CLASS_OF_KIND["cpu"] if name in pe else CLASS_OF_KIND["cmg"] if name in cmg else -1
-                for name in self._names
-            ]
-        )
         pe_plans: dict[tuple[tuple[str, ...], ...], Plan] = {}
         self._plans_of_kind: dict[str, dict[tuple[tuple[str, ...], ...], Plan]] = {
             "thread": pe_plans,
             "cpu": pe_plans,
             "cmg": {},
         }
-        # Levels whose metric lists are equal compute the same things, so their scopes share one
-        # batch: ("thread", "core") always, ("cmg", "total") unless a metric is total-only.
-        self._batch_of_level: dict[str, str] = {}
-        for level in ("core", "thread", "cmg", "total"):
-            names = self._mset.names_at(level)
-            self._batch_of_level[level] = next(
-                (b for b in self._batch_of_level.values() if self._mset.names_at(b) == names), level
-            )
-        # A process is computed like a thread (its metrics are the thread level's).
-        self._batch_of_level["proc"] = self._batch_of_level["thread"]
-        self._proxy = (
-            ProxyScaler(proxy, self._names, self._mset, self._batch_of_level, own_time=own_time)
-            if proxy is not None
-            else None
-        )
+        self._stats = FrameStats(self._mset, self._names, pe, cmg, proxy, own_time=own_time)
 
         self._cum = 0.0  # sum of all slice durations so far: the time axis of presence
         self._frame_cum = 0.0
@@ -219,7 +161,6 @@ class MetricsEngine:
         self._batch_entities: dict[int, Entity] = {}  # a RowAggregator's serials -> entities (add_batch)
         self._archive: dict[ScopeKey, Terms] = {}
         self._archive_version = 0  # bumped when the archive changes (scope layouts depend on it)
-        self._layouts: dict[str, Layout] = {}
         self._recent = RecentWindow(self.recent_seconds)
         self._units: dict[str, tuple[str, int] | None] = {}
         self._process_of: dict[str, int] = {}  # thread unit key -> its process's pid
@@ -236,7 +177,7 @@ class MetricsEngine:
         self._overhead_at_frame = 0.0
         self._warnings: list[str] = []
 
-        self._baseline: _Snapshot | None = None
+        self._baseline: Snapshot | None = None
         self._baseline_pending = False
         self._restarted_at: float | None = None  # the last configuration change (restart_windows)
 
@@ -388,7 +329,7 @@ class MetricsEngine:
             self._cum += lost_seconds(m)
             self._thread_time.lose_span()
         elif m.kind == "rotation":
-            self._rotation = _rotation_fields(m.data)
+            self._rotation = FrameRotation.from_json(m.data)
 
     def restart_windows(self, t: float) -> None:
         """What is measured changed at ``t`` (the sector configuration): the open interval and
@@ -429,32 +370,11 @@ class MetricsEngine:
     def baseline_set(self) -> bool:
         return self._baseline is not None or self._baseline_pending
 
-    def _snapshot(self, window: WindowStats, t_to: float) -> _Snapshot:
-        t_from = t_to - window.seconds
-        restarted = self._restarted_at
-        cut = restarted is not None and abs(t_from - restarted) <= 1e-9 * max(1.0, abs(restarted))
-        return _Snapshot(
-            t_from=t_from,
-            t_to=t_to,
-            after_change=restarted if cut else None,
-            total=dict(window.total.metrics),
-            cmgs={k: dict(v.metrics) for k, v in window.cmgs.items()},
-            cores={k: dict(v.metrics) for k, v in window.cores.items()},
-        )
+    def _snapshot(self, window: WindowStats, t_to: float) -> Snapshot:
+        return Snapshot.of(window, t_to, self._restarted_at)
 
     def _baseline_for(self, recent: WindowStats) -> Baseline | None:
-        snap = self._baseline
-        if snap is None:
-            return None
-        better = self._mset.better
-        return Baseline(
-            t_from=snap.t_from,
-            t_to=snap.t_to,
-            after_change=snap.after_change,
-            total=scope_deltas(snap.total, recent.total.metrics, better),
-            cmgs=keyed_deltas(snap.cmgs, {k: v.metrics for k, v in recent.cmgs.items()}, better),
-            cores=keyed_deltas(snap.cores, {k: v.metrics for k, v in recent.cores.items()}, better),
-        )
+        return self._baseline.against(recent, self._mset.better) if self._baseline is not None else None
 
     # -- metrics --------------------------------------------------------------------------------
 
@@ -511,34 +431,36 @@ class MetricsEngine:
         run_contribs = [(e, e.present(0.0, cum), e.run) for e in self._open.values()]
         run_s = t - self._start  # the whole run: from the start of the data, not of the session
 
-        # All windows of the frame are computed in one batch per metric list (see _windows).
+        # All windows of the frame are computed in one batch per metric list (FrameStats.windows).
         if final:
-            top, recent_scopes = self._windows(
+            top, recent_scopes = self._stats.windows(
                 [
                     (run_contribs, run_s, True, self._archive, "final"),
                     (recent_contribs, recent_seconds, False, None, "recent"),
-                ]
+                ],
+                self._archive_version,
             )
             self._thread_time.take_interval()
             thread_time = run_thread_time = self._thread_time.run.figure()
-            run = self._as_window(top, run_s, run_thread_time)
+            run = self._stats.as_window(top, run_s, run_thread_time)
             interval_s = run_s
             groups = self._fractions(self._group_time_run, run_s)
             overhead = self._overhead_s / run_s if run_s > 0 else 0.0
         else:
-            top, recent_scopes, run_scopes = self._windows(
+            top, recent_scopes, run_scopes = self._stats.windows(
                 [
                     (interval, seconds, True, None, "interval"),
                     (recent_contribs, recent_seconds, False, None, "recent"),
                     (run_contribs, run_s, False, self._archive, "run"),
-                ]
+                ],
+                self._archive_version,
             )
             thread_time = self._thread_time.take_interval()
-            run = self._as_window(run_scopes, run_s, self._thread_time.run.figure())
+            run = self._stats.as_window(run_scopes, run_s, self._thread_time.run.figure())
             interval_s = seconds
             groups = self._fractions(self._group_time, seconds)
             overhead = (self._overhead_s - self._overhead_at_frame) / seconds if seconds > 0 else 0.0
-        recent = self._as_window(recent_scopes, recent_seconds)
+        recent = self._stats.as_window(recent_scopes, recent_seconds)
 
         if self._baseline_pending:
             self._baseline = self._snapshot(recent, t)
@@ -546,16 +468,16 @@ class MetricsEngine:
         warnings = tuple(self._warnings)
         self._warnings.clear()
         self._open_interval(t)
-        procs = self._level(top, "proc")
+        procs = level_of(top, "proc")
 
         return Frame(
             t=t,
             interval=interval_s,
             overhead=max(0.0, overhead),
-            total=top.get(_TOTAL) or self._empty(interval_s, "total"),
-            cmgs=self._level(top, "cmg"),
-            cores=self._level(top, "core"),
-            threads=self._level(top, "thread"),
+            total=top.get(TOTAL) or self._stats.empty(interval_s, "total"),
+            cmgs=level_of(top, "cmg"),
+            cores=level_of(top, "core"),
+            threads=level_of(top, "thread"),
             procs=procs,
             processes={k: self._processes[k] for k in procs if k in self._processes},
             thread_time=thread_time,
@@ -611,8 +533,8 @@ class MetricsEngine:
                     ended.append(ent)
         if reset:
             for ent in ended:
-                if self._proxy is not None:
-                    self._proxy.archive(ent, ent.present(0.0, hi), ent.run)
+                if self._stats.proxy is not None:
+                    self._stats.proxy.archive(ent, ent.present(0.0, hi), ent.run)
                 add_to_archive(self._archive, ent, ent.present(0.0, hi), n, self._own_time)
                 del self._open[ent.serial]
             if ended:
@@ -636,88 +558,10 @@ class MetricsEngine:
                 start = start if groups else self._frame_t
                 groups = [*groups, extra]
         seconds = max(0.0, t - start)
-        (scopes,) = self._windows([(merge_contributions(groups), seconds, False, None, "baseline")])
-        return self._as_window(scopes, seconds)
-
-    def _windows(self, specs: Sequence[_WindowSpec]) -> list[dict[ScopeKey, ScopeStats]]:
-        """The scope stats of several windows, computed in one batch per metric list.
-
-        Scope sums are built column-wise per window (:mod:`sectormon.metrics.scopes`); metrics
-        are evaluated column-wise over a batch (:meth:`MetricSet.evaluate_columns`), which has a
-        fixed cost per metric: one batch for the cores and threads of all windows of a frame and
-        one for their CMGs and totals cost less than nine. A thread alone on its core has the
-        same stats as that core: it is computed once.
-        """
-        n = self._n
-        found: dict[str, list[tuple[int, Block]]] = {}
-        aliases: list[list[tuple[ScopeKey, ScopeKey]]] = []
-        proxied: list[dict[ScopeKey, dict[str, float | None]]] = []
-        for w, (contributions, seconds, threads, archive, slot) in enumerate(specs):
-            entities = [entity for entity, _, _ in contributions]
-            version = self._archive_version if archive is not None else -1
-            plan = self._layouts.get(slot)
-            if (
-                plan is None
-                or plan.threads != threads
-                or plan.archive_version != version
-                or plan.entities != entities
-            ):
-                plan = self._layouts[slot] = layout(
-                    entities,
-                    threads=threads,
-                    archive=archive,
-                    archive_version=version,
-                    batch_of_level=self._batch_of_level,
-                )
-            walled = as_wall(contributions, n, self._own_time)
-            scoped = scope_blocks(walled, seconds, n, self._classes, plan)
-            if self._proxy is not None:
-                flags = self._proxy.adjust(
-                    contributions, scoped, threads=threads, archived=archive is not None
-                )
-                proxied.append(flags)
-            for name, block in scoped.items():
-                found.setdefault(name, []).append((w, block))
-            aliases.append(plan.aliases)
-        results: list[dict[ScopeKey, ScopeStats]] = [{} for _ in specs]
-        for name, window_blocks in found.items():
-            scaled, counted, present = joined_blocks([block for _, block in window_blocks])
-            seconds_col = [block.seconds for _, block in window_blocks for _ in block.keys]
-            proxied_col = (
-                [proxied[w].get(key) for w, block in window_blocks for key in block.keys] if proxied else None
-            )
-            stats = self._builder.batch(scaled, counted, present, seconds_col, name, proxied_col)
-            at = 0
-            for w, block in window_blocks:
-                results[w].update(zip(block.keys, stats[at : at + len(block.keys)], strict=True))
-                at += len(block.keys)
-        for out, pairs in zip(results, aliases, strict=True):
-            for thread, core in pairs:
-                out[thread] = out[core]
-        return results
-
-    def _empty(self, seconds: float, level: str) -> ScopeStats:
-        """The stats of a scope nothing contributed to (all metrics n/a)."""
-        if not self._n:
-            return EMPTY_SCOPE
-        zero = [(0.0,)] * self._n
-        return self._builder.batch(zero, zero, zero, [seconds], self._batch_of_level[level])[0]
-
-    def _as_window(
-        self, scopes: Mapping[ScopeKey, ScopeStats], seconds: float, thread_time: ThreadTime | None = None
-    ) -> WindowStats:
-        return WindowStats(
-            seconds=seconds,
-            total=scopes.get(_TOTAL) or self._empty(seconds, "total"),
-            cmgs=self._level(scopes, "cmg"),
-            cores=self._level(scopes, "core"),
-            thread_time=thread_time,
+        (scopes,) = self._stats.windows(
+            [(merge_contributions(groups), seconds, False, None, "baseline")], self._archive_version
         )
-
-    @staticmethod
-    def _level(scopes: Mapping[ScopeKey, ScopeStats], level: str) -> dict[str, ScopeStats]:
-        keys = sorted((k for lv, k in scopes if lv == level), key=scope_order)
-        return {k: scopes[(level, k)] for k in keys}
+        return self._stats.as_window(scopes, seconds)
 
     @staticmethod
     def _fractions(times: Mapping[str, float], seconds: float) -> dict[str, float]:

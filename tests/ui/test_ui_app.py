@@ -14,6 +14,7 @@ from screen_text import screen_text
 from textual import events
 from textual.widgets import TabbedContent
 
+from sectormon.data.frames import FrameRotation
 from sectormon.ui.app import SectormonApp, make_app
 from sectormon.ui.messages import FrameArrived
 from sectormon.ui.screens.dashboard import DashboardScreen
@@ -596,7 +597,7 @@ async def test_the_rotation_bar_says_which_rotation_runs(a64fx_session: FakeSess
         app.post_message(FrameArrived(a64fx_frame(0), 1))
         await pilot.pause()
         assert "[sync" not in screen_text(app)  # a recording that does not say (no field)
-        rotation = {"mode": "kernel", "timeslice": 0.5, "reason": "auto: ..."}
+        rotation = FrameRotation("kernel", 0.5, "auto: ...")
         app.post_message(FrameArrived(dataclasses.replace(a64fx_frame(1), rotation=rotation), 2))
         await pilot.pause()
         text = screen_text(app)

@@ -14,6 +14,7 @@ from fake_controller import FakeReplay, FakeSession
 from frames_fixture import a64fx_frames, a64fx_header, generic_frames, generic_header
 from screen_text import screen_text
 
+from sectormon.data.frames import FrameRotation
 from sectormon.ui.app import SectormonApp, make_app
 from sectormon.ui.messages import FrameArrived
 from sectormon.ui.screens.dashboard import HISTORY_HYSTERESIS, HISTORY_MIN_ROWS, TAB_BAR_ROWS
@@ -276,9 +277,7 @@ async def test_the_header_says_one_thread_and_writes_every_duration_with_a_unit(
     async with app.run_test(size=WIDE) as pilot:
         frame = fake.next_frame()
         app.post_message(
-            FrameArrived(
-                dataclasses.replace(frame, threads={}, rotation={"mode": "sync", "timeslice": 1e-05}), 1
-            )
+            FrameArrived(dataclasses.replace(frame, threads={}, rotation=FrameRotation("sync", 1e-05)), 1)
         )
         await pilot.pause()
         text = screen_text(app)

@@ -27,12 +27,12 @@ class RotationBar(Static):
         if rotation:
             # sync: sectormon switches the groups every slice; kernel: the kernel's multiplexer
             # does, and "kernel" stands for all groups at once (each group's share is its coverage)
-            slice_s = rotation.get("timeslice")
+            slice_s = rotation.timeslice
             every = format_si(slice_s, "s") if isinstance(slice_s, (int, float)) else printable(str(slice_s))
-            label = f"[{printable(str(rotation.get('mode')))} {every}] "  # as the header writes durations
+            label = f"[{printable(str(rotation.mode))} {every}] "  # as the header writes durations
             text.append(label, self.get_component_rich_style("rotation-bar--dim", partial=True))
         names = [printable(n) for n in group_names]  # a profile's or recording's names
-        if rotation and rotation.get("mode") == "kernel":
+        if rotation and rotation.mode == "kernel":
             # Every group is on at once and scaled by its own time_running: no group has a share
             # of the time, and none is "the active one".
             text.append("  ".join(n for n in names if n != "kernel"))
