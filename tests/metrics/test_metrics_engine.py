@@ -12,8 +12,8 @@ import json
 import pytest
 from metrics_support import NS, Feed, make_profile, multiplex_scale, reading
 
-from sectormon.data.frames import Frame, ScopeStats, WindowStats
-from sectormon.data.readings import Slice
+from sectormon.data.frames import Frame, FrameRotation, ScopeStats, WindowStats
+from sectormon.data.readings import Mark, Slice
 from sectormon.metrics import MetricsEngine
 from tests.rows import row
 
@@ -359,3 +359,35 @@ def test_frame_json_round_trip() -> None:
         assert WindowStats.from_json(back["recent"]) == f.recent
         assert WindowStats.from_json(back["run"]) == f.run
     assert json.loads(json.dumps(second.to_json()))["baseline"]["total"]["ab"]["base"] == approx(0.5)
+
+
+def test_every_frame_states_the_rotation_the_header_and_the_marks_give() -> None:
+    """The engine starts with the header's rotation, a ``rotation`` mark replaces it, and each
+    frame carries the one running at its end, values as written."""
+    started = FrameRotation.from_json({"mode": "sync", "timeslice": 0.02, "reason": "asked for"})
+    engine = MetricsEngine(make_profile({"G1": ["A"]}), rotation=started)
+    feed = Feed()
+    engine.add_slice(feed.slice("G1", [reading("thread:1", "G1", {"A": 10})]))
+    first = engine.frame(feed.t)
+    engine.add_mark(
+        Mark(t=feed.t, kind="rotation", data={"mode": "kernel", "timeslice": 1, "reason": "auto"})
+    )
+    engine.add_slice(feed.slice("G1", [reading("thread:1", "G1", {"A": 10})]))
+    second = engine.frame(feed.t)
+    assert first.rotation == FrameRotation("sync", 0.02, "asked for")
+    assert first.to_json()["rotation"] == {"mode": "sync", "timeslice": 0.02, "reason": "asked for"}
+    assert second.rotation == FrameRotation("kernel", 1, "auto")
+    assert json.dumps(second.to_json()["rotation"]) == '{"mode": "kernel", "timeslice": 1, "reason": "auto"}'
+
+
+@pytest.mark.parametrize("data", [None, {}, [], "sync", 3])
+def test_no_rotation_from_what_is_not_one(data: object) -> None:
+    assert FrameRotation.from_json(data) is None
+    engine = MetricsEngine(make_profile({"G1": ["A"]}), rotation=FrameRotation.from_json(data))
+    assert "rotation" not in engine.frame(0.0).to_json()
+
+
+def test_a_rotation_written_in_part_or_oddly_is_shown_as_written() -> None:
+    odd = FrameRotation.from_json({"mode": ["x"]})
+    assert odd == FrameRotation(["x"], None, None)
+    assert odd is not None and odd.to_json() == {"mode": ["x"], "timeslice": None, "reason": None}
