@@ -685,7 +685,8 @@ def _read_row(key: str, unit: Unit, name: str, counter: _Counter) -> Row | None:
             return None
         raise
     deltas, enabled, running = counter.delta(values)
-    return Row(key, unit.core, unit.cmg, name, enabled, running, counter.names, tuple(deltas))
+    fields = (key, unit.core, unit.cmg, name, enabled, running, counter.names, tuple(deltas))
+    return tuple.__new__(Row, fields)  # without Row's Python-level __new__: per unit and group
 
 
 def _is_gone(exc: SectormonError) -> bool:
