@@ -1,6 +1,11 @@
 """Accumulators behind the engine's windows: entities, per-interval contributions, recent sums.
 
-The design notes of this module are in docs/internals.md.
+An entity is one unit at one binding (a thread that moves core becomes a new entity). What it
+counted in an interval is one flat float vector (raw sums, read seconds, own counted seconds, known
+and active time); windows are sums of those vectors, and extrapolation happens once per entity and
+window, never per interval. Every sum is spelled out in one fixed order, so frames are bit for bit
+the same whether the engine was fed row by row or in a reader's batches.
+Longer notes: docs/internals.md.
 """
 
 from __future__ import annotations

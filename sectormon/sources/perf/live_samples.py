@@ -1,6 +1,11 @@
 """Live sampling beside a counting session (``sectormon --sample EVENT[:PERIOD] ...``).
 
-The design notes of this module are in docs/internals.md.
+It opens the same sampling events, rings and counting-mode total as ``sectormon hotspots``
+(``samples.open_rings``) on the session's target before it runs. One thread copies the rings' bytes
+out (at their watermark or every 100 ms), a second parses and resolves them, so neither the
+sampler's rotation nor a ring waits for ELF files. Each take, once per frame, hands over the samples
+resolved since the last, with the lost samples and the counted total of the same time.
+Longer notes: docs/internals.md.
 """
 
 from __future__ import annotations
