@@ -435,7 +435,7 @@ def entity_terms(present: float, vec: Vector, n_events: int, own_time: bool = Tr
     The scaled count is :func:`sectormon.data.readings.extrapolate` (``raw * (present / counted)``),
     written out over the vector because this runs for every entity of every window. (List
     comprehensions: CPython 3.11 specialises their float arithmetic, which makes them cheaper than
-    ``map`` with ``operator`` functions here, measured.)
+    ``map`` with ``operator`` functions here: see bench_engine in docs/perf-tuning.md.)
     """
     counted = wall_counted(vec, n_events, own_time) if n_events else []
     scaled = [raw * (present / c) if c > 0.0 else 0.0 for raw, c in zip(vec, counted, strict=False)]

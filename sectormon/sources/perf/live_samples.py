@@ -39,7 +39,8 @@ from sectormon.sources.perf.samples import (
 from sectormon.sources.perf.targets import CommandTarget, CpuTarget, Target
 
 RESOLVE_STEP = 256
-"""Samples resolved between two hand-overs of the interpreter lock (about 0.3 ms of work)."""
+"""Samples resolved between two hand-overs of the interpreter lock: short enough that the ring
+reader never waits long for it (bench_live_hotspots in docs/perf-tuning.md)."""
 
 CARRIES = {
     "fault": "the faulting instruction (exact) and the exact faulting data address; no latency",
