@@ -51,7 +51,8 @@ class SampleRecord(NamedTuple):
     ``weight`` the PMU's cost of the sampled access, in cycles on PEBS and SPE (0: none).
 
     A named tuple, not a frozen dataclass like the rarer records: a run has millions of samples,
-    and a frozen dataclass takes three times as long to build.
+    and a frozen dataclass takes several times as long to build (bench_hotspots in
+    docs/perf-tuning.md).
     """
 
     ip: int
