@@ -5,6 +5,7 @@ a scrape; a scrape folds the queued frames into the counters and renders the las
 of one scrape comes from one frame. Gauges are the last interval's metrics, counters the sum of every
 interval's scaled counts (a counter never steps back); n/a metrics are left out, never exported as
 0. A scrape's text is made once per frame and format and shared by every scraper of that frame.
+
 Longer notes: docs/internals.md.
 """
 

@@ -5,6 +5,7 @@ it from, time-based metrics over pa1's time, the workbook's clamps, the CMG tota
 and the report's own metric names, so values can be checked against the report itself. Deliberate
 differences: a zero denominator or a missing event set gives n/a, not 0, and an untimed thread is
 left out of the CMG's means instead of averaging in its zeros.
+
 Longer notes: docs/internals.md.
 """
 

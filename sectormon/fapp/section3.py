@@ -5,6 +5,7 @@ live engine; this module only decides which counts go in. Each event set is a se
 metric takes all its inputs from the first set that counts them all (a ratio is never skewed by
 run-to-run variation), and is flagged ``split`` when no set does. Per thread, CMG-wide events are
 left out (no thread owns them); the CMG total takes their mean over the rows.
+
 Longer notes: docs/internals.md.
 """
 

@@ -5,6 +5,7 @@ Every event set measured the same region once, so the recording is one slice as 
 events. The engine then gives each event's raw count (or its mean over the sets that counted it),
 with no multiplexing correction. The thread readings keep their rows whole so that ``compare`` can
 rebuild the measurement exactly (``fapp/from_recording.py``).
+
 Longer notes: docs/internals.md.
 """
 

@@ -5,6 +5,7 @@ marker line and then its recording line for line. The raw readings stay raw, so 
 through today's formulas, and a node's part replays exactly as its own recording. Reading a job
 extracts each node into a temporary recording, one file open at a time, under a name that says
 which node of which job it is.
+
 Longer notes: docs/internals.md.
 """
 

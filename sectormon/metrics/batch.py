@@ -5,6 +5,7 @@ read (a replay's reader processes, ``session/replay_worker.py``) and hands the e
 ``RowBatch`` per frame interval; ``add_batch`` takes the accumulated states as they are, so the
 frames are those of ``add_slice``, bit for bit. An aggregator numbers units itself, so it can start
 at any frame boundary; batches hold plain values only, so they cross a pipe with ``marshal``.
+
 Longer notes: docs/internals.md.
 """
 

@@ -5,6 +5,7 @@ Metrics are evaluated in profile order over scaled event counts, the profile's c
 metric's input events (direct or through referenced metrics, which set its coverage), whether it is
 *split* (no single group counts all its inputs, so a phase change can skew it), and the scope levels
 it is computed at.
+
 Longer notes: docs/internals.md.
 """
 

@@ -5,6 +5,7 @@ Every scope (total, CMG, core, thread) sums its entities' extrapolated counts
 over all entities at once, because most of it is shared: one group's events have the same counted
 seconds, so each ratio is computed once, and entities of one class sit next to each other, so an
 event's column is one contiguous slice. Sums keep the engine's fixed float order.
+
 Longer notes: docs/internals.md.
 """
 

@@ -5,6 +5,7 @@ counted in an interval is one flat float vector (raw sums, read seconds, own cou
 and active time); windows are sums of those vectors, and extrapolation happens once per entity and
 window, never per interval. Every sum is spelled out in one fixed order, so frames are bit for bit
 the same whether the engine was fed row by row or in a reader's batches.
+
 Longer notes: docs/internals.md.
 """
 

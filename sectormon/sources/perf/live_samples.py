@@ -5,6 +5,7 @@ It opens the same sampling events, rings and counting-mode total as ``sectormon 
 out (at their watermark or every 100 ms), a second parses and resolves them, so neither the
 sampler's rotation nor a ring waits for ELF files. Each take, once per frame, hands over the samples
 resolved since the last, with the lost samples and the counted total of the same time.
+
 Longer notes: docs/internals.md.
 """
 

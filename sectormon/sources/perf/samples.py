@@ -5,6 +5,7 @@ process (``--cpus``: one per CPU), writing into one ring per CPU, with the same 
 mode beside it for the scale factor's total. While the target runs only the rings' bytes are copied
 out; parsing and resolving come afterwards, so the target is disturbed as little as possible.
 ``open_rings`` is shared with the live feed (``live_samples.py``), which parses round by round.
+
 Longer notes: docs/internals.md.
 """
 
