@@ -11,6 +11,7 @@ import pytest
 
 from sectormon.data.frames import Frame, FrameClock
 from sectormon.data.readings import ProcessInfo, Slice, Unit
+from sectormon.host.cpu_time import TargetCpu
 from sectormon.io.jsonl import encode_slice, slice_from_record
 from sectormon.metrics.batch import RowAggregator, unwire, wire
 from sectormon.metrics.builder import FrameBuilder
@@ -58,8 +59,8 @@ class _ProcessSource(FakeSource):
             raise TooManyOpenFiles(f"cannot open {events[0].name} on {unit.key} (EMFILE): out of fds")
         return super().open_group(unit, events)
 
-    def target_cpu_seconds(self) -> float | None:
-        return sum(self.alive_span(unit, 0.0, self.t) for unit, _, _ in self.lifetimes.values())
+    def target_cpu(self) -> TargetCpu | None:
+        return TargetCpu(sum(self.alive_span(unit, 0.0, self.t) for unit, _, _ in self.lifetimes.values()))
 
 
 def _thread(tid: int, pid: int) -> Unit:
