@@ -79,7 +79,8 @@ class TargetCpuClock:
     was reaped by its parent, whose ``cutime`` now holds it. ``children_counted``: the target's
     child processes are counted (followed through inherited counters), so the system time of
     those reaped is teardown-bound like the root's own (module docstring); without it, a reaped
-    child is time no counter saw, all of it.
+    child is time no counter saw, all of it, and the reaped root's own system time is its
+    ``root_final`` times (read from its zombie), else its last reading.
     """
 
     def __init__(
@@ -87,11 +88,13 @@ class TargetCpuClock:
         pids: Callable[[], Iterable[int]],
         *,
         reaped_root: Callable[[], bool] = lambda: False,
+        root_final: Callable[[], StatTimes | None] = lambda: None,
         children_counted: bool = True,
         procfs_root: str | Path = "/proc",
     ) -> None:
         self._pids = pids
         self._reaped_root = reaped_root
+        self._root_final = root_final
         self._children_counted = children_counted
         self._procfs_root = str(procfs_root)
         self._children_before = _children_usage()
@@ -112,12 +115,11 @@ class TargetCpuClock:
             user, system = _children_usage()
             user -= self._children_before[0]
             system -= self._children_before[1]
-            ended_ticks: float
-            if self._children_counted:
-                ended_ticks = system * CLOCK_TICKS
-            else:  # the root's own system time: its children's was never counted
-                ended_ticks = max(0.0, system * CLOCK_TICKS - self._root.cstime)
             total_ticks = (user + system) * CLOCK_TICKS
+            if self._children_counted:
+                ended_ticks: float = system * CLOCK_TICKS
+            else:  # the root's own system time: its children's was never counted
+                ended_ticks = (self._root_final() or self._root).stime
         else:
             self._root = times = self._root if times is None else times
             total_ticks = times.total

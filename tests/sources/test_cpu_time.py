@@ -46,18 +46,32 @@ def test_children_not_followed_were_never_counted(tmp_path: Path) -> None:
     assert reading == TargetCpu((100 + 20 + 50 + 30) / CLOCK_TICKS, 0.0)
 
 
-@pytest.mark.parametrize(("children_counted", "ended"), [(True, 0.5), (False, 0.5 - 0.3)])
+@pytest.mark.parametrize(
+    ("children_counted", "final", "ended"),
+    [
+        (True, None, 0.5),  # followed: all the system time of the command and what it reaped
+        (False, StatTimes(100, 25, 20, 30), 0.25),  # its own, as its zombie showed it
+        (False, None, 0.1),  # its own at the last reading: never more than it was
+    ],
+)
 def test_a_reaped_root_is_read_from_sectormon_s_children(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, children_counted: bool, ended: float
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    children_counted: bool,
+    final: StatTimes | None,
+    ended: float,
 ) -> None:
     """The launched command, once reaped, is in RUSAGE_CHILDREN with its reaped descendants; its
-    system time is teardown-bound whole when they were followed, else only the root's own part
-    (less what its children's was at the last reading)."""
+    system time is teardown-bound whole when they were followed, else only the root's own part."""
     usage = iter([(1.0, 0.5), (3.0, 1.0)])  # (user, system) at the clock's creation, then at the end
     monkeypatch.setattr(cpu_time, "_children_usage", lambda: next(usage))
     root = _procfs(tmp_path, {10: _stat(10, 100, 10, 20, 30)})
     clock = TargetCpuClock(
-        lambda: (10,), reaped_root=lambda: True, children_counted=children_counted, procfs_root=root
+        lambda: (10,),
+        reaped_root=lambda: True,
+        root_final=lambda: final,
+        children_counted=children_counted,
+        procfs_root=root,
     )
     clock.read()  # alive: its last figure is remembered
     (root / "10" / "stat").unlink()

@@ -18,7 +18,7 @@ from typing import Any
 import psutil
 
 from sectormon.data.readings import Unit
-from sectormon.host.cpu_time import TargetCpu, TargetCpuClock
+from sectormon.host.cpu_time import StatTimes, TargetCpu, TargetCpuClock
 from sectormon.host.processes import read_process_info
 from sectormon.host.topology import Topology, format_cpu_list
 from sectormon.perf import abi
@@ -145,9 +145,11 @@ class PerfSource(SourceBase):
     def start(self) -> None:
         if self._t0 is None:
             if not isinstance(self.target, CpuTarget):  # before the launch: a command is our child
-                counted = self.target.follow_children
                 self._cpu_clock = TargetCpuClock(
-                    self._target_pids, reaped_root=self._root_reaped, children_counted=counted
+                    self._target_pids,
+                    reaped_root=self._root_reaped,
+                    root_final=self._root_final_times,
+                    children_counted=self.target.follow_children,
                 )
             self.target.start()
             self._t0 = time.monotonic()
@@ -378,6 +380,9 @@ class PerfSource(SourceBase):
 
     def _root_reaped(self) -> bool:
         return isinstance(self.target, CommandTarget) and self.target.finished()
+
+    def _root_final_times(self) -> StatTimes | None:
+        return self.target.final_times if isinstance(self.target, CommandTarget) else None
 
     def target_cpu(self) -> TargetCpu | None:
         """utime + stime (+ reaped children's) of the target's processes (see :mod:`.cpu_time`)."""

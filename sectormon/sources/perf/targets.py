@@ -19,6 +19,7 @@ from pathlib import Path
 from sectormon.data.readings import Unit, unit_key
 from sectormon.errors import UsageError
 from sectormon.files.text import is_ascii_digits
+from sectormon.host.cpu_time import StatTimes, stat_times
 from sectormon.sources.base import UnitsUpdate
 
 BINDING_WARNING = (
@@ -506,6 +507,7 @@ class CommandTarget(_ProcessTarget):
         self.exit_code: int | None = None
         self.stopped = False  # True: the session ended the command (its exit code is not its own)
         self._reaped = False
+        self.final_times: StatTimes | None = None  # its own CPU times at exit (_keep_final_times)
 
     @property
     def gated(self) -> bool:
@@ -576,9 +578,21 @@ class CommandTarget(_ProcessTarget):
                 f"cannot run '{self.argv[0]}': {os.strerror(err)} (check the command and its permissions)"
             )
 
+    def _keep_final_times(self, pid: int, *, block: bool) -> None:
+        """Read the ended command's CPU times from its zombie, before it is reaped: after, only
+        ``RUSAGE_CHILDREN`` holds them, mixed with those of the children it reaped."""
+        try:
+            ended = os.waitid(os.P_PID, pid, os.WEXITED | os.WNOWAIT | (0 if block else os.WNOHANG))
+        except ChildProcessError:
+            return
+        stat = _read_proc_file(os.path.join(self.procfs_root, str(pid), "stat")) if ended else None
+        if stat:
+            self.final_times = stat_times(stat)
+
     def _reap(self, *, block: bool) -> bool:
         if self._reaped or self.pid is None:
             return self._reaped
+        self._keep_final_times(self.pid, block=block)
         try:
             pid, status = os.waitpid(self.pid, 0 if block else os.WNOHANG)
         except ChildProcessError:
