@@ -183,10 +183,10 @@ class Sampler:
         self._cpu_start = time.thread_time()
         self._wall_start = time.monotonic()
         self._waiting_cpu = 0.0
-        # A simulated source runs its model inside wait_until: that CPU is not sectormon's. perf
-        # sleeps there, and a CPU clock read right after a sleep is slow (docs/perf-tuning.md),
-        # so its wait is not bracketed.
-        bracket_wait = self._source.kind != "perf"
+        # A source with a clock of its own runs its model inside wait_until: that CPU is not
+        # sectormon's. A wall-clock source sleeps there, and a CPU clock read right after a sleep
+        # is slow (docs/perf-tuning.md), so its wait is not bracketed.
+        bracket_wait = not self._source.capabilities.wall_clock
         deadlines = Deadlines(self._tick())
         held_rows: tuple[Row, ...] = ()  # kernel rotation: rows of units that ended between reads
         held_ended: tuple[str, ...] = ()
@@ -344,7 +344,7 @@ class Sampler:
         source time still gives the fraction of one core used per wall-clock second.
         """
         own = time.thread_time() - self._cpu_start - self._waiting_cpu
-        if self._source.kind == "perf":
+        if self._source.capabilities.wall_clock:
             return own
         wall = time.monotonic() - self._wall_start
         return own * (source_now / wall) if wall > 0 else 0.0
