@@ -141,18 +141,19 @@ class OpenUnits:
                 self.toggle(counter, enable=True)
 
     def enable(self, group: PlannedGroup | None) -> None:
-        if group is None:
-            return
-        for counter in self._members_of(group.name).groups:
-            if counter is not None:
-                self.toggle(counter, enable=True)
+        """Start ``group`` on every unit (``None``: nothing)."""
+        self._set(group, enable=True)
 
     def disable(self, group: PlannedGroup | None) -> None:
+        """Stop ``group`` on every unit (``None``: nothing)."""
+        self._set(group, enable=False)
+
+    def _set(self, group: PlannedGroup | None, *, enable: bool) -> None:
         if group is None:
             return
         for counter in self._members_of(group.name).groups:
             if counter is not None:
-                self.toggle(counter, enable=False)
+                self.toggle(counter, enable=enable)
 
     def switch(self, old: PlannedGroup | None, new: PlannedGroup | None) -> None:
         """On every unit in turn: stop ``old``, start ``new`` (either may be absent on a unit)."""
