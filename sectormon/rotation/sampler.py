@@ -6,7 +6,9 @@ source's clock, end the slice, follow the units as they come and go, publish an 
 when is a strategy's (:mod:`sectormon.rotation.sync`: lock-step slices;
 :mod:`sectormon.rotation.kernel`: the kernel's multiplexer); ``--proxy`` stand-ins, units skipped
 for want of fds and the facts about processes are collaborators of their own. It knows nothing
-about Textual, metrics or files. The design notes are in docs/internals.md.
+about Textual, metrics or files.
+
+Longer notes: docs/internals.md.
 """
 
 from __future__ import annotations

@@ -6,6 +6,8 @@ sampler therefore runs the same rotation code against both. Where the two differ
 the source's :class:`Capabilities` (and :meth:`Source.end_note` for how a target ended) instead of
 its name, so a third source only states what it can do. :class:`SourceBase` gives the documented
 defaults of what only some sources can do (launch a command, switch sectors).
+
+Longer notes: docs/internals.md.
 """
 
 from __future__ import annotations
