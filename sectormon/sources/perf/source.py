@@ -27,7 +27,14 @@ from sectormon.perf.events import EventSpec, parse_event
 from sectormon.perf.group import GroupValues, PerfGroup
 from sectormon.perf.probe import ProbeResult, probe_events
 from sectormon.profiles.model import EventDef, Profile
-from sectormon.sources.base import CounterGroup, SampleFeed, SampleRequest, SourceBase, UnitsUpdate
+from sectormon.sources.base import (
+    Capabilities,
+    CounterGroup,
+    SampleFeed,
+    SampleRequest,
+    SourceBase,
+    UnitsUpdate,
+)
 from sectormon.sources.perf.targets import (
     BadTarget,
     CommandTarget,
@@ -35,6 +42,7 @@ from sectormon.sources.perf.targets import (
     Target,
     ThreadTracker,
     children_warning,
+    describe_exit,
     task_state,
 )
 
@@ -116,6 +124,13 @@ class PerfSource(SourceBase):
     ) -> None:
         self.target = target
         self.topology = topology
+        # The kernel multiplexes and counts task time on any target; only CPUs are a fixed set.
+        self.capabilities = Capabilities(
+            multiplexes=True,
+            wall_clock=True,
+            follows_threads=not isinstance(target, CpuTarget),
+            task_time=True,
+        )
         self.exclude_kernel = exclude_kernel
         self.exclude_hv = exclude_hv
         self.sysfs_root = str(sysfs_root)
@@ -423,6 +438,10 @@ class PerfSource(SourceBase):
         if not isinstance(target, CommandTarget) or target.stopped:
             return None
         return target.exit_code
+
+    def end_note(self) -> str | None:
+        code = self.exit_code
+        return describe_exit(code) if code else None
 
     def _sector_config(self) -> dict[str, str]:
         """FLIB_* variables (the Fujitsu runtime's sector cache settings) of the target's environment.

@@ -31,7 +31,7 @@ from sectormon.sim.kernels import default_sectors, make_kernel
 from sectormon.sim.objects import DataObjects, object_sectors, parse_objects
 from sectormon.sim.trace import TraceFile
 from sectormon.sim.workload import Workload, kernel_workload, trace_workload
-from sectormon.sources.base import SampleFeed, SampleRequest, SourceBase, UnitsUpdate
+from sectormon.sources.base import Capabilities, SampleFeed, SampleRequest, SourceBase, UnitsUpdate
 
 SIM_DEFAULT_TIMESLICE = 10e-6
 SIM_DEFAULT_INTERVAL = 250e-6
@@ -128,6 +128,9 @@ class SimSource(SourceBase):
     """
 
     kind = "sim"
+    # Its own clock, a fixed set of simulated threads, no kernel to multiplex or keep task time:
+    # none of the capabilities, stated rather than inherited.
+    capabilities = Capabilities()
     default_timeslice = SIM_DEFAULT_TIMESLICE
     default_interval = SIM_DEFAULT_INTERVAL
 
