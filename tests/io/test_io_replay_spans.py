@@ -1,6 +1,6 @@
 """Several reader processes sharing one recording: the frames, errors and warnings of one process.
 
-The file is cut into spans that each start a frame interval (sectormon.io.spans); each reader
+The file is cut into spans that each start a frame interval (sectormon.session.replay_spans); each reader
 process sums its spans with a fresh aggregator; the parent takes the batches in file order. These
 tests force 2 or 3 real reader processes on small spans (a few slices each, many spans per reader)
 and compare everything a replay reports with the one-process replay of the same file.
