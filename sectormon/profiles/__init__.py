@@ -6,15 +6,10 @@ is adding a YAML profile.
 
 from __future__ import annotations
 
-from sectormon.profiles.loader import (
-    ProfileError,
-    auto_profile_name,
-    builtin_profiles,
-    load_profile,
-    profile_from_dict,
-    profile_to_dict,
-)
+from sectormon.profiles.codec import profile_from_dict, profile_to_dict
 from sectormon.profiles.model import EventDef, GroupDef, MetricDef, Profile
+from sectormon.profiles.problems import ProfileError
+from sectormon.profiles.resolve import auto_profile_name, builtin_profiles, load_profile
 
 __all__ = [
     "EventDef",

@@ -384,3 +384,21 @@ def parse(text: str) -> Expr:
         raise ExprError("formula nested too deeply", text, 0) from None
     fn = _const(compiled) if isinstance(compiled, float) else compiled
     return Expr(text=text, tree=tree, names=_names(tree), fn=fn)
+
+
+class FormulaSyntaxError(ValueError):
+    """A formula that is not numbers, names, + - * /, parentheses, min(...) and max(...)."""
+
+
+def formula_names(formula: str) -> tuple[str, ...]:
+    """The names a formula refers to (not ``min``/``max``), in order of first use.
+
+    The grammar is the one :func:`parse` accepts, so a profile can never hold a formula the
+    metrics engine rejects (or the other way round).
+    """
+    try:
+        names = parse(formula).names
+    except ExprError as exc:
+        raise FormulaSyntaxError(exc.message) from exc
+    ordered = (tok.text for tok in _tokenize(formula) if tok.kind == "name")
+    return tuple(dict.fromkeys(name for name in ordered if name in names))
