@@ -32,7 +32,7 @@ from sectormon.io import strict_json
 from sectormon.profiles.resolve import resolve_profile
 from sectormon.session.setup import open_session
 from sectormon.sim import advisor
-from sectormon.sim.engine import SimThread
+from sectormon.sim.thread import SimThread
 from sectormon.sources.sim.source import (
     SIM_DEFAULT_INTERVAL,
     SIM_DEFAULT_TIMESLICE,
