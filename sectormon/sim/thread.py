@@ -13,8 +13,8 @@ miss completes. The stall cycles are LD_COMP_WAIT, split by where the awaited da
 both give the same numbers. This one stays the reference the golden cases pin, and what runs
 where no compiler was. Its run loop keeps the L1D hit and the plain demand fills inline (copies of
 :class:`~.cache.SectorCache`'s ``touch`` and ``fill`` for their commonest cases): what a
-Python-only machine spends its time on (``benchmarks/bench_sim.py``, docs/perf-tuning.md);
-everything rarer calls the cache.
+Python-only machine spends its time on, and each copy still earns its place on
+``benchmarks/bench_sim.py`` (docs/perf-tuning.md, fifteenth pass); everything rarer calls the cache.
 """
 
 from __future__ import annotations
