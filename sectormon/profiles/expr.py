@@ -329,19 +329,17 @@ def _compile(node: Node) -> Compiled | float:
     return lambda env: pick([f(env) for f in fns])
 
 
-def _names(node: Node) -> frozenset[str]:
+def _name_order(node: Node) -> list[str]:
+    """The names a tree reads, in the order they appear in its text (repeats included)."""
     if isinstance(node, Name):
-        return frozenset((node.name,))
+        return [node.name]
     if isinstance(node, Unary):
-        return _names(node.operand)
+        return _name_order(node.operand)
     if isinstance(node, Binary):
-        return _names(node.left) | _names(node.right)
+        return _name_order(node.left) + _name_order(node.right)
     if isinstance(node, Call):
-        out: frozenset[str] = frozenset()
-        for arg in node.args:
-            out |= _names(arg)
-        return out
-    return frozenset()
+        return [name for arg in node.args for name in _name_order(arg)]
+    return []
 
 
 def finish(value: object) -> float | None:
@@ -383,7 +381,7 @@ def parse(text: str) -> Expr:
         # A recursive-descent parser has a depth limit; no real formula comes near it.
         raise ExprError("formula nested too deeply", text, 0) from None
     fn = _const(compiled) if isinstance(compiled, float) else compiled
-    return Expr(text=text, tree=tree, names=_names(tree), fn=fn)
+    return Expr(text=text, tree=tree, names=frozenset(_name_order(tree)), fn=fn)
 
 
 class FormulaSyntaxError(ValueError):
@@ -397,8 +395,7 @@ def formula_names(formula: str) -> tuple[str, ...]:
     metrics engine rejects (or the other way round).
     """
     try:
-        names = parse(formula).names
+        tree = parse(formula).tree
     except ExprError as exc:
         raise FormulaSyntaxError(exc.message) from exc
-    ordered = (tok.text for tok in _tokenize(formula) if tok.kind == "name")
-    return tuple(dict.fromkeys(name for name in ordered if name in names))
+    return tuple(dict.fromkeys(_name_order(tree)))
