@@ -1,6 +1,11 @@
 """The formula language of metrics: parsed once, compiled to closures, never ``eval``.
 
-The design notes of this module are in docs/internals.md.
+A formula is numbers, names, ``+ - * /``, parentheses, ``min(...)`` and ``max(...)``. Unknown is
+not zero: a missing or ``None`` input, a division by zero or a result that is not finite makes the
+value ``None``. The closures do plain arithmetic and let those cases raise, caught once in
+:meth:`Expr.evaluate`, so the engine's common path has no per-node checks. The profile checks use
+the same parser (:func:`formula_names`), so a profile cannot hold a formula the engine rejects.
+The grammar is in docs/internals.md.
 """
 
 from __future__ import annotations
