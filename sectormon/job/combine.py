@@ -1,6 +1,9 @@
 """One job frame from the nodes' frames of one interval: job totals, and every node's scopes.
 
-The design notes of this module are in docs/internals.md.
+Job totals are the nodes' scaled counts summed in the nodes' order (the same float every time), with
+the profile's metrics evaluated over them. A node with no frame in the interval adds nothing and
+lowers the coverage. Each node keeps its own scopes as its own replay computed them, named
+``node:HOST/cmg:N`` and ``node:HOST/core:N``.
 """
 
 from __future__ import annotations
@@ -17,7 +20,9 @@ def summed_thread_time(parts: Sequence[ThreadTime | None]) -> ThreadTime | None:
     known = [part for part in parts if part is not None]
     if not known:
         return None
-    return ThreadTime(sum(p.counted_s for p in known), sum(p.kernel_s for p in known))
+    return ThreadTime(
+        sum(p.counted_s for p in known), sum(p.kernel_s for p in known), sum(p.teardown_s for p in known)
+    )
 
 
 def node_key(host: str, kind: str, ident: str) -> str:

@@ -1,11 +1,11 @@
 """The formula language of metrics: parsed once, compiled to closures, never ``eval``.
 
-A formula is numbers, names, ``+ - * /``, parentheses, ``min(...)`` and ``max(...)``. Unknown is
-not zero: a missing or ``None`` input, a division by zero or a result that is not finite makes the
-value ``None``. The closures do plain arithmetic and let those cases raise, caught once in
-:meth:`Expr.evaluate`, so the engine's common path has no per-node checks. The profile checks use
-the same parser (:func:`formula_names`), so a profile cannot hold a formula the engine rejects.
-The grammar is in docs/internals.md.
+Evaluation follows the project rule "unknown is not zero": a missing name, a ``None`` input, a
+division by zero or a result that is not finite makes the result ``None``. The compiled closures use
+plain arithmetic and let those cases raise, and ``Expr.evaluate`` turns the exception into ``None``:
+the common path carries no per-node checks, which matters because every metric is evaluated for
+every scope of every frame. The profile checks use the same parser (:func:`formula_names`), so a
+profile cannot hold a formula the engine rejects.
 """
 
 from __future__ import annotations

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field, replace
 
 from sectormon.data.readings import U64, ProcessInfo, Row, Slice, Unit
 from sectormon.errors import SectormonError
+from sectormon.host.cpu_time import TargetCpu
 from sectormon.perf.group import GroupValues
 from sectormon.rotation.inherited import InheritedRows
 from sectormon.rotation.plan import (
@@ -275,7 +276,8 @@ class Sampler:
                     ended=ended,
                     processes=processes,
                     unit_processes=unit_processes,
-                    target_cpu_s=target_cpu,
+                    target_cpu_s=None if target_cpu is None else target_cpu.total,
+                    target_ended_system_s=0.0 if target_cpu is None else target_cpu.ended_system,
                 )
                 slice_start = now
                 self.slices += 1
@@ -351,14 +353,14 @@ class Sampler:
 
     def _process_facts(
         self, now: float, stopping: bool
-    ) -> tuple[tuple[ProcessInfo, ...], tuple[tuple[str, int], ...], float | None]:
+    ) -> tuple[tuple[ProcessInfo, ...], tuple[tuple[str, int], ...], TargetCpu | None]:
         """What the slice says about processes: those first seen, the process of each thread unit
         opened, and the kernel's CPU time of the target when a reading is due."""
         processes, self._new_processes = tuple(self._new_processes), []
         unit_processes, self._new_unit_processes = tuple(self._new_unit_processes), []
         target_cpu = None
         if stopping or now - self._target_cpu_at >= TARGET_CPU_EVERY:
-            target_cpu = self._source.target_cpu_seconds()
+            target_cpu = self._source.target_cpu()
             self._target_cpu_at = now
         return processes, unit_processes, target_cpu
 

@@ -16,6 +16,7 @@ from sectormon.data.hotspots import DEFAULT_TOP, HotspotSettings
 from sectormon.data.readings import ProcessInfo, Unit
 from sectormon.data.samples import SampleBatch
 from sectormon.errors import SectormonError, UsageError
+from sectormon.host.cpu_time import TargetCpu
 from sectormon.perf.group import GroupValues
 from sectormon.perf.probe import ProbeResult
 from sectormon.profiles.model import EventDef, Profile
@@ -162,10 +163,11 @@ class Source(Protocol):
         """Start sampling ``request`` on the started source (before its target runs)."""
         ...
 
-    def target_cpu_seconds(self) -> float | None:
+    def target_cpu(self) -> TargetCpu | None:
         """The CPU seconds the target has used so far by the kernel's account (its threads, ended
-        ones and reaped children included), the reference of thread coverage; ``None`` when the
-        source cannot tell (a CPU-wide session)."""
+        ones and reaped children included) and the system part of it of counted processes that
+        ended, the reference of thread coverage; ``None`` when the source cannot tell (a
+        CPU-wide session)."""
         ...
 
     def units_cpu_seconds(self, units: Sequence[Unit]) -> Mapping[str, float]:
@@ -209,7 +211,7 @@ class SourceBase:
     def open_sampling(self, request: SampleRequest, profile: Profile) -> SampleFeed:
         raise UsageError(f"--sample {request.event}: this source cannot sample (perf and sim can)")
 
-    def target_cpu_seconds(self) -> float | None:
+    def target_cpu(self) -> TargetCpu | None:
         return None
 
     def units_cpu_seconds(self, units: Sequence[Unit]) -> Mapping[str, float]:

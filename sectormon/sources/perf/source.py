@@ -18,7 +18,7 @@ from typing import Any
 import psutil
 
 from sectormon.data.readings import Unit
-from sectormon.host.cpu_time import TargetCpuClock
+from sectormon.host.cpu_time import StatTimes, TargetCpu, TargetCpuClock
 from sectormon.host.processes import read_process_info
 from sectormon.host.topology import Topology, format_cpu_list
 from sectormon.perf import abi
@@ -145,7 +145,12 @@ class PerfSource(SourceBase):
     def start(self) -> None:
         if self._t0 is None:
             if not isinstance(self.target, CpuTarget):  # before the launch: a command is our child
-                self._cpu_clock = TargetCpuClock(self._target_pids, reaped_root=self._root_reaped)
+                self._cpu_clock = TargetCpuClock(
+                    self._target_pids,
+                    reaped_root=self._root_reaped,
+                    root_final=self._root_final_times,
+                    children_counted=self.target.follow_children,
+                )
             self.target.start()
             self._t0 = time.monotonic()
 
@@ -376,11 +381,14 @@ class PerfSource(SourceBase):
     def _root_reaped(self) -> bool:
         return isinstance(self.target, CommandTarget) and self.target.finished()
 
-    def target_cpu_seconds(self) -> float | None:
+    def _root_final_times(self) -> StatTimes | None:
+        return self.target.final_times if isinstance(self.target, CommandTarget) else None
+
+    def target_cpu(self) -> TargetCpu | None:
         """utime + stime (+ reaped children's) of the target's processes (see :mod:`.cpu_time`)."""
         if self._cpu_clock is None or not self._target_pids():
             return None
-        return self._cpu_clock.seconds()
+        return self._cpu_clock.read()
 
     def units_cpu_seconds(self, units: Sequence[Unit]) -> Mapping[str, float]:
         """Each thread's utime + stime from ``/proc/PID/task/TID/stat`` (CPUs: none, every

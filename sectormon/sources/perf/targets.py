@@ -19,6 +19,7 @@ from pathlib import Path
 from sectormon.data.readings import Unit, unit_key
 from sectormon.errors import UsageError
 from sectormon.files.text import is_ascii_digits
+from sectormon.host.cpu_time import StatTimes, stat_times
 from sectormon.sources.base import UnitsUpdate
 
 BINDING_WARNING = (
@@ -506,6 +507,7 @@ class CommandTarget(_ProcessTarget):
         self.exit_code: int | None = None
         self.stopped = False  # True: the session ended the command (its exit code is not its own)
         self._reaped = False
+        self.final_times: StatTimes | None = None  # its own CPU times at exit (_has_exited)
 
     @property
     def gated(self) -> bool:
@@ -576,9 +578,26 @@ class CommandTarget(_ProcessTarget):
                 f"cannot run '{self.argv[0]}': {os.strerror(err)} (check the command and its permissions)"
             )
 
+    def _has_exited(self, pid: int, *, block: bool) -> bool:
+        """Whether the command has exited (``block``: wait for it), not reaping it: its CPU times
+        are read from its zombie first (``final_times``), since once reaped only
+        ``RUSAGE_CHILDREN`` holds them, summed with those of the children it reaped. True also
+        when it cannot be waited for (reaped elsewhere): the reaping says so."""
+        try:
+            ended = os.waitid(os.P_PID, pid, os.WEXITED | os.WNOWAIT | (0 if block else os.WNOHANG))
+        except ChildProcessError:
+            return True
+        if ended is None:
+            return False
+        stat = _read_proc_file(os.path.join(self.procfs_root, str(pid), "stat"))
+        self.final_times = stat_times(stat) if stat else None
+        return True
+
     def _reap(self, *, block: bool) -> bool:
         if self._reaped or self.pid is None:
             return self._reaped
+        if not self._has_exited(self.pid, block=block):
+            return False
         try:
             pid, status = os.waitpid(self.pid, 0 if block else os.WNOHANG)
         except ChildProcessError:

@@ -20,6 +20,7 @@ from typing import Any
 
 from sectormon.data.readings import Unit
 from sectormon.errors import SectormonError, UsageError
+from sectormon.host.cpu_time import TargetCpu
 from sectormon.perf.group import GroupValues
 from sectormon.perf.probe import ProbeResult
 from sectormon.profiles.model import EventDef, Profile
@@ -279,9 +280,9 @@ class SimSource(SourceBase):
     def finished(self) -> bool:
         return self.machine.finished()
 
-    def target_cpu_seconds(self) -> float | None:
+    def target_cpu(self) -> TargetCpu | None:
         """Every simulated thread's own clock: exactly what its counters could have counted."""
-        return sum(t.cyc for t in self.machine.threads) / TICKS / FREQ_HZ
+        return TargetCpu(sum(t.cyc for t in self.machine.threads) / TICKS / FREQ_HZ)
 
     def describe(self) -> dict[str, Any]:
         return {
