@@ -23,8 +23,8 @@ from sectormon.io import strict_json
 from sectormon.perf import probe as perf_probe
 from sectormon.perf.probe import ProbeResult
 from sectormon.perf.syscall import syscall_number
-from sectormon.profiles.loader import resolve_profile
 from sectormon.profiles.model import EventDef, Profile
+from sectormon.profiles.resolve import resolve_profile
 
 SCHEMA = "sectormon/check/1"
 STATE_NOTE = {

@@ -16,8 +16,8 @@ from sectormon.host.topology import load_topology
 from sectormon.io import strict_json
 from sectormon.metrics.formulas import MetricSet
 from sectormon.perf.probe import ProbeResult
-from sectormon.profiles.loader import resolve_profile
 from sectormon.profiles.model import Profile
+from sectormon.profiles.resolve import resolve_profile
 
 SCHEMA = "sectormon/events/1"
 

@@ -206,7 +206,7 @@ def _validate(args: argparse.Namespace, command: list[str]) -> None:
 
 def _profile(choice: str) -> Profile:
     from sectormon.host.topology import load_topology
-    from sectormon.profiles.loader import auto_profile_name, load_profile
+    from sectormon.profiles.resolve import auto_profile_name, load_profile
 
     topology = load_topology()
     name = auto_profile_name(topology) if choice == "auto" else choice

@@ -93,7 +93,7 @@ def metric_info_from_profile(profile: Profile) -> dict[str, MetricDef]:
 
 def builtin_metric_info(name: str = "a64fx") -> dict[str, MetricDef]:
     """Metric conventions of a profile shipped with sectormon (for fapp sides, which have none)."""
-    from sectormon.profiles.loader import load_profile
+    from sectormon.profiles.resolve import load_profile
 
     return metric_info_from_profile(load_profile(name))
 
@@ -134,7 +134,7 @@ def load_recording_side(path: str, *, skip_bad: bool = False) -> Side:
 
 
 def _load_engine_side(path: str, *, skip_bad: bool) -> Side:
-    from sectormon.profiles.loader import profile_from_dict
+    from sectormon.profiles.codec import profile_from_dict
     from sectormon.session.replay import final_frame
 
     header, frame, stream = final_frame(path, skip_bad=skip_bad)

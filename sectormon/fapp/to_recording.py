@@ -124,7 +124,7 @@ def _rehint(
     metrics: tuple[MetricDef, ...], events: Mapping[str, EventDef], groups: list[GroupDef]
 ) -> tuple[MetricDef, ...]:
     """Point each metric's group hint at the first event set that counts all its events ("" if none)."""
-    from sectormon.profiles.loader import formula_names
+    from sectormon.profiles.expr import formula_names
 
     inputs: dict[str, frozenset[str]] = {}
     out: list[MetricDef] = []
@@ -238,7 +238,7 @@ def region_seconds(m: Measurement) -> float:
 
 def convert(m: Measurement) -> Conversion:
     """The recording of a measurement (see the module docstring for the model)."""
-    from sectormon.profiles.loader import profile_to_dict
+    from sectormon.profiles.codec import profile_to_dict
 
     check_representable(m)
     profile = build_profile(m)

@@ -45,7 +45,7 @@ def job_header(alignment: Alignment) -> dict[str, Any]:
 
 def combiner(alignment: Alignment) -> JobCombiner:
     """The job's metrics: the nodes must share one profile (a job's totals need one set of formulas)."""
-    from sectormon.profiles.loader import profile_from_dict
+    from sectormon.profiles.codec import profile_from_dict
 
     profiles = {n.host: n.header.get("profile") for n in alignment.nodes}
     names = {str(p.get("name")) if isinstance(p, dict) else "?" for p in profiles.values()}

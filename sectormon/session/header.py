@@ -14,7 +14,7 @@ from sectormon import __version__
 from sectormon.data.frames import HEADER_SCHEMA
 from sectormon.perf.mux import mux_intervals
 from sectormon.perf.probe import ProbeResult
-from sectormon.profiles.loader import profile_to_dict
+from sectormon.profiles.codec import profile_to_dict
 from sectormon.profiles.model import Profile
 from sectormon.rotation.plan import RotationPlan
 from sectormon.session.options import SessionOptions

@@ -26,7 +26,7 @@ from sectormon.errors import SectormonError
 from sectormon.io.bookmarks import BookmarkFile
 from sectormon.io.reader import Item, RecordingError, RecordingStream, open_recording, scan_recording
 from sectormon.metrics.builder import FrameBuilder, build_engine
-from sectormon.profiles.loader import profile_from_dict
+from sectormon.profiles.codec import profile_from_dict
 from sectormon.session import replay_worker
 from sectormon.session.control import ReplayControl
 from sectormon.session.hotspots import builder_for

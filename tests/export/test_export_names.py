@@ -11,7 +11,8 @@ from hypothesis import strategies as st
 
 from sectormon.errors import UsageError
 from sectormon.export.names import UNITS, exported_metrics, openmetrics_unit
-from sectormon.profiles.loader import load_profile, profile_to_dict
+from sectormon.profiles.codec import profile_to_dict
+from sectormon.profiles.resolve import load_profile
 
 NAME = re.compile(r"^[a-zA-Z_:][a-zA-Z0-9_:]*$")
 

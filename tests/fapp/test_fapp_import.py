@@ -19,7 +19,7 @@ from sectormon.fapp.names import event_def
 from sectormon.fapp.to_recording import write_recording
 from sectormon.io import MARK_SCHEMA, RECORDING_SCHEMA, SLICE_SCHEMA
 from sectormon.io.reader import read_recording
-from sectormon.profiles.loader import profile_from_dict
+from sectormon.profiles.codec import profile_from_dict
 from sectormon.session.replay import final_frame
 from tests.e2e.helpers import sectormon_command
 from tests.rows import readings_of

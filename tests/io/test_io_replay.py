@@ -226,14 +226,15 @@ def test_replay_session_reports_bad_line(tmp_path: Path) -> None:
 
 
 def real_header() -> dict[str, Any]:
-    from sectormon.profiles.loader import load_profile, profile_to_dict
+    from sectormon.profiles.codec import profile_to_dict
+    from sectormon.profiles.resolve import load_profile
 
     return header(profile_to_dict(load_profile("generic")))
 
 
 def direct_frames(hdr: dict[str, Any], items: list[Slice | Mark]) -> list[dict[str, Any]]:
     from sectormon.metrics.builder import FrameBuilder, build_engine
-    from sectormon.profiles.loader import profile_from_dict
+    from sectormon.profiles.codec import profile_from_dict
 
     builder = FrameBuilder(build_engine(profile_from_dict(hdr["profile"]), hdr), hdr["options"]["interval"])
     frames = [f for item in items for f in builder.feed(item)]

@@ -58,7 +58,7 @@ def test_what_is_not_one_job_is_refused(nodes: list[Node], message: str) -> None
 def test_a_live_header_has_a_precise_wall_clock_start() -> None:
     import time
 
-    from sectormon.profiles.loader import load_profile
+    from sectormon.profiles.resolve import load_profile
     from sectormon.rotation.plan import plan_rotation, select_groups
     from sectormon.session.header import build_header
     from sectormon.session.options import SessionOptions

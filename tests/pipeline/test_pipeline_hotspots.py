@@ -13,7 +13,7 @@ import pytest
 
 from sectormon.data.frames import Frame
 from sectormon.io.reader import open_recording
-from sectormon.profiles.loader import load_profile
+from sectormon.profiles.resolve import load_profile
 from sectormon.session.options import SessionRequest
 from sectormon.session.replay import ReplaySession, final_frame, replay_frames
 from sectormon.session.setup import open_session

@@ -20,7 +20,7 @@ from sectormon.profiles import (
     profile_from_dict,
     profile_to_dict,
 )
-from sectormon.profiles.loader import FormulaSyntaxError, formula_names
+from sectormon.profiles.expr import FormulaSyntaxError, formula_names
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "sysfs"
 

@@ -10,7 +10,7 @@ from screen_text import screen_text
 from textual.widgets import TabbedContent
 
 from sectormon.data.frames import Frame
-from sectormon.profiles.loader import load_profile
+from sectormon.profiles.resolve import load_profile
 from sectormon.session.options import SessionRequest
 from sectormon.session.setup import open_session
 from sectormon.sources.base import SampleRequest

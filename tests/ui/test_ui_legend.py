@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from sectormon.profiles import load_profile
-from sectormon.profiles.loader import profile_to_dict
+from sectormon.profiles.codec import profile_to_dict
 from sectormon.ui.context import RenderContext
 from sectormon.ui.header_fit import Field, fit
 from sectormon.ui.layout import LAYOUTS
