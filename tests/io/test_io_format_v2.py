@@ -26,8 +26,8 @@ from sectormon.io.jsonl import (
     slice_from_record,
     slice_record,
 )
+from sectormon.io.migrations import slice_from_v1
 from sectormon.io.reader import scan_recording
-from sectormon.io.v1 import slice_from_v1
 from tests.rows import row
 
 SETTINGS = settings(
@@ -370,7 +370,8 @@ def test_v1_migration_equals_direct_v1_decoding(tmp_path: Path, monkeypatch: pyt
     items = stream(12, marks={3: Mark(t=0.06, kind="bookmark", label="b")})
     path = tmp_path / "old.jsonl"
     path.write_text("\n".join(v1_lines(items)) + "\n")
-    monkeypatch.setattr(reader_module, "SLICE_SCHEMA_V1", "not-a-schema")  # force MIGRATIONS[1]
+    # Force MIGRATIONS[1]: every v1 slice migrated to a version-2 record, then decoded.
+    monkeypatch.setattr(reader_module, "slice_from_v1", lambda rec: slice_from_record(MIGRATIONS[1](rec)))
     with open_recording(path) as s:
         assert tuple(s) == tuple(items)
     with open_recording(path) as s:
