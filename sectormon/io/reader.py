@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
+from sectormon.data.header import Header
 from sectormon.data.readings import Mark, Slice, gap_mark
 from sectormon.data.samples import SampleBatch
 from sectormon.errors import DataError
@@ -25,7 +26,7 @@ from sectormon.files.lines import MIB, too_long
 from sectormon.files.regular import open_input
 from sectormon.files.text import printable
 from sectormon.io.chunks import GZIP_MAGIC, CorruptStream, gzip_chunks, plain_chunks, span_chunks
-from sectormon.io.header_check import check_header
+from sectormon.io.header_codec import header_from_json
 from sectormon.io.jsonl import (
     FORMAT_VERSION,
     MARK_SCHEMA,
@@ -74,7 +75,7 @@ class Recording:
     """A whole recording in memory (fine for minutes; use :func:`open_recording` for hours)."""
 
     path: str
-    header: dict[str, Any]
+    header: Header
     items: tuple[Item, ...]
     skipped: int = 0
     warnings: tuple[str, ...] = ()
@@ -326,7 +327,7 @@ class RecordingStream:
 
     # ------------------------------------------------------------------------------------ records
 
-    def _read_header(self) -> dict[str, Any]:
+    def _read_header(self) -> Header:
         for lineno, line, cut in self._lines:
             try:
                 rec = loads_record(line)
@@ -367,14 +368,14 @@ class RecordingStream:
             try:
                 if version < FORMAT_VERSION:
                     rec = migrate(rec, version)
-                check_header(rec)
+                header = header_from_json(rec)
             except BadRecord as exc:
                 raise RecordingError(
                     self.name, lineno, str(exc), "the header is damaged: restore it from a copy of the file"
                 ) from None
             self._state.lineno = lineno
             self.header_line = line
-            return rec
+            return header
         raise RecordingError(self.name, 1, "empty file: not a sectormon recording (no header line)")
 
     def _schema(self, lineno: int, rec: dict[str, Any]) -> tuple[str, int]:
@@ -565,7 +566,7 @@ class RecordingStream:
 class ScanResult:
     """A recording's timeline without its readings (what a replay's progress bar needs)."""
 
-    header: dict[str, Any]
+    header: Header
     marks: tuple[Mark, ...]
     slices: int
     first_t: float

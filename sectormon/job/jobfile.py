@@ -27,7 +27,7 @@ from sectormon.errors import DataError
 from sectormon.files.lines import bounded_lines
 from sectormon.files.regular import open_input
 from sectormon.files.text import clipped, printable
-from sectormon.io.header_check import MIN_INTERVAL
+from sectormon.io.header_codec import MIN_INTERVAL
 from sectormon.io.jsonl import MAX_SECONDS, finite_float, loads, loads_record
 from sectormon.io.reader import MAX_LINE, open_recording
 from sectormon.job.nodes import Alignment, Node, node_from_recording

@@ -17,6 +17,7 @@ from recording_synth import header, slices, stream, v1_lines, v1_slice_record, w
 from sectormon.data.readings import Mark, Row, Slice
 from sectormon.io import MIGRATIONS, RecordingError, open_recording, read_recording
 from sectormon.io import reader as reader_module
+from sectormon.io.header_codec import header_to_json
 from sectormon.io.jsonl import (
     BadRecord,
     _row_error,
@@ -358,7 +359,7 @@ def test_v1_file_reads_in_both_modes(tmp_path: Path) -> None:
     path = tmp_path / "old.jsonl"
     path.write_text("\n".join(v1_lines(items)) + "\n")
     with open_recording(path) as s:
-        assert s.version == 1 and s.header["schema"] == "sectormon/recording/2"
+        assert s.version == 1 and s.header.schema == "sectormon/recording/2"
         assert tuple(s) == tuple(items)
     with open_recording(path) as s:
         assert tuple(s) == tuple(items)
@@ -426,7 +427,7 @@ def test_shipped_recordings_read_the_same_as_rows_in_both_versions(tmp_path: Pat
     for path in paths:
         with open_recording(path) as s:
             assert s.version == 2
-            hdr = {k: v for k, v in s.header.items() if k != "schema"}
+            hdr = {k: v for k, v in header_to_json(s.header).items() if k != "schema"}
             items = tuple(s)
         old = tmp_path / (path.name.split(".")[0] + ".v1.jsonl")
         old.write_text("\n".join(v1_lines(items, hdr)) + "\n")
