@@ -41,12 +41,17 @@ def json_object(value: object) -> JsonObject:
 @dataclass(frozen=True)
 class HostFacts:
     """What ``perf stat`` prints above its table: the host's name, kernel, machine and Python
-    (``None`` each when the header has none: a fapp import names no host)."""
+    (``None`` each when the header has none: a fapp import names no host). In the header's JSON
+    they are four top-level fields, ``host`` (the name), ``kernel``, ``machine``, ``python``."""
 
-    host: str | None = None
+    name: str | None = None
     kernel: str | None = None
     machine: str | None = None
     python: str | None = None
+
+
+HOST_KEYS = ("host", "kernel", "machine", "python")
+"""The header's fields of :class:`HostFacts`, in its order."""
 
 
 @dataclass(frozen=True)
@@ -188,11 +193,6 @@ class Header:
     def group_names(self) -> tuple[str, ...]:
         return tuple(str(g) for g in self.groups)
 
-    @property
-    def samples(self) -> bool:
-        """Whether the session samples (its frames carry hot spots)."""
-        return self.hotspots is not None
-
     def with_fields(self, **changes: Any) -> Header:
         """This header with ``changes`` (typed fields); a field it did not have is added last."""
         keys = self.keys + tuple(k for k in _json_keys(changes) if k not in self.keys)
@@ -212,7 +212,8 @@ def _json_keys(changes: Mapping[str, Any]) -> list[str]:
     keys: list[str] = []
     for name, value in changes.items():
         if name == "host":
-            keys += [k for k in ("host", "kernel", "machine", "python") if getattr(value, k) is not None]
+            present = (value.name, value.kernel, value.machine, value.python)
+            keys += [k for k, v in zip(HOST_KEYS, present, strict=True) if v is not None]
         elif name == "extra":
             keys += list(value)
         elif name != "keys":

@@ -115,7 +115,7 @@ class FrameCollector:
         self._proxy = header.proxy is not None
         self._rotation = str(header.options.fields.get("rotation", ROTATION))
         self._constant = {
-            "host": header.host.host or "",
+            "host": header.host.name or "",
             "profile": str(profile.get("name", "")),
             "source": source or str(header.source.fields.get("kind", "")),
             "sector": sector_state(header.sector_config),

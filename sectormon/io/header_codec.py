@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from sectormon.data.header import EMPTY, Header, HostFacts, RunOptions, SourceInfo, TargetInfo
+from sectormon.data.header import EMPTY, HOST_KEYS, Header, HostFacts, RunOptions, SourceInfo, TargetInfo
 from sectormon.data.hotspots import HEADER_KEY as HOTSPOTS_KEY
 from sectormon.data.hotspots import HotspotSettings
 from sectormon.data.proxy import PROXY_KEY, ProxySetting
@@ -33,7 +33,6 @@ two nodes by their starts loses the microseconds between their slices."""
 
 TEXT_FIELDS = ("sectormon", "created", "host", "kernel", "machine", "python", "cpu")
 OBJECT_FIELDS = ("topology", "source", "target", "sector_config", "groups", "probe")
-HOST_FIELDS = ("host", "kernel", "machine", "python")
 
 
 def header_from_json(rec: Mapping[str, Any]) -> Header:
@@ -46,7 +45,7 @@ def header_from_json(rec: Mapping[str, Any]) -> Header:
         version=rec.get("sectormon"),
         created=rec.get("created"),
         wall_t0=rec.get("wall_t0"),
-        host=HostFacts(*(rec.get(k) for k in HOST_FIELDS)),
+        host=HostFacts(*(rec.get(k) for k in HOST_KEYS)),
         cpu=rec.get("cpu"),
         topology=rec.get("topology", EMPTY),
         source=SourceInfo.of(rec.get("source", EMPTY)),
@@ -77,7 +76,7 @@ _WRITERS: dict[str, Callable[[Header], Any]] = {
     "sectormon": lambda h: h.version,
     "created": lambda h: h.created,
     "wall_t0": lambda h: h.wall_t0,
-    "host": lambda h: h.host.host,
+    "host": lambda h: h.host.name,
     "kernel": lambda h: h.host.kernel,
     "machine": lambda h: h.host.machine,
     "python": lambda h: h.host.python,

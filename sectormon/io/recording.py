@@ -53,8 +53,10 @@ class RecordingWriter:
         option: str = "--record",
         stream: IO[bytes] | None = None,
     ) -> None:
-        """``option`` names the path in an error; ``stream``: write there instead of opening
-        ``path`` (a caller that replaces a file whole opens its temporary file itself)."""
+        """``header``: the session's :class:`Header`, or a header record as JSON (written as it
+        is: converters of other formats, tests of damaged files); ``option`` names the path in
+        an error; ``stream``: write there instead of opening ``path`` (a caller that replaces a
+        file whole opens its temporary file itself)."""
         self.path = str(path)
         self.failed: str | None = None
         self.failed_errno: int | None = None  # of the OSError that stopped it, if one did

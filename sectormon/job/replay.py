@@ -39,7 +39,7 @@ def job_header(alignment: Alignment) -> Header:
         "warnings": list(alignment.warnings),
     }
     return first.with_fields(
-        host=dataclasses.replace(first.host, host="job of " + ", ".join(n.host for n in alignment.nodes)),
+        host=dataclasses.replace(first.host, name="job of " + ", ".join(n.host for n in alignment.nodes)),
         extra={**first.extra, "job": job},
     )
 

@@ -2,8 +2,9 @@
 
 When counters are scarce (every open group costs fds, reads and ioctls on every unit), a subset of
 units counts the rotating groups and the others count only what needs no counter: the idea of the
-ARM CCN-502 document's "a subset stands in for all". Pure logic, no I/O: what the header records
-(:class:`ProxySetting`), the factor that scales the stand-ins' counts to their CMG
+ARM CCN-502 document's "a subset stands in for all". Pure logic, no I/O: the session's setting
+(:func:`proxy_setting`; the record the header carries is :class:`sectormon.data.proxy.ProxySetting`),
+the factor that scales the stand-ins' counts to their CMG
 (:func:`cmg_factor`) and the bound of that estimate (:func:`half_width`); which units stand in is
 :mod:`sectormon.rotation.stand_ins`. The engine applies it
 (:mod:`sectormon.metrics.proxy_scale`); docs/perf.md says what it costs and guarantees.

@@ -37,7 +37,7 @@ def host_facts() -> HostFacts:
     """Host facts for the header (what perf stat prints above its table)."""
     uname = platform.uname()
     return HostFacts(
-        host=os.environ.get(HOST_ENV) or socket.gethostname(),
+        name=os.environ.get(HOST_ENV) or socket.gethostname(),
         kernel=uname.release,
         machine=uname.machine,
         python=platform.python_version(),

@@ -39,7 +39,7 @@ def test_shipped_headers_are_written_back_as_read(path: Path) -> None:
     typed = header_from_json(rec)
     assert json.dumps(header_to_json(typed)) == json.dumps(rec)
     assert typed.options.interval == rec["options"]["interval"]
-    assert typed.source.kind == rec["source"]["kind"] and typed.host.host == rec.get("host")
+    assert typed.source.kind == rec["source"]["kind"] and typed.host.name == rec.get("host")
     assert "rotation" not in typed.keys and typed.rotation is None  # from before own-time scaling
 
 
@@ -69,7 +69,7 @@ def test_with_fields_keeps_a_fields_place_and_adds_new_ones_last() -> None:
     assert list(out)[-2:] == ["proxy", "recording_started"] and out["proxy"] == proxy.to_json()
     back = changed.without_recording_start()
     assert "recording_started" not in header_to_json(back) and back.recording_started is None
-    renamed = typed.with_fields(host=HostFacts(host="job of a, b", kernel=typed.host.kernel))
+    renamed = typed.with_fields(host=HostFacts(name="job of a, b", kernel=typed.host.kernel))
     assert list(header_to_json(renamed)) == list(header_to_json(typed))
 
 
