@@ -84,6 +84,10 @@ class TargetInfo:
         return cls(mode if isinstance(mode, str) else None, fields)
 
 
+DEFAULT_INTERVAL = 1.0
+DEFAULT_RECENT_SECONDS = 10.0
+
+
 @dataclass(frozen=True)
 class RunOptions:
     """The header's ``options``: the session's timing (seconds) and its stopping rules.
@@ -98,6 +102,17 @@ class RunOptions:
     duration: float | None = None
     baseline_after: float | None = None
     fields: JsonObject = field(default_factory=dict)
+
+    @property
+    def frame_interval(self) -> float:
+        """Seconds per frame: the session's ``--interval``, 1 s in headers that name none (the
+        first recordings, made before the option was recorded)."""
+        return float(self.interval if self.interval is not None else DEFAULT_INTERVAL)
+
+    @property
+    def recent_window(self) -> float:
+        """Seconds of the rolling window, 10 s in headers that name none (likewise)."""
+        return float(self.recent_seconds if self.recent_seconds is not None else DEFAULT_RECENT_SECONDS)
 
     @classmethod
     def of(cls, fields: JsonObject) -> RunOptions:
@@ -188,6 +203,17 @@ class Header:
     """The stream time the recording started at (recordings only)."""
     extra: JsonObject = field(default_factory=dict)
     """Fields this sectormon does not know, kept as written."""
+
+    @property
+    def records_rotation(self) -> bool:
+        """Whether the sampler that made it records its rotation (and scales each unit's counts
+        by its own time); readings of older recordings stand for their whole slice."""
+        return "rotation" in self.keys
+
+    @property
+    def stream_start(self) -> float:
+        """The stream time the recording starts at (0 for a live session's header)."""
+        return float(self.recording_started or 0.0)
 
     @property
     def group_names(self) -> tuple[str, ...]:

@@ -9,8 +9,10 @@ no host) are checked only when present; fields this sectormon does not know are 
 replay prints the header a live run printed, byte for byte.
 
 Headers of older format versions are migrated (:mod:`sectormon.io.migrations`) before they come
-here; what older writers left out is absent here too, and each reader says what absence means
-(no ``rotation``: readings are not scaled by their own time).
+here. What older writers left out stays absent (the header is written back as it was read); what
+its absence means is said once, by the typed record (:attr:`RunOptions.frame_interval
+<sectormon.data.header.RunOptions.frame_interval>`, :attr:`Header.records_rotation
+<sectormon.data.header.Header.records_rotation>`, ...), never by each reader.
 """
 
 from __future__ import annotations

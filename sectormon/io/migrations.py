@@ -1,9 +1,10 @@
 """Every migration of older recordings, in one place: format version 1 and the one v1 reader.
 
 A record of an older format version is brought up to :data:`~sectormon.io.jsonl.FORMAT_VERSION`
-one step at a time (``MIGRATIONS[v]`` takes version ``v`` to ``v + 1``); the header's own
-defaults for fields older writers left out are applied where it is decoded
-(:mod:`sectormon.io.header_codec`), which is the only other place that knows old headers.
+one step at a time (``MIGRATIONS[v]`` takes version ``v`` to ``v + 1``). A header's fields that
+older writers left out are not filled in (a replay writes the header back as it was read): the
+typed header says what each absence means (:mod:`sectormon.data.header`), the only other place
+that knows old recordings.
 
 A version-1 slice stored its readings as objects::
 

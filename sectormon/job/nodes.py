@@ -130,5 +130,5 @@ def node_from_recording(path: str, *, label: str | None = None, skip_bad: bool =
 
     scan = scan_recording(path, skip_bad=skip_bad, name=label)
     host = scan.header.host.name or label or path
-    first_t = float(scan.header.recording_started or 0.0)
+    first_t = scan.header.stream_start
     return Node(host, path, label or path, scan.header, first_t, scan.end_t, warnings=scan.warnings)

@@ -26,12 +26,11 @@ FAPP_KIND = "fapp"
 
 def build_engine(profile: Profile, header: Header) -> MetricsEngine:
     """The engine a header describes (live and replay must build it the same way)."""
-    recent = header.options.recent_seconds
     return MetricsEngine(
         profile,
-        recent_seconds=float(recent if recent is not None else 10.0),
+        recent_seconds=header.options.recent_window,
         unavailable=dict(header.unavailable),
-        start=float(header.recording_started or 0.0),
+        start=header.stream_start,
         rotation=header.rotation,
         own_time=_scales_by_own_time(header),
         # A launched command is held before exec until its counters are on: it starts at 0 s of
@@ -49,7 +48,7 @@ def _scales_by_own_time(header: Header) -> bool:
     standing for its whole slice, so a figure quoted from one does not move on a later replay.
     fapp's event sets are separate runs of one region, each row on its own clock: never own time.
     """
-    return "rotation" in header.keys and header.source.kind != FAPP_KIND
+    return header.records_rotation and header.source.kind != FAPP_KIND
 
 
 def _launched_from_start(header: Header) -> bool:

@@ -50,10 +50,8 @@ def stream_header(header: Header) -> Header:
 
 
 def frame_timing(header: Header) -> tuple[float, float]:
-    """The frame interval and the stream start a recording's header gives (the codec checked
-    both: an interval of at least a nanosecond; a header without one is from 1-second frames)."""
-    interval = header.options.interval
-    return float(interval if interval is not None else 1.0), float(header.recording_started or 0.0)
+    """The frame interval and the stream start a recording's header gives (the codec checked both)."""
+    return header.options.frame_interval, header.stream_start
 
 
 def frame_builder(header: Header, path: str) -> FrameBuilder:

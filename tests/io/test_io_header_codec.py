@@ -96,3 +96,12 @@ def test_a_live_header_is_written_in_this_sectormons_order() -> None:
     assert list(out) == [k for k in FIELD_ORDER if k in out]
     assert {"schema", "options", "profile", "groups", "probe"} <= set(out)
     assert header_to_json(header_from_json(json.loads(json.dumps(out)))) == json.loads(json.dumps(out))
+
+
+def test_what_an_older_header_leaves_out_means_one_thing_everywhere() -> None:
+    old = header_from_json({"schema": "sectormon/recording/2", "options": {}})
+    assert old.options.frame_interval == 1.0 and old.options.recent_window == 10.0
+    assert not old.records_rotation and old.stream_start == 0.0
+    new = header_from_json({"options": {"interval": 0.25, "recent_seconds": 2}, "rotation": None})
+    assert new.options.frame_interval == 0.25 and new.options.recent_window == 2.0
+    assert new.records_rotation  # present, even null: written by a sampler that records it
