@@ -195,7 +195,7 @@ def _run_headless(args: argparse.Namespace, exporter: OpenMetricsExporter | None
         with open_recording(args.file, skip_bad=args.skip_bad) as stream:
             frame_builder(stream.header, args.file)
             exporter.start(stream_header(stream.header))
-            speed = (args.speed or 1.0) * default_time_scale(stream.header, args.file)
+            speed = (args.speed or 1.0) * default_time_scale(stream.header)
             for frame in replay_frames(stream, t_from=args.t_from, t_to=args.t_to, speed=speed):
                 exporter.publish(frame)
             for warning in stream.warnings:

@@ -20,7 +20,7 @@ import math
 from typing import IO, NamedTuple
 
 from sectormon.data.frames import FrameClock
-from sectormon.io.reader import slice_key
+from sectormon.io.slice_keys import slice_key
 
 
 class Boundary(NamedTuple):

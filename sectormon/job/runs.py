@@ -114,5 +114,5 @@ def job_side_runs(
         frame = final_job_frame(alignment, skip_bad=skip_bad)
         run = job_run_metrics(frame, alignment, label=label)
         first = alignment.nodes[0]
-        profile = profile_from_dict(dict(first.header["profile"]), source=first.label)
+        profile = profile_from_dict(dict(first.header.profile), source=first.label)
         return run, profile, list(alignment.warnings)

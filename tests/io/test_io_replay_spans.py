@@ -28,7 +28,7 @@ from sectormon.data.frames import FrameClock
 from sectormon.data.readings import Mark, Slice
 from sectormon.errors import SectormonError
 from sectormon.io import RecordingError, open_recording
-from sectormon.io.reader import slice_time
+from sectormon.io.slice_keys import slice_time
 from sectormon.io.spans import SpanFinder
 from sectormon.session import replay_worker
 from sectormon.session.replay import final_frame, replay_frames
