@@ -12,7 +12,8 @@ from __future__ import annotations
 import os
 import resource
 from collections.abc import Callable, Iterable
-from pathlib import Path
+
+from sectormon.host import roots
 
 CLOCK_TICKS = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
 """Ticks per second of ``/proc/PID/stat``'s times (USER_HZ, 100 on Linux): their resolution."""
@@ -52,17 +53,15 @@ class TargetCpuClock:
         pids: Callable[[], Iterable[int]],
         *,
         reaped_root: Callable[[], bool] = lambda: False,
-        procfs_root: str | Path = "/proc",
     ) -> None:
         self._pids = pids
         self._reaped_root = reaped_root
-        self._procfs_root = str(procfs_root)
         self._children_before = _children_seconds()
         self._root_ticks = 0
 
     def _ticks(self, pid: int) -> int | None:
         try:
-            with open(os.path.join(self._procfs_root, str(pid), "stat"), "rb") as handle:
+            with open(roots.procfs(pid, "stat"), "rb") as handle:
                 return stat_cpu_ticks(handle.read())
         except OSError:  # ended (or not ours to read)
             return None

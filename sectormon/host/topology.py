@@ -1,4 +1,5 @@
-"""CPUs and CMGs of this host, read from sysfs/procfs (roots injectable so tests use fake trees).
+"""CPUs and CMGs of this host, read from sysfs/procfs (under :mod:`sectormon.host.roots`, so tests
+use fake trees).
 
 On an A64FX the CMG (12 cores sharing one L2 and one memory controller) comes from the NUMA nodes,
 because the cache sysfs is empty on some A64FX firmware. Assistant cores (a NUMA node holding a
@@ -8,6 +9,7 @@ sharing domain plays the CMG's role, else the last-level-cache domain, else the 
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -15,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from sectormon.errors import DataError, UsageError
+from sectormon.host import roots
 
 DOMAINS = ("cmg", "l2", "llc", "single")
 MAX_CPU = 65535  # far above any Linux NR_CPUS; stops "0-999999999" from allocating a huge tuple
@@ -196,9 +199,9 @@ def _read_list(path: Path) -> tuple[int, ...] | None:
         raise DataError(str(path), 1, f"bad CPU list {text.strip()!r}", "expected e.g. 0-3,8") from exc
 
 
-def cpuinfo_fields(procfs_root: str | Path = "/proc") -> dict[str, str]:
+def cpuinfo_fields() -> dict[str, str]:
     """The first value of each ``key : value`` line of /proc/cpuinfo (empty when unreadable)."""
-    text = _read(Path(procfs_root) / "cpuinfo") or ""
+    text = _read(Path(roots.procfs("cpuinfo"))) or ""
     fields: dict[str, str] = {}
     for line in text.splitlines():
         key, sep, value = line.partition(":")
@@ -338,11 +341,11 @@ def _a64fx_variant(compute_cpus: int, freq_ghz: float | None) -> str:
     return ""
 
 
-def load_topology(sysfs_root: str | Path = "/sys", procfs_root: str | Path = "/proc") -> Topology:
+def load_topology() -> Topology:
     """Read the host's CPUs and CMGs (NUMA first on A64FX, cache sysfs as the fallback)."""
-    sys_root = Path(sysfs_root)
+    sys_root = Path(roots.SYSFS_PATH)
     online = _online_cpus(sys_root)
-    model, is_a64fx = cpu_model(cpuinfo_fields(procfs_root))
+    model, is_a64fx = cpu_model(cpuinfo_fields())
     excluded: tuple[int, ...] = ()
     variant = ""
     cmgs: dict[int, tuple[int, ...]] = {}
@@ -375,3 +378,27 @@ def load_topology(sysfs_root: str | Path = "/sys", procfs_root: str | Path = "/p
         variant=variant,
         excluded=excluded,
     )
+
+
+def online_cpus() -> tuple[int, ...]:
+    """The CPUs online now, or, when sysfs does not say, those this process may run on (a task's
+    per-CPU inherited sampling events must cover every CPU it may move to)."""
+    try:
+        online = _read_list(Path(roots.sysfs("devices/system/cpu/online")))
+    except DataError:
+        online = None
+    return online or tuple(sorted(os.sched_getaffinity(0)))
+
+
+def data_cache_line_size() -> int:
+    """The L1 data cache's line size from sysfs (64 when sysfs does not say)."""
+    base = Path(roots.sysfs("devices/system/cpu/cpu0/cache"))
+    try:
+        for index in sorted(base.glob("index*")):
+            if (index / "type").read_text().strip() in ("Data", "Unified"):
+                size = int((index / "coherency_line_size").read_text())
+                if size > 0 and not size & (size - 1):
+                    return size
+    except (OSError, ValueError):
+        pass
+    return 64

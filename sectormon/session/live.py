@@ -30,7 +30,7 @@ from sectormon.session.control import SessionBase, WarningCallback
 from sectormon.session.hotspots import builder_for
 from sectormon.session.options import SessionOptions
 from sectormon.sources.base import SampleFeed, Source
-from sectormon.sources.perf.targets import describe_exit
+from sectormon.sources.perf.launch import describe_exit
 
 SAMPLING_STOPPED = "sampling stopped"
 """How a session that failed mid-run says so (on screen, and in its recording)."""
