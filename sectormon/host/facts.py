@@ -1,4 +1,5 @@
-"""Facts about this host that decide what sectormon can count: CPU, kernel, perf permissions, PMUs.
+"""Facts about this host that decide what sectormon can count: CPU, kernel, perf permissions, PMUs
+and how the kernel multiplexes them.
 
 Read from procfs/sysfs under :mod:`sectormon.host.roots` (tests use fake trees). ``sectormon check``
 shows them; the perf source uses :func:`cpu_wide_allowed` to decide whether CMG-scoped events can be
@@ -153,6 +154,29 @@ def list_pmus() -> tuple[Pmu, ...]:
         )
         for p in entries
     )
+
+
+def mux_intervals() -> dict[str, int]:
+    """Per PMU name, the kernel's multiplexing period in ms (PMUs without the file, or unreadable,
+    left out).
+
+    When more groups are enabled than a PMU has counters, the kernel rotates them every
+    ``perf_event_mux_interval_ms`` of that PMU. sectormon's kernel rotation relies on it, so the
+    header reports it; it is read, never written: changing it is the administrator's call.
+    """
+    out: dict[str, int] = {}
+    try:
+        pmus = sorted(Path(roots.sysfs("bus/event_source/devices")).iterdir())
+    except OSError:
+        return out
+    for pmu in pmus:
+        try:
+            text = (pmu / "perf_event_mux_interval_ms").read_text().strip()
+        except OSError:
+            continue
+        if text.isdigit():
+            out[pmu.name] = int(text)
+    return out
 
 
 def collect_hostinfo() -> HostInfo:

@@ -6,10 +6,11 @@ followed process's threads from ``/proc/PID/task`` and finds the processes they 
 ``/proc/PID/task/TID/children``. The sampler asks every timeslice whether the processes have
 ended and whether their threads changed; reading ``/proc/PID/stat`` and listing the task folder
 answer both, but cost more than the counters themselves right after the sampler's sleep next to
-a busy target (docs/perf-tuning.md, the sampler's second pass), so on the real procfs the answers come from
-descriptors kept open: a pidfd per target process, readable once it has exited (one ``poll``),
-and each followed process's task folder, whose link count is 2 + its number of threads (one
-``fstat``). In a fake procfs tree (tests) nothing is kept open: a pid there is only a folder name.
+a busy target (docs/perf-tuning.md, the sampler's second pass). So on the real procfs the answers
+come from descriptors kept open: a pidfd per target process, readable once it has exited (one
+``poll``), and each followed process's task folder, whose link count is 2 + its number of threads
+(one ``fstat``). In a fake procfs tree (tests) nothing is kept open: a pid there is only a folder
+name.
 """
 
 from __future__ import annotations

@@ -236,8 +236,8 @@ def cpu_model(fields: Mapping[str, str]) -> tuple[str, bool]:
     return "unknown", False
 
 
-def _online_cpus(sysfs_root: Path) -> tuple[int, ...]:
-    cpu_dir = sysfs_root / "devices/system/cpu"
+def _online_cpus() -> tuple[int, ...]:
+    cpu_dir = Path(roots.sysfs("devices/system/cpu"))
     online = _read_list(cpu_dir / "online")
     if online:
         return online
@@ -251,9 +251,9 @@ def _online_cpus(sysfs_root: Path) -> tuple[int, ...]:
     return tuple(found)
 
 
-def _numa_nodes(sysfs_root: Path) -> list[tuple[int, tuple[int, ...]]]:
+def _numa_nodes() -> list[tuple[int, tuple[int, ...]]]:
     """(node id, all CPUs of the node) in node order; memory-only nodes have no CPUs."""
-    node_dir = sysfs_root / "devices/system/node"
+    node_dir = Path(roots.sysfs("devices/system/node"))
     if not node_dir.is_dir():
         return []
     nodes = []
@@ -283,13 +283,13 @@ def _a64fx_cmgs(
     return cmgs, excluded, sum(len(cpus) for _, cpus in compute)
 
 
-def _cache_domains(sysfs_root: Path, online: Sequence[int]) -> tuple[str, dict[int, tuple[int, ...]]] | None:
+def _cache_domains(online: Sequence[int]) -> tuple[str, dict[int, tuple[int, ...]]] | None:
     """("l2" | "llc", domains) from cpuN/cache/index*/, or None when the information is missing."""
     online_set = set(online)
     per_cpu: dict[int, dict[int, frozenset[int]]] = {}
     for cpu in online:
         levels: dict[int, frozenset[int]] = {}
-        cache_dir = sysfs_root / f"devices/system/cpu/cpu{cpu}/cache"
+        cache_dir = Path(roots.sysfs(f"devices/system/cpu/cpu{cpu}/cache"))
         for index in sorted(cache_dir.glob("index[0-9]*")) if cache_dir.is_dir() else []:
             level = _int_or_none((_read(index / "level") or "").strip())
             kind = (_read(index / "type") or "").strip()
@@ -322,9 +322,9 @@ def _cache_domains(sysfs_root: Path, online: Sequence[int]) -> tuple[str, dict[i
     return None
 
 
-def _max_freq_ghz(sysfs_root: Path, cpu: int) -> float | None:
+def _max_freq_ghz(cpu: int) -> float | None:
     khz = _int_or_none(
-        (_read(sysfs_root / f"devices/system/cpu/cpu{cpu}/cpufreq/cpuinfo_max_freq") or "").strip()
+        (_read(Path(roots.sysfs(f"devices/system/cpu/cpu{cpu}/cpufreq/cpuinfo_max_freq"))) or "").strip()
     )
     return khz / 1e6 if khz else None
 
@@ -343,23 +343,22 @@ def _a64fx_variant(compute_cpus: int, freq_ghz: float | None) -> str:
 
 def load_topology() -> Topology:
     """Read the host's CPUs and CMGs (NUMA first on A64FX, cache sysfs as the fallback)."""
-    sys_root = Path(roots.SYSFS_PATH)
-    online = _online_cpus(sys_root)
+    online = _online_cpus()
     model, is_a64fx = cpu_model(cpuinfo_fields())
     excluded: tuple[int, ...] = ()
     variant = ""
     cmgs: dict[int, tuple[int, ...]] = {}
     domain = "single"
     if is_a64fx:
-        cmgs, excluded, compute = _a64fx_cmgs(_numa_nodes(sys_root), online)
+        cmgs, excluded, compute = _a64fx_cmgs(_numa_nodes(), online)
         if cmgs:
             domain = "cmg"
             first = min(c for cpus in cmgs.values() for c in cpus)
-            variant = _a64fx_variant(compute, _max_freq_ghz(sys_root, first))
+            variant = _a64fx_variant(compute, _max_freq_ghz(first))
         else:
             excluded = ()
     if not cmgs:
-        found = _cache_domains(sys_root, online)
+        found = _cache_domains(online)
         if found is not None:
             kind, cmgs = found
             # On an A64FX the L2 domain is the CMG itself.

@@ -12,7 +12,7 @@ from typing import Any
 
 from sectormon import __version__
 from sectormon.data.frames import HEADER_SCHEMA
-from sectormon.perf.mux import mux_intervals
+from sectormon.host.facts import mux_intervals
 from sectormon.perf.probe import ProbeResult
 from sectormon.profiles.loader import profile_to_dict
 from sectormon.profiles.model import Profile

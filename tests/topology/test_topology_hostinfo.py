@@ -8,7 +8,14 @@ from pathlib import Path
 import pytest
 
 from sectormon.host import roots
-from sectormon.host.facts import HostInfo, collect_hostinfo, cpu_wide_allowed, list_pmus, paranoid_meaning
+from sectormon.host.facts import (
+    HostInfo,
+    collect_hostinfo,
+    cpu_wide_allowed,
+    list_pmus,
+    mux_intervals,
+    paranoid_meaning,
+)
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "sysfs"
 
@@ -97,6 +104,18 @@ def test_capabilities_from_status(
 def test_missing_pmu_dir_gives_no_pmus(tmp_path: Path) -> None:
     with roots.use(sysfs=tmp_path):
         assert list_pmus() == ()
+
+
+def test_mux_intervals_per_pmu(tmp_path: Path) -> None:
+    devices = tmp_path / "bus/event_source/devices"
+    for pmu, interval in (("cpu", "4\n"), ("software", "1"), ("odd", "x"), ("none", None)):
+        (devices / pmu).mkdir(parents=True)
+        if interval is not None:
+            (devices / pmu / "perf_event_mux_interval_ms").write_text(interval)
+    with roots.use(sysfs=tmp_path):
+        assert mux_intervals() == {"cpu": 4, "software": 1}
+    with roots.use(sysfs=tmp_path / "missing"):
+        assert mux_intervals() == {}
 
 
 def test_real_host_has_the_software_pmu() -> None:
