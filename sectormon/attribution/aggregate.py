@@ -1,6 +1,9 @@
 """Count attributed samples per function, source line, data object and cache line.
 
-The design notes of this module are in docs/internals.md.
+Samples are fed one at a time (live, or again from a recording) and ``HotspotAggregator.table``
+snapshots the tallies into an immutable table whenever asked. Each location's estimate is the HP
+Caliper scale factor (counted total over sampled periods) times its sampled periods, so the
+estimates add up to the counted total: they rank locations, they are not exact counts.
 """
 
 from __future__ import annotations

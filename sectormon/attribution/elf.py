@@ -16,11 +16,11 @@ pyelftools reads a section, its size is checked against the file (and a compress
 declared size against :data:`MAX_SECTION_BYTES`), so a fuzzed size is refused before it is
 allocated.
 
-DWARF lines are the expensive part (a libpython has 2.5 MB of ``.debug_line``, about a million
-rows), so they are decoded lazily, per compilation unit: the first source lookup reads which
-address ranges each unit covers (``.debug_aranges``, else each unit's top DIE), and a unit's line
-program is decoded when a sampled address first falls in it, into compact arrays (16 bytes a row
-plus one string per distinct ``file:line``). Units no sample touches are never decoded.
+DWARF lines are the expensive part (a libpython's: bench_hotspots in docs/perf-tuning.md, "DWARF
+lines and live windows"), so they are decoded lazily, per compilation unit: the first source lookup
+reads which address ranges each unit covers (``.debug_aranges``, else each unit's top DIE), and a
+unit's line program is decoded when a sampled address first falls in it, into compact arrays (16
+bytes a row plus one string per distinct ``file:line``). Units no sample touches are never decoded.
 """
 
 from __future__ import annotations

@@ -1,6 +1,9 @@
 """Resolve samples to code and data locations, following each process's address space in time.
 
-The design notes of this module are in docs/internals.md.
+Map, exec and fork events change each process's address space as they come, and every sample is
+resolved against its process's space as it was when the sample was taken. IPs repeat, so resolved
+code locations are cached per process until its mappings change; data addresses come in runs, so
+the last data range is remembered. Equal locations are interned (one object), cheap to count.
 """
 
 from __future__ import annotations

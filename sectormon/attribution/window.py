@@ -1,6 +1,9 @@
 """Hot spots per frame: samples aggregated over each frame window and over the whole run.
 
-The design notes of this module are in docs/internals.md.
+Each frame gets its immutable ``FrameHotspots``: the window's table and the whole run's, with the
+counted totals behind their scale factors. Every batch feeds both aggregators, so nothing has to be
+merged, and the same batches in the same order give the same tables: a replay shows what the live
+run showed.
 """
 
 from __future__ import annotations

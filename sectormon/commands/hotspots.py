@@ -1,6 +1,10 @@
 """``sectormon hotspots``: which functions and which data objects take the events (sampled attribution).
 
-The design notes of this module are in docs/internals.md.
+It samples one event on a target (``--pid``, ``--cpus`` or ``-- CMD``), counts the same event in
+the same run for the scale factor, then resolves and aggregates the samples and prints per function,
+source line and data object: samples, estimate, share and latency buckets. The three steps stay
+apart: the sampling run (``sources/perf/samples.py``), attribution (``attribution/``), the report.
+Without ``--event`` it samples the profile's sampling event, or page-faults where that cannot be.
 """
 
 from __future__ import annotations

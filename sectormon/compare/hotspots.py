@@ -1,6 +1,9 @@
 """How the hot spots moved between the baseline and the sector run (recordings made with ``--sample``).
 
-The design notes of this module are in docs/internals.md.
+Each side's whole-run table gives every function's and data object's share of the sampled events;
+the comparison lists, hottest first, both shares and the percentage points between them. A location
+one side never sampled has share 0 there; a side that did not sample has no table, so no comparison
+is made and a warning says which side sampled.
 """
 
 from __future__ import annotations

@@ -1,6 +1,10 @@
 """Baseline vs tuned run: every metric per scope with delta, improvement and the section-3 effects.
 
-The design notes of this module are in docs/internals.md.
+Both sides arrive as ``RunMetrics`` (``compare/sides.py``), so the comparison does not care where a
+run came from. It follows the PMU document (sections 3 and 6.6): ``delta = other - base``, an
+improvement signed by the metric's ``better`` direction, the relative change, section 3.8's
+``IPC_improvement`` and the L2 effectiveness. A metric only one side can compute is n/a on the
+other, never 0. Rendering is ``compare/render.py``'s.
 """
 
 from __future__ import annotations

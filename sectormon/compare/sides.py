@@ -1,6 +1,9 @@
 """The two sides of ``sectormon compare``, loaded: each path reduced to a :class:`RunMetrics`.
 
-The design notes of this module are in docs/internals.md.
+A recording is replayed to its final frame, whose whole-run window gives the total, CMG and core
+scopes; a fapp folder, or a recording ``sectormon import fapp`` made of one, goes through the fapp
+analysis, so a folder and its import compare the same. Sides that are unlike (another profile,
+another source) are said in warnings; sides with no metric valued on both are an error.
 """
 
 from __future__ import annotations

@@ -26,8 +26,8 @@ class LatencyBucket:
 
 
 class Sample(NamedTuple):
-    """One sampled event (a named tuple: millions are made, three times faster than a frozen
-    dataclass).
+    """One sampled event (a named tuple: millions are made, and a frozen dataclass costs several
+    times as much to make: see bench_hotspots in docs/perf-tuning.md).
 
     ``time`` is in ns (CLOCK_MONOTONIC for perf). ``addr`` is the data address, None when the
     event or the PMU gives none (A64FX overflow samples, most hardware events). ``weight`` is the

@@ -1,6 +1,12 @@
 """The newest frame a session published, as the families of a scrape.
 
-The design notes of this module are in docs/internals.md.
+``publish`` runs on the session's thread and only appends to a queue, so a session never waits for
+a scrape; a scrape folds the queued frames into the counters and renders the last, so every series
+of one scrape comes from one frame. Gauges are the last interval's metrics, counters the sum of every
+interval's scaled counts (a counter never steps back); n/a metrics are left out, never exported as
+0. A scrape's text is made once per frame and format and shared by every scraper of that frame.
+
+Longer notes: docs/internals.md.
 """
 
 from __future__ import annotations

@@ -1,6 +1,9 @@
 """A fapp measurement's counts by profile event name: one definition for section 3, import and compare.
 
-The design notes of this module are in docs/internals.md.
+A thread row's counts are its columns by profile event name (``CPU_CYCLES`` from 0x11 when the set
+counted it, else PMCCNTR). A CMG-wide event was counted whole by every thread's row, so its value is
+the mean of the rows (summing would count the CMG 12 times), rounded so a recording and the analysis
+hold the same integer. Across event sets, an event counted in several is their mean.
 """
 
 from __future__ import annotations

@@ -1,6 +1,9 @@
 """A recording made by ``sectormon import fapp`` back into the measurement it came from.
 
-The design notes of this module are in docs/internals.md.
+``compare`` reads an imported recording through this rather than the engine, so a fapp folder and its
+import give the same metrics: the fapp analysis takes all of a metric's inputs from one event set,
+where the engine keeps one count per event. The recording keeps which set each count came from (the
+reading's group, the rows whole, the header's ``source.event_sets``), which is what makes this exact.
 """
 
 from __future__ import annotations

@@ -1,6 +1,9 @@
 """Event names and scopes for raw A64FX codes found in fapp data.
 
-The design notes of this module are in docs/internals.md.
+Names come from the a64fx profile, matched by code, never by name; a code the profile lacks is
+named like perf's raw syntax (``r80c0``), and the cycle counter column ``PMCCNTR`` is ``CPU_CYCLES``.
+An event is CMG-wide when the profile says so, or when the PMU specification counts it per CMG and
+the profile does not define it (fapp data carries many events the sector profile leaves out).
 """
 
 from __future__ import annotations

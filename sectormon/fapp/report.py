@@ -1,6 +1,12 @@
 """Fujitsu's CPU Performance Analysis report (v4.2.1) recomputed from the raw cpupa counts.
 
-The design notes of this module are in docs/internals.md.
+The formulas follow Fujitsu's workbook cell by cell: each event from the event set the workbook takes
+it from, time-based metrics over pa1's time, the workbook's clamps, the CMG total by its own rules,
+and the report's own metric names, so values can be checked against the report itself. Deliberate
+differences: a zero denominator or a missing event set gives n/a, not 0, and an untimed thread is
+left out of the CMG's means instead of averaging in its zeros.
+
+Longer notes: docs/internals.md.
 """
 
 from __future__ import annotations

@@ -1,6 +1,12 @@
 """The a64fx profile's metrics over fapp cpupa event sets: the PMU document's section 3 and more.
 
-The design notes of this module are in docs/internals.md.
+The formulas, energy factors and metric list are the profile's, evaluated by the same code as the
+live engine; this module only decides which counts go in. Each event set is a separate run, so a
+metric takes all its inputs from the first set that counts them all (a ratio is never skewed by
+run-to-run variation), and is flagged ``split`` when no set does. Per thread, CMG-wide events are
+left out (no thread owns them); the CMG total takes their mean over the rows.
+
+Longer notes: docs/internals.md.
 """
 
 from __future__ import annotations

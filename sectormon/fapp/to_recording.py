@@ -1,6 +1,12 @@
 """Turn a fapp measurement into a sectormon recording, so ``replay`` and ``compare`` work on it.
 
-The design notes of this module are in docs/internals.md.
+Every event set measured the same region once, so the recording is one slice as long as that region
+(the mean pa1 time), holding one reading per thread and set and one per CMG and set for CMG-wide
+events. The engine then gives each event's raw count (or its mean over the sets that counted it),
+with no multiplexing correction. The thread readings keep their rows whole so that ``compare`` can
+rebuild the measurement exactly (``fapp/from_recording.py``).
+
+Longer notes: docs/internals.md.
 """
 
 from __future__ import annotations

@@ -1,6 +1,10 @@
 """Reader for fapp ``cpupa`` XML exports (``fapppx -A -Icpupa -txml``): one event set per file.
 
-The design notes of this module are in docs/internals.md.
+It relies only on what the PMU document's comparison script and fapp's manual show: counts as
+``<event name="0x0011">N</event>`` elements grouped in one element per row, and the thread, process,
+region and call a row belongs to found in the elements around it, by name or attribute. Groups
+outside any thread are summaries and are skipped, as the CSV reader skips non-thread rows. The input
+is untrusted: parsed with defusedxml, every problem a ``DataError`` naming file and line.
 """
 
 from __future__ import annotations

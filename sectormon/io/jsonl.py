@@ -10,12 +10,13 @@ against a table of event layouts instead of one object per reading::
 A row is ``[unit, core, cmg, group, te, tr, layout, values]``: ``values[i]`` counts
 ``events[layout][i]``. That is a third of the bytes of version 1 and well under half its
 ``json.loads`` time, and it decodes straight into :class:`Slice` rows (what the engine takes): one
-pass of plain type tests per row (measured faster on CPython 3.11 than transposing the rows with
-``zip`` for column checks), and one C-level pass over all the counts of the slice, never one
-Python statement per count. When a check fails, :func:`_row_problem` finds the precise problem,
-so a bad file gives a :class:`BadRecord` (turned into a one-line error with the line number by the
-reader), never a ``TypeError`` deep inside the metrics engine. Every line stays self-contained
-(its own ``events``), so a cut file, ``--skip-bad``, seeking and resuming work line by line.
+pass of plain type tests per row (cheaper than transposing the rows with ``zip`` for column checks:
+see bench_replay in docs/perf-tuning.md, "Third pass"), and one C-level pass over all the counts of
+the slice, never one Python statement per count. When a check fails, :func:`_row_problem` finds the
+precise problem, so a bad file gives a :class:`BadRecord` (turned into a one-line error with the
+line number by the reader), never a ``TypeError`` deep inside the metrics engine. Every line stays
+self-contained (its own ``events``), so a cut file, ``--skip-bad``, seeking and resuming work line
+by line.
 
 Version 1 slices (one object per reading) are decoded by :mod:`sectormon.io.v1`.
 """

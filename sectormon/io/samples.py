@@ -1,6 +1,10 @@
 """The ``samples`` record of a recording: one frame window's samples, already attributed.
 
-The design notes of this module are in docs/internals.md.
+Samples are stored resolved (names, not addresses): resolving again would need the binaries and the
+address spaces of the time, which a replay elsewhere does not have. Each record carries its own
+tables of code and data locations, so every line stands alone as slices do (a cut file,
+``--skip-bad`` and seeking work line by line); the reader interns the locations, since the
+aggregator finds a location's tallies by identity first.
 """
 
 from __future__ import annotations

@@ -1,6 +1,9 @@
 """One job frame from the nodes' frames of one interval: job totals, and every node's scopes.
 
-The design notes of this module are in docs/internals.md.
+Job totals are the nodes' scaled counts summed in the nodes' order (the same float every time), with
+the profile's metrics evaluated over them. A node with no frame in the interval adds nothing and
+lowers the coverage. Each node keeps its own scopes as its own replay computed them, named
+``node:HOST/cmg:N`` and ``node:HOST/core:N``.
 """
 
 from __future__ import annotations

@@ -1,6 +1,12 @@
 """The merged job file: the nodes' recordings, verbatim, behind one job header.
 
-The design notes of this module are in docs/internals.md.
+Line 1 is the job header (interval, nodes with their offsets, warnings); each node follows as a
+marker line and then its recording line for line. The raw readings stay raw, so a job replays
+through today's formulas, and a node's part replays exactly as its own recording. Reading a job
+extracts each node into a temporary recording, one file open at a time, under a name that says
+which node of which job it is.
+
+Longer notes: docs/internals.md.
 """
 
 from __future__ import annotations

@@ -1,6 +1,12 @@
 """Slices summed ahead of the engine: how a replay's reader processes take the per-row work.
 
-The design notes of this module are in docs/internals.md.
+``RowAggregator`` runs the very accumulation of ``MetricsEngine.add_slice`` wherever the rows are
+read (a replay's reader processes, ``session/replay_worker.py``) and hands the engine one
+``RowBatch`` per frame interval; ``add_batch`` takes the accumulated states as they are, so the
+frames are those of ``add_slice``, bit for bit. An aggregator numbers units itself, so it can start
+at any frame boundary; batches hold plain values only, so they cross a pipe with ``marshal``.
+
+Longer notes: docs/internals.md.
 """
 
 from __future__ import annotations

@@ -1,6 +1,12 @@
 """A profile's metrics compiled once: evaluation order, input events, split flags, scope levels.
 
-The design notes of this module are in docs/internals.md.
+Metrics are evaluated in profile order over scaled event counts, the profile's constants,
+``SECONDS`` and the metrics before them. Compiling works out once what every frame needs: each
+metric's input events (direct or through referenced metrics, which set its coverage), whether it is
+*split* (no single group counts all its inputs, so a phase change can skew it), and the scope levels
+it is computed at.
+
+Longer notes: docs/internals.md.
 """
 
 from __future__ import annotations

@@ -44,9 +44,9 @@ TASK_TIME_EVENT = EventDef(
 """Opened on every unit in the always-on group when the profile has no always-on per-PE event
 (a profile of PMU events only, such as the A64FX one), on a source that counts software events: the
 reference is then task time, not presence. Presence assumes every unit of a CMG ran as much as its
-stand-ins; on a loaded machine the scheduler gives threads unequal shares (one of 48 threads ran
-0.63 of the mean over 3 s at load 2), which made a presence estimate 9-27 % off, while per second
-of task time the same threads did the same work. Its name is no identifier: no formula or profile
+stand-ins; on a loaded machine the scheduler gives threads unequal shares, which put a presence
+estimate far off, while per second of task time the same threads did the same work (bench_sampler
+in docs/perf-tuning.md, "``--proxy 1`` under load"). Its name is no identifier: no formula or profile
 event can take it, and the engine counts only its ``time_enabled``."""
 
 

@@ -1,6 +1,12 @@
 """Scope sums of one window, computed column by column: per event, one value per scope.
 
-The design notes of this module are in docs/internals.md.
+Every scope (total, CMG, core, thread) sums its entities' extrapolated counts
+``raw * (present / counted)`` with their counted and present seconds. The work runs per event column
+over all entities at once, because most of it is shared: one group's events have the same counted
+seconds, so each ratio is computed once, and entities of one class sit next to each other, so an
+event's column is one contiguous slice. Sums keep the engine's fixed float order.
+
+Longer notes: docs/internals.md.
 """
 
 from __future__ import annotations

@@ -1,6 +1,12 @@
 """Accumulators behind the engine's windows: entities, per-interval contributions, recent sums.
 
-The design notes of this module are in docs/internals.md.
+An entity is one unit at one binding (a thread that moves core becomes a new entity). What it
+counted in an interval is one flat float vector (raw sums, read seconds, own counted seconds, known
+and active time); windows are sums of those vectors, and extrapolation happens once per entity and
+window, never per interval. Every sum is spelled out in one fixed order, so frames are bit for bit
+the same whether the engine was fed row by row or in a reader's batches.
+
+Longer notes: docs/internals.md.
 """
 
 from __future__ import annotations
@@ -430,7 +436,7 @@ def entity_terms(present: float, vec: Vector, n_events: int, own_time: bool = Tr
     The scaled count is :func:`sectormon.data.readings.extrapolate` (``raw * (present / counted)``),
     written out over the vector because this runs for every entity of every window. (List
     comprehensions: CPython 3.11 specialises their float arithmetic, which makes them cheaper than
-    ``map`` with ``operator`` functions here, measured.)
+    ``map`` with ``operator`` functions here: see bench_engine in docs/perf-tuning.md.)
     """
     counted = wall_counted(vec, n_events, own_time) if n_events else []
     scaled = [raw * (present / c) if c > 0.0 else 0.0 for raw, c in zip(vec, counted, strict=False)]

@@ -1,6 +1,9 @@
 """The ctypes perf_event_open wrapper (knows nothing of A64FX: every CPU fact lives in profiles/).
 
-The design notes of this module are in docs/internals.md.
+The package is the one place that talks to the kernel's perf interface: the ABI as ctypes data, the
+syscall binding, typed errors, event spec parsing, counter groups, probing, and sampling events with
+their ring buffers and record parser. It imports the standard library and ``sectormon.errors`` only,
+so every A64FX fact (codes, scopes, errata) stays in the profiles.
 """
 
 from __future__ import annotations

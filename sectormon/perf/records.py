@@ -1,6 +1,10 @@
 """Records of a sampling event's ring buffer: their types and one parser (and its inverse).
 
-The design notes of this module are in docs/internals.md.
+A sample's payload holds the fields its ``sample_type`` asked for in the ABI's fixed order;
+``RecordLayout`` turns a ``sample_type`` into precompiled structs once, so a sample parses with one
+``unpack_from``. The parser never trusts the bytes: a size smaller than a header stops it with a
+reason, a record cut at the end waits for the next read, and a known record of the wrong size is
+counted as malformed and skipped.
 """
 
 from __future__ import annotations
@@ -47,7 +51,8 @@ class SampleRecord(NamedTuple):
     ``weight`` the PMU's cost of the sampled access, in cycles on PEBS and SPE (0: none).
 
     A named tuple, not a frozen dataclass like the rarer records: a run has millions of samples,
-    and a frozen dataclass takes three times as long to build.
+    and a frozen dataclass takes several times as long to build (bench_hotspots in
+    docs/perf-tuning.md).
     """
 
     ip: int

@@ -1,6 +1,9 @@
 """The ring buffer of one sampling event: a shared mapping the kernel writes and we read.
 
-The design notes of this module are in docs/internals.md.
+One metadata page, then ``2^n`` data pages: the kernel appends at ``data_head`` and never overwrites
+past ``data_tail``, which the reader stores when done. ``RingBuffer.read`` copies all published bytes
+out in one slice (two at the wrap) between the two barriers the protocol needs, so the kernel gets
+its space back at once and parsing happens on the copy.
 """
 
 from __future__ import annotations

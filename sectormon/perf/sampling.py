@@ -1,6 +1,12 @@
 """One sampling event on a thread or CPU: ``sample_period``/``sample_freq``, its ring buffer, its records.
 
-The design notes of this module are in docs/internals.md.
+The event writes samples with IP, pid/tid, time, data address, CPU and weight (the period only in
+``freq`` mode: with a fixed period, asking for it makes a software event sample every occurrence).
+Beside it a ``dummy`` tracking event writes the side-band records symbolization needs (mmap, comm,
+fork/exit) into the same ring, so the sampling event's lost count is its lost samples alone.
+CLOCK_MONOTONIC stamps make every time comparable with ``time.monotonic_ns()``.
+
+Longer notes: docs/internals.md.
 """
 
 from __future__ import annotations

@@ -1,6 +1,10 @@
 """The formula language of metrics: parsed once, compiled to closures, never ``eval``.
 
-The design notes of this module are in docs/internals.md.
+Evaluation follows the project rule "unknown is not zero": a missing name, a ``None`` input, a
+division by zero or a result that is not finite makes the result ``None``. The compiled closures use
+plain arithmetic and let those cases raise, and ``Expr.evaluate`` turns the exception into ``None``:
+the common path carries no per-node checks, which matters because every metric is evaluated for
+every scope of every frame.
 """
 
 from __future__ import annotations

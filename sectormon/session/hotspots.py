@@ -1,6 +1,10 @@
 """Hot spots in a session's frames: sample batches aggregated per frame window, beside the counts.
 
-The design notes of this module are in docs/internals.md.
+When a slice is about to close a frame, the session takes one ``SampleBatch`` from its source's
+feed, records it before that slice, and feeds it to ``SampledFrameBuilder``, which closes the
+hot-spot window with every frame that is due, built or not (a replay that skips frames still ends
+their windows). A replay feeds the recorded batches the same way, so its frames carry the same
+tables; the counting path never sees a sample.
 """
 
 from __future__ import annotations

@@ -1,11 +1,12 @@
 """A replay's reading half in other processes: JSON, checks and row sums beside the frames.
 
-Replaying an hour of a 48-core run is about half reading (a JSON parse and checks per line, the
-engine's per-row sums) and half building frames. On a machine with a second CPU, a child process
-(:func:`main` of this module in a new interpreter) reads the recording and sums its rows with
-:class:`sectormon.metrics.batch.RowAggregator`, one :class:`RowBatch` per frame interval, while
-this process builds the frames: the replay takes the longer of the two halves instead of their sum.
-The frames are those of the one-process replay, bit for bit (the batch module says why).
+Replaying an hour of a 48-core run is two halves of similar cost: reading (a JSON parse and checks
+per line, the engine's per-row sums) and building frames (bench_replay in docs/perf-tuning.md). On a
+machine with a second CPU, a child process (:func:`main` of this module in a new interpreter) reads
+the recording and sums its rows with :class:`sectormon.metrics.batch.RowAggregator`, one
+:class:`RowBatch` per frame interval, while this process builds the frames: the replay takes the
+longer of the two halves instead of their sum. The frames are those of the one-process replay, bit
+for bit (the batch module says why).
 
 Where reading is the longer half and CPUs are left (``compare``, which builds only the final
 frame, or a machine with three CPUs or more), several children share a plain recording: the file
@@ -51,11 +52,11 @@ from sectormon.io.spans import SpanFinder
 from sectormon.metrics.batch import RowAggregator, RowBatch, unwire, wire
 
 MIN_BYTES = 8_000_000
-"""Recordings smaller than this replay in one process: starting the child (~0.1 s) would not pay.
-(A 48-core recording grows by about 16 MB a minute.)"""
+"""Recordings smaller than this replay in one process: starting the child would not pay (bench_replay
+in docs/perf-tuning.md, "Third pass", has the child's start and a 48-core recording's growth)."""
 
 GZIP_RATIO = 3
-"""About how much a gzip recording grows when decompressed (2.7 for the benchmark's counts)."""
+"""About how much a gzip recording grows when decompressed (bench_replay's counts: docs/perf-tuning.md)."""
 
 ENV_SWITCH = "SECTORMON_REPLAY_WORKER"
 """``0`` never uses reader processes; ``N`` from 1 to :data:`MAX_READERS` always uses N (one where
@@ -63,19 +64,21 @@ a file cannot be shared), on a machine with 2 CPUs or more; a larger N is a usag
 reader is a process of its own: a thousand would only fight over the CPUs)."""
 
 SPAN_BYTES = 4_000_000
-"""Bytes of a span when children share a file. A span's batches (about 12 % of its bytes) fit
-the pipe (:data:`PIPE_BYTES`): a child reads its next span while the last one waits its turn."""
+"""Bytes of a span when children share a file. A span's batches (a small share of its bytes: see
+bench_replay in docs/perf-tuning.md, "Third pass") fit the pipe (:data:`PIPE_BYTES`): a child
+reads its next span while the last one waits its turn."""
 
 MAX_READERS = 8
 """Reader processes at most when only the final frame is built (``compare``)."""
 
 MAX_READERS_WITH_FRAMES = 3
-"""... and when every frame is built: reading is about 1.3 times the frames' work, so with two or
-three readers the frames are the bound and more would only wait."""
+"""... and when every frame is built: reading costs a little more than the frames (bench_replay in
+docs/perf-tuning.md, "Sixth pass"), so with two or three readers the frames are the bound and more
+would only wait."""
 
 PIPE_BYTES = 1 << 20
-"""Pipe buffer asked for (Linux's default is 64 KB, two batches of a 48-core run): the reader can
-run some frames ahead when a frame takes longer than usual, instead of waiting."""
+"""Pipe buffer asked for (Linux's default of 64 KB holds only a couple of a 48-core run's batches):
+the reader can run some frames ahead when a frame takes longer than usual, instead of waiting."""
 
 _LENGTH = struct.Struct("<Q")
 
@@ -363,7 +366,7 @@ def main(argv: list[str]) -> int:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     # What this process makes (JSON values, rows, tuples, batches) holds no reference cycle, so
     # reference counting frees all of it; the cycle collector would only walk the rows pending
-    # a frame, again and again (3 % of the reading's instructions, measured with cachegrind).
+    # a frame, again and again (bench_replay in docs/perf-tuning.md, "Fifth pass").
     gc.disable()
     path, skip_bad, interval, start, t_to, *span_args = argv
     out = sys.stdout.buffer

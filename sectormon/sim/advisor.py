@@ -40,8 +40,8 @@ METRICS: dict[str, str] = {
 }
 DEFAULT_BUDGET = 120
 # Without --budget, a search spends at most about this many simulated accesses (each candidate
-# runs the whole workload): some 10 s of the compiled core on an idle core, so a built-in kernel's
-# advice stays within a minute on a loaded 2-core machine. Derived from the workload's accesses,
+# runs the whole workload), so a built-in kernel's advice stays within a minute on a loaded 2-core
+# machine (the advisor in docs/perf-tuning.md, "Fourteenth pass"). Derived from the workload's accesses,
 # never from a clock, so the same command always makes the same search.
 ACCESS_BUDGET = 1_000_000_000
 MIN_BUDGET = 10

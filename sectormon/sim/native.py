@@ -1,6 +1,7 @@
 """Which core runs the simulated machine: the compiled one (``_core.c``) where the install built it,
 else the pure-Python model. Both give the same numbers and the same final cache contents (the
-golden cases run both); the compiled core is several times faster on miss-bound streams.
+golden cases run both); the compiled core is the faster, most on miss-bound streams (bench_sim in
+docs/perf-tuning.md, "Thirteenth pass").
 
 ``SECTORMON_SIM_CORE`` overrides the choice for a whole process: ``python`` runs the Python model
 (to compare the two, or to try a model change in Python first), ``c`` makes a missing compiled core

@@ -1,6 +1,10 @@
 """Sampling the simulated A64FX's L1D refills, as a PMU's overflow interrupt samples a real event.
 
-The design notes of this module are in docs/internals.md.
+The model calls ``RefillSampler.refill`` at every L1D refill (demand misses and prefetcher refills,
+slow paths both) and the sampler keeps one in ``period`` on average, with the thread, line, data
+object, issue time and latency. The gap between samples is drawn at random (geometric, seeded)
+because a kernel's accesses are periodic and a fixed period would sample in step with them; Arm's
+SPE randomises its interval for the same reason.
 """
 
 from __future__ import annotations

@@ -51,7 +51,8 @@ TIMELINE_PERIOD = 0.25
 IDLE_COLLECT_FRAMES = 8
 IDLE_COLLECT_MIN_S = 0.5
 """Run the cyclic garbage collector right after every 8th frame (at most every 0.5 s), in the idle
-time before the next one, so its full passes (~10 ms at 48 cores) rarely land inside a frame."""
+time before the next one, so its full passes (bench_ui in docs/perf-tuning.md) rarely land inside a
+frame."""
 SIGNALS_THAT_QUIT = (signal.SIGTERM, signal.SIGHUP)
 REPLAY_ACTIONS = frozenset({"seek", "seek_start", "seek_end", "speed"})
 DASHBOARD_ACTIONS = frozenset({"sort", "filter", "tab", "hotspot_mode"})
@@ -611,8 +612,8 @@ class SectormonApp(App[int]):
 def _freeze_startup_objects() -> None:
     """Move the long-lived startup objects (widget tree, stylesheet, Textual) out of the collector.
 
-    Otherwise every full collection rescans them: 50-70 ms every ~10 frames at 48 cores, the p99
-    of the frame time. Garbage is collected first so no dead cycle is frozen with them.
+    Otherwise every full collection rescans them, which set the p99 of the frame time (bench_ui in
+    docs/perf-tuning.md). Garbage is collected first so no dead cycle is frozen with them.
     """
     gc.collect()
     gc.freeze()

@@ -1,6 +1,12 @@
 """Live sampling beside a counting session (``sectormon --sample EVENT[:PERIOD] ...``).
 
-The design notes of this module are in docs/internals.md.
+It opens the same sampling events, rings and counting-mode total as ``sectormon hotspots``
+(``samples.open_rings``) on the session's target before it runs. One thread copies the rings' bytes
+out (at their watermark or every 100 ms), a second parses and resolves them, so neither the
+sampler's rotation nor a ring waits for ELF files. Each take, once per frame, hands over the samples
+resolved since the last, with the lost samples and the counted total of the same time.
+
+Longer notes: docs/internals.md.
 """
 
 from __future__ import annotations
@@ -33,7 +39,8 @@ from sectormon.sources.perf.samples import (
 from sectormon.sources.perf.targets import CommandTarget, CpuTarget, Target
 
 RESOLVE_STEP = 256
-"""Samples resolved between two hand-overs of the interpreter lock (about 0.3 ms of work)."""
+"""Samples resolved between two hand-overs of the interpreter lock: short enough that the ring
+reader never waits long for it (bench_live_hotspots in docs/perf-tuning.md)."""
 
 CARRIES = {
     "fault": "the faulting instruction (exact) and the exact faulting data address; no latency",

@@ -1,6 +1,12 @@
 """Live sampling of a perf target: sampling events and their ring buffers, plus the counted total.
 
-The design notes of this module are in docs/internals.md.
+One sampling event per CPU is opened with ``inherit`` on the launched command or each thread of a
+process (``--cpus``: one per CPU), writing into one ring per CPU, with the same event in counting
+mode beside it for the scale factor's total. While the target runs only the rings' bytes are copied
+out; parsing and resolving come afterwards, so the target is disturbed as little as possible.
+``open_rings`` is shared with the live feed (``live_samples.py``), which parses round by round.
+
+Longer notes: docs/internals.md.
 """
 
 from __future__ import annotations

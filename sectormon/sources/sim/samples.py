@@ -1,6 +1,10 @@
 """Samples of the simulated A64FX: every Nth modelled L1D refill, attributed like a real sample.
 
-The design notes of this module are in docs/internals.md.
+Each refill the model's ``RefillSampler`` keeps becomes an ``AttributedSample``: the statement that
+made the access stands for the IP, the array for the data object, the line's address for the data
+address, and the exact latency the model gave it for the weight, so latency buckets, the scale
+factor, the TUI and recordings all work on any machine. The feed runs on the sampler thread with the
+model, so a take sees exactly the refills counted.
 """
 
 from __future__ import annotations

@@ -1,6 +1,9 @@
 """Hot spots of a sampling session (``--sample``): the hottest functions or data objects.
 
-The design notes of this module are in docs/internals.md.
+It shows the frame's table for the chosen window exactly as the session made it: the last interval,
+or the whole run (hot spots keep no rolling window, so the rolling window shows the whole run and
+says so). Rows show the share as a bar, samples, estimate, location and latency buckets; the header
+says how the numbers were made. ``o`` switches between functions and data objects.
 """
 
 from __future__ import annotations

@@ -1,9 +1,9 @@
 """A fast table of metric cells (Line API): a fixed header row, a row cursor, click-to-sort headers.
 
-Textual's DataTable renders every cell through Rich on each change, which cost ~90 ms per frame for
-48 cores; this table builds each line's segments directly (cells are short, fixed-width strings)
-and only rebuilds the rows whose cells changed. Styles come from the theme through component
-classes; the cursor follows its row's key, not its position.
+Textual's DataTable renders every cell through Rich on each change, too slow for a 48-core frame
+(bench_ui in docs/perf-tuning.md); this table builds each line's segments directly (cells are
+short, fixed-width strings) and only rebuilds the rows whose cells changed. Styles come from the
+theme through component classes; the cursor follows its row's key, not its position.
 """
 
 from __future__ import annotations
