@@ -27,7 +27,7 @@ from sectormon.session import stopping
 from sectormon.session.live import LiveSession
 from sectormon.session.options import DEFAULT_MAX_OVERHEAD, SessionRequest
 from sectormon.sources.base import SampleRequest
-from sectormon.sources.perf.launch import describe_exit, shell_status
+from sectormon.sources.perf.launch import shell_status
 
 TIMESLICE = numbers.TIMESLICE_OPTION
 INTERVAL = numbers.INTERVAL_OPTION
@@ -310,7 +310,9 @@ def _command_status(session: LiveSession) -> int:
     code = session.command_exit_code()
     if not code:
         return 0
-    print_warning(describe_exit(code))
+    note = session.end_note()  # the source's words for how its target ended
+    if note is not None:
+        print_warning(note)
     return shell_status(code)
 
 

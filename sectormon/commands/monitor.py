@@ -9,7 +9,8 @@ otherwise the Textual UI starts.
 from __future__ import annotations
 
 import argparse
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 
 from sectormon.commands.front_end import (
     CommandLog,
@@ -75,7 +76,6 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    latch = stopping.current()
     command = list(args.command or [])
     dashes = command[:1] == ["--"]
     if dashes:
@@ -85,41 +85,11 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError(
             "no program name after --: write the program to launch, e.g. sectormon -- ./app args"
         )
-    modes = [
-        name
-        for name, given in (
-            ("--pid", args.pid is not None),
-            ("--cpus", args.cpus is not None),  # --cpus '' is a bad list, not "no target"
-            ("-- CMD", bool(command)),
-        )
-        if given
-    ]
-    if len(modes) > 1:
-        raise UsageError(f"choose one target: {' and '.join(modes)} were both given")
-    source_kind = args.source or ("perf" if modes else "sim")
-    if source_kind == "sim" and modes:
-        raise UsageError(f"--source sim simulates its own threads; it cannot count {modes[0]}")
-    if source_kind == "perf" and not modes:
-        raise UsageError("--source perf needs a target: --pid PID, --cpus LIST or -- CMD ARGS")
-    if args.no_children and (source_kind == "sim" or args.cpus is not None):
-        raise UsageError(
-            "--no-children applies to --pid and -- CMD (CPUs and the simulator have no child "
-            "processes); drop it"
-        )
-    if source_kind == "perf":
-        _refuse_sim_options(args, modes[0])
-    request = session_request(args, source_kind)
+    choice = _choose_source(args, _target_modes(args, command))
+    request = session_request(args, choice.clock)
     output = open_output(args)
     headless = args.headless or output is not None
-    command_log: CommandLog | None = None
-    source: Source
-    if source_kind == "sim":
-        profile, _ = resolve_profile(args.profile, None)
-        source = sim_source(args, headless=headless)
-    else:
-        profile, source, command_log = _perf_setup(args, command, headless=headless)
-        if latch is not None and isinstance(source.target, CommandTarget):
-            latch.on_force = source.target.kill
+    profile, source, command_log = choice.open(args, command, headless)
     exporter = open_exporter(args)  # the port is bound before anything starts
     try:
         session = open_session(
@@ -141,10 +111,67 @@ def run(args: argparse.Namespace) -> int:
     )
 
 
-def _perf_setup(
-    args: argparse.Namespace, command: Sequence[str], *, headless: bool
-) -> tuple[Profile, PerfSource, CommandLog | None]:
-    """The profile and source of a real target; a command under the TUI also gets its log."""
+OpenedSource = tuple[Profile, Source, CommandLog | None]
+"""A run's profile, its source, and the log a command under the TUI writes to."""
+
+
+@dataclass(frozen=True, slots=True)
+class SourceChoice:
+    """The source a run counts, chosen from the options before it exists: whose seconds the
+    time options are (``perf`` or ``sim``, see :func:`session_request`) and how it is made."""
+
+    clock: str
+    open: Callable[[argparse.Namespace, Sequence[str], bool], OpenedSource]  # options, command, headless
+
+
+def _target_modes(args: argparse.Namespace, command: Sequence[str]) -> list[str]:
+    """The targets given (at most one may be): ``--pid``, ``--cpus``, ``-- CMD``."""
+    modes = [
+        name
+        for name, given in (
+            ("--pid", args.pid is not None),
+            ("--cpus", args.cpus is not None),  # --cpus '' is a bad list, not "no target"
+            ("-- CMD", bool(command)),
+        )
+        if given
+    ]
+    if len(modes) > 1:
+        raise UsageError(f"choose one target: {' and '.join(modes)} were both given")
+    return modes
+
+
+def _choose_source(args: argparse.Namespace, modes: Sequence[str]) -> SourceChoice:
+    """perf when a target is given, the simulated A64FX without one; ``--source`` names one
+    outright. The options the chosen source cannot honour are refused here, before anything starts."""
+    if (args.source or ("perf" if modes else "sim")) == "sim":
+        if modes:
+            raise UsageError(f"--source sim simulates its own threads; it cannot count {modes[0]}")
+        if args.no_children:
+            raise _no_children_refused()
+        return SourceChoice("sim", _sim_setup)
+    if not modes:
+        raise UsageError("--source perf needs a target: --pid PID, --cpus LIST or -- CMD ARGS")
+    if args.no_children and args.cpus is not None:
+        raise _no_children_refused()
+    _refuse_sim_options(args, modes[0])
+    return SourceChoice("perf", _perf_setup)
+
+
+def _no_children_refused() -> UsageError:
+    return UsageError(
+        "--no-children applies to --pid and -- CMD (CPUs and the simulator have no child processes); drop it"
+    )
+
+
+def _sim_setup(args: argparse.Namespace, command: Sequence[str], headless: bool) -> OpenedSource:
+    """The profile and source of the simulated A64FX (``command`` is empty: it runs its own threads)."""
+    profile, _ = resolve_profile(args.profile, None)
+    return profile, sim_source(args, headless=headless), None
+
+
+def _perf_setup(args: argparse.Namespace, command: Sequence[str], headless: bool) -> OpenedSource:
+    """The profile and source of a real target; a command under the TUI also gets its log, and
+    a second Ctrl-C kills the command."""
     topology = load_topology()
     profile, _ = resolve_profile(args.profile, topology)
     if profile.name == "a64fx" and not topology.is_a64fx:
@@ -183,7 +210,11 @@ def _perf_setup(
         except BaseException:
             log.show_and_remove()
             raise
-    return profile, PerfSource(target, topology, exclude_kernel=not args.include_kernel), log
+    source = PerfSource(target, topology, exclude_kernel=not args.include_kernel)
+    latch = stopping.current()
+    if latch is not None and isinstance(target, CommandTarget):
+        latch.on_force = target.kill
+    return profile, source, log
 
 
 def _refuse_sim_options(args: argparse.Namespace, target: str) -> None:

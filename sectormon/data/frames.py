@@ -289,25 +289,32 @@ EMPTY_SCOPE = ScopeStats(counts={}, rates={}, metrics={}, coverage={})
 @dataclass(frozen=True, slots=True)
 class ThreadTime:
     """The target's CPU time that was counted against what the kernel says it used, in seconds
-    over the same span (see :mod:`sectormon.metrics.thread_time`)."""
+    over the same span, and the part of the kernel's figure put down to the exit teardown of
+    counted processes, which no counter can see (see :mod:`sectormon.metrics.thread_time`)."""
 
     counted_s: float
     kernel_s: float
+    teardown_s: float = 0.0
+
+    @property
+    def countable_s(self) -> float:
+        """The kernel's figure without the teardown: the CPU time counters could have counted."""
+        return self.kernel_s - self.teardown_s
 
     @property
     def coverage(self) -> float | None:
-        """``counted / kernel`` up to 1.0 (the kernel's figure has a 10 ms resolution, so a fully
-        counted target can come out a little above); ``None`` when the target used no CPU."""
-        if self.kernel_s <= 0:
+        """``counted / countable`` up to 1.0 (the kernel's figure has a 10 ms resolution, so a
+        fully counted target can come out a little above); ``None`` when the target used no CPU."""
+        if self.countable_s <= 0:
             return None
-        return min(1.0, self.counted_s / self.kernel_s)
+        return min(1.0, self.counted_s / self.countable_s)
 
     def to_json(self) -> dict[str, float]:
-        return {"counted_s": self.counted_s, "kernel_s": self.kernel_s}
+        return {"counted_s": self.counted_s, "kernel_s": self.kernel_s, "teardown_s": self.teardown_s}
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> ThreadTime:
-        return cls(float(data["counted_s"]), float(data["kernel_s"]))
+        return cls(float(data["counted_s"]), float(data["kernel_s"]), float(data.get("teardown_s", 0.0)))
 
 
 @dataclass(frozen=True, slots=True)

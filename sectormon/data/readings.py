@@ -101,7 +101,9 @@ class Slice:
     pairs each thread unit opened since then with its process's pid (its rows start in this slice
     or a later one), so the engine can sum a process's threads. ``target_cpu_s`` is the CPU time
     the kernel says the target has used so far, read at the end of the slice (``None``: not read
-    in this slice, or the source cannot tell), the reference of the frames' thread coverage.
+    in this slice, or the source cannot tell), the reference of the frames' thread coverage;
+    ``target_ended_system_s`` is the part of it that is system time of counted processes that
+    ended, which holds their exit teardown that no counter can see (read with ``target_cpu_s``).
     """
 
     t: float
@@ -114,6 +116,7 @@ class Slice:
     processes: tuple[ProcessInfo, ...] = ()
     unit_processes: tuple[tuple[str, int], ...] = ()
     target_cpu_s: float | None = None
+    target_ended_system_s: float = 0.0
 
 
 @dataclass(frozen=True, slots=True)

@@ -113,6 +113,8 @@ def slice_record(s: Slice) -> dict[str, Any]:
         record["unit_processes"] = dict(s.unit_processes)
     if s.target_cpu_s is not None:
         record["target_cpu_s"] = s.target_cpu_s
+    if s.target_ended_system_s:
+        record["target_ended_system_s"] = s.target_ended_system_s
     return record
 
 
@@ -273,9 +275,9 @@ def slice_from_record(rec: Mapping[str, Any], *, no_bools: bool = False) -> Slic
         raise BadRecord("slice 'readings' must be a list")
     rows = _rows(raw, layouts, no_bools)
     if "processes" in rec or "unit_processes" in rec or "target_cpu_s" in rec:
-        processes, unit_processes, target_cpu_s = process_fields(rec)
+        processes, unit_processes, cpu_s, ended_s = process_fields(rec)
         return Slice(
-            t, index, duration, group, rows, overhead_s, ended, processes, unit_processes, target_cpu_s
+            t, index, duration, group, rows, overhead_s, ended, processes, unit_processes, cpu_s, ended_s
         )
     return Slice(t, index, duration, group, rows, overhead_s, ended)
 
@@ -302,9 +304,9 @@ def process_from_record(raw: object) -> ProcessInfo:
 
 def process_fields(
     rec: Mapping[str, Any],
-) -> tuple[tuple[ProcessInfo, ...], tuple[tuple[str, int], ...], float | None]:
-    """The checked optional process fields of a slice record: ``processes``, ``unit_processes``
-    and ``target_cpu_s`` (absent: none, none, ``None``)."""
+) -> tuple[tuple[ProcessInfo, ...], tuple[tuple[str, int], ...], float | None, float]:
+    """The checked optional process fields of a slice record: ``processes``, ``unit_processes``,
+    ``target_cpu_s`` and ``target_ended_system_s`` (absent: none, none, ``None``, 0)."""
     raw = rec.get("processes", [])
     if type(raw) is not list:
         raise BadRecord(f"slice 'processes' must be a list of processes, got {_short_repr(raw)}")
@@ -319,10 +321,12 @@ def process_fields(
             raise BadRecord(f"slice 'unit_processes'[{unit!r}] must be a pid, got null")
         pairs.append((unit, checked))
     cpu = rec.get("target_cpu_s")
+    ended_system = rec.get("target_ended_system_s")
     return (
         processes,
         tuple(pairs),
         None if cpu is None else stream_seconds(rec, "target_cpu_s", what="slice "),
+        0.0 if ended_system is None else stream_seconds(rec, "target_ended_system_s", what="slice "),
     )
 
 

@@ -20,7 +20,9 @@ def summed_thread_time(parts: Sequence[ThreadTime | None]) -> ThreadTime | None:
     known = [part for part in parts if part is not None]
     if not known:
         return None
-    return ThreadTime(sum(p.counted_s for p in known), sum(p.kernel_s for p in known))
+    return ThreadTime(
+        sum(p.counted_s for p in known), sum(p.kernel_s for p in known), sum(p.teardown_s for p in known)
+    )
 
 
 def node_key(host: str, kind: str, ident: str) -> str:

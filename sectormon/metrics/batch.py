@@ -20,12 +20,14 @@ from sectormon.metrics.windows import GroupAcc, OwnTime, accumulate
 # (serial or 0 for a unit the engine ignores, unit, core, cmg): a unit entering in a slice.
 Entry = tuple[int, str, "int | None", "int | None"]
 # A slice's processes (pid, command, parent, rank), its unit -> pid pairs, the kernel's CPU
-# time of the target and the counted task time in ns (None: the aggregator did not sum it).
+# time of the target, the counted task time in ns (None: the aggregator did not sum it) and the
+# system time of counted processes that ended (Slice.target_ended_system_s).
 ProcessFacts = tuple[
     tuple[tuple[int, str, "int | None", "int | None"], ...],
     tuple[tuple[str, int], ...],
     "float | None",
     "int | None",
+    float,
 ]
 # (t, index, duration, group, ended, overhead_s, entries in row order, process facts or None)
 SliceFacts = tuple[float, int, float, str, tuple[str, ...], float, tuple[Entry, ...], "ProcessFacts | None"]
@@ -106,6 +108,7 @@ class RowAggregator:
                 s.unit_processes,
                 s.target_cpu_s,
                 counted_task_ns(s.rows) if tracking else None,
+                s.target_ended_system_s,
             )
             self._tracking = self._tracking or s.target_cpu_s is not None
         self._slices.append((s.t, s.index, s.duration, s.group, s.ended, s.overhead_s, tuple(entries), facts))

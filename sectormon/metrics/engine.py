@@ -250,7 +250,7 @@ class MetricsEngine:
         accumulate(s.rows, s.duration, self._current, self._enter)
         thread_time = self._thread_time
         if thread_time.tracking or s.target_cpu_s is not None:
-            thread_time.add(counted_task_ns(s.rows), s.target_cpu_s)
+            thread_time.add(counted_task_ns(s.rows), s.target_cpu_s, s.target_ended_system_s)
         self._end_slice(s.t, s.group, s.duration if s.duration > 0 else 0.0, s.ended, s.overhead_s)
 
     def add_processes(
@@ -281,7 +281,7 @@ class MetricsEngine:
             dur = duration if duration > 0 else 0.0
             if facts is not None:
                 self.add_processes(processes_of(facts), facts[1])
-                thread_time.add(facts[3], facts[2])
+                thread_time.add(facts[3], facts[2], facts[4])
             elif thread_time.tracking:
                 thread_time.add(None, None)
             if entries:

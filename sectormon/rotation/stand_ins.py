@@ -1,7 +1,8 @@
 """Which units stand in for their CMG under ``--proxy N``, and when a role moves to another unit.
 
-The sampler asks :class:`StandIns` which units count the rotating groups and reports what each
-unit ran; the setting itself and the scaling of the stand-ins' counts are
+The sampler's :class:`~sectormon.rotation.proxy_roles.ProxyRoles` asks :class:`StandIns` which
+units count the rotating groups, reports what each unit ran, and opens and closes the groups the
+answers call for; the setting itself and the scaling of the stand-ins' counts are
 :mod:`sectormon.metrics.proxy`. Pure logic, no I/O, so the hand-over rule is tested on its own.
 """
 

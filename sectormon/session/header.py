@@ -95,7 +95,7 @@ def build_header(
         ),
         "unavailable": dict(plan.dropped),
         **(
-            {"rotation": rotation_header(options, multiplexed=source.kind != "sim")}
+            {"rotation": rotation_header(options, multiplexed=source.capabilities.multiplexes)}
             if options.rotation is not None
             else {}
         ),

@@ -30,7 +30,6 @@ from sectormon.session.control import SessionBase, WarningCallback
 from sectormon.session.hotspots import builder_for
 from sectormon.session.options import SessionOptions
 from sectormon.sources.base import SampleFeed, Source
-from sectormon.sources.perf.launch import describe_exit
 
 SAMPLING_STOPPED = "sampling stopped"
 """How a session that failed mid-run says so (on screen, and in its recording)."""
@@ -129,7 +128,7 @@ class LiveSession(SessionBase):
                 f"--proxy {per_cmg}: no group rotates here, so there is nothing to proxy; every unit counts"
             )
             return
-        fixed = self.source.kind == "sim" or all(unit.kind == "cpu" for unit in counted)
+        fixed = not self.source.capabilities.follows_threads or all(unit.kind == "cpu" for unit in counted)
         if fixed and len(stand_ins) == len(counted):
             self._warn(
                 f"--proxy {per_cmg}: no CMG has more than {per_cmg} counted unit(s), so every unit "
@@ -179,8 +178,7 @@ class LiveSession(SessionBase):
     def end_note(self) -> str | None:
         """How a launched command ended, when it ended by itself with a status other than 0
         (the TUI says it next to 'session ended': a crash must not look like a normal end)."""
-        code = self.command_exit_code()
-        return describe_exit(code) if code else None
+        return self.source.end_note()
 
     def toggle_recording(self) -> str | None:
         with self._record_lock:

@@ -71,10 +71,10 @@ class SessionRequest:
         )
 
     def _budget(self, source: Source) -> float | None:
-        """The overhead budget as a fraction of a core; none on the simulator, whose sampler
-        shares its CPU with the model (its cost says nothing of a node's, and a simulated
-        session must run the same way every time)."""
-        if source.kind == "sim":
+        """The overhead budget as a fraction of a core; none on a source with a clock of its own
+        (the simulator), whose sampler shares its CPU with the model (its cost says nothing of a
+        node's, and a simulated session must run the same way every time)."""
+        if not source.capabilities.wall_clock:
             if self.max_overhead is not None:
                 raise UsageError(
                     "--max-overhead is for live sessions: the simulator's sampler cost is not a node's; "

@@ -55,13 +55,13 @@ def open_session(
     plan = plan_rotation(profile, group_names, unavailable, free=lambda e: not source.needs_counter(e))
     if (
         options.proxy is not None
-        and source.kind == "perf"
+        and source.capabilities.task_time
         and plan.groups
         and _opens(source, TASK_TIME_EVENT)
     ):
         # Task time, not presence, is what the stand-ins' counts are scaled by (see TASK_TIME_EVENT)
         plan = with_always_pe_event(plan, TASK_TIME_EVENT)
-    can_multiplex = source.kind != "sim"
+    can_multiplex = source.capabilities.multiplexes
     rotation = choose_rotation(
         request.rotation,
         plan,

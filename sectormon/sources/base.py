@@ -2,8 +2,12 @@
 
 A source knows its units (threads, CPUs, CMG stand-ins), opens counter groups on them, and owns the
 clock: perf waits on the wall clock, the simulator advances simulated time to the deadline. The
-sampler therefore runs the same rotation code against both. :class:`SourceBase` gives the
-documented defaults of what only some sources can do (launch a command, switch sectors).
+sampler therefore runs the same rotation code against both. Where the two differ, the callers ask
+the source's :class:`Capabilities` (and :meth:`Source.end_note` for how a target ended) instead of
+its name, so a third source only states what it can do. :class:`SourceBase` gives the documented
+defaults of what only some sources can do (launch a command, switch sectors).
+
+Longer notes: docs/internals.md.
 """
 
 from __future__ import annotations
@@ -16,9 +20,36 @@ from sectormon.data.hotspots import DEFAULT_TOP, HotspotSettings
 from sectormon.data.readings import ProcessInfo, Unit
 from sectormon.data.samples import SampleBatch
 from sectormon.errors import SectormonError, UsageError
+from sectormon.host.cpu_time import TargetCpu
 from sectormon.perf.group import GroupValues
 from sectormon.perf.probe import ProbeResult
 from sectormon.profiles.model import EventDef, Profile
+
+
+@dataclass(frozen=True, slots=True)
+class Capabilities:
+    """What a source can do, which sessions and the sampler ask instead of branching on its name.
+
+    Every one defaults to the least a source may offer (the simulator's case): a source turns on
+    what it has.
+    """
+
+    multiplexes: bool = False
+    """The kernel can keep every group open at once and rotate them on the PMU itself (kernel
+    rotation, and ``--rotation auto``'s switch to it when over the overhead budget)."""
+
+    wall_clock: bool = False
+    """Its seconds are wall-clock seconds: :meth:`Source.wait_until` sleeps, and the CPU the
+    sampler uses is overhead on the node (an overhead budget applies). Otherwise the source's model
+    runs inside ``wait_until`` and its clock is its own."""
+
+    follows_threads: bool = False
+    """Its units are threads found and lost as the target's processes run; otherwise the set of
+    units is fixed (CPUs, simulated threads) and every unit is there for the whole session."""
+
+    task_time: bool = False
+    """It counts each thread's task time (the kernel's ``task-clock``), by which a proxy's
+    stand-ins' counts are scaled."""
 
 
 class CounterGroup(Protocol):
@@ -83,7 +114,8 @@ class SampleFeed(Protocol):
 class Source(Protocol):
     """A counter source the sampler can rotate groups on."""
 
-    kind: str  # "perf" | "sim"
+    kind: str  # the source's name in the header ("perf", "sim"): data, never branched on
+    capabilities: Capabilities
     default_timeslice: float  # seconds of this source's clock
     default_interval: float
 
@@ -135,6 +167,11 @@ class Source(Protocol):
         """A launched command's exit code once it ended by itself (negative: a signal), else None."""
         ...
 
+    def end_note(self) -> str | None:
+        """How the target ended, in words, when it ended by itself with a status other than 0
+        (a crash must not look like a normal end); ``None`` otherwise."""
+        ...
+
     def describe(self) -> dict[str, Any]:
         """JSON-able facts for the header: target, source parameters, sector configuration."""
         ...
@@ -162,10 +199,11 @@ class Source(Protocol):
         """Start sampling ``request`` on the started source (before its target runs)."""
         ...
 
-    def target_cpu_seconds(self) -> float | None:
+    def target_cpu(self) -> TargetCpu | None:
         """The CPU seconds the target has used so far by the kernel's account (its threads, ended
-        ones and reaped children included), the reference of thread coverage; ``None`` when the
-        source cannot tell (a CPU-wide session)."""
+        ones and reaped children included) and the system part of it of counted processes that
+        ended, the reference of thread coverage; ``None`` when the source cannot tell (a
+        CPU-wide session)."""
         ...
 
     def units_cpu_seconds(self, units: Sequence[Unit]) -> Mapping[str, float]:
@@ -178,9 +216,10 @@ class Source(Protocol):
 
 
 class SourceBase:
-    """Defaults for :class:`Source`: no command, no CMG restriction, no live sector switching, no
-    sampling, no kernel figure of the target's CPU time."""
+    """Defaults for :class:`Source`: none of the :class:`Capabilities`, no command, no CMG
+    restriction, no live sector switching, no sampling, no kernel figure of the target's CPU time."""
 
+    capabilities = Capabilities()
     default_recent_seconds = 10.0
 
     def default_recent(self, interval: float) -> float:
@@ -197,6 +236,9 @@ class SourceBase:
     def exit_code(self) -> int | None:
         return None
 
+    def end_note(self) -> str | None:
+        return None
+
     def sector_presets(self) -> tuple[str, ...]:
         return ()
 
@@ -209,7 +251,7 @@ class SourceBase:
     def open_sampling(self, request: SampleRequest, profile: Profile) -> SampleFeed:
         raise UsageError(f"--sample {request.event}: this source cannot sample (perf and sim can)")
 
-    def target_cpu_seconds(self) -> float | None:
+    def target_cpu(self) -> TargetCpu | None:
         return None
 
     def units_cpu_seconds(self, units: Sequence[Unit]) -> Mapping[str, float]:

@@ -41,7 +41,7 @@ def thread_coverage_note(frame: Frame | None, window: str) -> str | None:
     coverage = figure.coverage if figure is not None else None
     if figure is None or coverage is None or coverage >= THREAD_COVERAGE_SHOWN_BELOW:
         return None
-    if figure.kernel_s - figure.counted_s < UNCOUNTED_NOTICED_S:
+    if figure.countable_s - figure.counted_s < UNCOUNTED_NOTICED_S:
         return None
     return f"threads counted {coverage:.0%} of the target's CPU"
 

@@ -29,6 +29,15 @@ def test_process_fields_round_trip(
     assert slice_from_record(json.loads(encode_slice(s))) == s
 
 
+@given(st.floats(min_value=0.0, max_value=1e6), st.floats(min_value=0.0, max_value=1e6))
+def test_the_ended_processes_system_time_rides_with_the_kernel_figure(cpu: float, ended: float) -> None:
+    """Written only when not 0, so a slice without it is the record sectormon always wrote."""
+    s = Slice(1.0, 7, 0.02, "G1", (), target_cpu_s=cpu, target_ended_system_s=ended)
+    record = json.loads(encode_slice(s))
+    assert ("target_ended_system_s" in record) == (ended != 0.0)
+    assert slice_from_record(record) == s
+
+
 def _record(**fields: Any) -> dict[str, Any]:
     base = json.loads(encode_slice(Slice(1.0, 7, 0.02, "G1", ())))
     base.update(fields)
@@ -48,6 +57,8 @@ def _record(**fields: Any) -> dict[str, Any]:
         ({"unit_processes": {"thread:1": True}}, "must be a non-negative integer"),
         ({"target_cpu_s": -1.0}, "'target_cpu_s' must be from 0"),
         ({"target_cpu_s": "1"}, "'target_cpu_s' must be a finite number"),
+        ({"target_cpu_s": 1.0, "target_ended_system_s": -1.0}, "'target_ended_system_s' must be from 0"),
+        ({"target_cpu_s": 1.0, "target_ended_system_s": []}, "'target_ended_system_s' must be a finite"),
     ],
 )
 def test_a_damaged_process_field_is_one_clear_error(fields: dict[str, Any], said: str) -> None:

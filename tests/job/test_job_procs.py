@@ -35,3 +35,11 @@ def test_nodes_processes_and_thread_time_in_the_job_frame() -> None:
 def test_nodes_that_cannot_tell_are_left_out_of_the_thread_time() -> None:
     assert summed_thread_time([None, None]) is None
     assert summed_thread_time([ThreadTime(1.0, 2.0), None]) == ThreadTime(1.0, 2.0)
+
+
+def test_each_node_s_teardown_is_summed_not_recomputed() -> None:
+    """One node's exit teardown cannot forgive another node's uncounted work."""
+    torn_down, missed = ThreadTime(0.9, 1.0, 0.1), ThreadTime(0.5, 1.0, 0.0)
+    summed = summed_thread_time([torn_down, missed])
+    assert summed == ThreadTime(1.4, 2.0, 0.1)
+    assert summed is not None and summed.coverage == pytest.approx(1.4 / 1.9)

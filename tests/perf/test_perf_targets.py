@@ -162,6 +162,39 @@ def test_command_gated_runs_after_release_and_keeps_exit_code(tmp_path: Path) ->
     assert target.tids() == ()
 
 
+FORKS_THEN_RUNS = """
+import os, time
+def run(seconds):
+    end = time.process_time() + seconds
+    while time.process_time() < end:
+        os.stat("/")
+child = os.fork()
+if child == 0:
+    run(0.3)
+    os._exit(0)
+os.waitpid(child, 0)
+run(0.1)
+"""
+
+
+def test_an_ended_command_s_own_cpu_times_are_read_from_its_zombie() -> None:
+    """Once reaped, the command's times exist only summed with its children's (RUSAGE_CHILDREN):
+    they are read before, from its zombie, so its own part stays known (thread coverage's
+    teardown bound under --no-children)."""
+    target = CommandTarget([sys.executable, "-c", FORKS_THEN_RUNS])
+    target.start()
+    target.release()
+    assert target.pid is not None
+    os.waitid(os.P_PID, target.pid, os.WEXITED | os.WNOWAIT)  # wait without reaping
+    assert target.final_times is None
+    assert target.finished() and target.exit_code == 0
+    final = target.final_times
+    assert final is not None
+    ticks = os.sysconf("SC_CLK_TCK")
+    assert 0.25 <= (final.cutime + final.cstime) / ticks <= 0.4  # the child's 0.3 s
+    assert 0.08 <= (final.utime + final.stime) / ticks < 0.3  # its own 0.1 s and its start-up
+
+
 def test_command_closed_at_the_gate_is_killed() -> None:
     target = CommandTarget([sys.executable, "-c", "pass"])
     target.start()

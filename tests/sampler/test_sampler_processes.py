@@ -3,6 +3,7 @@ thread coverage against the kernel's CPU time, on the deterministic fake source.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import marshal
 from collections.abc import Mapping, Sequence
@@ -11,6 +12,7 @@ import pytest
 
 from sectormon.data.frames import Frame, FrameClock
 from sectormon.data.readings import ProcessInfo, Slice, Unit
+from sectormon.host.cpu_time import TargetCpu
 from sectormon.io.jsonl import encode_slice, slice_from_record
 from sectormon.metrics.batch import RowAggregator, unwire, wire
 from sectormon.metrics.builder import FrameBuilder
@@ -58,8 +60,8 @@ class _ProcessSource(FakeSource):
             raise TooManyOpenFiles(f"cannot open {events[0].name} on {unit.key} (EMFILE): out of fds")
         return super().open_group(unit, events)
 
-    def target_cpu_seconds(self) -> float | None:
-        return sum(self.alive_span(unit, 0.0, self.t) for unit, _, _ in self.lifetimes.values())
+    def target_cpu(self) -> TargetCpu | None:
+        return TargetCpu(sum(self.alive_span(unit, 0.0, self.t) for unit, _, _ in self.lifetimes.values()))
 
 
 def _thread(tid: int, pid: int) -> Unit:
@@ -203,3 +205,33 @@ def test_a_replays_reader_processes_give_the_same_procs_and_thread_coverage(
         run_rows, run_batches = by_rows[-1].thread_time, by_batches[-1].thread_time
         assert run_rows is not None and run_batches is not None
         assert run_batches.kernel_s < run_rows.kernel_s  # the span the new reader joined mid-way
+
+
+def test_the_ended_processes_system_time_reaches_the_batch_path_too() -> None:
+    """A kernel figure with an exit teardown in it (a tenth of it, all ended system time): the
+    reader processes' path gives the frames of add_slice, teardown and all."""
+    slices, _ = _run(_two_ranks())
+    torn = [
+        dataclasses.replace(s, target_cpu_s=s.target_cpu_s * 1.1, target_ended_system_s=s.target_cpu_s * 0.2)
+        if s.target_cpu_s is not None
+        else s
+        for s in slices
+    ]
+    direct = FrameBuilder(MetricsEngine(_profile()), 0.1)
+    by_rows = [f for s in torn for f in direct.feed(s)] + [direct.finish()]
+    clock = FrameClock(0.1)
+    rows = RowAggregator()
+    batched = FrameBuilder(MetricsEngine(_profile()), 0.1)
+    by_batches: list[Frame] = []
+    for s in torn:
+        rows.add(s)
+        if clock.due(s.t):
+            batch = unwire(marshal.loads(marshal.dumps(wire(rows.take(frame_due=True)))))
+            by_batches += batched.feed_batch(batch)
+    if rows.pending:
+        by_batches += batched.feed_batch(rows.take(frame_due=False))
+    by_batches.append(batched.finish())
+    assert _frames_json(by_batches) == _frames_json(by_rows)
+    final = by_rows[-1].thread_time
+    assert final is not None and final.teardown_s == pytest.approx(final.kernel_s - final.counted_s)
+    assert by_rows[-1].thread_coverage == pytest.approx(1.0)

@@ -17,6 +17,8 @@ import signal
 import time
 from collections.abc import Mapping, Sequence
 
+from sectormon.host.cpu_time import StatTimes, process_times
+
 
 class ExecFailed(OSError):
     """The command could not be executed (``errno`` and ``strerror`` say why)."""
@@ -43,7 +45,9 @@ class GatedCommand:
 
     ``stdio`` are the file descriptors the child gets as 0/1/2 (None: inherit ours); ``env`` is
     its environment. ``exit_code`` is set once the child has been reaped (negative: killed by
-    that signal); ``stopped`` says the session ended it, so that code is not the command's own.
+    that signal); ``stopped`` says the session ended it, so that code is not the command's own;
+    ``final_times`` are its own CPU times at its exit, read from its zombie just before the reaping
+    (after it, only ``RUSAGE_CHILDREN`` holds them, summed with those of the children it reaped).
     """
 
     def __init__(
@@ -58,6 +62,7 @@ class GatedCommand:
         self.exit_code: int | None = None
         self.stopped = False
         self._reaped = False
+        self.final_times: StatTimes | None = None
 
     @property
     def gated(self) -> bool:
@@ -120,10 +125,25 @@ class GatedCommand:
             self.reap(block=True)
             raise ExecFailed(err, os.strerror(err))
 
+    def _has_exited(self, pid: int, *, block: bool) -> bool:
+        """Whether the command has exited (``block``: wait for it), not reaping it: its
+        ``final_times`` are read from its zombie first. True also when it cannot be waited for
+        (reaped elsewhere): the reaping says so."""
+        try:
+            ended = os.waitid(os.P_PID, pid, os.WEXITED | os.WNOWAIT | (0 if block else os.WNOHANG))
+        except ChildProcessError:
+            return True
+        if ended is None:
+            return False
+        self.final_times = process_times(pid)
+        return True
+
     def reap(self, *, block: bool) -> bool:
         """Whether the child has exited (and is reaped now, its ``exit_code`` recorded)."""
         if self._reaped or self.pid is None:
             return self._reaped
+        if not self._has_exited(self.pid, block=block):
+            return False
         try:
             pid, status = os.waitpid(self.pid, 0 if block else os.WNOHANG)
         except ChildProcessError:

@@ -18,7 +18,7 @@ import psutil
 
 from sectormon.data.readings import Unit
 from sectormon.host import roots
-from sectormon.host.cpu_time import TargetCpuClock
+from sectormon.host.cpu_time import StatTimes, TargetCpu, TargetCpuClock
 from sectormon.host.processes import read_process_info
 from sectormon.host.threads import has_ended
 from sectormon.host.topology import Topology, format_cpu_list
@@ -28,7 +28,15 @@ from sectormon.perf.events import EventSpec, parse_event
 from sectormon.perf.group import GroupValues, PerfGroup
 from sectormon.perf.probe import ProbeResult, probe_events
 from sectormon.profiles.model import EventDef, Profile
-from sectormon.sources.base import CounterGroup, SampleFeed, SampleRequest, SourceBase, UnitsUpdate
+from sectormon.sources.base import (
+    Capabilities,
+    CounterGroup,
+    SampleFeed,
+    SampleRequest,
+    SourceBase,
+    UnitsUpdate,
+)
+from sectormon.sources.perf.launch import describe_exit
 from sectormon.sources.perf.targets import BadTarget, CommandTarget, CpuTarget, Target, children_warning
 from sectormon.sources.perf.thread_units import ThreadTracker
 
@@ -109,6 +117,13 @@ class PerfSource(SourceBase):
     ) -> None:
         self.target = target
         self.topology = topology
+        # The kernel multiplexes and counts task time on any target; only CPUs are a fixed set.
+        self.capabilities = Capabilities(
+            multiplexes=True,
+            wall_clock=True,
+            follows_threads=not isinstance(target, CpuTarget),
+            task_time=True,
+        )
         self.exclude_kernel = exclude_kernel
         self.exclude_hv = exclude_hv
         if isinstance(target, CpuTarget):
@@ -137,7 +152,12 @@ class PerfSource(SourceBase):
     def start(self) -> None:
         if self._t0 is None:
             if not isinstance(self.target, CpuTarget):  # before the launch: a command is our child
-                self._cpu_clock = TargetCpuClock(self._target_pids, reaped_root=self._root_reaped)
+                self._cpu_clock = TargetCpuClock(
+                    self._target_pids,
+                    reaped_root=self._root_reaped,
+                    root_final=self._root_final_times,
+                    children_counted=self.target.follow_children,
+                )
             self.target.start()
             self._t0 = time.monotonic()
 
@@ -364,11 +384,14 @@ class PerfSource(SourceBase):
     def _root_reaped(self) -> bool:
         return isinstance(self.target, CommandTarget) and self.target.finished()
 
-    def target_cpu_seconds(self) -> float | None:
+    def _root_final_times(self) -> StatTimes | None:
+        return self.target.final_times if isinstance(self.target, CommandTarget) else None
+
+    def target_cpu(self) -> TargetCpu | None:
         """utime + stime (+ reaped children's) of the target's processes (see :mod:`.cpu_time`)."""
         if self._cpu_clock is None or not self._target_pids():
             return None
-        return self._cpu_clock.seconds()
+        return self._cpu_clock.read()
 
     def units_cpu_seconds(self, units: Sequence[Unit]) -> Mapping[str, float]:
         """Each thread's utime + stime from ``/proc/PID/task/TID/stat`` (CPUs: none, every
@@ -403,6 +426,10 @@ class PerfSource(SourceBase):
         if not isinstance(target, CommandTarget) or target.stopped:
             return None
         return target.exit_code
+
+    def end_note(self) -> str | None:
+        code = self.exit_code
+        return describe_exit(code) if code else None
 
     def _sector_config(self) -> dict[str, str]:
         """FLIB_* variables (the Fujitsu runtime's sector cache settings) of the target's environment.

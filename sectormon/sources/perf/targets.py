@@ -14,6 +14,7 @@ import shutil
 from collections.abc import Iterable, Mapping, Sequence
 
 from sectormon.errors import UsageError
+from sectormon.host.cpu_time import StatTimes
 from sectormon.host.threads import ENDED_STATES, FollowedProcesses, task_state
 from sectormon.sources.perf.launch import ExecFailed, GatedCommand
 
@@ -111,6 +112,11 @@ class CommandTarget(FollowedProcesses):
     def stopped(self) -> bool:
         """True: the session ended the command (its exit code is not its own)."""
         return self._command.stopped
+
+    @property
+    def final_times(self) -> StatTimes | None:
+        """The command's own CPU times at its exit, once it has exited (read from its zombie)."""
+        return self._command.final_times
 
     def start(self) -> None:
         """Fork the child; it waits on the gate pipe. Idempotent."""

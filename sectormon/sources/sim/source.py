@@ -20,6 +20,7 @@ from typing import Any
 
 from sectormon.data.readings import Unit
 from sectormon.errors import SectormonError, UsageError
+from sectormon.host.cpu_time import TargetCpu
 from sectormon.perf.group import GroupValues
 from sectormon.perf.probe import ProbeResult
 from sectormon.profiles.model import EventDef, Profile
@@ -30,7 +31,7 @@ from sectormon.sim.kernels import default_sectors, make_kernel
 from sectormon.sim.objects import DataObjects, object_sectors, parse_objects
 from sectormon.sim.trace import TraceFile
 from sectormon.sim.workload import Workload, kernel_workload, trace_workload
-from sectormon.sources.base import SampleFeed, SampleRequest, SourceBase, UnitsUpdate
+from sectormon.sources.base import Capabilities, SampleFeed, SampleRequest, SourceBase, UnitsUpdate
 
 SIM_DEFAULT_TIMESLICE = 10e-6
 SIM_DEFAULT_INTERVAL = 250e-6
@@ -127,6 +128,9 @@ class SimSource(SourceBase):
     """
 
     kind = "sim"
+    # Its own clock, a fixed set of simulated threads, no kernel to multiplex or keep task time:
+    # none of the capabilities, stated rather than inherited.
+    capabilities = Capabilities()
     default_timeslice = SIM_DEFAULT_TIMESLICE
     default_interval = SIM_DEFAULT_INTERVAL
 
@@ -277,9 +281,9 @@ class SimSource(SourceBase):
     def finished(self) -> bool:
         return self.machine.finished()
 
-    def target_cpu_seconds(self) -> float | None:
+    def target_cpu(self) -> TargetCpu | None:
         """Every simulated thread's own clock: exactly what its counters could have counted."""
-        return sum(t.cyc for t in self.machine.threads) / TICKS / FREQ_HZ
+        return TargetCpu(sum(t.cyc for t in self.machine.threads) / TICKS / FREQ_HZ)
 
     def describe(self) -> dict[str, Any]:
         return {
