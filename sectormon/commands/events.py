@@ -143,7 +143,8 @@ def render_text(record: Mapping[str, Any], probed: bool) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    topology = load_topology(args.sysfs_root, args.procfs_root)
+    with check.host_roots(args):
+        topology = load_topology()
     profile, _ = resolve_profile(args.profile, topology)
     probe: dict[str, ProbeResult] | None = None
     probe_error = ""

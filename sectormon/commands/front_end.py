@@ -27,7 +27,7 @@ from sectormon.session import stopping
 from sectormon.session.live import LiveSession
 from sectormon.session.options import DEFAULT_MAX_OVERHEAD, SessionRequest
 from sectormon.sources.base import SampleRequest
-from sectormon.sources.perf.targets import shell_status
+from sectormon.sources.perf.launch import shell_status
 
 TIMESLICE = numbers.TIMESLICE_OPTION
 INTERVAL = numbers.INTERVAL_OPTION

@@ -20,7 +20,7 @@ from sectormon import __version__
 from sectormon.data.frames import HEADER_SCHEMA
 from sectormon.data.header import FIELD_ORDER, Header, HostFacts, RunOptions, SourceInfo, TargetInfo
 from sectormon.data.hotspots import HotspotSettings
-from sectormon.perf.mux import mux_intervals
+from sectormon.host.facts import mux_intervals
 from sectormon.perf.probe import ProbeResult
 from sectormon.profiles.codec import profile_to_dict
 from sectormon.profiles.model import Profile
