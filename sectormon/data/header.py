@@ -65,6 +65,11 @@ class SourceInfo:
     fields: JsonObject = field(default_factory=dict)
 
     @property
+    def modelled(self) -> bool:
+        """The counts come from the simulated A64FX's cache model, not from a PMU."""
+        return self.kind == "sim"
+
+    @property
     def separate_runs(self) -> bool:
         """Each event set was counted in a run of its own, on its own clock (fapp's imported event
         sets: the one source whose readings are not slices of one session)."""

@@ -85,7 +85,7 @@ def legend_lines(entries: list[Entry], profile_name: str) -> list[str]:
 def simulator_note(header: Header) -> list[str]:
     """What the simulator's HPC tag override means for the sector columns (a simulated session's
     SCE usage reads 100 % with the sector cache off); nothing for other sources."""
-    if not header.source.simulated:
+    if not header.source.modelled:
         return []
     config = header.sector_config
     override = config.get("tag_override")
