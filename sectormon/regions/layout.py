@@ -31,8 +31,8 @@ HEADER = struct.Struct("=Q12I2Q")
 THREAD = struct.Struct(f"=I3i2I{MAX_GROUPS}IQ")  # seq, tid, pid, rank, ngroups, state, nevents[], reserved
 THREAD_COUNTING, THREAD_EXITED, THREAD_UNCOUNTED = 1, 2, 3
 
-# seq, thread, number, cpu, tid, pid, open, flags, calls, wall_ns, start_wall_ns, name
-SLOT_HEAD = struct.Struct(f"=2I4i2I3Q{NAME_BYTES}s")
+# seq, thread, number, cpu, tid, pid, open, flags, calls, wall_ns, start_wall_ns, cpu_ns, start_cpu_ns, name
+SLOT_HEAD = struct.Struct(f"=2I4i2I5Q{NAME_BYTES}s")
 SLOT_ROWS = struct.Struct(f"={MAX_GROUPS * ROW}Q")  # acc or start: [group][values..., te, tr]
 SLOT_BYTES = SLOT_HEAD.size + 2 * SLOT_ROWS.size
 SLOT_LONG_NAME = 8

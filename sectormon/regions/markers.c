@@ -84,7 +84,7 @@ struct sm_slot {
     uint32_t thread;
     int32_t number, cpu, tid, pid;
     uint32_t open, flags;
-    uint64_t calls, wall_ns, start_wall_ns;
+    uint64_t calls, wall_ns, start_wall_ns, cpu_ns, start_cpu_ns;
     char name[SM_NAME_BYTES];
     uint64_t acc[SM_MAX_GROUPS][SM_ROW];
     uint64_t start[SM_MAX_GROUPS][SM_ROW];
@@ -92,7 +92,7 @@ struct sm_slot {
 
 _Static_assert(sizeof(struct sm_header) <= SM_HEADER_BYTES, "header grew past its reserved bytes");
 _Static_assert(sizeof(struct sm_thread_record) == 64, "thread record layout changed");
-_Static_assert(sizeof(struct sm_slot) == 2488, "slot layout changed");
+_Static_assert(sizeof(struct sm_slot) == 2504, "slot layout changed");
 
 struct sm_request {
     uint64_t magic;
@@ -418,9 +418,9 @@ static int read_group(struct sm_thread *t, unsigned g, uint64_t row[SM_ROW]) {
     return 0;
 }
 
-static uint64_t now_ns(void) {
+static uint64_t now_ns(clockid_t clock) {
     struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
+    clock_gettime(clock, &ts);
     return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
@@ -552,19 +552,24 @@ static void begin(const char *name, size_t length, int number, int level) {
         return;
     }
     uint64_t rows[SM_MAX_GROUPS][SM_ROW];
-    uint64_t wall = now_ns();
+    uint64_t wall = now_ns(CLOCK_MONOTONIC);
     for (unsigned g = 0; g < t->ngroups; g++)
         read_group(t, g, rows[g]);
+    /* The thread's CPU time after the reads (and before them at the stop): its span lies inside
+     * the groups' enabled span, so a group enabled throughout is never scaled (docs/regions.md). */
+    uint64_t cpu = now_ns(CLOCK_THREAD_CPUTIME_ID);
     write_begin(&s->seq);
     s->calls++;
     s->open = 1;
     s->start_wall_ns = wall;
+    s->start_cpu_ns = cpu;
     memcpy(s->start, rows, sizeof rows[0] * t->ngroups);
     write_end(&s->seq);
 }
 
 static void end(const char *name, size_t length, int number, int level) {
     uint64_t rows[SM_MAX_GROUPS][SM_ROW];
+    uint64_t cpu = now_ns(CLOCK_THREAD_CPUTIME_ID);
     struct sm_thread *t = tls;
     /* Read before anything else: the marker's own work stays out of the region. */
     int ready = t && t->pid == atomic_load_explicit(&g_pid, memory_order_relaxed) &&
@@ -573,7 +578,7 @@ static void end(const char *name, size_t length, int number, int level) {
         return;
     for (unsigned g = 0; ready && g < t->ngroups; g++)
         read_group(t, g, rows[g]);
-    uint64_t wall = now_ns();
+    uint64_t wall = now_ns(CLOCK_MONOTONIC);
     struct sm_entry *e = entry_for(name, length, number, level, &t);
     if (!e)
         return;
@@ -595,6 +600,7 @@ static void end(const char *name, size_t length, int number, int level) {
         for (unsigned k = 0; k < SM_ROW; k++)
             s->acc[g][k] += rows[g][k] - s->start[g][k];
     s->wall_ns += wall - s->start_wall_ns;
+    s->cpu_ns += ready ? cpu - s->start_cpu_ns : 0;
     s->open = 0;
     s->cpu = sched_getcpu();
     write_end(&s->seq);
@@ -720,6 +726,7 @@ int likwid_markerResetRegion(const char *regionTag) {
     memset(s->acc, 0, sizeof s->acc);
     s->calls = s->open;
     s->wall_ns = 0;
+    s->cpu_ns = 0;
     write_end(&s->seq);
     return 0;
 }

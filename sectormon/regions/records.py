@@ -15,25 +15,41 @@ from dataclasses import dataclass
 
 @dataclass(frozen=True, slots=True)
 class GroupDelta:
-    """One counter group's deltas inside a region: raw values in ``events`` order, times in ns."""
+    """One counter group's deltas inside a region: raw values in ``events`` order, times in ns.
+
+    ``thread_ns`` is the marking thread's CPU time inside the region (0: unknown). A group the
+    kernel multiplexed was enabled throughout but ran for part of it (``time_running <
+    time_enabled``); a group the sampler rotated by enabling and disabling it was enabled for part
+    of the thread's time (``time_enabled < thread_ns``). Either way it stands for the larger of the
+    two: a group that counted throughout is never scaled (the library reads the thread's clock
+    inside the groups' span, so then ``thread_ns <= time_enabled``).
+    """
 
     events: tuple[str, ...]
     values: tuple[int, ...]
     time_enabled: int
     time_running: int
+    thread_ns: int = 0
+
+    @property
+    def present_ns(self) -> int:
+        """The time the group's counts stand for."""
+        return max(self.time_enabled, self.thread_ns)
 
     @property
     def coverage(self) -> float:
-        """The share of the region's enabled time this group was counting (0 when never enabled)."""
-        return self.time_running / self.time_enabled if self.time_enabled else 0.0
+        """The share of the region this group counted (0 when it never ran)."""
+        present = self.present_ns
+        return min(1.0, self.time_running / present) if present else 0.0
 
     def scaled(self) -> tuple[float, ...]:
-        """Values scaled to the whole enabled time (raw when the group ran throughout)."""
-        if self.time_running == self.time_enabled:
+        """Values scaled to the whole region (raw when the group counted throughout)."""
+        present = self.present_ns
+        if self.time_running >= present:
             return tuple(float(v) for v in self.values)
         if not self.time_running:
             return tuple(0.0 for _ in self.values)
-        factor = self.time_enabled / self.time_running
+        factor = present / self.time_running
         return tuple(v * factor for v in self.values)
 
 
@@ -44,7 +60,7 @@ def _best_by_event(groups: Iterable[GroupDelta]) -> dict[str, tuple[float, int, 
     for group in groups:
         for event, value in zip(group.events, group.scaled(), strict=True):
             if event not in best or group.time_running > best[event][2]:
-                best[event] = (value, group.time_enabled, group.time_running)
+                best[event] = (value, group.present_ns, min(group.time_running, group.present_ns))
     return best
 
 

@@ -135,7 +135,22 @@ class RegionTable:
         groups_of: Callable[[int], Sequence[MarkerGroup]],
     ) -> ThreadRegion:
         head = layout.SLOT_HEAD.unpack_from(data, 0)
-        _seq, thread, number, cpu, tid, pid, is_open, _flags, calls, wall_ns, _start_wall, raw_name = head
+        (
+            _seq,
+            thread,
+            number,
+            cpu,
+            tid,
+            pid,
+            is_open,
+            _flags,
+            calls,
+            wall_ns,
+            _start_wall,
+            cpu_ns,
+            *_,
+            raw_name,
+        ) = head
         rank, ngroups, exited = threads.get(thread, (-1, 0, False))
         acc = layout.SLOT_ROWS.unpack_from(data, layout.SLOT_HEAD.size)
         start = layout.SLOT_ROWS.unpack_from(data, layout.SLOT_HEAD.size + layout.SLOT_ROWS.size)
@@ -152,7 +167,7 @@ class RegionTable:
                 values = [_delta(v, now[g].values[k], begun[k]) for k, v in enumerate(values)]
                 enabled = _delta(enabled, now[g].time_enabled, begun[layout.MAX_EVENTS])
                 running = _delta(running, now[g].time_running, begun[layout.MAX_EVENTS + 1])
-            groups.append(GroupDelta(tuple(group.events[:n]), tuple(values), enabled, running))
+            groups.append(GroupDelta(tuple(group.events[:n]), tuple(values), enabled, running, cpu_ns))
         return ThreadRegion(
             name=raw_name.split(b"\0", 1)[0].decode("utf-8", "replace"),
             number=number,
