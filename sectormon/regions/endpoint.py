@@ -20,13 +20,16 @@ from sectormon.regions.table import RegionTable
 
 
 class MarkerEndpoint:
-    """Counts the regions a program marks; ``level``: calls with a higher level are ignored."""
+    """Counts the regions a program marks; ``level``: calls with a higher level are ignored;
+    ``rotated``: the groups ``open_groups`` gives are enabled and disabled by the caller
+    (:class:`MarkerServer`)."""
 
     def __init__(
         self,
         open_groups: OpenGroups,
         *,
         level: int = 0,
+        rotated: bool = False,
         max_threads: int = 1024,
         max_slots: int = 4096,
     ) -> None:
@@ -35,7 +38,7 @@ class MarkerEndpoint:
         try:
             # A private directory: only this user's processes can ask for counters.
             self._directory = tempfile.mkdtemp(prefix="sectormon-markers-")
-            self.server = MarkerServer(os.path.join(self._directory, "socket"), open_groups)
+            self.server = MarkerServer(os.path.join(self._directory, "socket"), open_groups, rotated=rotated)
         except BaseException:
             self.table.close()
             raise

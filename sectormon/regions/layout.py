@@ -47,8 +47,10 @@ OVERFLOW_BITS = {
 }
 
 REQUEST = struct.Struct("=Q2i")  # magic, tid, pid
-REPLY = struct.Struct(f"=Q2I{MAX_GROUPS}I{MAX_GROUPS * MAX_EVENTS}Q")  # magic, status, ngroups, nevents, ids
+# magic, status, ngroups, flags, reserved, nevents, ids
+REPLY = struct.Struct(f"=Q4I{MAX_GROUPS}I{MAX_GROUPS * MAX_EVENTS}Q")
 REPLY_OK, REPLY_REFUSED = 0, 1
+REPLY_ROTATED = 1  # flag: sectormon enables and disables the groups, so the library times the thread
 
 
 def table_bytes(max_threads: int, max_slots: int) -> int:

@@ -99,9 +99,12 @@ struct sm_request {
     int32_t tid, pid;
 };
 
+/* reply flags */
+#define SM_ROTATED 1u /* sectormon enables and disables the groups itself: time the thread too */
+
 struct sm_reply {
     uint64_t magic;
-    uint32_t status, ngroups;
+    uint32_t status, ngroups, flags, reserved;
     uint32_t nevents[SM_MAX_GROUPS];
     uint64_t ids[SM_MAX_GROUPS][SM_MAX_EVENTS];
 };
@@ -119,6 +122,7 @@ struct sm_thread {
     pid_t pid, tid;
     uint32_t record;
     unsigned ngroups;
+    int timed; /* read the thread's CPU clock at each marker (groups rotated by sectormon) */
     int fds[SM_MAX_GROUPS];
     unsigned nevents[SM_MAX_GROUPS];
     uint64_t ids[SM_MAX_GROUPS][SM_MAX_EVENTS]; /* sectormon's event order */
@@ -316,6 +320,7 @@ static void handshake(struct sm_thread *t) {
         return;
     }
     t->ngroups = nfds;
+    t->timed = (reply.flags & SM_ROTATED) != 0;
     for (unsigned g = 0; g < nfds; g++) {
         t->fds[g] = fds[g];
         t->nevents[g] = reply.nevents[g];
@@ -555,9 +560,10 @@ static void begin(const char *name, size_t length, int number, int level) {
     uint64_t wall = now_ns(CLOCK_MONOTONIC);
     for (unsigned g = 0; g < t->ngroups; g++)
         read_group(t, g, rows[g]);
-    /* The thread's CPU time after the reads (and before them at the stop): its span lies inside
-     * the groups' enabled span, so a group enabled throughout is never scaled (docs/regions.md). */
-    uint64_t cpu = now_ns(CLOCK_THREAD_CPUTIME_ID);
+    /* Where sectormon rotates the groups by enabling them, the thread's CPU time inside the region
+     * is what each group's enabled time is a share of. Read after the groups here (and before them
+     * at the stop), its span lies inside theirs: a group enabled throughout is never scaled. */
+    uint64_t cpu = t->timed ? now_ns(CLOCK_THREAD_CPUTIME_ID) : 0;
     write_begin(&s->seq);
     s->calls++;
     s->open = 1;
@@ -569,8 +575,8 @@ static void begin(const char *name, size_t length, int number, int level) {
 
 static void end(const char *name, size_t length, int number, int level) {
     uint64_t rows[SM_MAX_GROUPS][SM_ROW];
-    uint64_t cpu = now_ns(CLOCK_THREAD_CPUTIME_ID);
     struct sm_thread *t = tls;
+    uint64_t cpu = t && t->timed ? now_ns(CLOCK_THREAD_CPUTIME_ID) : 0;
     /* Read before anything else: the marker's own work stays out of the region. */
     int ready = t && t->pid == atomic_load_explicit(&g_pid, memory_order_relaxed) &&
                 atomic_load_explicit(&g_state, memory_order_relaxed) == SM_ACTIVE;

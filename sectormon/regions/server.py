@@ -49,10 +49,17 @@ _PEERCRED = struct.Struct("=3i")  # pid, uid, gid
 
 
 class MarkerServer:
-    """Listens on ``socket_path`` in a daemon thread until :meth:`close`."""
+    """Listens on ``socket_path`` in a daemon thread until :meth:`close`.
 
-    def __init__(self, socket_path: str, open_groups: OpenGroups) -> None:
+    ``rotated``: the caller enables and disables the groups it hands out (the sampler's rotation),
+    so a group's enabled time is only part of the region; the library then also reads the
+    thread's CPU clock at each marker, the time each group's share is taken of (one more system
+    call per marker, which groups that always count do not need).
+    """
+
+    def __init__(self, socket_path: str, open_groups: OpenGroups, *, rotated: bool = False) -> None:
         self.socket_path = socket_path
+        self._flags = layout.REPLY_ROTATED if rotated else 0
         self._open_groups = open_groups
         self._groups: dict[int, tuple[MarkerGroup, ...]] = {}
         self._lock = threading.Lock()
@@ -101,7 +108,7 @@ class MarkerServer:
         # Only the user's own processes reach the socket (its directory is private); a thread asks
         # for itself, in the process the kernel says is on the other end.
         if magic != layout.MAGIC or peer_pid != pid:
-            conn.send(_reply(layout.REPLY_REFUSED, ()))
+            conn.send(_reply(layout.REPLY_REFUSED, (), 0))
             return
         try:
             groups = tuple(self._open_groups(tid))
@@ -109,11 +116,12 @@ class MarkerServer:
         except SectormonError as exc:
             with self._lock:
                 self.errors.append(f"thread {tid}: {exc}")
-            conn.send(_reply(layout.REPLY_REFUSED, ()))
+            conn.send(_reply(layout.REPLY_REFUSED, (), 0))
             return
         with self._lock:
             self._groups[tid] = groups
-        socket.send_fds(conn, [_reply(layout.REPLY_OK, groups)], [g.leader_fd for g in groups])
+        reply = _reply(layout.REPLY_OK, groups, self._flags)
+        socket.send_fds(conn, [reply], [g.leader_fd for g in groups])
 
     def close(self) -> None:
         """Stop answering and remove the socket (the groups stay with whoever opened them)."""
@@ -142,10 +150,10 @@ def _check_bounds(groups: Sequence[MarkerGroup]) -> None:
             )
 
 
-def _reply(status: int, groups: Sequence[MarkerGroup]) -> bytes:
+def _reply(status: int, groups: Sequence[MarkerGroup], flags: int) -> bytes:
     nevents = [len(g.ids) for g in groups] + [0] * (layout.MAX_GROUPS - len(groups))
     ids: list[int] = []
     for g in range(layout.MAX_GROUPS):
         row = list(groups[g].ids) if g < len(groups) else []
         ids.extend(row + [0] * (layout.MAX_EVENTS - len(row)))
-    return layout.REPLY.pack(layout.MAGIC, status, len(groups), *nevents, *ids)
+    return layout.REPLY.pack(layout.MAGIC, status, len(groups), flags, 0, *nevents, *ids)

@@ -90,11 +90,11 @@ class SoftwareOpener:
 
 @contextmanager
 def counting(
-    opener: Callable[[int], Sequence[PerfGroup]] | None = None, **kwargs: int
+    opener: Callable[[int], Sequence[PerfGroup]] | None = None, *, level: int = 0, rotated: bool = False
 ) -> Iterator[MarkerEndpoint]:
     need_perf()
     software = SoftwareOpener()
-    endpoint = MarkerEndpoint(opener or software, **kwargs)
+    endpoint = MarkerEndpoint(opener or software, level=level, rotated=rotated)
     try:
         yield endpoint
     finally:

@@ -134,7 +134,7 @@ class Rotator:
 def test_under_rotation_each_group_is_scaled_by_its_own_times(hostile: Path) -> None:
     opener = SoftwareOpener(groups_per_thread=2, enabled=False)
     try:
-        with counting(opener) as endpoint, Rotator(opener):
+        with counting(opener, rotated=True) as endpoint, Rotator(opener):
             assert run_marked(endpoint, hostile, "long", "60000").returncode == 0
             (region,) = endpoint.read().of("long")
     finally:
