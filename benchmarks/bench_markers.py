@@ -18,6 +18,7 @@ import argparse
 import os
 import select
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -163,27 +164,44 @@ def perf_fifo_round_trip_us(program: Path, toggles: int) -> float | None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--pairs", type=int, default=200_000, help="start/stop pairs per timed repeat")
-    parser.add_argument("--toggles", type=int, default=2_000, help="enable/disable pairs through perf's fifo")
+    parser.add_argument(
+        "--pairs", type=int, default=200_000, help="start/stop pairs per timed repeat outside"
+    )
+    parser.add_argument("--toggles", type=int, default=1_000, help="enable/disable pairs through perf's fifo")
+    parser.add_argument("--rounds", type=int, default=5, help="rounds of every measurement, interleaved")
     args = parser.parse_args()
+    runs: dict[str, list[float]] = {}
     with tempfile.TemporaryDirectory() as directory:
         program = build(Path(directory))
-        outside = pair_ns(program, args.pairs * 50, clean_environment())
-        inside = {groups: inside_ns(program, args.pairs // 10, groups) for groups in (1, 2, 4)}
-        rotated = inside_ns(program, args.pairs // 10, 1, rotated=True)
-        fifo = perf_fifo_round_trip_us(program, args.toggles)
-    per_group = (inside[4] - inside[1]) / 3
-    print(f"load average {os.getloadavg()[0]:.2f}")
-    print(f"outside sectormon: {outside:.2f} ns a start/stop pair (target <= 50 ns)")
-    for groups, ns in inside.items():
-        print(f"inside, {groups} group(s) of 2 software events: {ns / 1000:.3f} µs a pair")
+        # Interleaved rounds and their medians: on a shared machine the load moves during a run,
+        # and it should move under every figure alike.
+        for _ in range(args.rounds):
+            measured = {
+                "outside": pair_ns(program, args.pairs * 10, clean_environment()),
+                **{f"{g} group": inside_ns(program, args.pairs // 10, g) for g in (1, 2, 4)},
+                "1 group rotated": inside_ns(program, args.pairs // 10, 1, rotated=True),
+            }
+            fifo = perf_fifo_round_trip_us(program, args.toggles)
+            if fifo is not None:
+                measured["perf fifo"] = fifo * 1000
+            for name, value in measured.items():
+                runs.setdefault(name, []).append(value)
+    median = {name: statistics.median(values) for name, values in runs.items()}
+    print(f"load average {os.getloadavg()[0]:.2f}; medians of {args.rounds} interleaved rounds")
+    print(f"outside sectormon: {median['outside']:.2f} ns a start/stop pair (target <= 50 ns)")
+    for groups in (1, 2, 4):
+        inside_us = median[f"{groups} group"] / 1000
+        print(f"inside, {groups} group(s) of 2 software events: {inside_us:.3f} µs a pair")
+    per_group = (median["4 group"] - median["1 group"]) / 3
     print(f"  each group read adds {per_group / 1000:.3f} µs a pair (two reads)")
-    print(f"inside, 1 group rotated by sectormon (+ the thread CPU clock): {rotated / 1000:.3f} µs a pair")
-    if fifo is None:
+    rotated_us = median["1 group rotated"] / 1000
+    print(f"inside, 1 group rotated by sectormon (+ the thread CPU clock): {rotated_us:.3f} µs a pair")
+    if "perf fifo" not in median:
         print("perf not found: no fifo peer")
         return
-    print(f"perf stat --control fifo: {fifo:.1f} µs an enable + disable round trip")
-    print(f"inside (1 group) / perf's round trip: 1/{fifo * 1000 / inside[1]:.0f} (target <= 1/10)")
+    fifo_ns = median["perf fifo"]
+    print(f"perf stat --control fifo: {fifo_ns / 1000:.1f} µs an enable + disable round trip")
+    print(f"inside (1 group) / perf's round trip: 1/{fifo_ns / median['1 group']:.0f} (target <= 1/10)")
 
 
 if __name__ == "__main__":
