@@ -92,6 +92,19 @@ def test_nested_regions_each_count_their_own_span(hostile: Path) -> None:
     assert faults(snapshot, "inner", 1) == [pytest.approx(600, rel=0.01)]
 
 
+def test_a_forked_child_counts_its_own_regions_not_its_parents_thread(hostile: Path) -> None:
+    with counting() as endpoint:
+        assert run_marked(endpoint, hostile, "fork", env={"OMPI_COMM_WORLD_RANK": "3"}).returncode == 0
+        snapshot = endpoint.read()
+    (parent,) = snapshot.of("parent")
+    (child,) = snapshot.of("child")
+    assert child.pid != parent.pid and child.tid == child.pid and (parent.rank, child.rank) == (3, 3)
+    assert child.counts()["page-faults"] == pytest.approx(300, rel=0.01)
+    # the parent's own 200 pages, not the child's, plus the copy-on-write faults of the few pages
+    # (stack, libc data) the parent writes after the fork
+    assert 200 <= parent.counts()["page-faults"] <= 210
+
+
 def test_eight_threads_entering_a_region_many_times(hostile: Path) -> None:
     with counting() as endpoint:
         assert run_marked(endpoint, hostile, "threads", "200").returncode == 0

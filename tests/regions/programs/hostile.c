@@ -7,6 +7,7 @@
  *   nested        outer (300 pages) around inner (200 pages), entered 3 times
  *   threads N     8 threads each enter "loop" N times, 10 pages each time
  *   long N        one region touching N pages in chunks of 500 (rotation tests)
+ *   fork          the parent inside "parent" forks; the child marks "child" (300 pages) and exits
  */
 #define _GNU_SOURCE
 #include <pthread.h>
@@ -14,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <fj_tool/fapp.h>
@@ -108,8 +110,24 @@ int main(int argc, char **argv) {
         for (long done = 0; done < n; done += 500)
             touch(500);
         sectormon_region_end("long");
+    } else if (!strcmp(mode, "fork")) {
+        sectormon_region_begin("parent");
+        touch(100);
+        pid_t child = fork();
+        if (child == 0) {
+            sectormon_region_begin("child");
+            touch(300);
+            sectormon_region_end("child");
+            _exit(0);
+        }
+        int status = 0;
+        waitpid(child, &status, 0);
+        touch(100);
+        sectormon_region_end("parent");
+        if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+            return 1;
     } else {
-        fprintf(stderr, "usage: hostile unpaired|names N|thread-exit|open-at-exit|nested|threads N|long N\n");
+        fprintf(stderr, "usage: hostile unpaired|names N|thread-exit|open-at-exit|nested|threads N|long N|fork\n");
         return 2;
     }
     printf("done %s\n", mode);
