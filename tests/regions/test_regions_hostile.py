@@ -105,6 +105,19 @@ def test_a_forked_child_counts_its_own_regions_not_its_parents_thread(hostile: P
     assert 200 <= parent.counts()["page-faults"] <= 210
 
 
+def test_likwid_get_and_reset_answer_for_the_calling_thread(hostile: Path) -> None:
+    with counting() as endpoint:
+        run = run_marked(endpoint, hostile, "likwid-get")
+        (region,) = endpoint.read().of("get")
+    assert run.returncode == 0
+    # GET: both events of the one group (page-faults first), 2 calls, a time; after RESET only
+    # the new entry, and only as many events as asked for
+    assert run.stdout.splitlines()[:2] == ["get 2 2 200 1", "get 1 1 50"]
+    assert (region.calls, region.counts()["page-faults"]) == (1, 50.0)
+    alone = run_marked(None, hostile, "likwid-get")
+    assert alone.stdout.splitlines()[:2] == ["get 0 0 0 0", "get 0 0 0"]
+
+
 def test_eight_threads_entering_a_region_many_times(hostile: Path) -> None:
     with counting() as endpoint:
         assert run_marked(endpoint, hostile, "threads", "200").returncode == 0

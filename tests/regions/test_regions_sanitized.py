@@ -32,6 +32,8 @@ CASES = [
     ("hostile", ("open-at-exit",)),
     ("hostile", ("nested",)),
     ("hostile", ("threads", "50")),
+    ("hostile", ("fork",)),
+    ("hostile", ("likwid-get",)),
 ]
 
 

@@ -8,6 +8,7 @@
  *   threads N     8 threads each enter "loop" N times, 10 pages each time
  *   long N        one region touching N pages in chunks of 500 (rotation tests)
  *   fork          the parent inside "parent" forks; the child marks "child" (300 pages) and exits
+ *   likwid-get    LIKWID's GET after 2 x 100 pages, RESET, then GET after 50 more (prints them)
  */
 #define _GNU_SOURCE
 #include <pthread.h>
@@ -18,7 +19,11 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#ifndef LIKWID_PERFMON
+#define LIKWID_PERFMON
+#endif
 #include <fj_tool/fapp.h>
+#include <likwid-marker.h>
 #include <sectormon_markers.h>
 
 static long page_size;
@@ -126,8 +131,28 @@ int main(int argc, char **argv) {
         sectormon_region_end("parent");
         if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
             return 1;
+    } else if (!strcmp(mode, "likwid-get")) {
+        int nevents = 4, count = -1;
+        double events[4] = {0}, time = -1;
+        LIKWID_MARKER_INIT;
+        LIKWID_MARKER_REGISTER("get");
+        for (int i = 0; i < 2; i++) {
+            LIKWID_MARKER_START("get");
+            touch(100);
+            LIKWID_MARKER_STOP("get");
+        }
+        LIKWID_MARKER_GET("get", &nevents, events, &time, &count);
+        printf("get %d %d %.0f %d\n", nevents, count, events[0], time > 0);
+        LIKWID_MARKER_RESET("get");
+        LIKWID_MARKER_START("get");
+        touch(50);
+        LIKWID_MARKER_STOP("get");
+        nevents = 1;
+        LIKWID_MARKER_GET("get", &nevents, events, &time, &count);
+        printf("get %d %d %.0f\n", nevents, count, events[0]);
+        LIKWID_MARKER_CLOSE;
     } else {
-        fprintf(stderr, "usage: hostile unpaired|names N|thread-exit|open-at-exit|nested|threads N|long N|fork\n");
+        fprintf(stderr, "usage: hostile unpaired|names N|thread-exit|open-at-exit|nested|threads N|long N|fork|likwid-get\n");
         return 2;
     }
     printf("done %s\n", mode);
