@@ -663,6 +663,29 @@ void sectormon_markers_layout(uint32_t out[6]) {
     out[5] = SM_MAX_EVENTS;
 }
 
+/* A consistent copy of one table record (thread record or slot) for sectormon's reader: 1 when
+ * copied, 0 when never written or kept busy by its writer. Here and not in Python because the
+ * copy must sit between acquire-ordered reads of the sequence counter to be right on weakly
+ * ordered CPUs (the A64FX is one); the copy itself may race with the writer, and the counter says
+ * when it did. */
+int sectormon_markers_copy(const void *record, uint32_t size, void *out) {
+    const _Atomic uint32_t *seq = record;
+    for (int attempt = 0; attempt < 1000; attempt++) {
+        uint32_t before = atomic_load_explicit(seq, memory_order_acquire);
+        if (before == 0)
+            return 0;
+        if (before & 1) {
+            sched_yield();
+            continue;
+        }
+        memcpy(out, record, size);
+        atomic_thread_fence(memory_order_acquire);
+        if (atomic_load_explicit(seq, memory_order_relaxed) == before)
+            return 1;
+    }
+    return 0;
+}
+
 /* ---- fapp ---- */
 
 void fapp_start(const char *name, int number, int level) {

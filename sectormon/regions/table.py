@@ -3,30 +3,28 @@
 A file in shared memory (``/dev/shm`` when there is one), sized by its bounds and mapped by both
 sides. Each thread record and each (region, thread) slot has one writer, the marking thread, and a
 sequence counter (seqlock): odd while the writer is in the middle of an update. The reader copies a
-record, checks the counter did not move and was even, and otherwise copies again; it never takes a
-lock, so reading never slows the program. Nothing here trusts the table's contents beyond its
-bounds: counts and indexes are clamped to the sizes this process wrote into the header.
+record through the library's ``sectormon_markers_copy`` (the copy must sit between
+acquire-ordered reads of the counter, which Python cannot express) and leaves out a record it could
+not copy whole this time (the next read has it: the deltas accumulate); it never takes a lock, so
+reading never slows the program. Nothing here trusts the table's contents beyond its bounds: counts
+and indexes are clamped to the sizes this process wrote into the header.
 """
 
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import mmap
 import os
-import struct
 import tempfile
 from collections.abc import Callable, Sequence
 
 from sectormon.perf.errors import PerfError
 from sectormon.perf.group import GroupValues
 from sectormon.regions import layout
+from sectormon.regions.library import require_library
 from sectormon.regions.records import GroupDelta, RegionSnapshot, ThreadRegion
 from sectormon.regions.server import MarkerGroup
-
-_SEQ = struct.Struct("=I")
-SEQ_RETRIES = 1000
-"""Copies of one record tried while its writer keeps updating it; then the record is left out of
-this read (the next read has it: the deltas accumulate)."""
 
 
 def shared_directory() -> str:
@@ -47,6 +45,10 @@ class RegionTable:
         self.max_threads = max_threads
         self.max_slots = max_slots
         size = layout.table_bytes(max_threads, max_slots)
+        copy = ctypes.CDLL(str(require_library())).sectormon_markers_copy
+        copy.argtypes = (ctypes.c_void_p, ctypes.c_uint32, ctypes.c_void_p)
+        copy.restype = ctypes.c_int
+        self._copier = copy
         fd, self.path = tempfile.mkstemp(prefix="sectormon-regions-", dir=directory or shared_directory())
         try:
             os.ftruncate(fd, size)
@@ -74,6 +76,9 @@ class RegionTable:
             self._unlink()
             raise
         os.close(fd)
+        self._anchor: ctypes.Array[ctypes.c_char] | None = (ctypes.c_char * size).from_buffer(self._map)
+        self._base = ctypes.addressof(self._anchor)
+        self._buffer = ctypes.create_string_buffer(max(layout.SLOT_BYTES, layout.THREAD.size))
         self._threads_at = layout.HEADER_BYTES
         self._slots_at = layout.HEADER_BYTES + max_threads * layout.THREAD.size
 
@@ -83,25 +88,16 @@ class RegionTable:
 
     def close(self) -> None:
         """Unmap and remove the file (a program still running keeps its own mapping)."""
+        self._anchor = None  # the buffer export: mmap refuses to close while it lives
         with contextlib.suppress(ValueError, BufferError):
             self._map.close()
         self._unlink()
 
     def _copy(self, offset: int, size: int) -> bytes | None:
         """The record at ``offset`` as one consistent copy, or None (never written, or kept busy)."""
-        view = self._map
-        for _ in range(SEQ_RETRIES):
-            (before,) = _SEQ.unpack_from(view, offset)
-            if before == 0:
-                return None
-            if before & 1:
-                os.sched_yield()
-                continue
-            data = view[offset : offset + size]
-            (after,) = _SEQ.unpack_from(view, offset)
-            if after == before:
-                return data
-        return None
+        if not self._copier(self._base + offset, size, self._buffer):
+            return None
+        return self._buffer.raw[:size]
 
     def read(self, groups_of: Callable[[int], Sequence[MarkerGroup]] = lambda tid: ()) -> RegionSnapshot:
         """Every (region, thread) now. ``groups_of(tid)`` gives the groups sectormon handed that

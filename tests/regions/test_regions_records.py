@@ -1,10 +1,16 @@
-"""Region records: scaling by each group's own times, coverage, totals over threads."""
+"""Region records: scaling by each group's own times, coverage, totals over threads; the table's
+reader and its sequence counters."""
 
 from __future__ import annotations
 
+import os
+import struct
+
 import pytest
 
+from sectormon.regions import layout
 from sectormon.regions.records import GroupDelta, RegionSnapshot, ThreadRegion
+from sectormon.regions.table import RegionTable
 
 EVENTS = ("page-faults", "task-clock")
 
@@ -61,3 +67,27 @@ def test_totals_add_threads_scaled_counts_and_weigh_coverage_by_time() -> None:
     assert total.coverage["page-faults"] == pytest.approx(250 / 400)
     assert list(snapshot.totals()) == [("r", 0), ("other", 0)]
     assert [r.tid for r in snapshot.of("r")] == [1, 2]
+
+
+def test_the_reader_leaves_out_a_record_its_writer_holds_and_takes_it_once_written() -> None:
+    table = RegionTable(max_threads=1, max_slots=2)
+    try:
+        view = table._map
+        struct.pack_into("=II", view, 40, 0, 2)  # nthreads 0, nslots 2
+        at = layout.HEADER_BYTES + layout.THREAD.size
+        for index, seq in enumerate((3, 4)):  # slot 0 mid-update (odd), slot 1 written
+            offset = at + index * layout.SLOT_BYTES
+            head = layout.SLOT_HEAD.pack(seq, 9, index, -1, 7, 7, 0, 0, 5, 0, 0, 0, 0, b"slot%d" % index)
+            view[offset : offset + layout.SLOT_HEAD.size] = head
+        snapshot = table.read()
+        assert [(r.name, r.calls, r.number, r.rank) for r in snapshot.threads] == [("slot1", 5, 1, None)]
+        struct.pack_into("=I", view, at, 4)  # the writer finished slot 0
+        assert [r.name for r in table.read().threads] == ["slot0", "slot1"]
+    finally:
+        table.close()
+    assert not os.path.exists(table.path)
+
+
+def test_a_table_needs_room_for_a_thread_and_a_region() -> None:
+    with pytest.raises(ValueError, match="at least one thread and one region"):
+        RegionTable(max_threads=0)
