@@ -11,9 +11,10 @@ import threading
 from pathlib import Path
 
 import pytest
-from regions_helpers import PROGRAMS, SoftwareOpener, build, counting, faults, run_marked
+from regions_helpers import EVENTS, PROGRAMS, SoftwareOpener, build, counting, faults, run_marked
 
 from sectormon.perf.errors import PermissionDenied
+from sectormon.perf.events import parse_event
 from sectormon.perf.group import PerfGroup
 from sectormon.regions import layout
 
@@ -116,6 +117,32 @@ def test_likwid_get_and_reset_answer_for_the_calling_thread(hostile: Path) -> No
     assert (region.calls, region.counts()["page-faults"]) == (1, 50.0)
     alone = run_marked(None, hostile, "likwid-get")
     assert alone.stdout.splitlines()[:2] == ["get 0 0 0 0", "get 0 0 0"]
+
+
+def test_a_region_leaves_out_the_threads_it_starts(hostile: Path) -> None:
+    with counting() as endpoint:
+        assert run_marked(endpoint, hostile, "spawn").returncode == 0
+        assert faults(endpoint.read(), "spawner") == [pytest.approx(100, abs=5)]
+
+
+def test_an_opener_that_inherits_would_mix_the_threads_in(hostile: Path) -> None:
+    """Why the groups handed over must not inherit: the same region then counts the thread it started."""
+
+    def inheriting(tid: int) -> list[PerfGroup]:
+        group = PerfGroup([parse_event(e) for e in EVENTS], pid=tid, names=EVENTS, inherit=True)
+        group.enable()
+        opened.append(group)
+        return [group]
+
+    opened: list[PerfGroup] = []
+    try:
+        with counting(inheriting) as endpoint:
+            assert run_marked(endpoint, hostile, "spawn").returncode == 0
+            spawner = faults(endpoint.read(), "spawner")
+    finally:
+        for group in opened:
+            group.close()
+    assert spawner == [pytest.approx(500, abs=10)]
 
 
 def test_eight_threads_entering_a_region_many_times(hostile: Path) -> None:

@@ -9,6 +9,7 @@
  *   long N        one region touching N pages in chunks of 500 (rotation tests)
  *   fork          the parent inside "parent" forks; the child marks "child" (300 pages) and exits
  *   likwid-get    LIKWID's GET after 2 x 100 pages, RESET, then GET after 50 more (prints them)
+ *   spawn         inside "spawner" (100 pages of its own) a thread touches 400 unmarked pages
  */
 #define _GNU_SOURCE
 #include <pthread.h>
@@ -46,6 +47,11 @@ static void *exits_inside(void *arg) {
     sectormon_region_begin("inside");
     touch(500);
     return NULL; /* no end: the thread leaves with the region open */
+}
+
+static void *unmarked(void *arg) {
+    touch((long)(size_t)arg);
+    return NULL;
 }
 
 static long loops;
@@ -131,6 +137,13 @@ int main(int argc, char **argv) {
         sectormon_region_end("parent");
         if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
             return 1;
+    } else if (!strcmp(mode, "spawn")) {
+        pthread_t t;
+        sectormon_region_begin("spawner");
+        pthread_create(&t, NULL, unmarked, (void *)(size_t)400);
+        pthread_join(t, NULL);
+        touch(100);
+        sectormon_region_end("spawner");
     } else if (!strcmp(mode, "likwid-get")) {
         int nevents = 4, count = -1;
         double events[4] = {0}, time = -1;
@@ -152,7 +165,7 @@ int main(int argc, char **argv) {
         printf("get %d %d %.0f\n", nevents, count, events[0]);
         LIKWID_MARKER_CLOSE;
     } else {
-        fprintf(stderr, "usage: hostile unpaired|names N|thread-exit|open-at-exit|nested|threads N|long N|fork|likwid-get\n");
+        fprintf(stderr, "usage: hostile unpaired|names N|thread-exit|open-at-exit|nested|threads N|long N|fork|likwid-get|spawn\n");
         return 2;
     }
     printf("done %s\n", mode);
