@@ -71,7 +71,8 @@ class ThreadRegion:
     ``open``: the last entry has not stopped (the thread is inside the region, or ended inside it);
     its counts so far are included when sectormon could still read the thread's groups
     (``open_counted``). ``rank`` is the MPI rank the process's environment named (None: not MPI);
-    ``cpu`` the CPU of the last stop (-1: not stopped yet).
+    ``last_cpu`` the CPU of the last stop (-1: not stopped yet); ``wall_ns`` the wall time of the
+    closed entries.
     """
 
     name: str
@@ -79,7 +80,7 @@ class ThreadRegion:
     pid: int
     tid: int
     rank: int | None
-    cpu: int
+    last_cpu: int
     calls: int
     open: bool
     open_counted: bool

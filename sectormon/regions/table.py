@@ -170,7 +170,7 @@ class RegionTable:
             pid=pid,
             tid=tid,
             rank=rank if rank >= 0 else None,
-            cpu=cpu,
+            last_cpu=cpu,
             calls=calls,
             open=bool(is_open),
             open_counted=bool(is_open) and now is not None,

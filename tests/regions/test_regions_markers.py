@@ -82,6 +82,20 @@ def test_a_higher_region_level_lets_deeper_calls_count(marked: Path) -> None:
     assert (deep.calls, deep.open) == (1, False)
 
 
+def test_openmp_threads_each_count_their_own_share(tmp_path: Path) -> None:
+    try:
+        program = build(PROGRAMS / "openmp.c", tmp_path / "openmp", "-fopenmp", "-DLIKWID_PERFMON")
+    except subprocess.CalledProcessError as exc:
+        pytest.skip(f"no OpenMP here (gcc -fopenmp: {exc.stderr.strip()})")
+    with counting() as endpoint:
+        run = run_marked(endpoint, program, env={"OMP_WAIT_POLICY": "passive"})
+        assert (run.returncode, run.stdout, run.stderr) == (0, "done\n", "")
+        snapshot = endpoint.read()
+    shares = sorted(faults(snapshot, "omp"))
+    assert shares == [pytest.approx(200 * (i + 1), rel=0.01) for i in range(4)]
+    assert len({r.tid for r in snapshot.of("omp")}) == 4
+
+
 FORTRAN = """\
 program kernel_pages
   implicit none
