@@ -761,7 +761,7 @@ int likwid_markerResetRegion(const char *regionTag) {
 }
 
 void likwid_markerGetRegion(const char *regionTag, int *nr_events, double *events, double *time, int *count) {
-    int capacity = nr_events ? *nr_events : 0;
+    int capacity = nr_events && events ? *nr_events : 0;
     int n = 0;
     if (time)
         *time = 0.0;

@@ -80,10 +80,6 @@ class MarkerServer:
         with self._lock:
             return self._groups.get(tid, ())
 
-    def all_groups(self) -> dict[int, tuple[MarkerGroup, ...]]:
-        with self._lock:
-            return dict(self._groups)
-
     def _serve(self) -> None:
         while not self._closed.is_set():
             try:
