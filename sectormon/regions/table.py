@@ -17,6 +17,7 @@ import ctypes
 import mmap
 import os
 import tempfile
+import threading
 from collections.abc import Callable, Sequence
 
 from sectormon.perf.errors import PerfError
@@ -79,6 +80,7 @@ class RegionTable:
         self._anchor: ctypes.Array[ctypes.c_char] | None = (ctypes.c_char * size).from_buffer(self._map)
         self._base = ctypes.addressof(self._anchor)
         self._buffer = ctypes.create_string_buffer(max(layout.SLOT_BYTES, layout.THREAD.size))
+        self._reading_lock = threading.Lock()
         self._threads_at = layout.HEADER_BYTES
         self._slots_at = layout.HEADER_BYTES + max_threads * layout.THREAD.size
 
@@ -105,16 +107,17 @@ class RegionTable:
         fields = layout.HEADER.unpack_from(self._map, 0)
         nthreads, nslots, overflow_bits = fields[9], fields[10], fields[11]
         unpaired, dropped = fields[13], fields[14]
-        ranks = self._ranks(min(nthreads, self.max_threads))
         readings = []
-        for index in range(min(nslots, self.max_slots)):
-            data = self._copy(self._slots_at + index * layout.SLOT_BYTES, layout.SLOT_BYTES)
-            if data is not None:
-                readings.append(self._reading(data, ranks, groups_of))
+        with self._reading_lock:  # one copy buffer
+            threads = self._threads(min(nthreads, self.max_threads))
+            for index in range(min(nslots, self.max_slots)):
+                data = self._copy(self._slots_at + index * layout.SLOT_BYTES, layout.SLOT_BYTES)
+                if data is not None:
+                    readings.append(self._reading(data, threads, groups_of))
         overflow = frozenset(name for bit, name in layout.OVERFLOW_BITS.items() if overflow_bits & bit)
         return RegionSnapshot(threads=tuple(readings), overflow=overflow, unpaired=unpaired, dropped=dropped)
 
-    def _ranks(self, nthreads: int) -> dict[int, tuple[int, int, bool]]:
+    def _threads(self, nthreads: int) -> dict[int, tuple[int, int, bool]]:
         """Thread record index -> (rank, groups, exited)."""
         out = {}
         for index in range(nthreads):
