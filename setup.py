@@ -3,7 +3,7 @@
 - The simulator's core (sectormon/sim/_core.c), ``optional=True``: an install without a compiler
   still succeeds and the simulator runs its pure-Python model, which gives the same numbers
   (docs/sim.md, "The compiled core").
-- The marker library marked programs link (sectormon/regions/markers.c): a plain shared library,
+- The marker library marked programs link (sectormon/regions/markers.c and api.c): a plain shared library,
   ``sectormon/regions/lib/libsectormon-markers.so``, so ``-L DIR -lsectormon-markers`` links it like
   any other. A failed build only warns: the rest installs and ``sectormon markers`` says what is
   missing (docs/regions.md).
@@ -16,8 +16,8 @@ import os
 from setuptools import Extension, setup
 from setuptools.command.build_ext import build_ext
 
-MARKER_SOURCES = ["sectormon/regions/markers.c"]
-MARKER_INCLUDE = "sectormon/regions/include"
+MARKER_SOURCES = ["sectormon/regions/markers.c", "sectormon/regions/api.c"]
+MARKER_INCLUDES = ["sectormon/regions/include", "sectormon/regions"]
 MARKER_LIBRARY = "sectormon-markers"
 
 
@@ -41,7 +41,7 @@ class BuildWithMarkers(build_ext):
             objects = self.compiler.compile(
                 MARKER_SOURCES,
                 output_dir=self.build_temp,
-                include_dirs=[MARKER_INCLUDE],
+                include_dirs=MARKER_INCLUDES,
                 extra_postargs=["-O2", "-std=c11", "-fPIC", "-Wall", "-Wextra", "-Wno-missing-field-initializers"],
             )
             self.compiler.link_shared_object(

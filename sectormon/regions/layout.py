@@ -1,6 +1,6 @@
 """The region table's binary layout and the handshake's messages, as the marker library writes them.
 
-sectormon/regions/markers.c is the other half: its structs and this module describe the same bytes
+sectormon/regions/markers_internal.h is the other half: its structs and this module describe the same bytes
 (``tests/regions`` compares them through the library's ``sectormon_markers_layout``). Everything is
 native-endian and 8-byte aligned; the table is a file in shared memory that sectormon creates, sized
 by the header's bounds, and the library maps. Kept free of behaviour so it can be read against the C

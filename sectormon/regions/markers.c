@@ -14,7 +14,8 @@
  * sectormon reads it at any time without ever blocking the program (odd: being written; the reader
  * retries). Bounds are fixed by the table's header; what does not fit is counted and flagged,
  * never written out of bounds. The layout is mirrored, field by field, by
- * sectormon/regions/layout.py; sectormon_markers_layout() lets the tests check both agree.
+ * sectormon/regions/layout.py (structs in markers_internal.h); sectormon_markers_layout() lets the
+ * tests check both agree. This file is the machinery; api.c holds the entry points programs call.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -35,105 +36,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "fj_tool/fapp.h"
-#include "likwid-marker.h"
-#include "sectormon_markers.h"
+#include "markers_internal.h"
 
-#define SM_MAGIC 0x31524b52414d4d53ULL /* "SMMARKR1" */
-#define SM_VERSION 1u
-#define SM_MAX_GROUPS 8
-#define SM_MAX_EVENTS 16
-#define SM_ROW (SM_MAX_EVENTS + 2) /* values, time_enabled, time_running */
-#define SM_NAME_BYTES 128
-#define SM_HEADER_BYTES 256
-#define SM_NONE 0xffffffffu /* no slot: the table was full */
-#define SM_LAZY 0xfffffffeu /* known region, slot taken at its first start */
-#define SM_HANDSHAKE_SECONDS 10
-
-/* overflow bits in the header, one per bound */
-#define SM_FULL_SLOTS 1u
-#define SM_FULL_THREADS 2u
-#define SM_BAD_GROUPS 4u
-#define SM_LONG_NAME 8u
-#define SM_NO_COUNTERS 16u
-
-/* thread record states */
-#define SM_THREAD_COUNTING 1u
-#define SM_THREAD_EXITED 2u
-#define SM_THREAD_UNCOUNTED 3u
-
-struct sm_header {
-    uint64_t magic;
-    uint32_t version, header_size, thread_size, slot_size;
-    uint32_t max_threads, max_slots, max_groups, max_events;
-    _Atomic uint32_t nthreads, nslots, overflow;
-    uint32_t reserved0;
-    _Atomic uint64_t unpaired, dropped;
-};
-
-struct sm_thread_record {
-    _Atomic uint32_t seq;
-    int32_t tid, pid, rank;
-    uint32_t ngroups, state;
-    uint32_t nevents[SM_MAX_GROUPS];
-    uint64_t reserved;
-};
-
-struct sm_slot {
-    _Atomic uint32_t seq;
-    uint32_t thread;
-    int32_t number, cpu, tid, pid;
-    uint32_t open, flags;
-    uint64_t calls, wall_ns, start_wall_ns, cpu_ns, start_cpu_ns;
-    char name[SM_NAME_BYTES];
-    uint64_t acc[SM_MAX_GROUPS][SM_ROW];
-    uint64_t start[SM_MAX_GROUPS][SM_ROW];
-};
-
-_Static_assert(sizeof(struct sm_header) <= SM_HEADER_BYTES, "header grew past its reserved bytes");
-_Static_assert(sizeof(struct sm_thread_record) == 64, "thread record layout changed");
-_Static_assert(sizeof(struct sm_slot) == 2504, "slot layout changed");
-
-struct sm_request {
-    uint64_t magic;
-    int32_t tid, pid;
-};
-
-/* reply flags */
-#define SM_ROTATED 1u /* sectormon enables and disables the groups itself: time the thread too */
-
-struct sm_reply {
-    uint64_t magic;
-    uint32_t status, ngroups, flags, reserved;
-    uint32_t nevents[SM_MAX_GROUPS];
-    uint64_t ids[SM_MAX_GROUPS][SM_MAX_EVENTS];
-};
-
-struct sm_entry {
-    char *name; /* NULL: an empty hash cell */
-    size_t length;
-    uint64_t hash;
-    int number;
-    uint32_t slot;
-    int warned;
-};
-
-struct sm_thread {
-    pid_t pid, tid;
-    uint32_t record;
-    unsigned ngroups;
-    int timed; /* read the thread's CPU clock at each marker (groups rotated by sectormon) */
-    int fds[SM_MAX_GROUPS];
-    unsigned nevents[SM_MAX_GROUPS];
-    uint64_t ids[SM_MAX_GROUPS][SM_MAX_EVENTS]; /* sectormon's event order */
-    unsigned order[SM_MAX_GROUPS][SM_MAX_EVENTS]; /* kernel position -> sectormon's index */
-    size_t capacity, used;
-    struct sm_entry *entries;
-};
-
-enum { SM_UNKNOWN = 0, SM_INACTIVE = 1, SM_ACTIVE = 2 };
-
-static _Atomic int g_state = SM_UNKNOWN;
+SM_HIDDEN _Atomic int sm_state = SM_UNKNOWN;
 static pthread_once_t g_once = PTHREAD_ONCE_INIT;
 static pthread_key_t g_key;
 static struct sm_header *g_table;
@@ -151,18 +56,18 @@ static struct sm_thread_record *record_at(uint32_t index) {
     return (struct sm_thread_record *)((char *)g_table + g_table->header_size + (size_t)index * g_table->thread_size);
 }
 
-static struct sm_slot *slot_at(uint32_t index) {
+SM_HIDDEN struct sm_slot *sm_slot_at(uint32_t index) {
     size_t threads = (size_t)g_table->max_threads * g_table->thread_size;
     return (struct sm_slot *)((char *)g_table + g_table->header_size + threads + (size_t)index * g_table->slot_size);
 }
 
-static void write_begin(_Atomic uint32_t *seq) {
+SM_HIDDEN void sm_write_begin(_Atomic uint32_t *seq) {
     uint32_t s = atomic_load_explicit(seq, memory_order_relaxed);
     atomic_store_explicit(seq, s + 1, memory_order_relaxed);
     atomic_thread_fence(memory_order_release);
 }
 
-static void write_end(_Atomic uint32_t *seq) {
+SM_HIDDEN void sm_write_end(_Atomic uint32_t *seq) {
     uint32_t s = atomic_load_explicit(seq, memory_order_relaxed);
     atomic_store_explicit(seq, s + 1, memory_order_release);
 }
@@ -223,14 +128,14 @@ static void global_init(void) {
     const char *socket_path = getenv("SECTORMON_MARKERS");
     const char *table_path = getenv("SECTORMON_MARKERS_TABLE");
     if (!socket_path || !*socket_path || !table_path || !*table_path) {
-        atomic_store(&g_state, SM_INACTIVE);
+        atomic_store(&sm_state, SM_INACTIVE);
         return;
     }
     if (strlen(socket_path) >= sizeof g_socket || map_table(table_path) != 0 ||
         pthread_key_create(&g_key, thread_exit) != 0) {
         fprintf(stderr, "sectormon markers: cannot use the region table %s (%s): regions are not counted\n",
                 table_path, strerror(errno));
-        atomic_store(&g_state, SM_INACTIVE);
+        atomic_store(&sm_state, SM_INACTIVE);
         return;
     }
     strcpy(g_socket, socket_path);
@@ -239,17 +144,17 @@ static void global_init(void) {
     g_rank = rank_from_environment();
     atomic_store(&g_pid, getpid());
     pthread_atfork(NULL, NULL, after_fork_in_child);
-    atomic_store_explicit(&g_state, SM_ACTIVE, memory_order_release);
+    atomic_store_explicit(&sm_state, SM_ACTIVE, memory_order_release);
 }
 
-static inline int active(void) {
-    int state = atomic_load_explicit(&g_state, memory_order_acquire);
+SM_HIDDEN int sm_active(void) {
+    int state = atomic_load_explicit(&sm_state, memory_order_acquire);
     if (__builtin_expect(state == SM_ACTIVE, 1))
         return 1;
     if (state == SM_INACTIVE)
         return 0;
     pthread_once(&g_once, global_init);
-    return atomic_load_explicit(&g_state, memory_order_acquire) == SM_ACTIVE;
+    return atomic_load_explicit(&sm_state, memory_order_acquire) == SM_ACTIVE;
 }
 
 /* ---- the handshake: this thread's counter groups from sectormon ---- */
@@ -340,7 +245,7 @@ static void publish_thread(struct sm_thread *t) {
         return;
     }
     struct sm_thread_record *r = record_at(index);
-    write_begin(&r->seq);
+    sm_write_begin(&r->seq);
     r->tid = t->tid;
     r->pid = t->pid;
     r->rank = g_rank;
@@ -348,7 +253,7 @@ static void publish_thread(struct sm_thread *t) {
     r->state = t->ngroups ? SM_THREAD_COUNTING : SM_THREAD_UNCOUNTED;
     for (unsigned g = 0; g < SM_MAX_GROUPS; g++)
         r->nevents[g] = g < t->ngroups ? t->nevents[g] : 0;
-    write_end(&r->seq);
+    sm_write_end(&r->seq);
     t->record = index;
 }
 
@@ -365,16 +270,16 @@ static void thread_exit(void *state) {
     struct sm_thread *t = state;
     if (t->record != SM_NONE && t->pid == atomic_load(&g_pid)) {
         struct sm_thread_record *r = record_at(t->record);
-        write_begin(&r->seq);
+        sm_write_begin(&r->seq);
         r->state = SM_THREAD_EXITED;
-        write_end(&r->seq);
+        sm_write_end(&r->seq);
     }
     if (tls == t)
         tls = NULL;
     forget(t);
 }
 
-static struct sm_thread *thread_state(void) {
+SM_HIDDEN struct sm_thread *sm_thread_state(void) {
     struct sm_thread *t = tls;
     pid_t pid = atomic_load_explicit(&g_pid, memory_order_relaxed);
     if (__builtin_expect(t != NULL && t->pid == pid, 1))
@@ -486,16 +391,16 @@ static struct sm_entry *lookup(struct sm_thread *t, const char *name, size_t len
     return e;
 }
 
-static struct sm_slot *slot_of(struct sm_thread *t, struct sm_entry *e) {
+SM_HIDDEN struct sm_slot *sm_slot_of(struct sm_thread *t, struct sm_entry *e) {
     if (e->slot == SM_LAZY) {
         uint32_t index = atomic_fetch_add(&g_table->nslots, 1);
         if (index >= g_table->max_slots) {
             flag_overflow(SM_FULL_SLOTS, "more regions x threads than the region table holds: the others are not counted");
             e->slot = SM_NONE;
         } else {
-            struct sm_slot *s = slot_at(index);
+            struct sm_slot *s = sm_slot_at(index);
             size_t length = e->length;
-            write_begin(&s->seq);
+            sm_write_begin(&s->seq);
             /* Touch the whole slot now: its first-write page faults stay out of the region. */
             memset(s->acc, 0, sizeof s->acc + sizeof s->start);
             s->thread = t->record;
@@ -510,7 +415,7 @@ static struct sm_slot *slot_of(struct sm_thread *t, struct sm_entry *e) {
             }
             memcpy(s->name, e->name, length);
             s->name[length] = '\0';
-            write_end(&s->seq);
+            sm_write_end(&s->seq);
             e->slot = index;
         }
     }
@@ -518,7 +423,7 @@ static struct sm_slot *slot_of(struct sm_thread *t, struct sm_entry *e) {
         atomic_fetch_add(&g_table->dropped, 1);
         return NULL;
     }
-    return slot_at(e->slot);
+    return sm_slot_at(e->slot);
 }
 
 static void unpaired(struct sm_entry *e, const char *what) {
@@ -530,10 +435,10 @@ static void unpaired(struct sm_entry *e, const char *what) {
     }
 }
 
-static struct sm_entry *entry_for(const char *name, size_t length, int number, int level, struct sm_thread **out) {
-    if (!active() || level > g_level)
+SM_HIDDEN struct sm_entry *sm_entry_for(const char *name, size_t length, int number, int level, struct sm_thread **out) {
+    if (!sm_active() || level > g_level)
         return NULL;
-    struct sm_thread *t = thread_state();
+    struct sm_thread *t = sm_thread_state();
     if (!t)
         return NULL;
     if (!name) {
@@ -544,12 +449,12 @@ static struct sm_entry *entry_for(const char *name, size_t length, int number, i
     return lookup(t, name, length, number);
 }
 
-static void begin(const char *name, size_t length, int number, int level) {
+SM_HIDDEN void sm_begin(const char *name, size_t length, int number, int level) {
     struct sm_thread *t;
-    struct sm_entry *e = entry_for(name, length, number, level, &t);
+    struct sm_entry *e = sm_entry_for(name, length, number, level, &t);
     if (!e)
         return;
-    struct sm_slot *s = slot_of(t, e);
+    struct sm_slot *s = sm_slot_of(t, e);
     if (!s)
         return;
     if (s->open) {
@@ -564,35 +469,35 @@ static void begin(const char *name, size_t length, int number, int level) {
      * is what each group's enabled time is a share of. Read after the groups here (and before them
      * at the stop), its span lies inside theirs: a group enabled throughout is never scaled. */
     uint64_t cpu = t->timed ? now_ns(CLOCK_THREAD_CPUTIME_ID) : 0;
-    write_begin(&s->seq);
+    sm_write_begin(&s->seq);
     s->calls++;
     s->open = 1;
     s->start_wall_ns = wall;
     s->start_cpu_ns = cpu;
     memcpy(s->start, rows, sizeof rows[0] * t->ngroups);
-    write_end(&s->seq);
+    sm_write_end(&s->seq);
 }
 
-static void end(const char *name, size_t length, int number, int level) {
+SM_HIDDEN void sm_end(const char *name, size_t length, int number, int level) {
     uint64_t rows[SM_MAX_GROUPS][SM_ROW];
     struct sm_thread *t = tls;
     uint64_t cpu = t && t->timed ? now_ns(CLOCK_THREAD_CPUTIME_ID) : 0;
     /* Read before anything else: the marker's own work stays out of the region. */
     int ready = t && t->pid == atomic_load_explicit(&g_pid, memory_order_relaxed) &&
-                atomic_load_explicit(&g_state, memory_order_relaxed) == SM_ACTIVE;
+                atomic_load_explicit(&sm_state, memory_order_relaxed) == SM_ACTIVE;
     if (ready && level > g_level)
         return;
     for (unsigned g = 0; ready && g < t->ngroups; g++)
         read_group(t, g, rows[g]);
     uint64_t wall = now_ns(CLOCK_MONOTONIC);
-    struct sm_entry *e = entry_for(name, length, number, level, &t);
+    struct sm_entry *e = sm_entry_for(name, length, number, level, &t);
     if (!e)
         return;
     if (e->slot == SM_LAZY) {
         unpaired(e, "stopped without a start");
         return;
     }
-    struct sm_slot *s = slot_of(t, e);
+    struct sm_slot *s = sm_slot_of(t, e);
     if (!s)
         return;
     if (!s->open) {
@@ -601,7 +506,7 @@ static void end(const char *name, size_t length, int number, int level) {
     }
     if (!ready) /* the thread's groups came with this call's lookup: nothing was open to read */
         memcpy(rows, s->start, sizeof rows[0] * t->ngroups);
-    write_begin(&s->seq);
+    sm_write_begin(&s->seq);
     for (unsigned g = 0; g < t->ngroups; g++)
         for (unsigned k = 0; k < SM_ROW; k++)
             s->acc[g][k] += rows[g][k] - s->start[g][k];
@@ -609,176 +514,16 @@ static void end(const char *name, size_t length, int number, int level) {
     s->cpu_ns += ready ? cpu - s->start_cpu_ns : 0;
     s->open = 0;
     s->cpu = sched_getcpu();
-    write_end(&s->seq);
+    sm_write_end(&s->seq);
 }
 
-static size_t c_length(const char *name) {
+SM_HIDDEN size_t sm_c_length(const char *name) {
     return name ? strnlen(name, 4096) : 0;
 }
 
 /* Fortran passes blank-padded text: the name ends at its last non-blank character. */
-static size_t fortran_length(const char *name, size_t length) {
+SM_HIDDEN size_t sm_fortran_length(const char *name, size_t length) {
     while (length > 0 && name[length - 1] == ' ')
         length--;
     return length;
-}
-
-/* ---- sectormon's own API ---- */
-
-void sectormon_region_begin(const char *name) {
-    if (atomic_load_explicit(&g_state, memory_order_relaxed) == SM_INACTIVE)
-        return;
-    begin(name, c_length(name), 0, 0);
-}
-
-void sectormon_region_end(const char *name) {
-    if (atomic_load_explicit(&g_state, memory_order_relaxed) == SM_INACTIVE)
-        return;
-    end(name, c_length(name), 0, 0);
-}
-
-void sectormon_region_begin_numbered(const char *name, int number, int level) {
-    if (atomic_load_explicit(&g_state, memory_order_relaxed) == SM_INACTIVE)
-        return;
-    begin(name, c_length(name), number, level);
-}
-
-void sectormon_region_end_numbered(const char *name, int number, int level) {
-    if (atomic_load_explicit(&g_state, memory_order_relaxed) == SM_INACTIVE)
-        return;
-    end(name, c_length(name), number, level);
-}
-
-int sectormon_markers_active(void) {
-    return active();
-}
-
-/* The layout this library writes, for the tests that check layout.py against it. */
-void sectormon_markers_layout(uint32_t out[6]) {
-    out[0] = SM_VERSION;
-    out[1] = (uint32_t)sizeof(struct sm_header);
-    out[2] = (uint32_t)sizeof(struct sm_thread_record);
-    out[3] = (uint32_t)sizeof(struct sm_slot);
-    out[4] = SM_MAX_GROUPS;
-    out[5] = SM_MAX_EVENTS;
-}
-
-/* A consistent copy of one table record (thread record or slot) for sectormon's reader: 1 when
- * copied, 0 when never written or kept busy by its writer. Here and not in Python because the
- * copy must sit between acquire-ordered reads of the sequence counter to be right on weakly
- * ordered CPUs (the A64FX is one); the copy itself may race with the writer, and the counter says
- * when it did. */
-int sectormon_markers_copy(const void *record, uint32_t size, void *out) {
-    const _Atomic uint32_t *seq = record;
-    for (int attempt = 0; attempt < 1000; attempt++) {
-        uint32_t before = atomic_load_explicit(seq, memory_order_acquire);
-        if (before == 0)
-            return 0;
-        if (before & 1) {
-            sched_yield();
-            continue;
-        }
-        memcpy(out, record, size);
-        atomic_thread_fence(memory_order_acquire);
-        if (atomic_load_explicit(seq, memory_order_relaxed) == before)
-            return 1;
-    }
-    return 0;
-}
-
-/* ---- fapp ---- */
-
-void fapp_start(const char *name, int number, int level) {
-    sectormon_region_begin_numbered(name, number, level);
-}
-
-void fapp_stop(const char *name, int number, int level) {
-    sectormon_region_end_numbered(name, number, level);
-}
-
-void fapp_start_(const char *name, const int *number, const int *level, size_t name_length) {
-    if (atomic_load_explicit(&g_state, memory_order_relaxed) == SM_INACTIVE)
-        return;
-    begin(name, name ? fortran_length(name, name_length) : 0, number ? *number : 0, level ? *level : 0);
-}
-
-void fapp_stop_(const char *name, const int *number, const int *level, size_t name_length) {
-    if (atomic_load_explicit(&g_state, memory_order_relaxed) == SM_INACTIVE)
-        return;
-    end(name, name ? fortran_length(name, name_length) : 0, number ? *number : 0, level ? *level : 0);
-}
-
-/* ---- LIKWID ---- */
-
-void likwid_markerInit(void) {
-    active();
-}
-
-void likwid_markerThreadInit(void) {
-    if (active())
-        thread_state();
-}
-
-void likwid_markerNextGroup(void) {
-    /* sectormon rotates the groups itself; each region's groups carry their own enabled times */
-}
-
-void likwid_markerClose(void) {
-    /* sectormon reads the table itself: nothing to write out */
-}
-
-int likwid_markerRegisterRegion(const char *regionTag) {
-    struct sm_thread *t;
-    struct sm_entry *e = entry_for(regionTag, c_length(regionTag), 0, 0, &t);
-    if (e)
-        slot_of(t, e);
-    return 0;
-}
-
-int likwid_markerStartRegion(const char *regionTag) {
-    sectormon_region_begin(regionTag);
-    return 0;
-}
-
-int likwid_markerStopRegion(const char *regionTag) {
-    sectormon_region_end(regionTag);
-    return 0;
-}
-
-int likwid_markerResetRegion(const char *regionTag) {
-    struct sm_thread *t;
-    struct sm_entry *e = entry_for(regionTag, c_length(regionTag), 0, 0, &t);
-    if (!e || e->slot == SM_LAZY || e->slot == SM_NONE)
-        return e ? 0 : -1;
-    struct sm_slot *s = slot_at(e->slot);
-    write_begin(&s->seq);
-    memset(s->acc, 0, sizeof s->acc);
-    s->calls = s->open;
-    s->wall_ns = 0;
-    s->cpu_ns = 0;
-    write_end(&s->seq);
-    return 0;
-}
-
-void likwid_markerGetRegion(const char *regionTag, int *nr_events, double *events, double *time, int *count) {
-    int capacity = nr_events && events ? *nr_events : 0;
-    int n = 0;
-    if (time)
-        *time = 0.0;
-    if (count)
-        *count = 0;
-    struct sm_thread *t;
-    struct sm_entry *e = entry_for(regionTag, c_length(regionTag), 0, 0, &t);
-    if (e && e->slot != SM_LAZY && e->slot != SM_NONE) {
-        struct sm_slot *s = slot_at(e->slot);
-        for (unsigned g = 0; g < t->ngroups; g++)
-            for (unsigned k = 0; k < t->nevents[g] && n < capacity; k++)
-                events[n++] = (double)s->acc[g][k];
-        if (time)
-            *time = (double)s->wall_ns / 1e9;
-        if (count)
-            *count = (int)s->calls;
-    }
-    if (nr_events)
-        *nr_events = n;
 }

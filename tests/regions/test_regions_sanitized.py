@@ -1,6 +1,6 @@
 """The marker library under AddressSanitizer and UndefinedBehaviorSanitizer.
 
-markers.c is compiled with the sanitizers straight into the marked and hostile programs (no shared
+markers.c and api.c are compiled with the sanitizers straight into the marked and hostile programs (no shared
 library, so the runtime is the program's own), which then run the region tests' cases under the
 endpoint: any out-of-bounds access, use after free or undefined behaviour ends the program with
 the sanitizer's report and a non-zero exit.
@@ -40,7 +40,7 @@ CASES = [
 @pytest.fixture(scope="module")
 def programs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     out = tmp_path_factory.mktemp("sanitized")
-    library = [str(PACKAGE_DIR / "markers.c")]
+    library = [str(PACKAGE_DIR / "markers.c"), str(PACKAGE_DIR / "api.c"), f"-I{PACKAGE_DIR}"]
     try:
         return {
             name: build(
