@@ -1,12 +1,60 @@
-"""The simulator's compiled core (sectormon/sim/_core.c), built when a C compiler is there.
+"""The compiled parts, each built when a C compiler is there.
 
-``optional=True``: an install without a compiler still succeeds and the simulator runs its
-pure-Python model, which gives the same numbers (docs/sim.md, "The compiled core").
+- The simulator's core (sectormon/sim/_core.c), ``optional=True``: an install without a compiler
+  still succeeds and the simulator runs its pure-Python model, which gives the same numbers
+  (docs/sim.md, "The compiled core").
+- The marker library marked programs link (sectormon/regions/markers.c and api.c): a plain shared library,
+  ``sectormon/regions/lib/libsectormon-markers.so``, so ``-L DIR -lsectormon-markers`` links it like
+  any other. A failed build only warns: the rest installs and ``sectormon markers`` says what is
+  missing (docs/regions.md).
 """
 
+from __future__ import annotations
+
+import os
+
 from setuptools import Extension, setup
+from setuptools.command.build_ext import build_ext
+
+MARKER_SOURCES = ["sectormon/regions/markers.c", "sectormon/regions/api.c"]
+MARKER_INCLUDES = ["sectormon/regions/include", "sectormon/regions"]
+MARKER_LIBRARY = "sectormon-markers"
+
+
+class BuildWithMarkers(build_ext):
+    """build_ext that also links the marker library into the package's ``regions/lib``."""
+
+    def run(self) -> None:
+        super().run()
+        self._build_marker_library()
+
+    def _build_marker_library(self) -> None:
+        # Imported here: setuptools vendors distutils, and these names exist only once it is set up.
+        from distutils.errors import CCompilerError, DistutilsExecError, DistutilsPlatformError
+
+        if self.inplace:
+            out_dir = os.path.join("sectormon", "regions", "lib")
+        else:
+            out_dir = os.path.join(self.build_lib, "sectormon", "regions", "lib")
+        os.makedirs(out_dir, exist_ok=True)
+        try:
+            objects = self.compiler.compile(
+                MARKER_SOURCES,
+                output_dir=self.build_temp,
+                include_dirs=MARKER_INCLUDES,
+                extra_postargs=["-O2", "-std=c11", "-fPIC", "-Wall", "-Wextra", "-Wno-missing-field-initializers"],
+            )
+            self.compiler.link_shared_object(
+                objects,
+                os.path.join(out_dir, f"lib{MARKER_LIBRARY}.so"),
+                extra_postargs=["-pthread", f"-Wl,-soname,lib{MARKER_LIBRARY}.so"],
+            )
+        except (CCompilerError, DistutilsExecError, DistutilsPlatformError, OSError) as exc:
+            self.warn(f"the marker library was not built ({exc}): `sectormon markers` will say so")
+
 
 setup(
+    cmdclass={"build_ext": BuildWithMarkers},
     ext_modules=[
         Extension(
             "sectormon.sim._core",
@@ -14,5 +62,5 @@ setup(
             optional=True,
             extra_compile_args=["-O2", "-std=c11", "-Wall", "-Wextra", "-Wno-missing-field-initializers"],
         )
-    ]
+    ],
 )

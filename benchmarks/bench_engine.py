@@ -62,7 +62,7 @@ def synthetic_profile() -> Profile:
 
 
 def real_profile() -> Profile | None:
-    from sectormon.profiles.loader import load_profile
+    from sectormon.profiles.resolve import load_profile
 
     try:
         return load_profile("a64fx")

@@ -25,8 +25,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from sectormon.attribution.space import read_proc_maps
 from sectormon.attribution.symbolize import Symbolizer
+from sectormon.host.maps import read_proc_maps
 
 _SPEC = importlib.util.spec_from_file_location(
     "bench_hotspots", Path(__file__).with_name("bench_hotspots.py")

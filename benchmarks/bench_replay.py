@@ -44,7 +44,8 @@ from typing import Any
 
 from sectormon.data.readings import Mark, Row, Slice
 from sectormon.io import RecordingWriter, open_recording
-from sectormon.profiles.loader import load_profile, profile_to_dict
+from sectormon.profiles.codec import profile_to_dict
+from sectormon.profiles.resolve import load_profile
 
 CORES = 48
 RATE = 50  # slices per second

@@ -29,7 +29,8 @@ BASE_KIB = 60 * 1024  # the interpreter with sectormon imported, before any read
 
 
 def generate(path: Path, units: int, slices: int) -> None:
-    from sectormon.profiles.loader import load_profile, profile_to_dict
+    from sectormon.profiles.codec import profile_to_dict
+    from sectormon.profiles.resolve import load_profile
 
     profile = load_profile("a64fx")
     group = profile.groups[0]

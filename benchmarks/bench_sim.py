@@ -29,9 +29,10 @@ from functools import partial
 from sectormon.commands.sim import summarize
 from sectormon.sim import native
 from sectormon.sim.config import L1_SETS, L1_WAYS, L2_SETS, ModelConfig, Prefetch, SectorConfig
-from sectormon.sim.engine import Machine, Record, ThreadSpec
+from sectormon.sim.engine import Machine
 from sectormon.sim.kernels import make_kernel
 from sectormon.sim.objects import parse_objects
+from sectormon.sim.stream import Record, ThreadSpec
 from sectormon.sim.trace import open_trace
 from sectormon.sim.workload import kernel_workload
 from sectormon.sources.sim.source import SimOptions, build_sim_source

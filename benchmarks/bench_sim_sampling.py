@@ -15,7 +15,7 @@ from __future__ import annotations
 import argparse
 import time
 
-from sectormon.profiles.loader import load_profile
+from sectormon.profiles.resolve import load_profile
 from sectormon.sources.base import SampleRequest
 from sectormon.sources.sim.samples import SIM_DEFAULT_PERIOD
 from sectormon.sources.sim.source import SimOptions, build_sim_source

@@ -2,7 +2,8 @@
 # Set up everything the test suite needs on a fresh Debian/Ubuntu machine, then run it: ruff, mypy,
 # the import contracts, vulture, and every test not marked slow on all CPUs (.ci/run adds -m slow).
 # System tools: tmux (TUI end-to-end tests), linux-perf (accuracy peer), jq (replay benchmark peer),
-# prometheus (the OpenMetrics endpoint scraped by the real server).
+# prometheus (the OpenMetrics endpoint scraped by the real server), gfortran (a Fortran program
+# marked with fapp calls, tests/regions).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -11,6 +12,7 @@ command -v tmux >/dev/null 2>&1 || missing+=(tmux)
 command -v jq >/dev/null 2>&1 || missing+=(jq)
 command -v perf >/dev/null 2>&1 || missing+=(linux-perf)
 command -v prometheus >/dev/null 2>&1 || missing+=(prometheus)
+command -v gfortran >/dev/null 2>&1 || missing+=(gfortran)
 if [ ${#missing[@]} -gt 0 ]; then
   if command -v apt-get >/dev/null 2>&1 && [ "$(id -u)" = 0 ]; then
     export DEBIAN_FRONTEND=noninteractive

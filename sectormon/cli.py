@@ -47,6 +47,7 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
         "hotspots",
         "Sample an event and attribute it to functions and data objects (scale factor, latency buckets).",
     ),
+    "markers": ("markers", "Print the flags to compile and link a program marked with fapp or LIKWID calls."),
 }
 
 

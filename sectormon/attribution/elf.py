@@ -469,13 +469,11 @@ def _load_segments(elf: ELFFile, handle: BinaryIO, size: int) -> tuple[Segment, 
     segments = []
     for i in range(count):
         handle.seek(offset + i * entry)
-        header = elf.structs.Elf_Phdr.parse(handle.read(entry))
-        if header["p_type"] == "PT_LOAD":
-            flags = header["p_flags"]
+        phdr = elf.structs.Elf_Phdr.parse(handle.read(entry))
+        if phdr["p_type"] == "PT_LOAD":
+            flags = phdr["p_flags"]
             segments.append(
-                Segment(
-                    header["p_vaddr"], header["p_memsz"], header["p_offset"], header["p_filesz"], _prot(flags)
-                )
+                Segment(phdr["p_vaddr"], phdr["p_memsz"], phdr["p_offset"], phdr["p_filesz"], _prot(flags))
             )
     return tuple(segments)
 
@@ -512,14 +510,14 @@ def _check_size(section: Any, file_size: int, name: str) -> None:
     """:class:`ElfDamaged` for a section whose bytes lie past the file's end, or whose
     (decompressed) size is over :data:`MAX_SECTION_BYTES`: read as they are, they would be
     allocated before anything could tell."""
-    header = section.header
-    if header["sh_type"] == "SHT_NOBITS":
+    shdr = section.header
+    if shdr["sh_type"] == "SHT_NOBITS":
         return
-    if header["sh_offset"] + header["sh_size"] > file_size:
+    if shdr["sh_offset"] + shdr["sh_size"] > file_size:
         raise ElfDamaged(
-            name, f"it ends at byte {header['sh_offset'] + header['sh_size']:,} of a {file_size:,}-byte file"
+            name, f"it ends at byte {shdr['sh_offset'] + shdr['sh_size']:,} of a {file_size:,}-byte file"
         )
-    declared = section.data_size if header["sh_flags"] & _SHF_COMPRESSED else header["sh_size"]
+    declared = section.data_size if shdr["sh_flags"] & _SHF_COMPRESSED else shdr["sh_size"]
     if declared > MAX_SECTION_BYTES:
         raise ElfDamaged(name, f"a size of {declared:,} bytes, over the {MAX_SECTION_BYTES:,} read")
 

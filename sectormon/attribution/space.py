@@ -1,20 +1,18 @@
 """One process's address space as sampled code and data see it: mappings and loaded ELF modules.
 
-Mappings come from the sampler's MMAP2 records (and ``/proc/PID/maps`` for what existed before
-sampling began); a new mapping replaces whatever it overlaps, as in the kernel. A file mapping of
-an ELF image also places the whole module: every PT_LOAD segment at its load bias, including the
-``.bss`` part past the file, which the kernel maps anonymously (so an address there still belongs
-to the binary's variables, not to ``//anon``).
+Mappings come from the sampler's MMAP2 records (and ``/proc/PID/maps``, read by
+:mod:`sectormon.host.maps`, for what existed before sampling began); a new mapping replaces
+whatever it overlaps, as in the kernel. A file mapping of an ELF image also places the whole
+module: every PT_LOAD segment at its load bias, including the ``.bss`` part past the file, which
+the kernel maps anonymously (so an address there still belongs to the binary's variables, not to
+``//anon``).
 """
 
 from __future__ import annotations
 
 import bisect
 import mmap
-import re
-from collections.abc import Iterator
 from dataclasses import dataclass
-from pathlib import Path
 
 from sectormon.attribution.elf import ElfCache, ElfImage
 from sectormon.data.samples import MapEvent
@@ -130,26 +128,3 @@ class AddressSpace:
     @property
     def regions(self) -> tuple[Region, ...]:
         return tuple(self._regions)
-
-
-_MAPS_LINE = re.compile(r"([0-9a-f]+)-([0-9a-f]+) (\S{4}) ([0-9a-f]+) \S+ \d+\s*(.*)")
-
-
-def parse_proc_maps(text: str, pid: int, time: int) -> Iterator[MapEvent]:
-    """``/proc/PID/maps`` lines as :class:`MapEvent` (anonymous mappings get ``//anon``)."""
-    for line in text.splitlines():
-        match = _MAPS_LINE.fullmatch(line.rstrip())
-        if not match:
-            continue
-        start, end, perms, offset, path = match.groups()
-        prot = (1 if perms[0] == "r" else 0) | (2 if perms[1] == "w" else 0) | (4 if perms[2] == "x" else 0)
-        yield MapEvent(time, pid, int(start, 16), int(end, 16), int(offset, 16), path or "//anon", prot)
-
-
-def read_proc_maps(pid: int, time: int, procfs_root: str | Path = "/proc") -> list[MapEvent]:
-    """The mappings of a running process now ([] when it is gone or not readable)."""
-    try:
-        text = (Path(procfs_root) / str(pid) / "maps").read_text(errors="surrogateescape")
-    except OSError:
-        return []
-    return list(parse_proc_maps(text, pid, time))

@@ -9,10 +9,9 @@ the last data range is remembered. Equal locations are interned (one object), ch
 from __future__ import annotations
 
 import os
-from pathlib import Path
 
 from sectormon.attribution.elf import ElfCache
-from sectormon.attribution.space import AddressSpace, Region, read_proc_maps
+from sectormon.attribution.space import AddressSpace, Region
 from sectormon.data.samples import (
     AttributedSample,
     CodeLocation,
@@ -21,6 +20,7 @@ from sectormon.data.samples import (
     MapEvent,
     Sample,
 )
+from sectormon.host.maps import read_proc_maps
 
 KERNEL = CodeLocation("[kernel]", "[kernel]")
 UNKNOWN_CODE = CodeLocation("[unknown]", "[unknown]")
@@ -40,7 +40,6 @@ class Symbolizer:
         images: ElfCache | None = None,
         *,
         read_proc: bool = False,
-        procfs_root: str | Path = "/proc",
     ) -> None:
         self.images = images if images is not None else ElfCache()
         self._spaces: dict[int, AddressSpace] = {}
@@ -48,7 +47,6 @@ class Symbolizer:
         self._last_data: dict[int, tuple[int, int, DataLocation]] = {}
         self._interned: dict[DataLocation, DataLocation] = {}
         self._read_proc = read_proc
-        self._procfs_root = procfs_root
 
     def feed(self, event: Event) -> AttributedSample | None:
         """Apply an address-space event, or resolve a sample (the only case that returns one)."""
@@ -71,7 +69,7 @@ class Symbolizer:
         if space is None:
             space = self._spaces[pid] = AddressSpace()
             if self._read_proc:
-                for event in read_proc_maps(pid, 0, self._procfs_root):
+                for event in read_proc_maps(pid, 0):
                     space.map(event, self.images)
         return space
 

@@ -12,19 +12,21 @@ import errno
 import os
 import stat
 from collections.abc import Mapping, Sequence
+from contextlib import AbstractContextManager
 from typing import Any
 
 from sectormon.commands.options.output import write_stdout
 from sectormon.errors import SectormonError
 from sectormon.files.text import clipped, print_message, printable
+from sectormon.host import roots
 from sectormon.host.facts import HostInfo, collect_hostinfo, paranoid_meaning
 from sectormon.host.topology import Topology, format_cpu_list, load_topology
 from sectormon.io import strict_json
 from sectormon.perf import probe as perf_probe
 from sectormon.perf.probe import ProbeResult
 from sectormon.perf.syscall import syscall_number
-from sectormon.profiles.loader import resolve_profile
 from sectormon.profiles.model import EventDef, Profile
+from sectormon.profiles.resolve import resolve_profile
 
 SCHEMA = "sectormon/check/1"
 STATE_NOTE = {
@@ -57,8 +59,14 @@ def add_host_options(parser: argparse.ArgumentParser) -> None:
         help="a built-in profile (a64fx, generic) or a YAML file (default: the one matching this host)",
     )
     parser.add_argument("--json", action="store_true", help="print one JSON object instead of text")
-    parser.add_argument("--sysfs-root", default="/sys", type=root_folder, help=argparse.SUPPRESS)
-    parser.add_argument("--procfs-root", default="/proc", type=root_folder, help=argparse.SUPPRESS)
+    parser.add_argument("--sysfs-root", type=root_folder, help=argparse.SUPPRESS)
+    parser.add_argument("--procfs-root", type=root_folder, help=argparse.SUPPRESS)
+
+
+def host_roots(args: argparse.Namespace) -> AbstractContextManager[None]:
+    """The host read from the fake trees of the (hidden) ``--sysfs-root``/``--procfs-root``, the
+    real ones without them (the event probe always opens events on this host)."""
+    return roots.use(procfs=args.procfs_root, sysfs=args.sysfs_root)
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -355,8 +363,9 @@ def _code_text(event: EventDef) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    host = collect_hostinfo(args.sysfs_root, args.procfs_root)
-    topology = load_topology(args.sysfs_root, args.procfs_root)
+    with host_roots(args):
+        host = collect_hostinfo()
+        topology = load_topology()
     profile, chosen = resolve_profile(args.profile, topology)
     probe, probe_error = run_probe(tuple(profile.events.values()))
     report = build_report(host, topology, profile, chosen, probe, probe_error, syscall_info())

@@ -16,8 +16,8 @@ from sectormon.host.topology import load_topology
 from sectormon.io import strict_json
 from sectormon.metrics.formulas import MetricSet
 from sectormon.perf.probe import ProbeResult
-from sectormon.profiles.loader import resolve_profile
 from sectormon.profiles.model import Profile
+from sectormon.profiles.resolve import resolve_profile
 
 SCHEMA = "sectormon/events/1"
 
@@ -143,7 +143,8 @@ def render_text(record: Mapping[str, Any], probed: bool) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    topology = load_topology(args.sysfs_root, args.procfs_root)
+    with check.host_roots(args):
+        topology = load_topology()
     profile, _ = resolve_profile(args.profile, topology)
     probe: dict[str, ProbeResult] | None = None
     probe_error = ""

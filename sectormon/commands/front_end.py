@@ -16,7 +16,7 @@ import tempfile
 from sectormon.commands.options import numbers
 from sectormon.commands.options.openmetrics import add_openmetrics_options, check_output_mode
 from sectormon.commands.options.output import StreamOutput, require_terminal
-from sectormon.commands.options.theme import check_theme
+from sectormon.commands.options.theme import add_theme_option, check_theme
 from sectormon.data.hotspots import DEFAULT_TOP
 from sectormon.errors import UsageError
 from sectormon.export.server import OpenMetricsExporter
@@ -27,7 +27,7 @@ from sectormon.session import stopping
 from sectormon.session.live import LiveSession
 from sectormon.session.options import DEFAULT_MAX_OVERHEAD, SessionRequest
 from sectormon.sources.base import SampleRequest
-from sectormon.sources.perf.targets import shell_status
+from sectormon.sources.perf.launch import shell_status
 
 TIMESLICE = numbers.TIMESLICE_OPTION
 INTERVAL = numbers.INTERVAL_OPTION
@@ -122,7 +122,7 @@ def add_session_options(
         metavar="FILE",
         help="record raw readings to FILE (.gz to compress); checked before the session starts",
     )
-    out.add_argument("--theme", help="TUI theme name or path (dark, light, high-contrast, or a file)")
+    add_theme_option(out)
     add_openmetrics_options(out)
 
 

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import argparse
 import json
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from sectormon.commands.options import numbers
@@ -111,6 +110,7 @@ def run(args: argparse.Namespace) -> int:
     from sectormon.attribution.report import HotspotReport, Overhead, render_text
     from sectormon.attribution.symbolize import Symbolizer
     from sectormon.data.samples import LatencyBucket
+    from sectormon.host.topology import data_cache_line_size
     from sectormon.perf.sampling import SamplingConfig, check_sampling
     from sectormon.sources.perf import samples as perf_samples
 
@@ -147,7 +147,9 @@ def run(args: argparse.Namespace) -> int:
     sampled = perf_samples.sample_target(target, spec, config, name=name, duration=args.duration)
 
     buckets = [LatencyBucket(b.name, b.max_cycles) for b in profile.latency_buckets]
-    aggregator = HotspotAggregator(buckets, line_size=args.line_size or _line_size(), lines=args.lines)
+    aggregator = HotspotAggregator(
+        buckets, line_size=args.line_size or data_cache_line_size(), lines=args.lines
+    )
     symbolizer = Symbolizer(read_proc=sampled.cpu_wide)
     stream = sampled.stream()
     for event in stream:
@@ -206,7 +208,7 @@ def _validate(args: argparse.Namespace, command: list[str]) -> None:
 
 def _profile(choice: str) -> Profile:
     from sectormon.host.topology import load_topology
-    from sectormon.profiles.loader import auto_profile_name, load_profile
+    from sectormon.profiles.resolve import auto_profile_name, load_profile
 
     topology = load_topology()
     name = auto_profile_name(topology) if choice == "auto" else choice
@@ -248,20 +250,6 @@ def _cpus(text: str) -> tuple[int, ...]:
 
     cpus = parse_cpu_list(text, what="--cpus")
     return load_topology().require_cpus(cpus, option="--cpus")
-
-
-def _line_size(sysfs_root: str = "/sys") -> int:
-    """The L1 data cache's line size from sysfs (64 when sysfs does not say)."""
-    base = Path(sysfs_root) / "devices/system/cpu/cpu0/cache"
-    try:
-        for index in sorted(base.glob("index*")):
-            if (index / "type").read_text().strip() in ("Data", "Unified"):
-                size = int((index / "coherency_line_size").read_text())
-                if size > 0 and not size & (size - 1):
-                    return size
-    except (OSError, ValueError):
-        pass
-    return 64
 
 
 def _run_warnings(

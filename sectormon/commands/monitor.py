@@ -25,8 +25,8 @@ from sectormon.commands.options.sim import add_sim_options, sim_source
 from sectormon.errors import UsageError
 from sectormon.files.text import print_warning
 from sectormon.host.topology import load_topology, parse_cpu_list
-from sectormon.profiles.loader import resolve_profile
 from sectormon.profiles.model import Profile
+from sectormon.profiles.resolve import resolve_profile
 from sectormon.session import stopping
 from sectormon.session.setup import open_session
 from sectormon.sources.base import Source

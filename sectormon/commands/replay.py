@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 from sectormon.commands.options import numbers
 from sectormon.commands.options.openmetrics import add_openmetrics_options, check_output_mode, open_exporter
 from sectormon.commands.options.output import StreamOutput, require_terminal
+from sectormon.commands.options.theme import add_theme_option
 from sectormon.errors import SectormonError, UsageError
 from sectormon.files.text import print_warning
 
@@ -59,7 +60,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="skip malformed lines (counted and reported on stderr) instead of stopping at the first",
     )
-    parser.add_argument("--theme", help="TUI theme name or path (dark, light, high-contrast, or a file)")
+    add_theme_option(parser)
     add_openmetrics_options(parser)
 
 
@@ -195,7 +196,7 @@ def _run_headless(args: argparse.Namespace, exporter: OpenMetricsExporter | None
         with open_recording(args.file, skip_bad=args.skip_bad) as stream:
             frame_builder(stream.header, args.file)
             exporter.start(stream_header(stream.header))
-            speed = (args.speed or 1.0) * default_time_scale(stream.header, args.file)
+            speed = (args.speed or 1.0) * default_time_scale(stream.header)
             for frame in replay_frames(stream, t_from=args.t_from, t_to=args.t_to, speed=speed):
                 exporter.publish(frame)
             for warning in stream.warnings:

@@ -29,10 +29,10 @@ from sectormon.commands.options.sim import add_sim_options, sim_options, sim_sou
 from sectormon.errors import UsageError
 from sectormon.files.text import print_warning
 from sectormon.io import strict_json
-from sectormon.profiles.loader import resolve_profile
+from sectormon.profiles.resolve import resolve_profile
 from sectormon.session.setup import open_session
 from sectormon.sim import advisor
-from sectormon.sim.engine import SimThread
+from sectormon.sim.thread import SimThread
 from sectormon.sources.sim.source import (
     SIM_DEFAULT_INTERVAL,
     SIM_DEFAULT_TIMESLICE,

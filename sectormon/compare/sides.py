@@ -18,6 +18,7 @@ from typing import Any
 from sectormon.compare.hotspots import hotspot_shift
 from sectormon.compare.runs import Comparison, compare_runs, scope_sort_key
 from sectormon.data.frames import Frame, ScopeStats
+from sectormon.data.header import Header
 from sectormon.data.hotspots import FrameHotspots
 from sectormon.data.run_metrics import REPORT_PREFIX, RunMetrics
 from sectormon.errors import UsageError
@@ -93,7 +94,7 @@ def metric_info_from_profile(profile: Profile) -> dict[str, MetricDef]:
 
 def builtin_metric_info(name: str = "a64fx") -> dict[str, MetricDef]:
     """Metric conventions of a profile shipped with sectormon (for fapp sides, which have none)."""
-    from sectormon.profiles.loader import load_profile
+    from sectormon.profiles.resolve import load_profile
 
     return metric_info_from_profile(load_profile(name))
 
@@ -116,10 +117,8 @@ def _profile_label(name: object, variant: object) -> str:
     return f"{text} ({variant})" if isinstance(variant, str) and variant else text
 
 
-def _header_source(header: Mapping[str, Any]) -> str:
-    source = header.get("source")
-    kind = source.get("kind") if isinstance(source, dict) else None
-    return kind if isinstance(kind, str) and kind else "unknown"
+def _header_source(header: Header) -> str:
+    return header.source.kind or "unknown"
 
 
 def load_recording_side(path: str, *, skip_bad: bool = False) -> Side:
@@ -134,22 +133,22 @@ def load_recording_side(path: str, *, skip_bad: bool = False) -> Side:
 
 
 def _load_engine_side(path: str, *, skip_bad: bool) -> Side:
-    from sectormon.profiles.loader import profile_from_dict
+    from sectormon.profiles.codec import profile_from_dict
     from sectormon.session.replay import final_frame
 
     header, frame, stream = final_frame(path, skip_bad=skip_bad)
-    source = header.get("source")
     facts = {
         "path": path,
-        "source": source.get("kind") if isinstance(source, dict) else None,
-        "target": header.get("target"),
-        "sector_config": header.get("sector_config"),
-        "created": header.get("created"),
+        "source": header.source.fields.get("kind"),
+        # null where the header has none, as in the header
+        "target": header.target.fields if "target" in header.keys else None,
+        "sector_config": header.sector_config if "sector_config" in header.keys else None,
+        "created": header.created,
         "seconds": frame.run.seconds,
         "skipped_lines": stream.skipped,
     }
     run = run_metrics_from_frame(frame, label=Path(path).name, info=facts)
-    profile = profile_from_dict(header["profile"], source=path)
+    profile = profile_from_dict(dict(header.profile), source=path)
     warnings = list(stream.warnings)
     if stream.skipped:
         warnings.append(f"{path}: skipped {stream.skipped} malformed line(s) (--skip-bad)")

@@ -21,6 +21,7 @@ from prometheus_client.metrics_core import Metric
 
 from sectormon import __version__
 from sectormon.data.frames import Frame
+from sectormon.data.header import Header
 from sectormon.export.exposition import Family, SeriesBook
 from sectormon.export.names import (
     ACTIVE_GROUP,
@@ -98,7 +99,7 @@ class FrameCollector:
 
     def __init__(
         self,
-        header: Mapping[str, Any],
+        header: Header,
         *,
         source: str | None = None,
         threads: bool = False,
@@ -108,26 +109,22 @@ class FrameCollector:
         ``replay``). ``threads``: also export per-thread scopes (cardinality: one series set per
         thread). ``procs``: export at most this many processes (see
         :func:`sectormon.export.scopes.exported_procs`)."""
-        profile = header.get("profile") or {}
-        source_info = header.get("source") or {}
+        profile = header.profile
         self._metrics = exported_metrics(profile.get("metrics") or ())
-        self._groups = tuple(header.get("groups") or ())
-        self._proxy = header.get("proxy") is not None
-        options = header.get("options") or {}
-        self._rotation = str(options.get("rotation", ROTATION))
+        self._groups = header.group_names
+        self._proxy = header.proxy is not None
+        self._rotation = str(header.options.fields.get("rotation", ROTATION))
         self._constant = {
-            "host": str(header.get("host", "")),
+            "host": header.host.name or "",
             "profile": str(profile.get("name", "")),
-            "source": source or str(source_info.get("kind", "")),
-            "sector": sector_state(header.get("sector_config") or {}),
+            "source": source or str(header.source.fields.get("kind", "")),
+            "sector": sector_state(header.sector_config),
         }
-        self._scope_labels = ScopeLabels(
-            self._constant, header.get("topology") or {}, threads=threads, procs=procs
-        )
+        self._scope_labels = ScopeLabels(self._constant, header.topology, threads=threads, procs=procs)
         info = {
-            "version": str(header.get("sectormon", __version__)),
-            "cpu": str(header.get("cpu", "")),
-            "kernel": str(header.get("kernel", "")),
+            "version": header.version or __version__,
+            "cpu": header.cpu or "",
+            "kernel": header.host.kernel or "",
             "rotation": self._rotation,
             **self._constant,
         }

@@ -15,7 +15,6 @@ from __future__ import annotations
 import socket
 import sys
 import threading
-from collections.abc import Mapping
 from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -24,6 +23,7 @@ from prometheus_client.exposition import gzip_accepted
 from prometheus_client.registry import CollectorRegistry
 
 from sectormon.data.frames import Frame
+from sectormon.data.header import Header
 from sectormon.errors import UsageError
 from sectormon.export.collector import FrameCollector
 from sectormon.export.exposition import choose
@@ -151,7 +151,7 @@ class OpenMetricsExporter:
         if collector is not None:
             collector.publish(frame)
 
-    def start(self, header: Mapping[str, Any]) -> None:
+    def start(self, header: Header) -> None:
         """Serve the session ``header`` describes, in a background thread."""
         if self._thread is not None:
             return

@@ -12,6 +12,7 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
+from sectormon.data.header import Header
 from sectormon.data.readings import Slice
 from sectormon.errors import DataError
 from sectormon.fapp.measurement import assemble, valid_vector_length
@@ -25,14 +26,9 @@ _SOURCE_KEYS = ("kind", "path", "cntfrq_hz_used", "vector_length_bits_used", "ev
 _FIX = "re-import the fapp folder with 'sectormon import fapp'"
 
 
-def is_fapp_import(header: Mapping[str, Any]) -> bool:
+def is_fapp_import(header: Header) -> bool:
     """Whether a recording header is that of a fapp import this sectormon can rebuild."""
-    source = header.get("source")
-    return (
-        isinstance(source, dict)
-        and source.get("kind") == SOURCE_KIND
-        and isinstance(source.get("event_sets"), dict)
-    )
+    return header.source.kind == SOURCE_KIND and isinstance(header.source.fields.get("event_sets"), dict)
 
 
 def _int(value: object, default: int) -> int:
@@ -72,9 +68,9 @@ def _thread(unit: str) -> int | None:
     return int(ident) if kind == "thread" and ident.isdigit() else None
 
 
-def rebuild_measurement(path: str, header: Mapping[str, Any], slices: tuple[Slice, ...]) -> Measurement:
+def rebuild_measurement(path: str, header: Header, slices: tuple[Slice, ...]) -> Measurement:
     """The measurement of a fapp import (``is_fapp_import(header)``), one event set per group."""
-    source: Mapping[str, Any] = header["source"]
+    source = header.source.fields
     if len(slices) != 1:
         raise DataError(path, None, f"a fapp import holds one slice; this recording has {len(slices)}", _FIX)
     (s,) = slices

@@ -13,8 +13,8 @@ from functools import lru_cache
 from typing import Any
 
 from sectormon.errors import SectormonError
-from sectormon.profiles.loader import load_profile
 from sectormon.profiles.model import EventDef, Profile
+from sectormon.profiles.resolve import load_profile
 
 CYCLES_NAME = "CPU_CYCLES"
 

@@ -18,7 +18,7 @@ from sectormon.fapp.counts import has_event
 from sectormon.fapp.names import CYCLES_NAME, measurement_profile
 from sectormon.fapp.report import CMG_METRICS, THREAD_METRICS, Value
 from sectormon.fapp.section3 import metric_inputs
-from sectormon.profiles.loader import formula_names
+from sectormon.profiles.expr import formula_names
 from sectormon.profiles.model import Profile
 
 IPC = "IPC"

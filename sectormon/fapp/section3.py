@@ -21,7 +21,7 @@ from sectormon.fapp.names import CYCLES_NAME
 from sectormon.fapp.report import report_profile
 from sectormon.metrics import evaluate_metrics
 from sectormon.metrics.formulas import LEVELS_OF_SCOPE
-from sectormon.profiles.loader import formula_names
+from sectormon.profiles.expr import formula_names
 from sectormon.profiles.model import Profile
 
 Choice = Mapping[str, str]  # event name -> the set it is read from

@@ -16,9 +16,10 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Any
+from typing import IO
 
 from sectormon import __version__
+from sectormon.data.header import Header
 from sectormon.data.readings import Mark, Row, Slice
 from sectormon.errors import DataError, SectormonError, UsageError
 from sectormon.fapp.counts import cmg_counts, row_columns
@@ -27,7 +28,7 @@ from sectormon.fapp.names import CYCLES_NAME, event_def, event_name
 from sectormon.fapp.report import report_profile
 from sectormon.files.output import OutputError, replace_output
 from sectormon.files.regular import is_regular
-from sectormon.io.header_check import MIN_INTERVAL
+from sectormon.io.header_codec import MIN_INTERVAL, header_from_json
 from sectormon.io.jsonl import MAX_SECONDS, RECORDING_SCHEMA
 from sectormon.profiles.model import EventDef, GroupDef, MetricDef, Profile
 
@@ -40,7 +41,7 @@ SLICE_GROUP = "fapp"
 class Conversion:
     """A measurement as a recording: the header, the slices and the end mark, ready to write."""
 
-    header: dict[str, Any]
+    header: Header
     slices: tuple[Slice, ...]
     end: Mark
 
@@ -124,7 +125,7 @@ def _rehint(
     metrics: tuple[MetricDef, ...], events: Mapping[str, EventDef], groups: list[GroupDef]
 ) -> tuple[MetricDef, ...]:
     """Point each metric's group hint at the first event set that counts all its events ("" if none)."""
-    from sectormon.profiles.loader import formula_names
+    from sectormon.profiles.expr import formula_names
 
     inputs: dict[str, frozenset[str]] = {}
     out: list[MetricDef] = []
@@ -237,7 +238,7 @@ def region_seconds(m: Measurement) -> float:
 
 def convert(m: Measurement) -> Conversion:
     """The recording of a measurement (see the module docstring for the model)."""
-    from sectormon.profiles.loader import profile_to_dict
+    from sectormon.profiles.codec import profile_to_dict
 
     check_representable(m)
     profile = build_profile(m)
@@ -253,42 +254,45 @@ def convert(m: Measurement) -> Conversion:
         for g in profile.groups
     }
     info = {k: v for k, v in m.info.items() if k != "kind"}
-    header: dict[str, Any] = {
-        "schema": RECORDING_SCHEMA,
-        "sectormon": __version__,
-        "cpu": "A64FX",
-        "source": {
-            "kind": "fapp",
-            **info,
-            "path": Path(m.path).name,
-            "cntfrq_hz_used": m.cntfrq_hz,
-            "vector_length_bits_used": m.vector_length_bits,
-            "event_sets": {name: set_columns(event_set) for name, event_set in m.sets.items()},
-        },
-        "profile": profile_to_dict(profile),
-        "options": {
-            "interval": t,
-            "timeslice": t,
-            "recent_seconds": t,
-            "count": None,
-            "duration": None,
-            "baseline_after": None,
-        },
-        "topology": {
-            "cpus": [],
-            "cmgs": {str(cmg): []},
-            "is_a64fx": True,
-            "model": "A64FX",
-            "domain": "cmg",
-            "variant": profile.variant,
-            "excluded": [],
-        },
-        "target": {"kind": "fapp", "threads": list(m.threads), "binding": "unknown"},
-        "sector_config": {},
-        "groups": groups,
-        "skipped_groups": [],
-        "unavailable": {},
-    }
+    # Written in its own field order (as recordings of earlier imports are), read back by the codec.
+    header = header_from_json(
+        {
+            "schema": RECORDING_SCHEMA,
+            "sectormon": __version__,
+            "cpu": "A64FX",
+            "source": {
+                "kind": "fapp",
+                **info,
+                "path": Path(m.path).name,
+                "cntfrq_hz_used": m.cntfrq_hz,
+                "vector_length_bits_used": m.vector_length_bits,
+                "event_sets": {name: set_columns(event_set) for name, event_set in m.sets.items()},
+            },
+            "profile": profile_to_dict(profile),
+            "options": {
+                "interval": t,
+                "timeslice": t,
+                "recent_seconds": t,
+                "count": None,
+                "duration": None,
+                "baseline_after": None,
+            },
+            "topology": {
+                "cpus": [],
+                "cmgs": {str(cmg): []},
+                "is_a64fx": True,
+                "model": "A64FX",
+                "domain": "cmg",
+                "variant": profile.variant,
+                "excluded": [],
+            },
+            "target": {"kind": "fapp", "threads": list(m.threads), "binding": "unknown"},
+            "sector_config": {},
+            "groups": groups,
+            "skipped_groups": [],
+            "unavailable": {},
+        }
+    )
     return Conversion(header=header, slices=tuple(slices), end=Mark(t=t, kind="end"))
 
 

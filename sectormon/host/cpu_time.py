@@ -20,8 +20,9 @@ from __future__ import annotations
 import os
 import resource
 from collections.abc import Callable, Iterable
-from pathlib import Path
 from typing import NamedTuple
+
+from sectormon.host import roots
 
 CLOCK_TICKS = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
 """Ticks per second of ``/proc/PID/stat``'s times (USER_HZ, 100 on Linux): their resolution."""
@@ -63,6 +64,16 @@ def stat_times(stat: bytes) -> StatTimes | None:
         return None
 
 
+def process_times(pid: int) -> StatTimes | None:
+    """The CPU times of process ``pid`` now (``None``: it has gone, or is not ours to read). Its
+    zombie still has them: a parent reads its child's own times there before reaping it."""
+    try:
+        with open(roots.procfs(pid, "stat"), "rb") as handle:
+            return stat_times(handle.read())
+    except OSError:
+        return None
+
+
 def _children_usage() -> tuple[float, float]:
     """User and system seconds of sectormon's reaped children."""
     usage = resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -90,27 +101,18 @@ class TargetCpuClock:
         reaped_root: Callable[[], bool] = lambda: False,
         root_final: Callable[[], StatTimes | None] = lambda: None,
         children_counted: bool = True,
-        procfs_root: str | Path = "/proc",
     ) -> None:
         self._pids = pids
         self._reaped_root = reaped_root
         self._root_final = root_final
         self._children_counted = children_counted
-        self._procfs_root = str(procfs_root)
         self._children_before = _children_usage()
         self._root = StatTimes(0, 0, 0, 0)
-
-    def _times(self, pid: int) -> StatTimes | None:
-        try:
-            with open(os.path.join(self._procfs_root, str(pid), "stat"), "rb") as handle:
-                return stat_times(handle.read())
-        except OSError:  # ended (or not ours to read)
-            return None
 
     def read(self) -> TargetCpu:
         """The target's CPU seconds so far."""
         root, *others = self._pids()
-        times = self._times(root)
+        times = process_times(root)
         if times is None and self._reaped_root():
             user, system = _children_usage()
             user -= self._children_before[0]
@@ -125,7 +127,7 @@ class TargetCpuClock:
             total_ticks = times.total
             ended_ticks = times.cstime if self._children_counted else 0
         for pid in others:
-            other = self._times(pid)
+            other = process_times(pid)
             if other is not None:
                 total_ticks += other.total
                 ended_ticks += other.cstime if self._children_counted else 0

@@ -1,7 +1,9 @@
-"""Facts about this host that decide what sectormon can count: CPU, kernel, perf permissions, PMUs.
+"""Facts about this host that decide what sectormon can count: CPU, kernel, perf permissions, PMUs
+and how the kernel multiplexes them.
 
-Read from procfs/sysfs with injectable roots (tests use fake trees). ``sectormon check`` shows them;
-the perf source uses :func:`cpu_wide_allowed` to decide whether CMG-scoped events can be opened.
+Read from procfs/sysfs under :mod:`sectormon.host.roots` (tests use fake trees). ``sectormon check``
+shows them; the perf source uses :func:`cpu_wide_allowed` to decide whether CMG-scoped events can be
+opened.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from sectormon.host import roots
 from sectormon.host.topology import cpu_model, cpuinfo_fields
 
 CAP_SYS_ADMIN = 21
@@ -116,9 +119,9 @@ def _int(text: str | None) -> int | None:
         return None
 
 
-def _capabilities(procfs_root: Path) -> tuple[bool, tuple[str, ...]]:
+def _capabilities() -> tuple[bool, tuple[str, ...]]:
     """(privileged for perf, names of the perf-relevant effective capabilities)."""
-    status = _read(procfs_root / "self/status")
+    status = _read(Path(roots.procfs("self/status")))
     if status is None:  # no status (fake procfs): fall back to the effective uid
         return os.geteuid() == 0, ()
     for line in status.splitlines():
@@ -136,9 +139,9 @@ def _capabilities(procfs_root: Path) -> tuple[bool, tuple[str, ...]]:
     return os.geteuid() == 0, ()
 
 
-def list_pmus(sysfs_root: str | Path = "/sys") -> tuple[Pmu, ...]:
+def list_pmus() -> tuple[Pmu, ...]:
     """The PMUs perf knows on this host, sorted by name."""
-    base = Path(sysfs_root) / "bus/event_source/devices"
+    base = Path(roots.sysfs("bus/event_source/devices"))
     try:
         entries = sorted(base.iterdir(), key=lambda p: p.name)
     except OSError:
@@ -153,11 +156,34 @@ def list_pmus(sysfs_root: str | Path = "/sys") -> tuple[Pmu, ...]:
     )
 
 
-def collect_hostinfo(sysfs_root: str | Path = "/sys", procfs_root: str | Path = "/proc") -> HostInfo:
-    """Gather the host facts from the given roots (the real ones by default)."""
-    proc = Path(procfs_root)
-    model, is_a64fx = cpu_model(cpuinfo_fields(proc))
-    privileged, caps = _capabilities(proc)
+def mux_intervals() -> dict[str, int]:
+    """Per PMU name, the kernel's multiplexing period in ms (PMUs without the file, or unreadable,
+    left out).
+
+    When more groups are enabled than a PMU has counters, the kernel rotates them every
+    ``perf_event_mux_interval_ms`` of that PMU. sectormon's kernel rotation relies on it, so the
+    header reports it; it is read, never written: changing it is the administrator's call.
+    """
+    out: dict[str, int] = {}
+    try:
+        pmus = sorted(Path(roots.sysfs("bus/event_source/devices")).iterdir())
+    except OSError:
+        return out
+    for pmu in pmus:
+        try:
+            text = (pmu / "perf_event_mux_interval_ms").read_text().strip()
+        except OSError:
+            continue
+        if text.isdigit():
+            out[pmu.name] = int(text)
+    return out
+
+
+def collect_hostinfo() -> HostInfo:
+    """Gather the host facts."""
+    proc = Path(roots.PROCFS_PATH)
+    model, is_a64fx = cpu_model(cpuinfo_fields())
+    privileged, caps = _capabilities()
     return HostInfo(
         arch=_read(proc / "sys/kernel/arch") or platform.machine() or "unknown",
         model=model,
@@ -167,5 +193,5 @@ def collect_hostinfo(sysfs_root: str | Path = "/sys", procfs_root: str | Path = 
         privileged=privileged,
         capabilities=caps,
         euid=os.geteuid(),
-        pmus=list_pmus(sysfs_root),
+        pmus=list_pmus(),
     )

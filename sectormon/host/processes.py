@@ -6,11 +6,9 @@ once, when a process is first seen, names it by rank in frames without any help 
 
 from __future__ import annotations
 
-import os
-from pathlib import Path
-
 from sectormon.data.readings import ProcessInfo
 from sectormon.files.text import is_ascii_digits
+from sectormon.host import roots
 
 RANK_VARIABLES = (
     "OMPI_COMM_WORLD_RANK",  # Open MPI (and Fujitsu MPI, which is built on it)
@@ -52,14 +50,13 @@ def parent_of(status: bytes) -> int | None:
     return None
 
 
-def read_process_info(pid: int, procfs_root: str | Path = "/proc") -> ProcessInfo | None:
+def read_process_info(pid: int) -> ProcessInfo | None:
     """The process ``pid`` as procfs shows it now; ``None`` when it has gone."""
-    base = os.path.join(procfs_root, str(pid))
-    comm = _read(os.path.join(base, "comm"))
+    comm = _read(roots.procfs(pid, "comm"))
     if comm is None:
         return None
-    status = _read(os.path.join(base, "status"))
-    environ = _read(os.path.join(base, "environ"))
+    status = _read(roots.procfs(pid, "status"))
+    environ = _read(roots.procfs(pid, "environ"))
     return ProcessInfo(
         pid=pid,
         command=comm.decode(errors="replace").strip() or str(pid),

@@ -1,4 +1,5 @@
-"""CPUs and CMGs of this host, read from sysfs/procfs (roots injectable so tests use fake trees).
+"""CPUs and CMGs of this host, read from sysfs/procfs (under :mod:`sectormon.host.roots`, so tests
+use fake trees).
 
 On an A64FX the CMG (12 cores sharing one L2 and one memory controller) comes from the NUMA nodes,
 because the cache sysfs is empty on some A64FX firmware. Assistant cores (a NUMA node holding a
@@ -8,6 +9,7 @@ sharing domain plays the CMG's role, else the last-level-cache domain, else the 
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -15,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from sectormon.errors import DataError, UsageError
+from sectormon.host import roots
 
 DOMAINS = ("cmg", "l2", "llc", "single")
 MAX_CPU = 65535  # far above any Linux NR_CPUS; stops "0-999999999" from allocating a huge tuple
@@ -196,9 +199,9 @@ def _read_list(path: Path) -> tuple[int, ...] | None:
         raise DataError(str(path), 1, f"bad CPU list {text.strip()!r}", "expected e.g. 0-3,8") from exc
 
 
-def cpuinfo_fields(procfs_root: str | Path = "/proc") -> dict[str, str]:
+def cpuinfo_fields() -> dict[str, str]:
     """The first value of each ``key : value`` line of /proc/cpuinfo (empty when unreadable)."""
-    text = _read(Path(procfs_root) / "cpuinfo") or ""
+    text = _read(Path(roots.procfs("cpuinfo"))) or ""
     fields: dict[str, str] = {}
     for line in text.splitlines():
         key, sep, value = line.partition(":")
@@ -233,8 +236,8 @@ def cpu_model(fields: Mapping[str, str]) -> tuple[str, bool]:
     return "unknown", False
 
 
-def _online_cpus(sysfs_root: Path) -> tuple[int, ...]:
-    cpu_dir = sysfs_root / "devices/system/cpu"
+def _online_cpus() -> tuple[int, ...]:
+    cpu_dir = Path(roots.sysfs("devices/system/cpu"))
     online = _read_list(cpu_dir / "online")
     if online:
         return online
@@ -248,9 +251,9 @@ def _online_cpus(sysfs_root: Path) -> tuple[int, ...]:
     return tuple(found)
 
 
-def _numa_nodes(sysfs_root: Path) -> list[tuple[int, tuple[int, ...]]]:
+def _numa_nodes() -> list[tuple[int, tuple[int, ...]]]:
     """(node id, all CPUs of the node) in node order; memory-only nodes have no CPUs."""
-    node_dir = sysfs_root / "devices/system/node"
+    node_dir = Path(roots.sysfs("devices/system/node"))
     if not node_dir.is_dir():
         return []
     nodes = []
@@ -280,13 +283,13 @@ def _a64fx_cmgs(
     return cmgs, excluded, sum(len(cpus) for _, cpus in compute)
 
 
-def _cache_domains(sysfs_root: Path, online: Sequence[int]) -> tuple[str, dict[int, tuple[int, ...]]] | None:
+def _cache_domains(online: Sequence[int]) -> tuple[str, dict[int, tuple[int, ...]]] | None:
     """("l2" | "llc", domains) from cpuN/cache/index*/, or None when the information is missing."""
     online_set = set(online)
     per_cpu: dict[int, dict[int, frozenset[int]]] = {}
     for cpu in online:
         levels: dict[int, frozenset[int]] = {}
-        cache_dir = sysfs_root / f"devices/system/cpu/cpu{cpu}/cache"
+        cache_dir = Path(roots.sysfs(f"devices/system/cpu/cpu{cpu}/cache"))
         for index in sorted(cache_dir.glob("index[0-9]*")) if cache_dir.is_dir() else []:
             level = _int_or_none((_read(index / "level") or "").strip())
             kind = (_read(index / "type") or "").strip()
@@ -319,9 +322,9 @@ def _cache_domains(sysfs_root: Path, online: Sequence[int]) -> tuple[str, dict[i
     return None
 
 
-def _max_freq_ghz(sysfs_root: Path, cpu: int) -> float | None:
+def _max_freq_ghz(cpu: int) -> float | None:
     khz = _int_or_none(
-        (_read(sysfs_root / f"devices/system/cpu/cpu{cpu}/cpufreq/cpuinfo_max_freq") or "").strip()
+        (_read(Path(roots.sysfs(f"devices/system/cpu/cpu{cpu}/cpufreq/cpuinfo_max_freq"))) or "").strip()
     )
     return khz / 1e6 if khz else None
 
@@ -338,25 +341,24 @@ def _a64fx_variant(compute_cpus: int, freq_ghz: float | None) -> str:
     return ""
 
 
-def load_topology(sysfs_root: str | Path = "/sys", procfs_root: str | Path = "/proc") -> Topology:
+def load_topology() -> Topology:
     """Read the host's CPUs and CMGs (NUMA first on A64FX, cache sysfs as the fallback)."""
-    sys_root = Path(sysfs_root)
-    online = _online_cpus(sys_root)
-    model, is_a64fx = cpu_model(cpuinfo_fields(procfs_root))
+    online = _online_cpus()
+    model, is_a64fx = cpu_model(cpuinfo_fields())
     excluded: tuple[int, ...] = ()
     variant = ""
     cmgs: dict[int, tuple[int, ...]] = {}
     domain = "single"
     if is_a64fx:
-        cmgs, excluded, compute = _a64fx_cmgs(_numa_nodes(sys_root), online)
+        cmgs, excluded, compute = _a64fx_cmgs(_numa_nodes(), online)
         if cmgs:
             domain = "cmg"
             first = min(c for cpus in cmgs.values() for c in cpus)
-            variant = _a64fx_variant(compute, _max_freq_ghz(sys_root, first))
+            variant = _a64fx_variant(compute, _max_freq_ghz(first))
         else:
             excluded = ()
     if not cmgs:
-        found = _cache_domains(sys_root, online)
+        found = _cache_domains(online)
         if found is not None:
             kind, cmgs = found
             # On an A64FX the L2 domain is the CMG itself.
@@ -375,3 +377,27 @@ def load_topology(sysfs_root: str | Path = "/sys", procfs_root: str | Path = "/p
         variant=variant,
         excluded=excluded,
     )
+
+
+def online_cpus() -> tuple[int, ...]:
+    """The CPUs online now, or, when sysfs does not say, those this process may run on (a task's
+    per-CPU inherited sampling events must cover every CPU it may move to)."""
+    try:
+        online = _read_list(Path(roots.sysfs("devices/system/cpu/online")))
+    except DataError:
+        online = None
+    return online or tuple(sorted(os.sched_getaffinity(0)))
+
+
+def data_cache_line_size() -> int:
+    """The L1 data cache's line size from sysfs (64 when sysfs does not say)."""
+    base = Path(roots.sysfs("devices/system/cpu/cpu0/cache"))
+    try:
+        for index in sorted(base.glob("index*")):
+            if (index / "type").read_text().strip() in ("Data", "Unified"):
+                size = int((index / "coherency_line_size").read_text())
+                if size > 0 and not size & (size - 1):
+                    return size
+    except (OSError, ValueError):
+        pass
+    return 64

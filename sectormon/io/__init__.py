@@ -8,8 +8,8 @@ writer of the live monitor lives in :mod:`sectormon.io.stream`.
 from __future__ import annotations
 
 from sectormon.io.jsonl import FORMAT_VERSION, MARK_SCHEMA, RECORDING_SCHEMA, SLICE_SCHEMA
+from sectormon.io.migrations import MIGRATIONS
 from sectormon.io.reader import (
-    MIGRATIONS,
     Recording,
     RecordingError,
     RecordingStream,

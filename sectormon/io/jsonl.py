@@ -18,7 +18,7 @@ line number by the reader), never a ``TypeError`` deep inside the metrics engine
 self-contained (its own ``events``), so a cut file, ``--skip-bad``, seeking and resuming work line
 by line.
 
-Version 1 slices (one object per reading) are decoded by :mod:`sectormon.io.v1`.
+Version 1 slices (one object per reading) are decoded by :mod:`sectormon.io.migrations`.
 """
 
 from __future__ import annotations

@@ -1,5 +1,10 @@
 """The recording reader: streams a header, then slices, marks and sample batches, and migrates
-older versions.
+older versions (:mod:`.migrations`).
+
+It splits the file's bytes (:mod:`.chunks`: plain or gzip) into numbered lines, decodes each as a
+record (:mod:`.jsonl`, :mod:`.samples`, the header through :mod:`.header_codec`) and checks that
+slices follow each other in time and index; a jump in index is a gap mark. Scanning a file for
+its timeline reads slice lines only as far as :mod:`.slice_keys` needs.
 
 A cut file (a last line with no newline, a gzip stream that stops mid-way) is read up to its last
 whole line with a warning; anything else wrong is a :class:`RecordingError` naming the file and
@@ -8,24 +13,23 @@ line (unless ``skip_bad``); slices missing from the file are a warning and a gap
 
 from __future__ import annotations
 
-import zlib
-from collections.abc import Callable, Generator, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
+from sectormon.data.header import Header
 from sectormon.data.readings import Mark, Slice, gap_mark
 from sectormon.data.samples import SampleBatch
 from sectormon.errors import DataError
 from sectormon.files.lines import MIB, too_long
 from sectormon.files.regular import open_input
 from sectormon.files.text import printable
-from sectormon.io.header_check import check_header
+from sectormon.io.chunks import GZIP_MAGIC, CorruptStream, gzip_chunks, plain_chunks, span_chunks
+from sectormon.io.header_codec import header_from_json
 from sectormon.io.jsonl import (
     FORMAT_VERSION,
     MARK_SCHEMA,
-    MAX_INDEX,
-    MAX_SECONDS,
     RECORD_KINDS,
     RECORDING_SCHEMA,
     SLICE_SCHEMA,
@@ -37,10 +41,10 @@ from sectormon.io.jsonl import (
     no_bools_in,
     parse_schema,
     slice_from_record,
-    stream_seconds,
 )
+from sectormon.io.migrations import migrate, slice_from_v1
 from sectormon.io.samples import SAMPLES_SCHEMA, LocationInterner, samples_from_record
-from sectormon.io.v1 import SLICE_SCHEMA_V1, slice_from_v1
+from sectormon.io.slice_keys import index_of, slice_head
 
 # The --json stream's records (sectormon.data.frames; io does not import it): a header, then frames.
 _FRAME_STREAM_SCHEMAS = ("sectormon/header/", "sectormon/frame/")
@@ -50,147 +54,17 @@ RECORDED = "the live session warned at"  # a ``warning`` mark, said again when t
 NO_END_MARK = f"no end mark ({_CUT}: sectormon was killed or its disk filled); read up to its last whole line"
 
 CHUNK = 1 << 20
-GZIP_PIECE = 1 << 16
+"""Bytes read from the file at once."""
 MAX_LINE = 64 * MIB
 """The longest line a recording may hold: a slice of 400,000 units of eight events (a 48-core
 line is 12 KB). A longer one (a gzip bomb's endless line) is an error at that line, found before
 it is decoded, so reading one never holds more than this of a line."""
-GZIP_MAGIC = b"\x1f\x8b"
 
 Item = Slice | Mark | SampleBatch
 
 
 class RecordingError(DataError):
     """A recording that cannot be read (as far as asked): names the file and the line."""
-
-
-# ----------------------------------------------------------------------------------------- migrations
-
-
-def _v1_to_v2(rec: dict[str, Any]) -> dict[str, Any]:
-    """v1 -> v2: a slice's reading objects become rows against an ``events`` table.
-
-    The v1 record is checked on the way (a bad one raises :class:`BadRecord` with the v1 message);
-    fields this version does not know are kept.
-    """
-    kind, _ = parse_schema(rec.get("schema"))
-    out = dict(rec)
-    out["schema"] = f"sectormon/{kind}/2"
-    if kind != "slice":
-        return out
-    layouts: dict[tuple[str, ...], int] = {}
-    events: list[list[str]] = []
-    rows: list[list[Any]] = []
-    for unit, core, cmg, group, te, tr, names, values in slice_from_v1(rec).rows:
-        index = layouts.get(names)
-        if index is None:
-            index = layouts[names] = len(events)
-            events.append(list(names))
-        rows.append([unit, core, cmg, group, te, tr, index, list(values)])
-    del out["readings"]
-    out["events"] = events
-    out["readings"] = rows
-    return out
-
-
-MIGRATIONS: dict[int, Callable[[dict[str, Any]], dict[str, Any]]] = {1: _v1_to_v2}
-"""``MIGRATIONS[v]`` upgrades one record from format version ``v`` to ``v + 1``."""
-
-
-def migrate(rec: dict[str, Any], version: int) -> dict[str, Any]:
-    """Bring a record of ``version`` up to :data:`FORMAT_VERSION`; :class:`BadRecord` if impossible."""
-    while version < FORMAT_VERSION:
-        step = MIGRATIONS.get(version)
-        if step is None:
-            raise BadRecord(
-                f"format version {version} is too old: this sectormon reads versions "
-                f"{min(MIGRATIONS, default=FORMAT_VERSION)}..{FORMAT_VERSION}"
-            )
-        rec = step(rec)
-        version += 1
-    return rec
-
-
-# -------------------------------------------------------------------------------------- line source
-
-
-class _Corrupt(Exception):
-    """The compressed data cannot be decompressed from about byte ``offset`` of the file on."""
-
-    def __init__(self, text: str, offset: int) -> None:
-        super().__init__(text)
-        self.offset = offset
-
-
-def _plain_chunks(f: IO[bytes], first: bytes) -> Iterator[bytes]:
-    if first:
-        yield first
-    while chunk := f.read(CHUNK):
-        yield chunk
-
-
-def _span_chunks(f: IO[bytes], end: int) -> Iterator[bytes]:
-    """The bytes of ``f`` from where it is up to offset ``end``."""
-    left = end - f.tell()
-    while left > 0 and (chunk := f.read(min(CHUNK, left))):
-        left -= len(chunk)
-        yield chunk
-
-
-def _gzip_chunks(f: IO[bytes], first: bytes, flags: dict[str, bool]) -> Iterator[bytes]:
-    """Decompress (possibly concatenated) gzip members; sets ``flags['truncated']`` on a cut stream.
-
-    Input goes in pieces of :data:`GZIP_PIECE`; when one fails, it is fed again in small steps from
-    a copy of the decompressor, so every whole line before the damage is still delivered.
-    """
-    d = zlib.decompressobj(31)
-    started = False
-    pending = first
-    while True:
-        if not pending:
-            pending = f.read(CHUNK)
-            if not pending:
-                break
-        data, pending = pending[:GZIP_PIECE], pending[GZIP_PIECE:]
-        while data:
-            backup = d.copy()
-            try:
-                out = d.decompress(data)
-            except zlib.error as exc:
-                at = f.tell() - len(pending) - len(data)  # the file offset of data[0]
-                good = yield from _salvage(backup, data)
-                raise _Corrupt(str(exc), at + good) from None
-            started = True
-            if out:
-                yield out
-            if d.eof:
-                data = d.unused_data + pending
-                pending = b""
-                d = zlib.decompressobj(31)
-                started = False
-                if data and not data.strip(b"\0"):
-                    data = b""  # zero padding after the last member (tape/pipe tools add it)
-                pending, data = data[GZIP_PIECE:], data[:GZIP_PIECE]
-            else:
-                data = b""
-    if started and not d.eof:
-        tail = d.flush()
-        if tail:
-            yield tail
-        flags["truncated"] = True
-
-
-def _salvage(d: Any, data: bytes) -> Generator[bytes, None, int]:
-    """What a damaged piece still decompresses to before the damage; returns the offset in
-    ``data`` of the 256 bytes the damage is in."""
-    for i in range(0, len(data), 256):
-        try:
-            out = d.decompress(data[i : i + 256])
-        except zlib.error:
-            return i
-        if out:
-            yield out
-    return len(data)
 
 
 # ------------------------------------------------------------------------------------------- stream
@@ -201,7 +75,7 @@ class Recording:
     """A whole recording in memory (fine for minutes; use :func:`open_recording` for hours)."""
 
     path: str
-    header: dict[str, Any]
+    header: Header
     items: tuple[Item, ...]
     skipped: int = 0
     warnings: tuple[str, ...] = ()
@@ -261,9 +135,9 @@ class RecordingStream:
             first = self._file.read(CHUNK)
             self.compressed = first.startswith(GZIP_MAGIC)
             chunks = (
-                _gzip_chunks(self._file, first, self._gzip_flags)
+                gzip_chunks(self._file, first, CHUNK, self._gzip_flags)
                 if self.compressed
-                else _plain_chunks(self._file, first)
+                else plain_chunks(self._file, first, CHUNK)
             )
             self._lines = self._numbered_lines(chunks)
             self.header = self._read_header()
@@ -311,7 +185,7 @@ class RecordingStream:
         self.warning_lines = []
         self.lines_read = 0
         self._file.seek(start)
-        chunks = _plain_chunks(self._file, b"") if end is None else _span_chunks(self._file, end)
+        chunks = plain_chunks(self._file, b"", CHUNK) if end is None else span_chunks(self._file, end, CHUNK)
         self._lines = self._numbered_lines(chunks, 0, at_end=end is None)
         return self._items()
 
@@ -390,7 +264,7 @@ class RecordingStream:
                 if held_bytes > MAX_LINE:
                     overlong = self._overlong(lineno + 1)
                     held, held_bytes = [], 0
-        except _Corrupt as exc:
+        except CorruptStream as exc:
             problem = f"compressed data is corrupt near byte {exc.offset:,} of the file ({exc})"
             if not self.skip_bad:
                 raise RecordingError(
@@ -453,7 +327,7 @@ class RecordingStream:
 
     # ------------------------------------------------------------------------------------ records
 
-    def _read_header(self) -> dict[str, Any]:
+    def _read_header(self) -> Header:
         for lineno, line, cut in self._lines:
             try:
                 rec = loads_record(line)
@@ -494,14 +368,14 @@ class RecordingStream:
             try:
                 if version < FORMAT_VERSION:
                     rec = migrate(rec, version)
-                check_header(rec)
+                header = header_from_json(rec)
             except BadRecord as exc:
                 raise RecordingError(
                     self.name, lineno, str(exc), "the header is damaged: restore it from a copy of the file"
                 ) from None
             self._state.lineno = lineno
             self.header_line = line
-            return rec
+            return header
         raise RecordingError(self.name, 1, "empty file: not a sectormon recording (no header line)")
 
     def _schema(self, lineno: int, rec: dict[str, Any]) -> tuple[str, int]:
@@ -534,7 +408,7 @@ class RecordingStream:
         for lineno, line, cut in self._lines:
             if lineno <= after:
                 if lineno == after:
-                    state.last_index = _index_of(line)
+                    state.last_index = index_of(line)
                 continue
             item = decode(lineno, line, cut)
             if item is not None:
@@ -561,16 +435,17 @@ class RecordingStream:
             elif schema == SAMPLES_SCHEMA:
                 # Not in the slices' time order: a batch carries the time it was taken at.
                 return samples_from_record(rec, self._interner)
-            elif schema == SLICE_SCHEMA_V1:
-                item = slice_from_v1(rec)
             else:
                 kind, version = self._schema(lineno, rec)
                 if kind == "recording":
                     raise BadRecord("a second header in the middle of the recording")
                 if kind == "samples":
                     raise BadRecord(f"samples records begin with format version {FORMAT_VERSION}")
-                rec = migrate(rec, version)
-                item = mark_from_record(rec) if kind == "mark" else slice_from_record(rec)
+                if kind == "slice" and version == 1:
+                    item = slice_from_v1(rec)  # directly: no intermediate version-2 record
+                else:
+                    rec = migrate(rec, version)
+                    item = mark_from_record(rec) if kind == "mark" else slice_from_record(rec)
         except BadRecord as exc:
             self._bad(lineno, str(exc))
             return None
@@ -655,7 +530,7 @@ class RecordingStream:
         slices = 0
         state = self._state
         for lineno, line, cut in self._lines:
-            head = None if cut else _fast_slice_head(line)
+            head = None if cut else slice_head(line)
             if head is not None:
                 state.lineno = lineno
                 t = head[0]
@@ -691,108 +566,13 @@ class RecordingStream:
 class ScanResult:
     """A recording's timeline without its readings (what a replay's progress bar needs)."""
 
-    header: dict[str, Any]
+    header: Header
     marks: tuple[Mark, ...]
     slices: int
     first_t: float
     end_t: float
     skipped: int
     warnings: tuple[str, ...]
-
-
-_SLICE_PREFIXES = tuple(
-    b'{"schema":"' + schema.encode() + b'","t":' for schema in (SLICE_SCHEMA, SLICE_SCHEMA_V1)
-)
-
-
-_INDEX_KEY = b',"index":'
-_DURATION_KEY = b',"duration":'
-
-
-def _fast_slice_head(line: bytes) -> tuple[float, int, float] | None:
-    """``(t, index, duration)`` of a slice line in a writer's layout (``schema``, ``t``, ``index``
-    and ``duration`` first, in that order), without parsing the rest; else ``None`` (also for a
-    value out of range: the full decoder says what is wrong)."""
-    for prefix in _SLICE_PREFIXES:
-        if line.startswith(prefix):
-            start = len(prefix)
-            break
-    else:
-        return None
-    end = line.find(b",", start)
-    if not line.startswith(_INDEX_KEY, end):
-        return None
-    try:
-        t = float(line[start:end])
-    except ValueError:
-        return None
-    start = end + len(_INDEX_KEY)
-    end = line.find(b",", start)
-    digits = line[start:end]
-    if not (digits.isdigit() and len(digits) <= 19 and line.startswith(_DURATION_KEY, end)):
-        return None
-    index = int(digits)
-    start = end + len(_DURATION_KEY)
-    end = line.find(b",", start)
-    try:
-        duration = float(line[start:end])
-    except ValueError:
-        return None
-    if not (0.0 <= t <= MAX_SECONDS and index < MAX_INDEX and 0.0 <= duration <= MAX_SECONDS):
-        return None
-    return t, index, duration
-
-
-def _index_of(line: bytes) -> int | None:
-    """The ``index`` of a slice line (``None`` for any other line, or a bad one)."""
-    head = _fast_slice_head(line)
-    if head is not None:
-        return head[1]
-    try:
-        rec = loads(line)
-        index = rec.get("index") if type(rec) is dict else None
-    except (ValueError, RecursionError):
-        return None
-    return index if type(index) is int else None
-
-
-def slice_time(line: bytes) -> float | None:
-    """``t`` of a line that a reader yields as a slice (if the line is valid at all), else ``None``
-    (:func:`slice_key` without the index)."""
-    key = slice_key(line)
-    return None if key is None else key[0]
-
-
-def slice_key(line: bytes) -> tuple[float, int | None] | None:
-    """``(t, index)`` of a line that a reader yields as a slice (if the line is valid at all), else
-    ``None``; ``index`` is ``None`` when it is not one (the decoder stops there).
-
-    The writer's layout is read without a JSON parse, when nothing else in the line could be a
-    second ``schema``, ``t`` or ``index`` key (with duplicate keys JSON takes the last); anything
-    else is parsed. A bad line gives ``None``: the reader that reads it fully stops there with an
-    error.
-    """
-    head = _fast_slice_head(line)
-    if (
-        head is not None
-        and line.rstrip().endswith(b"}")
-        and line.count(b'"schema"') == 1
-        and line.count(b'"t"') == 1
-        and line.count(b'"index"') == 1
-    ):
-        return head[0], head[1]
-    try:
-        rec = loads(line)
-        if type(rec) is not dict:
-            return None
-        kind, version = parse_schema(rec.get("schema"))
-        if kind != "slice" or version > FORMAT_VERSION:
-            return None
-        index = rec.get("index")
-        # Migrations keep "t" and "index"; the decoders read "t" as stream_seconds does.
-        return stream_seconds(rec, "t"), index if type(index) is int else None
-    except (ValueError, RecursionError):  # not JSON, BadRecord (a ValueError)
-        return None
 
 
 def _short(exc: BaseException) -> str:

@@ -20,9 +20,11 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import IO, Any
 
+from sectormon.data.header import Header
 from sectormon.data.readings import Mark, Slice
 from sectormon.data.samples import SampleBatch
 from sectormon.files.output import OutputPathError, open_output
+from sectormon.io.header_codec import header_to_json
 from sectormon.io.jsonl import encode, encode_mark, encode_slice, header_record
 from sectormon.io.samples import samples_record
 
@@ -45,14 +47,16 @@ class RecordingWriter:
     def __init__(
         self,
         path: str | Path,
-        header: Mapping[str, Any],
+        header: Header | Mapping[str, Any],
         *,
         on_error: Callable[[str], None] | None = None,
         option: str = "--record",
         stream: IO[bytes] | None = None,
     ) -> None:
-        """``option`` names the path in an error; ``stream``: write there instead of opening
-        ``path`` (a caller that replaces a file whole opens its temporary file itself)."""
+        """``header``: the session's :class:`Header`, or a header record as JSON (written as it
+        is: converters of other formats, tests of damaged files); ``option`` names the path in
+        an error; ``stream``: write there instead of opening ``path`` (a caller that replaces a
+        file whole opens its temporary file itself)."""
         self.path = str(path)
         self.failed: str | None = None
         self.failed_errno: int | None = None  # of the OSError that stopped it, if one did
@@ -62,7 +66,7 @@ class RecordingWriter:
         self._gz: gzip.GzipFile | None = None
         self._closed = False
         # A header that is not JSON-able is a programming error: raise before touching the disk.
-        header_line = encode(header_record(header))
+        header_line = encode(header_record(header_to_json(header) if isinstance(header, Header) else header))
         try:
             self._raw = stream if stream is not None else open_output(self.path, option)
             if is_gzip_name(self.path):

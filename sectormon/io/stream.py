@@ -14,6 +14,8 @@ from collections.abc import Callable, Iterator, Mapping
 from typing import IO, Any
 
 from sectormon.data.frames import HEADER_SCHEMA, Frame
+from sectormon.data.header import Header
+from sectormon.io.header_codec import header_to_json
 from sectormon.io.strict_json import finite
 
 _ENCODER = json.JSONEncoder(separators=(",", ":"), allow_nan=False, default=str)
@@ -62,10 +64,8 @@ class JsonStream:
         self.error: str | None = None
         """Why the stream could not be written (the system's reason), once a write failed."""
 
-    def write_header(self, header: Mapping[str, Any]) -> None:
-        record = dict(header)
-        record["schema"] = HEADER_SCHEMA
-        self._write(record)
+    def write_header(self, header: Header) -> None:
+        self._write(header_to_json(header.with_fields(schema=HEADER_SCHEMA)))
 
     def write_frame(self, frame: Frame) -> None:
         self._write(frame.to_json())

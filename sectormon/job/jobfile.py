@@ -11,33 +11,28 @@ Longer notes: docs/internals.md.
 
 from __future__ import annotations
 
-import datetime as _dt
 import gzip
 import json
 import shutil
 import tempfile
 import zlib
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
 from pathlib import Path
-from typing import IO, Any, BinaryIO, NoReturn
+from typing import IO, Any, BinaryIO
 
-from sectormon import __version__
 from sectormon.errors import DataError
 from sectormon.files.lines import bounded_lines
 from sectormon.files.regular import open_input
 from sectormon.files.text import clipped, printable
-from sectormon.io.header_check import MIN_INTERVAL
-from sectormon.io.jsonl import MAX_SECONDS, finite_float, loads, loads_record
+from sectormon.io.jsonl import loads, loads_record
 from sectormon.io.reader import MAX_LINE, open_recording
+from sectormon.job.header import JOB_SCHEMA, JobHeader
 from sectormon.job.nodes import Alignment, Node, node_from_recording
 
-JOB_SCHEMA = "sectormon/job/1"
 NODE_SCHEMA = "sectormon/job-node/1"
 _NODE_PREFIX = b'{"schema":"' + NODE_SCHEMA.encode() + b'"'
 _GZIP_MAGIC = b"\x1f\x8b"
-MAX_NODES = 4096
-"""Nodes a job file may list (a node is a temporary file while the job is read)."""
 
 
 def _open_read(path: str | Path) -> BinaryIO:
@@ -97,25 +92,7 @@ def write_job(alignment: Alignment, out: IO[bytes], *, compress: bool, skip_bad:
     such, so line numbers stay the file's): a last line cut mid-way is left out, so the job
     holds whole lines only. A failed write raises its ``OSError``: the caller owns the file
     (``sectormon merge`` writes it under a temporary name and renames it when whole)."""
-    header = {
-        "schema": JOB_SCHEMA,
-        "sectormon": __version__,
-        "created": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
-        "interval": alignment.interval,
-        "start": alignment.start,
-        "end": alignment.end,
-        "nodes": [
-            {
-                "host": n.host,
-                "file": Path(n.label).name,
-                "offset": n.offset,
-                "first_t": n.first_t,
-                "end_t": n.end_t,
-            }
-            for n in alignment.nodes
-        ],
-        "warnings": list(alignment.warnings),
-    }
+    header = JobHeader.of(alignment).to_json()
     with ExitStack() as stack:
         f: IO[bytes] = out
         if compress:
@@ -144,45 +121,6 @@ def _copy_node(node: Node, f: IO[bytes], skip_bad: bool) -> None:
             written = number
 
 
-class _Header:
-    """The checked fields of a job header (a damaged one is a one-line error naming the field)."""
-
-    def __init__(self, path: str, header: Mapping[str, Any]) -> None:
-        self.path = path
-        interval = finite_float(header.get("interval"))
-        if interval is None or not MIN_INTERVAL <= interval <= MAX_SECONDS:
-            self._bad("interval", f"a number of seconds from {MIN_INTERVAL:g} to {MAX_SECONDS:g}", header)
-        self.interval = interval
-        entries = header.get("nodes")
-        if type(entries) is not list or not 2 <= len(entries) <= MAX_NODES:
-            raise DataError(
-                path,
-                1,
-                f"the job header must list 2 to {MAX_NODES} nodes",
-                "merge again with sectormon merge",
-            )
-        self.offsets: list[float] = []
-        self.files: list[str] = []
-        for i, entry in enumerate(entries):
-            if type(entry) is not dict:
-                self._bad(f"nodes[{i}]", "an object (host, file, offset)", header)
-            offset = finite_float(entry.get("offset"))
-            if offset is None or not 0.0 <= offset <= MAX_SECONDS:
-                self._bad(f"nodes[{i}].offset", f"a number of seconds from 0 to {MAX_SECONDS:g}", header)
-            self.offsets.append(offset)
-            file = entry.get("file")
-            self.files.append(file if type(file) is str else f"node {i}")
-        warnings = header.get("warnings", [])
-        if type(warnings) is not list or not all(type(w) is str for w in warnings):
-            self._bad("warnings", "a list of strings", header)
-        self.warnings = tuple(warnings)
-
-    def _bad(self, key: str, expected: str, header: Mapping[str, Any]) -> NoReturn:
-        raise DataError(
-            self.path, 1, f"job header field {key!r} must be {expected}", "merge again with sectormon merge"
-        )
-
-
 @contextmanager
 def open_job(path: str | Path, *, skip_bad: bool = False) -> Iterator[Alignment]:
     """The job's nodes, each extracted to a temporary recording for as long as the context lasts.
@@ -193,20 +131,22 @@ def open_job(path: str | Path, *, skip_bad: bool = False) -> Iterator[Alignment]
     lines = _lines(path)
     _, first = next(lines, (1, b""))
     try:
-        header = loads_record(first)
+        record = loads_record(first)
     except ValueError:
-        header = None
-    if not isinstance(header, dict) or header.get("schema") != JOB_SCHEMA:
+        record = None
+    if not isinstance(record, dict) or record.get("schema") != JOB_SCHEMA:
         raise DataError(name, 1, f"not a sectormon job file (the first line is not a {JOB_SCHEMA} header)")
-    checked = _Header(name, header)
+    checked = JobHeader.from_json(name, record)
     tmp = Path(tempfile.mkdtemp(prefix="sectormon-job-"))
     try:
-        paths = _extract(name, lines, tmp, len(checked.offsets))
+        paths = _extract(name, lines, tmp, len(checked.nodes))
         nodes = []
-        for i, offset in enumerate(checked.offsets):
-            label = f"{printable(checked.files[i])} (node {i} of {name})"
+        for i, entry in enumerate(checked.nodes):
+            label = f"{printable(entry.file)} (node {i} of {name})"
             node = node_from_recording(str(paths[i]), label=label, skip_bad=skip_bad)
-            nodes.append(Node(node.host, node.path, label, node.header, node.first_t, node.end_t, offset))
+            nodes.append(
+                Node(node.host, node.path, label, node.header, node.first_t, node.end_t, entry.offset)
+            )
         yield Alignment(
             tuple(nodes),
             checked.interval,

@@ -9,12 +9,11 @@ are aligned at their starts, and the job says so.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
 
+from sectormon.data.header import Header
 from sectormon.errors import UsageError
-from sectormon.io.jsonl import finite_float
 
 EDGE_SLACK = 0.5
 """Intervals a node may start after the first or end before the last without being reported."""
@@ -27,7 +26,7 @@ class Node:
     host: str
     path: str  # the recording to replay (extracted from a job file, or the file given)
     label: str  # where it came from, for messages (the file name given to merge)
-    header: Mapping[str, Any]
+    header: Header
     first_t: float  # stream time its recording starts at (where its whole-run window starts)
     end_t: float  # stream time of its last record
     offset: float = 0.0  # job time of its stream time 0
@@ -58,19 +57,13 @@ class Alignment:
         return max(0.0, self.end - self.start)
 
 
-def _interval(header: Mapping[str, Any]) -> float | None:
-    options = header.get("options")
-    value = finite_float(options.get("interval")) if isinstance(options, Mapping) else None
-    return value if value is not None and value > 0 else None
+def _interval(header: Header) -> float | None:
+    value = header.options.interval
+    return float(value) if value is not None else None
 
 
-def _wall_t0(header: Mapping[str, Any]) -> float | None:
-    return finite_float(header.get("wall_t0"))
-
-
-def _simulated(header: Mapping[str, Any]) -> bool:
-    source = header.get("source")
-    return isinstance(source, Mapping) and source.get("simulated") is True
+def _wall_t0(header: Header) -> float | None:
+    return None if header.wall_t0 is None else float(header.wall_t0)
 
 
 def align(nodes: Sequence[Node]) -> Alignment:
@@ -99,7 +92,7 @@ def align(nodes: Sequence[Node]) -> Alignment:
         aligned = [_replace_offset(n, (w or 0.0) - first) for n, w in zip(nodes, walls, strict=True)]
     else:
         aligned = list(nodes)
-        if all(_simulated(n.header) for n in nodes):
+        if all(n.header.source.simulated for n in nodes):
             warnings.append("simulated nodes have no wall clock: they are aligned at their starts")
         else:
             missing = [n.label for n, w in zip(nodes, walls, strict=True) if w is None]
@@ -136,6 +129,6 @@ def node_from_recording(path: str, *, label: str | None = None, skip_bad: bool =
     from sectormon.io.reader import scan_recording
 
     scan = scan_recording(path, skip_bad=skip_bad, name=label)
-    host = str(scan.header.get("host") or label or path)
-    first_t = finite_float(scan.header.get("recording_started")) or 0.0
+    host = scan.header.host.name or label or path
+    first_t = scan.header.stream_start
     return Node(host, path, label or path, scan.header, first_t, scan.end_t, warnings=scan.warnings)

@@ -8,54 +8,55 @@ is the job's final frame, over the whole job.
 
 from __future__ import annotations
 
+import dataclasses
 import heapq
 import math
 import time
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack
-from typing import Any
 
 from sectormon.data.frames import Frame
+from sectormon.data.header import Header
 from sectormon.errors import UsageError
 from sectormon.job.combine import JobCombiner
 from sectormon.job.nodes import Alignment
 from sectormon.metrics.formulas import MetricSet
 
 
-def job_header(alignment: Alignment) -> dict[str, Any]:
+def job_header(alignment: Alignment) -> Header:
     """The stream header of a job replay: the first node's header, with every node's and the job's facts."""
     from sectormon.session.replay import stream_header
 
     first = stream_header(alignment.nodes[0].header)
-    return {
-        **first,
-        "host": "job of " + ", ".join(n.host for n in alignment.nodes),
-        "job": {
-            "interval": alignment.interval,
-            "start": alignment.start,
-            "end": alignment.end,
-            "nodes": [
-                {"host": n.host, "offset": n.offset, "first_t": n.first_t, "end_t": n.end_t, "file": n.label}
-                for n in alignment.nodes
-            ],
-            "warnings": list(alignment.warnings),
-        },
+    job = {
+        "interval": alignment.interval,
+        "start": alignment.start,
+        "end": alignment.end,
+        "nodes": [
+            {"host": n.host, "offset": n.offset, "first_t": n.first_t, "end_t": n.end_t, "file": n.label}
+            for n in alignment.nodes
+        ],
+        "warnings": list(alignment.warnings),
     }
+    return first.with_fields(
+        host=dataclasses.replace(first.host, name="job of " + ", ".join(n.host for n in alignment.nodes)),
+        extra={**first.extra, "job": job},
+    )
 
 
 def combiner(alignment: Alignment) -> JobCombiner:
     """The job's metrics: the nodes must share one profile (a job's totals need one set of formulas)."""
-    from sectormon.profiles.loader import profile_from_dict
+    from sectormon.profiles.codec import profile_from_dict
 
-    profiles = {n.host: n.header.get("profile") for n in alignment.nodes}
-    names = {str(p.get("name")) if isinstance(p, dict) else "?" for p in profiles.values()}
+    profiles = {n.host: n.header.profile for n in alignment.nodes}
+    names = {str(p.get("name")) if p else "?" for p in profiles.values()}
     first = alignment.nodes[0]
     if any(p != profiles[first.host] for p in profiles.values()):
         raise UsageError(
             f"the nodes were recorded with different profiles ({', '.join(sorted(names))}); "
             "a job's totals need one: record every node with the same --profile"
         )
-    profile = profile_from_dict(profiles[first.host] or {}, source=first.label)
+    profile = profile_from_dict(dict(profiles[first.host]), source=first.label)
     return JobCombiner(MetricSet(profile), [n.host for n in alignment.nodes])
 
 

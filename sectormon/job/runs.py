@@ -96,7 +96,7 @@ def job_side_runs(
     from sectormon.job.jobfile import is_job_file, open_job
     from sectormon.job.nodes import align, node_from_recording
     from sectormon.job.replay import combiner, final_job_frame
-    from sectormon.profiles.loader import profile_from_dict
+    from sectormon.profiles.codec import profile_from_dict
 
     for path in paths:
         check_name(path, "recording")
@@ -114,5 +114,5 @@ def job_side_runs(
         frame = final_job_frame(alignment, skip_bad=skip_bad)
         run = job_run_metrics(frame, alignment, label=label)
         first = alignment.nodes[0]
-        profile = profile_from_dict(dict(first.header["profile"]), source=first.label)
+        profile = profile_from_dict(dict(first.header.profile), source=first.label)
         return run, profile, list(alignment.warnings)

@@ -52,7 +52,7 @@ class JobReplaySession(TimelineSession):
             end=self.alignment.end,
             speed=speed,
             paused=False,
-            time_scale=default_time_scale(self.alignment.nodes[0].header, str(path)),
+            time_scale=default_time_scale(self.alignment.nodes[0].header),
             clock=clock,
         )
         self.header = job_header(self.alignment)

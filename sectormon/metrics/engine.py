@@ -74,12 +74,12 @@ from collections.abc import Mapping, Sequence
 from operator import add
 
 from sectormon.data.frames import Baseline, Frame, FrameRotation, ProcessScope, WindowStats
+from sectormon.data.proxy import ProxySetting
 from sectormon.data.readings import GAP, Mark, ProcessInfo, Slice, lost_seconds, split_unit_key
 from sectormon.metrics.baseline import Snapshot
 from sectormon.metrics.batch import FOLD_EVERY, RowBatch, processes_of
 from sectormon.metrics.formulas import MetricSet, evaluate_metrics
 from sectormon.metrics.frame_stats import TOTAL, FrameStats, level_of
-from sectormon.metrics.proxy import ProxySetting
 from sectormon.metrics.thread_time import ThreadTimeTracker, counted_task_ns
 from sectormon.metrics.windows import (
     Contribution,

@@ -16,8 +16,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from sectormon.data.frames import EMPTY_SCOPE, ScopeStats, ThreadTime, WindowStats, scope_order
+from sectormon.data.proxy import ProxySetting
 from sectormon.metrics.formulas import MetricSet
-from sectormon.metrics.proxy import ProxySetting
 from sectormon.metrics.proxy_scale import ProxyScaler
 from sectormon.metrics.scopes import CLASS_OF_KIND, Block, EventClasses, Layout, joined_blocks, layout
 from sectormon.metrics.scopes import blocks as scope_blocks

@@ -2,8 +2,9 @@
 
 When counters are scarce (every open group costs fds, reads and ioctls on every unit), a subset of
 units counts the rotating groups and the others count only what needs no counter: the idea of the
-ARM CCN-502 document's "a subset stands in for all". Pure logic, no I/O: what the header records
-(:class:`ProxySetting`), the factor that scales the stand-ins' counts to their CMG
+ARM CCN-502 document's "a subset stands in for all". Pure logic, no I/O: the session's setting
+(:func:`proxy_setting`; the record the header carries is :class:`sectormon.data.proxy.ProxySetting`),
+the factor that scales the stand-ins' counts to their CMG
 (:func:`cmg_factor`) and the bound of that estimate (:func:`half_width`); which units stand in is
 :mod:`sectormon.rotation.stand_ins`. The engine applies it
 (:mod:`sectormon.metrics.proxy_scale`); docs/perf.md says what it costs and guarantees.
@@ -12,29 +13,12 @@ ARM CCN-502 document's "a subset stands in for all". Pure logic, no I/O: what th
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
-from typing import Any
+from collections.abc import Sequence
 
+from sectormon.data.proxy import TASK_TIME, UNITS, ProxySetting
 from sectormon.data.readings import Unit
 from sectormon.errors import UsageError
 from sectormon.profiles.model import EventDef
-
-PROXY_KEY = "proxy"
-"""The header's field with the proxy setting (absent: every unit counts every group)."""
-
-TASK_TIME = "task-time"
-"""Scale by the task time of every unit (each unit reads an always-on group, whose
-``time_enabled`` is its time on a CPU): a CMG's estimate is the stand-ins' count times the CMG's
-task time over the stand-ins'."""
-
-UNITS = "units"
-"""Scale by presence (no per-PE group is read on the other units: the simulator's cores, always
-there, or a live source where task-clock cannot be opened): the stand-ins' count times the seconds
-all of the CMG's units were present over the stand-ins' (units in the CMG / stand-ins when they all
-live throughout)."""
-
-REFERENCES = (TASK_TIME, UNITS)
 
 TASK_TIME_EVENT = EventDef(
     name="proxy task time",
@@ -48,51 +32,6 @@ stand-ins; on a loaded machine the scheduler gives threads unequal shares, which
 estimate far off, while per second of task time the same threads did the same work (bench_sampler
 in docs/perf-tuning.md, "``--proxy 1`` under load"). Its name is no identifier: no formula or profile
 event can take it, and the engine counts only its ``time_enabled``."""
-
-
-@dataclass(frozen=True, slots=True)
-class ProxySetting:
-    """What ``--proxy`` set: stand-ins per CMG, the scaling reference, the proxied events (the
-    rotating per-PE events: always-on and CMG-wide events are counted as without a proxy) and
-    the units that stood in when the session started."""
-
-    per_cmg: int
-    reference: str
-    events: tuple[str, ...]
-    stand_ins: tuple[str, ...] = ()
-    described: str = ""
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "per_cmg": self.per_cmg,
-            "reference": self.reference,
-            "events": list(self.events),
-            "stand_ins": list(self.stand_ins),
-            "described": self.described,
-        }
-
-    @classmethod
-    def from_header(cls, header: Mapping[str, Any]) -> ProxySetting | None:
-        """The header's setting (``None``: no proxy); a malformed one is said, not guessed."""
-        data = header.get(PROXY_KEY)
-        if data is None:
-            return None
-        if not isinstance(data, Mapping):
-            raise ValueError(f"header field {PROXY_KEY!r} must be an object, not {data!r}")
-        per_cmg = data.get("per_cmg")
-        reference = data.get("reference")
-        events = data.get("events")
-        stand_ins = data.get("stand_ins", [])
-        if not isinstance(per_cmg, int) or isinstance(per_cmg, bool) or per_cmg < 1:
-            raise ValueError(f"header {PROXY_KEY}.per_cmg must be a whole number >= 1, not {per_cmg!r}")
-        if reference not in REFERENCES:
-            raise ValueError(f"header {PROXY_KEY}.reference must be one of {REFERENCES}, not {reference!r}")
-        if not isinstance(events, list) or not all(isinstance(e, str) for e in events):
-            raise ValueError(f"header {PROXY_KEY}.events must be a list of event names")
-        if not isinstance(stand_ins, list) or not all(isinstance(u, str) for u in stand_ins):
-            raise ValueError(f"header {PROXY_KEY}.stand_ins must be a list of unit keys")
-        described = data.get("described", "")
-        return cls(per_cmg, reference, tuple(events), tuple(stand_ins), str(described))
 
 
 def proxy_setting(

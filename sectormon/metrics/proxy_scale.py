@@ -20,8 +20,9 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 
+from sectormon.data.proxy import TASK_TIME, ProxySetting
 from sectormon.metrics.formulas import MetricSet
-from sectormon.metrics.proxy import TASK_TIME, ProxySetting, cmg_factor, half_width
+from sectormon.metrics.proxy import cmg_factor, half_width
 from sectormon.metrics.scopes import Block, Column
 from sectormon.metrics.windows import Contribution, Entity, ScopeKey, Vector, entity_terms
 

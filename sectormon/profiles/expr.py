@@ -4,7 +4,8 @@ Evaluation follows the project rule "unknown is not zero": a missing name, a ``N
 division by zero or a result that is not finite makes the result ``None``. The compiled closures use
 plain arithmetic and let those cases raise, and ``Expr.evaluate`` turns the exception into ``None``:
 the common path carries no per-node checks, which matters because every metric is evaluated for
-every scope of every frame.
+every scope of every frame. The profile checks use the same parser (:func:`formula_names`), so a
+profile cannot hold a formula the engine rejects.
 """
 
 from __future__ import annotations
@@ -333,19 +334,17 @@ def _compile(node: Node) -> Compiled | float:
     return lambda env: pick([f(env) for f in fns])
 
 
-def _names(node: Node) -> frozenset[str]:
+def _name_order(node: Node) -> list[str]:
+    """The names a tree reads, in the order they appear in its text (repeats included)."""
     if isinstance(node, Name):
-        return frozenset((node.name,))
+        return [node.name]
     if isinstance(node, Unary):
-        return _names(node.operand)
+        return _name_order(node.operand)
     if isinstance(node, Binary):
-        return _names(node.left) | _names(node.right)
+        return _name_order(node.left) + _name_order(node.right)
     if isinstance(node, Call):
-        out: frozenset[str] = frozenset()
-        for arg in node.args:
-            out |= _names(arg)
-        return out
-    return frozenset()
+        return [name for arg in node.args for name in _name_order(arg)]
+    return []
 
 
 def finish(value: object) -> float | None:
@@ -387,4 +386,21 @@ def parse(text: str) -> Expr:
         # A recursive-descent parser has a depth limit; no real formula comes near it.
         raise ExprError("formula nested too deeply", text, 0) from None
     fn = _const(compiled) if isinstance(compiled, float) else compiled
-    return Expr(text=text, tree=tree, names=_names(tree), fn=fn)
+    return Expr(text=text, tree=tree, names=frozenset(_name_order(tree)), fn=fn)
+
+
+class FormulaSyntaxError(ValueError):
+    """A formula that is not numbers, names, + - * /, parentheses, min(...) and max(...)."""
+
+
+def formula_names(formula: str) -> tuple[str, ...]:
+    """The names a formula refers to (not ``min``/``max``), in order of first use.
+
+    The grammar is the one :func:`parse` accepts, so a profile can never hold a formula the
+    metrics engine rejects (or the other way round).
+    """
+    try:
+        tree = parse(formula).tree
+    except ExprError as exc:
+        raise FormulaSyntaxError(exc.message) from exc
+    return tuple(dict.fromkeys(_name_order(tree)))

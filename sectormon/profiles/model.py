@@ -1,6 +1,6 @@
 """The validated, immutable form of a profile (event catalog + groups + metrics).
 
-The YAML files in this package are parsed by :mod:`sectormon.profiles.loader` into these types.
+The YAML files in this package are built into these types by :mod:`sectormon.profiles.build`.
 Everything A64FX-specific (codes, scopes, nJ factors, errata formulas) lives in the YAML, not here.
 """
 

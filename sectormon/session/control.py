@@ -9,10 +9,11 @@ fan-out and the defaults of what a kind of session cannot do.
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from typing import Any, Protocol
 
 from sectormon.data.frames import Frame
+from sectormon.data.header import Header
 from sectormon.data.readings import Mark
 from sectormon.errors import SectormonError
 
@@ -24,7 +25,7 @@ class SessionControl(Protocol):
     """A live, simulated or replayed session."""
 
     @property
-    def header(self) -> Mapping[str, Any]:
+    def header(self) -> Header:
         """The session's header record (source, target, profile, options)."""
         ...
 

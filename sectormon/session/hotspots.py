@@ -10,32 +10,16 @@ tables; the counting path never sees a sample.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping
-from typing import Any
 
 from sectormon.attribution.window import HotspotWindows
 from sectormon.data.frames import Frame
-from sectormon.data.hotspots import HEADER_KEY, HotspotSettings
+from sectormon.data.header import Header
+from sectormon.data.hotspots import HotspotSettings
 from sectormon.data.readings import Mark, Slice
 from sectormon.data.samples import SampleBatch
-from sectormon.errors import DataError
 from sectormon.metrics.batch import RowBatch
 from sectormon.metrics.engine import MetricsEngine
 from sectormon.session.frame_builder import FrameBuilder
-
-
-def hotspot_settings(header: Mapping[str, Any], path: str = "") -> HotspotSettings | None:
-    """The sampling settings a header records (None: the session did not sample); a broken
-    record is a :class:`~sectormon.errors.DataError` naming the file."""
-    data = header.get(HEADER_KEY)
-    if data is None:
-        return None
-    if not isinstance(data, Mapping):
-        raise DataError(path or "header", 1, f"header {HEADER_KEY!r} must be an object")
-    try:
-        return HotspotSettings.from_json(data)
-    except ValueError as exc:
-        raise DataError(path or "header", 1, f"header {exc}") from None
 
 
 class SampledFrameBuilder(FrameBuilder):
@@ -75,11 +59,11 @@ class SampledFrameBuilder(FrameBuilder):
 
 
 def builder_for(
-    header: Mapping[str, Any], engine: MetricsEngine, interval: float, *, start: float = 0.0, path: str = ""
+    header: Header, engine: MetricsEngine, interval: float, *, start: float = 0.0
 ) -> FrameBuilder:
     """The frame builder a session's header asks for: a :class:`SampledFrameBuilder` when the
     session sampled, else the counting one."""
-    settings = hotspot_settings(header, path)
+    settings = header.hotspots
     if settings is None:
         return FrameBuilder(engine, interval, start=start)
     return SampledFrameBuilder(engine, interval, settings, start=start)

@@ -17,12 +17,13 @@ from types import FrameType
 from typing import Any
 
 from sectormon.data.frames import Frame
+from sectormon.data.header import Header
 from sectormon.data.readings import Mark, Slice
 from sectormon.errors import SectormonError
 from sectormon.io.jsonl import RECORDING_SCHEMA
 from sectormon.io.recording import RecordingWriter
 from sectormon.metrics.builder import build_engine
-from sectormon.metrics.proxy import PROXY_KEY, proxy_setting
+from sectormon.metrics.proxy import proxy_setting
 from sectormon.profiles.model import Profile
 from sectormon.rotation.plan import Rotation, RotationPlan
 from sectormon.rotation.sampler import Sampler
@@ -54,7 +55,7 @@ class LiveSession(SessionBase):
         profile: Profile,
         plan: RotationPlan,
         options: SessionOptions,
-        header: dict[str, Any],
+        header: Header,
         on_warning: WarningCallback | None = None,
         warnings: Sequence[str] = (),
         notes: Sequence[str] = (),
@@ -94,7 +95,7 @@ class LiveSession(SessionBase):
         self._on_counting: list[Callable[[], None]] = []
         if options.proxy is not None:
             self._choose_stand_ins(options.proxy)
-        self._builder = builder_for(header, build_engine(profile, header), options.interval)
+        self._builder = builder_for(self._header, build_engine(profile, self._header), options.interval)
         self._baseline_done = options.baseline_after is None
         self._finished = threading.Event()
         self._stopped = False
@@ -106,7 +107,7 @@ class LiveSession(SessionBase):
             self._open_recorder(options.record)
 
     @property
-    def header(self) -> dict[str, Any]:
+    def header(self) -> Header:
         return self._header
 
     def _choose_stand_ins(self, per_cmg: int) -> None:
@@ -135,7 +136,7 @@ class LiveSession(SessionBase):
                 "stands in and counts every group, as without --proxy"
             )
             return
-        self._header[PROXY_KEY] = setting.to_json()
+        self._header = self._header.with_fields(proxy=setting)
 
     # -- SessionControl ------------------------------------------------------------------------
 
@@ -332,9 +333,7 @@ class LiveSession(SessionBase):
     # -- recording -----------------------------------------------------------------------------
 
     def _open_recorder(self, path: str) -> str | None:
-        header = dict(self.header)
-        header["schema"] = RECORDING_SCHEMA
-        header["recording_started"] = self._builder.last_t
+        header = self.header.with_fields(schema=RECORDING_SCHEMA, recording_started=self._builder.last_t)
         writer = RecordingWriter(path, header, on_error=self._recording_failed)
         with self._record_lock:
             self._recorder = writer

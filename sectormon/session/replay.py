@@ -13,18 +13,18 @@ import copy
 import gc
 import math
 import time
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from sectormon.data.frames import HEADER_SCHEMA, Frame
+from sectormon.data.header import Header
 from sectormon.data.readings import Mark, Slice
 from sectormon.io.bookmarks import BookmarkFile
 from sectormon.io.reader import Item, RecordingError, RecordingStream, open_recording, scan_recording
 from sectormon.metrics.builder import build_engine
-from sectormon.profiles.loader import profile_from_dict
+from sectormon.profiles.codec import profile_from_dict
 from sectormon.session import replay_worker
 from sectormon.session.control import ReplayControl
 from sectormon.session.frame_builder import FrameBuilder
@@ -41,38 +41,26 @@ default is 700. A frame holds some ten thousand containers and a reader's batch 
 them in a cycle; at 700 the collector walked most of them before they were freed, once per frame:
 6 % of a replay's instructions in this process (cachegrind, 48 cores; 0.3 % left at 20,000)."""
 
-RECORDING_ONLY_KEYS = ("recording_started",)
-"""Header keys the recorder adds; the replayed stream header leaves them out, as live did."""
+
+def stream_header(header: Header) -> Header:
+    """The JSON stream header a replay prints: the live run's header record (the recording's
+    start, which the recorder added, left out)."""
+    return header.without_recording_start().with_fields(schema=HEADER_SCHEMA)
 
 
-def stream_header(header: Mapping[str, Any]) -> dict[str, Any]:
-    """The JSON stream header a replay prints: the live run's header record."""
-    out = {k: v for k, v in header.items() if k not in RECORDING_ONLY_KEYS}
-    out["schema"] = HEADER_SCHEMA
-    return out
+def frame_timing(header: Header) -> tuple[float, float]:
+    """The frame interval and the stream start a recording's header gives (the codec checked both)."""
+    return header.options.frame_interval, header.stream_start
 
 
-def frame_timing(header: Mapping[str, Any], path: str) -> tuple[float, float]:
-    """The frame interval and the stream start a recording's header gives (checked)."""
-    options = header.get("options")
-    options = options if isinstance(options, dict) else {}
-    interval = options.get("interval", 1.0)
-    if not isinstance(interval, (int, float)) or not math.isfinite(interval) or interval <= 0:
-        raise RecordingError(path, 1, f"header options.interval must be a positive number, got {interval!r}")
-    start = header.get("recording_started", 0.0)
-    start = float(start) if isinstance(start, (int, float)) and math.isfinite(start) else 0.0
-    return float(interval), start
-
-
-def frame_builder(header: Mapping[str, Any], path: str) -> FrameBuilder:
+def frame_builder(header: Header, path: str) -> FrameBuilder:
     """The engine and frame builder a recording's header describes (the live run's own, with its
     hot spots when it sampled)."""
-    profile_data = header.get("profile")
-    if not isinstance(profile_data, dict) or not profile_data:
+    if not header.profile:
         raise RecordingError(path, 1, "the header has no profile", "record with sectormon >= 0.1")
-    interval, start = frame_timing(header, path)
-    profile = profile_from_dict(profile_data, source=path)
-    return builder_for(header, build_engine(profile, header), interval, start=start, path=path)
+    interval, start = frame_timing(header)
+    profile = profile_from_dict(dict(header.profile), source=path)
+    return builder_for(header, build_engine(profile, header), interval, start=start)
 
 
 class Pacer:
@@ -109,7 +97,7 @@ class Pacer:
             self.sleep(delay)
 
 
-BuilderFactory = Callable[[Mapping[str, Any], str], FrameBuilder]
+BuilderFactory = Callable[[Header, str], FrameBuilder]
 
 
 def replay_frames(
@@ -136,7 +124,7 @@ def replay_frames(
     builder.quiet(lo)
     pacer = None
     if speed is not None and math.isfinite(speed):
-        pacer = Pacer(speed, sleep, clock, hole=frame_timing(stream.header, stream.name)[0])
+        pacer = Pacer(speed, sleep, clock, hole=frame_timing(stream.header)[0])
     with collector_paced_for_frames():
         for _, frames in _feed(stream, builder, t_from=lo, t_to=hi, pacer=pacer):
             for frame in frames:
@@ -153,7 +141,7 @@ def final_frame(
     skip_bad: bool = False,
     builder_factory: BuilderFactory = frame_builder,
     name: str | None = None,
-) -> tuple[dict[str, Any], Frame, RecordingStream]:
+) -> tuple[Header, Frame, RecordingStream]:
     """Replay a whole recording to its final frame (what ``compare`` uses); ``name``: what
     messages call it."""
     with open_recording(path, skip_bad=skip_bad, name=name) as stream:
@@ -195,7 +183,7 @@ def _feed(
     ``frames=False`` (only the final frame is built) by as many as there are CPUs."""
     readers = replay_worker.readers(stream, frames=frames) if pacer is None else 0
     if readers:
-        interval, start = frame_timing(stream.header, stream.name)
+        interval, start = frame_timing(stream.header)
         for piece in replay_worker.read_batches(stream, interval, start, t_to, readers):
             if isinstance(piece, Mark):
                 yield 0, builder.feed(piece)
@@ -259,7 +247,7 @@ class ReplaySession(TimelineSession):
         self._on_error = on_error
         scan = scan_recording(self.path, skip_bad=skip_bad)
         if time_scale is None:
-            time_scale = default_time_scale(scan.header, self.path)
+            time_scale = default_time_scale(scan.header)
         if not (math.isfinite(time_scale) and time_scale > 0):
             raise ValueError(f"time_scale must be > 0, not {time_scale!r}")
         super().__init__(
@@ -271,8 +259,8 @@ class ReplaySession(TimelineSession):
             time_scale=time_scale,
             clock=clock,
         )
-        self._hole = frame_timing(scan.header, self.path)[0]  # see Pacer
-        self.header: Mapping[str, Any] = stream_header(scan.header)
+        self._hole = frame_timing(scan.header)[0]  # see Pacer
+        self.header: Header = stream_header(scan.header)
         self._recorded_marks = scan.marks
         for warning in scan.warnings:
             self._warn(warning)
@@ -540,9 +528,8 @@ class ReplaySession(TimelineSession):
                 self._quiet_pass = False
 
 
-def default_time_scale(header: Mapping[str, Any], path: str) -> float:
+def default_time_scale(header: Header) -> float:
     """One frame interval per wall second for a simulated recording, else real time."""
-    source = header.get("source")
-    if isinstance(source, Mapping) and source.get("simulated") is True:
-        return frame_timing(header, path)[0]
+    if header.source.simulated:
+        return frame_timing(header)[0]
     return 1.0

@@ -19,7 +19,7 @@ from __future__ import annotations
 import math
 from typing import IO, NamedTuple
 
-from sectormon.io.reader import slice_key
+from sectormon.io.slice_keys import slice_key
 from sectormon.session.frame_clock import FrameClock
 
 

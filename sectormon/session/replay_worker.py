@@ -98,7 +98,7 @@ def readers(stream: RecordingStream, *, frames: bool = True) -> int:
         )
     if switch and int(switch) == 0:
         return 0
-    if HOTSPOTS_KEY in stream.header:
+    if HOTSPOTS_KEY in stream.header.keys:
         return 0  # sample batches go to the frame builder in order, in this process
     try:
         cpus = len(os.sched_getaffinity(0))

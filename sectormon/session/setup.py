@@ -11,7 +11,6 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Mapping, Sequence
 
-from sectormon.data.hotspots import HEADER_KEY as HOTSPOTS_KEY
 from sectormon.metrics.proxy import TASK_TIME_EVENT
 from sectormon.perf.probe import ProbeResult
 from sectormon.profiles.model import EventDef, Profile
@@ -78,9 +77,14 @@ def open_session(
     # Sampling starts before the target runs (a launched command is still held before its exec).
     sampling = source.open_sampling(request.sample, profile) if request.sample is not None else None
     try:
-        header = build_header(source=source, profile=profile, plan=plan, options=options, probe=probe)
-        if sampling is not None:
-            header[HOTSPOTS_KEY] = sampling.settings.to_json()
+        header = build_header(
+            source=source,
+            profile=profile,
+            plan=plan,
+            options=options,
+            probe=probe,
+            hotspots=sampling.settings if sampling is not None else None,
+        )
         return LiveSession(
             source=source,
             profile=profile,

@@ -463,7 +463,7 @@ static PyTypeObject CacheType = {
 };
 
 /* ------------------------------------------------------------------------------------------ */
-/* Thread: one simulated thread's state and engine.SimThread.run.                               */
+/* Thread: one simulated thread's state and thread.SimThread.run.                               */
 
 typedef struct {
     i64 *v;
@@ -1114,7 +1114,7 @@ static PyMemberDef Thread_members[] = {
 
 static PyMethodDef Thread_methods[] = {
     {"run", (PyCFunction)(void (*)(void))Thread_run, METH_FASTCALL,
-     "Simulate until the clock reaches limit ticks or the stream ends (engine.SimThread.run)."},
+     "Simulate until the clock reaches limit ticks or the stream ends (thread.SimThread.run)."},
     {NULL, NULL, 0, NULL},
 };
 
@@ -1124,7 +1124,7 @@ static PyTypeObject ThreadType = {
     .tp_basicsize = sizeof(Thread),
     .tp_dealloc = (destructor)Thread_dealloc,
     .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE | Py_TPFLAGS_HAVE_GC,
-    .tp_doc = "One simulated thread's state and run loop (engine.SimThread's, compiled).",
+    .tp_doc = "One simulated thread's state and run loop (thread.SimThread's, compiled).",
     .tp_traverse = (traverseproc)thread_traverse,
     .tp_clear = (inquiry)thread_clear,
     .tp_methods = Thread_methods,

@@ -1,4 +1,4 @@
-"""Types of the compiled core (_core.c); the Python reference is cache.SectorCache and engine.SimThread."""
+"""Types of the compiled core (_core.c); the Python reference is cache.SectorCache and thread.SimThread."""
 
 from collections.abc import Callable, Sequence
 from typing import Any

@@ -27,7 +27,7 @@ from typing import Any, TypeVar
 from sectormon.errors import UsageError
 from sectormon.sim import native
 from sectormon.sim.config import L1_WAYS
-from sectormon.sim.engine import FL_SPECIAL, OBJECT_SHIFT, ThreadSpec
+from sectormon.sim.stream import FL_SPECIAL, OBJECT_SHIFT, ThreadSpec
 
 # Metric -> which direction is better (a64fx profile). The first is the default ranking.
 METRICS: dict[str, str] = {

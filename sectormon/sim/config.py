@@ -25,6 +25,8 @@ SECTORS = 4
 CMGS = 4
 CPUS_PER_CMG = 12
 MAX_THREADS = CMGS * CPUS_PER_CMG
+# The simulator's clock ticks TICKS times per cycle, so fractional issue costs stay exact integers.
+TICKS = 4
 
 
 @dataclass(frozen=True, slots=True)

@@ -18,8 +18,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from sectormon.sim.config import Energy
-from sectormon.sim.engine import FL_PFE, FL_SCE, TICKS, Cmg, SimThread
+from sectormon.sim.config import TICKS, Energy
+from sectormon.sim.counters import Cmg
+from sectormon.sim.stream import FL_PFE, FL_SCE
+from sectormon.sim.thread import SimThread
 
 NOT_MODELLED = "not modelled by the simulator"
 

@@ -11,7 +11,7 @@
 - ``random``: uniform random reads over a table (no locality; the worst case).
 
 Accesses are SVE vectors (``vec`` bytes, default 64), so a 256-byte line takes 4 accesses in a row;
-grouping them into one record is exact (see :mod:`sectormon.sim.engine`). Every thread has its own
+grouping them into one record is exact (see :mod:`sectormon.sim.stream`). Every thread has its own
 arrays at its own addresses. Streams are generated in chunks, never materialised whole.
 """
 
@@ -24,7 +24,7 @@ from typing import Any
 
 from sectormon.errors import UsageError
 from sectormon.sim.config import LINE_BYTES, LINE_SHIFT, format_size, parse_size
-from sectormon.sim.engine import FL_EXIT, FL_WRITE, Chunks, Record, flags
+from sectormon.sim.stream import FL_EXIT, FL_WRITE, Chunks, Record, flags
 
 KERNELS = ("scenario-a", "scenario-b", "random")
 

@@ -28,8 +28,8 @@ from sectormon.errors import DataError
 from sectormon.files.lines import KIB, MIB, bounded_lines
 from sectormon.files.regular import open_input
 from sectormon.sim.config import LINE_SHIFT
-from sectormon.sim.engine import FL_IFETCH, FL_WRITE, Chunks, Record, flags
 from sectormon.sim.objects import DataObjects
+from sectormon.sim.stream import FL_IFETCH, FL_WRITE, Chunks, Record, flags
 
 LABELS = {"0": "read", "1": "write", "2": "ifetch"}
 _HEX = frozenset("0123456789abcdefABCDEF")

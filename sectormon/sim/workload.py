@@ -12,9 +12,9 @@ from typing import Any
 
 from sectormon.errors import UsageError
 from sectormon.sim.config import CMGS, CPUS_PER_CMG, MAX_THREADS
-from sectormon.sim.engine import ThreadSpec
 from sectormon.sim.kernels import KernelSpec
 from sectormon.sim.objects import DataObjects
+from sectormon.sim.stream import ThreadSpec
 from sectormon.sim.trace import TraceFile, TraceInfo, open_trace, stream_factory, validate
 
 TRACE_INST_PER_ACCESS = 2.0

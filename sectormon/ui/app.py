@@ -28,6 +28,7 @@ from textual.screen import Screen
 from textual.widgets import Input
 
 from sectormon.data.frames import Frame
+from sectormon.data.header import Header
 from sectormon.errors import SectormonError
 from sectormon.files.text import print_message, printable
 from sectormon.session.control import ReplayControl, SessionControl
@@ -58,17 +59,14 @@ REPLAY_ACTIONS = frozenset({"seek", "seek_start", "seek_end", "speed"})
 DASHBOARD_ACTIONS = frozenset({"sort", "filter", "tab", "hotspot_mode"})
 
 
-def _group_names(header: Mapping[str, Any]) -> list[str]:
-    groups = header.get("groups")
-    if isinstance(groups, Mapping):
-        return [str(g) for g in groups]
-    profile = header.get("profile")
-    if isinstance(profile, Mapping):
-        pgroups = profile.get("groups")
-        if isinstance(pgroups, Mapping):
-            return [str(g) for g in pgroups]
-        if isinstance(pgroups, (list, tuple)):
-            return [str(g.get("name")) for g in pgroups if isinstance(g, Mapping) and g.get("name")]
+def _group_names(header: Header) -> list[str]:
+    if "groups" in header.keys:
+        return list(header.group_names)
+    pgroups = header.profile.get("groups")
+    if isinstance(pgroups, Mapping):
+        return [str(g) for g in pgroups]
+    if isinstance(pgroups, (list, tuple)):
+        return [str(g.get("name")) for g in pgroups if isinstance(g, Mapping) and g.get("name")]
     return []
 
 
@@ -124,7 +122,7 @@ class SectormonApp(App[int]):
     ) -> None:
         super().__init__()
         self.controller = controller
-        self.header: dict[str, Any] = dict(controller.header)
+        self.header: Header = controller.header
         self.timeline_control: ReplayControl | None = controller.timeline()
         self.replay = self.timeline_control is not None
         self.ctx = RenderContext.from_header(self.header)
@@ -132,9 +130,8 @@ class SectormonApp(App[int]):
         self.latest: Frame | None = None
         self.shown: Frame | None = None  # what the screens draw: frozen while the display is paused
         self.display_paused = False
-        config = self.header.get("sector_config")
         # The preset running now (the first `c` moves to the next one, not to the current one).
-        self.sector_preset = str(config.get("preset", "")) if isinstance(config, Mapping) else ""
+        self.sector_preset = str(self.header.sector_config.get("preset", ""))
         self.frames_received = 0
         self.frames_skipped = 0
         self._last_seq = 0
@@ -576,9 +573,14 @@ class SectormonApp(App[int]):
         self.sector_preset = name
         config = self.controller.sector_config_for(name)
         if config is not None:  # header and Sectors view show what now applies, not the start's
-            self.header["sector_config"] = config  # the dict the context and header bar share
+            self.use_header(self.header.with_fields(sector_config=config))
         self.notify(f"sector preset: {name} (applied at the next timeslice)", timeout=4)
         self.redraw()
+
+    def use_header(self, header: Header) -> None:
+        """Show ``header`` from the next draw on (the header bar and the Sectors view read it)."""
+        self.header = header
+        self.ctx = dataclasses.replace(self.ctx, header=header)
 
     def help_content(self) -> HelpContent:
         """What ``?`` says: the keys and views that work here, every column label of this layout."""

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
-from typing import Any
 
 from sectormon.data.frames import Baseline, Frame, MetricDelta, ScopeStats, scope_order
+from sectormon.data.header import Header
 from sectormon.ui.format import LOW_COVERAGE, coverage_threshold
 from sectormon.ui.header_info import ProfileView, cmg_of_cores, profile_view
 from sectormon.ui.layout import Panels, resolve_panels
@@ -60,7 +60,7 @@ class Scopes:
 class RenderContext:
     """Session facts and view choices shared by the panels."""
 
-    header: Mapping[str, Any]
+    header: Header
     profile: ProfileView
     panels: Panels
     units: Mapping[str, str]
@@ -73,15 +73,14 @@ class RenderContext:
     """Coverage under which values are dimmed, set per frame by :meth:`for_frame`."""
 
     @classmethod
-    def from_header(cls, header: Mapping[str, Any]) -> RenderContext:
+    def from_header(cls, header: Header) -> RenderContext:
         profile = profile_view(header)
-        topology = header.get("topology")
         return cls(
             header=header,
             profile=profile,
             panels=resolve_panels(profile),
             units={name: info.unit for name, info in profile.metrics.items()},
-            cmg_map=cmg_of_cores(topology if isinstance(topology, Mapping) else {}),
+            cmg_map=cmg_of_cores(header.topology),
         )
 
     def for_frame(self, frame: Frame | None) -> RenderContext:

@@ -1,8 +1,10 @@
-"""Reading the session header (a plain JSON dict) into what the screens show.
+"""Reading the session header into what the screens show.
 
-The header comes from live sessions, recordings written by older versions and fapp imports, so
-every reader here is tolerant: a missing or oddly shaped field gives an empty answer, never an
-exception. Pure functions, no Textual.
+The header's fields are typed and checked (:mod:`sectormon.io.header_codec`), but the documents it
+carries (the recorded profile, the sector configuration, the target's facts) come from live
+sessions, recordings written by older versions and fapp imports, so every reader of their insides
+here is tolerant: a missing or oddly shaped entry gives an empty answer, never an exception.
+Pure functions, no Textual.
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from sectormon.data.header import Header, json_object
 from sectormon.host.topology import format_cpu_list, parse_cpu_list
 from sectormon.profiles.model import MetricDef
 
@@ -32,24 +35,20 @@ class ProfileView:
         return self.metrics.get(metric) or MetricDef(metric, "")
 
 
-def _mapping(value: Any) -> Mapping[Any, Any]:
-    return value if isinstance(value, Mapping) else {}
-
-
 def _named_items(value: Any) -> Iterable[tuple[str, Mapping[str, Any]]]:
     """``{name: {...}}`` or ``[{"name": ..., ...}]`` as (name, fields) pairs."""
     if isinstance(value, Mapping):
         for name, fields in value.items():
-            yield str(name), _mapping(fields)
+            yield str(name), json_object(fields)
     elif isinstance(value, (list, tuple)):
         for item in value:
             if isinstance(item, Mapping) and "name" in item:
                 yield str(item["name"]), item
 
 
-def profile_view(header: Mapping[str, Any]) -> ProfileView:
+def profile_view(header: Header) -> ProfileView:
     """The profile recorded in the header (``name``, ``metrics``, ``events``)."""
-    profile = _mapping(header.get("profile"))
+    profile = header.profile
     metrics: dict[str, MetricDef] = {}
     for name, fields in _named_items(profile.get("metrics")):
         metrics[name] = MetricDef(
@@ -173,7 +172,7 @@ def sector_ways(sector_config: Mapping[str, Any], cmgs: Iterable[str]) -> dict[s
     process applies on every CMG it runs on).
     """
     result: dict[str, str] = {}
-    per_cmg = _mapping(sector_config.get("cmgs"))
+    per_cmg: Mapping[Any, Any] = json_object(sector_config.get("cmgs"))  # a live config keys CMGs by int
     common: list[int] | None = None
     for key in _WAY_KEYS:
         common = _int_list(sector_config.get(key))
@@ -185,7 +184,7 @@ def sector_ways(sector_config: Mapping[str, Any], cmgs: Iterable[str]) -> dict[s
     common_sets = _set_ways(sector_config)
     for cmg in cmgs:
         ways: list[int] | None = None
-        own = _mapping(per_cmg.get(cmg, per_cmg.get(int(cmg)) if cmg.isdigit() else None))
+        own = json_object(per_cmg.get(cmg, per_cmg.get(int(cmg)) if cmg.isdigit() else None))
         for key in _WAY_KEYS:
             ways = _int_list(own.get(key))
             if ways:
@@ -304,11 +303,10 @@ def _compact_cpus(cpus: Any) -> str:
     return format_cpu_list(values) if values else str(cpus)
 
 
-def proxy_words(header: Mapping[str, Any]) -> str:
+def proxy_words(header: Header) -> str:
     """A ``--proxy`` session's stand-ins as its header says them (``proxy 1/CMG: cpus 0,12,24,36``),
     else empty."""
-    described = _mapping(header.get("proxy")).get("described")
-    return described if isinstance(described, str) else ""
+    return header.proxy.described if header.proxy is not None else ""
 
 
 def describe_source(source: Mapping[str, Any]) -> str:

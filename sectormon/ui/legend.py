@@ -10,10 +10,9 @@ Pure data, no Textual.
 from __future__ import annotations
 
 import textwrap
-from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
 
+from sectormon.data.header import Header
 from sectormon.ui.format import unit_kind
 from sectormon.ui.header_info import ProfileView
 from sectormon.ui.layout import Panels, label
@@ -83,16 +82,12 @@ def legend_lines(entries: list[Entry], profile_name: str) -> list[str]:
     return lines
 
 
-def _mapping(value: Any) -> Mapping[str, Any]:
-    return value if isinstance(value, Mapping) else {}
-
-
-def simulator_note(header: Mapping[str, Any]) -> list[str]:
+def simulator_note(header: Header) -> list[str]:
     """What the simulator's HPC tag override means for the sector columns (a simulated session's
     SCE usage reads 100 % with the sector cache off); nothing for other sources."""
-    if _mapping(header.get("source")).get("kind") != "sim":
+    if not header.source.modelled:
         return []
-    config = _mapping(header.get("sector_config"))
+    config = header.sector_config
     override = config.get("tag_override")
     sce, not_sec0 = label("SCE_usage_ratio"), label("non_sec0_ratio")
     if override is False:

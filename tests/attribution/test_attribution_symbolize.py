@@ -7,9 +7,10 @@ from pathlib import Path
 from attribution_helpers import Program, addr2line, nm_symbols
 
 from sectormon.attribution.elf import ElfCache, ElfImage
-from sectormon.attribution.space import AddressSpace, parse_proc_maps
+from sectormon.attribution.space import AddressSpace
 from sectormon.attribution.symbolize import Symbolizer
 from sectormon.data.samples import CodeLocation, DataLocation, MapEvent, ProcessEvent, Sample
+from sectormon.host.maps import parse_proc_maps
 
 BASE = 0x5555_0000_0000
 PID = 4242

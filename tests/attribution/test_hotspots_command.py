@@ -10,6 +10,8 @@ import pytest
 
 from sectormon.cli import build_parser, main
 from sectormon.commands import hotspots
+from sectormon.host import roots
+from sectormon.host.topology import data_cache_line_size
 from sectormon.perf.errors import EventUnsupported
 from sectormon.perf.events import EventSpec
 from sectormon.perf.sampling import SamplingConfig
@@ -90,8 +92,10 @@ def test_line_size_comes_from_sysfs(tmp_path: Path) -> None:
     index.mkdir(parents=True)
     (index / "type").write_text("Data\n")
     (index / "coherency_line_size").write_text("256\n")
-    assert hotspots._line_size(str(root)) == 256
-    assert hotspots._line_size(str(root / "missing")) == 64
+    with roots.use(sysfs=root):
+        assert data_cache_line_size() == 256
+    with roots.use(sysfs=root / "missing"):
+        assert data_cache_line_size() == 64
 
 
 def test_an_event_that_cannot_be_sampled_says_which_one_does(

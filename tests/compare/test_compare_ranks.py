@@ -12,7 +12,8 @@ import pytest
 from sectormon import cli
 from sectormon.data.readings import Mark, ProcessInfo, Slice
 from sectormon.io import RecordingWriter
-from sectormon.profiles.loader import load_profile, profile_to_dict
+from sectormon.profiles.codec import profile_to_dict
+from sectormon.profiles.resolve import load_profile
 from tests.rows import row
 
 REPO = Path(__file__).resolve().parent.parent.parent

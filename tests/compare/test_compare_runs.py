@@ -294,7 +294,8 @@ def test_compare_missing_path(tmp_path: Path, capsys: pytest.CaptureFixture[str]
 def _recording(path: Path, inst: int, cycles: int, slices: int = 100) -> Path:
     """A generic-profile recording where IPC is exactly inst/cycles on one bound thread."""
     pytest.importorskip("sectormon.metrics.engine")
-    from sectormon.profiles.loader import load_profile, profile_to_dict
+    from sectormon.profiles.codec import profile_to_dict
+    from sectormon.profiles.resolve import load_profile
 
     sys.path.insert(0, str(Path(__file__).parent.parent / "io"))
     from recording_synth import header

@@ -31,6 +31,7 @@ WRITERS = {
     "demo --json": ["--json", "--count", "2"],
     "hotspots": ["hotspots", "--event", "page-faults", "--", "true"],
     "hotspots --json": ["hotspots", "--event", "page-faults", "--json", "--", "true"],
+    "markers --cflags --libs": ["markers", "--cflags", "--libs"],
 }
 STREAMS = {"replay --json", "sim --json", "demo --json"}
 

@@ -2,18 +2,18 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from sectormon.data.frames import Frame
+from sectormon.data.header import Header
+from sectormon.io.header_codec import header_from_json
 from tests.ui.frames_fixture import a64fx_frames, a64fx_header
 
 
-def header() -> dict[str, Any]:
+def header() -> Header:
     """The fixture's header with its metrics as a recording's header lists them."""
     out = a64fx_header()
     metrics = out["profile"]["metrics"]
     out["profile"] = {**out["profile"], "metrics": [{"name": name, **info} for name, info in metrics.items()]}
-    return out
+    return header_from_json(out)
 
 
 def frames() -> list[Frame]:

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from sectormon.data.frames import Frame, ScopeStats, WindowStats
+from sectormon.data.header import Header
+from sectormon.io.header_codec import header_from_json
 
 METRICS = [
     {"name": "IPC", "unit": "inst/cycle", "description": "Instructions per cycle"},
@@ -14,20 +14,22 @@ METRICS = [
 ]
 
 
-def header(host: str = "node1", sector: str = "TRUE") -> dict[str, Any]:
-    return {
-        "schema": "sectormon/header/1",
-        "sectormon": "0.1.0",
-        "host": host,
-        "cpu": "test cpu",
-        "kernel": "6.1",
-        "topology": {"cmgs": {"0": [12, 13], "1": [24, 25]}},
-        "source": {"kind": "perf"},
-        "sector_config": {"FLIB_SCCR_CNTL": sector},
-        "profile": {"name": "a64fx", "metrics": METRICS},
-        "groups": {"SC1": {}, "SC2": {}},
-        "options": {"interval": 1.0},
-    }
+def header(host: str = "node1", sector: str = "TRUE") -> Header:
+    return header_from_json(
+        {
+            "schema": "sectormon/header/1",
+            "sectormon": "0.1.0",
+            "host": host,
+            "cpu": "test cpu",
+            "kernel": "6.1",
+            "topology": {"cmgs": {"0": [12, 13], "1": [24, 25]}},
+            "source": {"kind": "perf"},
+            "sector_config": {"FLIB_SCCR_CNTL": sector},
+            "profile": {"name": "a64fx", "metrics": METRICS},
+            "groups": {"SC1": {}, "SC2": {}},
+            "options": {"interval": 1.0},
+        }
+    )
 
 
 def scope(ipc: float | None, cycles: float, *, energy: float | None = 0.5) -> ScopeStats:

@@ -7,7 +7,8 @@ import json
 import re
 
 from sectormon.export.names import exported_metrics
-from sectormon.profiles.loader import load_profile, profile_to_dict
+from sectormon.profiles.codec import profile_to_dict
+from sectormon.profiles.resolve import load_profile
 from tests.export.dashboard import DASHBOARD, dashboard_queries
 
 FIXED = {

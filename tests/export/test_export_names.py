@@ -11,7 +11,8 @@ from hypothesis import strategies as st
 
 from sectormon.errors import UsageError
 from sectormon.export.names import UNITS, exported_metrics, openmetrics_unit
-from sectormon.profiles.loader import load_profile, profile_to_dict
+from sectormon.profiles.codec import profile_to_dict
+from sectormon.profiles.resolve import load_profile
 
 NAME = re.compile(r"^[a-zA-Z_:][a-zA-Z0-9_:]*$")
 
@@ -110,12 +111,13 @@ def _scrape_with(metrics: list[dict[str, str]]) -> str:
     from prometheus_client.registry import CollectorRegistry
 
     from sectormon.export.collector import FrameCollector
+    from sectormon.io.header_codec import header_from_json, header_to_json
     from tests.export.frames import frame, header
 
-    served = header()
+    served = header_to_json(header())
     served["profile"]["metrics"] = metrics
-    served["proxy"] = {"units": []}  # the proxy family too
-    collector = FrameCollector(served)
+    served["proxy"] = {"per_cmg": 1, "reference": "units", "events": []}  # the proxy family too
+    collector = FrameCollector(header_from_json(served))
     collector.publish(frame(1.0))
     registry = CollectorRegistry(auto_describe=False)
     registry.register(collector)

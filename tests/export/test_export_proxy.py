@@ -8,7 +8,9 @@ import dataclasses
 import math
 
 from sectormon.data.frames import Frame, ScopeStats
+from sectormon.data.header import Header
 from sectormon.export.collector import FrameCollector
+from sectormon.io.header_codec import header_from_json, header_to_json
 from tests.export.frames import frame, header
 from tests.export.test_export_collector import names, scrape, value
 
@@ -38,8 +40,9 @@ def _proxy_frame(t: float) -> Frame:
     )
 
 
-def _proxy_header() -> dict[str, object]:
-    return {**header(), "proxy": {"per_cmg": 1, "reference": "task-time", "events": ["CPU_CYCLES"]}}
+def _proxy_header() -> Header:
+    proxy = {"per_cmg": 1, "reference": "task-time", "events": ["CPU_CYCLES"]}
+    return header_from_json({**header_to_json(header()), "proxy": proxy})
 
 
 def test_proxied_metrics_and_events_are_flagged_per_scope() -> None:

@@ -18,8 +18,9 @@ from sectormon.fapp.measurement import read_measurement
 from sectormon.fapp.names import event_def
 from sectormon.fapp.to_recording import write_recording
 from sectormon.io import MARK_SCHEMA, RECORDING_SCHEMA, SLICE_SCHEMA
+from sectormon.io.header_codec import header_to_json
 from sectormon.io.reader import read_recording
-from sectormon.profiles.loader import profile_from_dict
+from sectormon.profiles.codec import profile_from_dict
 from sectormon.session.replay import final_frame
 from tests.e2e.helpers import sectormon_command
 from tests.rows import readings_of
@@ -36,7 +37,7 @@ def recording(fapp_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 def test_header(recording: Path) -> None:
     rec = read_recording(recording)
-    h = rec.header
+    h = header_to_json(rec.header)
     assert h["schema"] == RECORDING_SCHEMA
     assert h["source"]["kind"] == "fapp"
     assert h["source"]["node_name"] == "h34-5001c"
@@ -117,7 +118,7 @@ def test_dash_writes_the_recording_to_stdout(
     assert proc.returncode == 0, proc.stderr
     assert "wrote the recording to stdout" in proc.stderr
     assert not (tmp_path / "-").exists()
-    assert read_recording(out).header["schema"] == RECORDING_SCHEMA
+    assert read_recording(out).header.schema == RECORDING_SCHEMA
 
 
 def test_a_reader_that_goes_away_is_a_broken_pipe(fapp_dir: Path) -> None:

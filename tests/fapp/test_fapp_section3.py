@@ -16,8 +16,8 @@ from sectormon.fapp.names import a64fx_profile, part_variant
 from sectormon.fapp.report import compute_report
 from sectormon.fapp.section3 import compute_section3, metric_inputs
 from sectormon.metrics import evaluate_metrics
-from sectormon.profiles.loader import load_profile
 from sectormon.profiles.model import Profile
+from sectormon.profiles.resolve import load_profile
 
 STEM = "axhelm2.29503716.0"
 STEMS = (STEM, "dtrn3.29503716.1", "ffx.29503716.0", "nbody.29503716.0")

@@ -17,6 +17,7 @@ from recording_synth import header, slices, stream, v1_lines, v1_slice_record, w
 from sectormon.data.readings import Mark, Row, Slice
 from sectormon.io import MIGRATIONS, RecordingError, open_recording, read_recording
 from sectormon.io import reader as reader_module
+from sectormon.io.header_codec import header_to_json
 from sectormon.io.jsonl import (
     BadRecord,
     _row_error,
@@ -26,8 +27,8 @@ from sectormon.io.jsonl import (
     slice_from_record,
     slice_record,
 )
+from sectormon.io.migrations import slice_from_v1
 from sectormon.io.reader import scan_recording
-from sectormon.io.v1 import slice_from_v1
 from tests.rows import row
 
 SETTINGS = settings(
@@ -358,7 +359,7 @@ def test_v1_file_reads_in_both_modes(tmp_path: Path) -> None:
     path = tmp_path / "old.jsonl"
     path.write_text("\n".join(v1_lines(items)) + "\n")
     with open_recording(path) as s:
-        assert s.version == 1 and s.header["schema"] == "sectormon/recording/2"
+        assert s.version == 1 and s.header.schema == "sectormon/recording/2"
         assert tuple(s) == tuple(items)
     with open_recording(path) as s:
         assert tuple(s) == tuple(items)
@@ -370,7 +371,8 @@ def test_v1_migration_equals_direct_v1_decoding(tmp_path: Path, monkeypatch: pyt
     items = stream(12, marks={3: Mark(t=0.06, kind="bookmark", label="b")})
     path = tmp_path / "old.jsonl"
     path.write_text("\n".join(v1_lines(items)) + "\n")
-    monkeypatch.setattr(reader_module, "SLICE_SCHEMA_V1", "not-a-schema")  # force MIGRATIONS[1]
+    # Force MIGRATIONS[1]: every v1 slice migrated to a version-2 record, then decoded.
+    monkeypatch.setattr(reader_module, "slice_from_v1", lambda rec: slice_from_record(MIGRATIONS[1](rec)))
     with open_recording(path) as s:
         assert tuple(s) == tuple(items)
     with open_recording(path) as s:
@@ -425,7 +427,7 @@ def test_shipped_recordings_read_the_same_as_rows_in_both_versions(tmp_path: Pat
     for path in paths:
         with open_recording(path) as s:
             assert s.version == 2
-            hdr = {k: v for k, v in s.header.items() if k != "schema"}
+            hdr = {k: v for k, v in header_to_json(s.header).items() if k != "schema"}
             items = tuple(s)
         old = tmp_path / (path.name.split(".")[0] + ".v1.jsonl")
         old.write_text("\n".join(v1_lines(items, hdr)) + "\n")

@@ -109,7 +109,7 @@ def test_the_shipped_and_golden_headers_pass() -> None:
     assert len(paths) >= 6
     for path in paths:
         with open_recording(path) as s:
-            assert s.header["options"]
+            assert s.header.options.fields
 
 
 def test_one_object_writers_write_null_for_non_finite_numbers() -> None:

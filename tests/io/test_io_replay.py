@@ -17,6 +17,7 @@ from sectormon import cli
 from sectormon.data.frames import EMPTY_SCOPE, Frame, ScopeStats, WindowStats
 from sectormon.data.readings import Mark, Slice
 from sectormon.io import RecordingError, RecordingWriter, open_recording
+from sectormon.io.header_codec import header_from_json, header_to_json
 from sectormon.io.jsonl import encode
 from sectormon.session import replay as replay_module
 from sectormon.session.control import ReplayControl
@@ -156,7 +157,7 @@ def test_header_without_profile_is_a_clear_error(tmp_path: Path) -> None:
 
 def test_stream_header_is_the_live_header() -> None:
     hdr = {"schema": "sectormon/recording/1", "recording_started": 3.0, **header()}
-    out = stream_header(hdr)
+    out = header_to_json(stream_header(header_from_json(hdr)))
     assert out["schema"] == "sectormon/header/1"
     assert "recording_started" not in out and out["profile"] == hdr["profile"]
 
@@ -173,7 +174,7 @@ def test_replay_session_plays_seeks_and_keeps_user_marks(
     session.subscribe(got)
     assert session.duration() == pytest.approx(0.8)
     assert [m.kind for m in session.marks()] == ["bookmark", "end"]
-    assert session.header["schema"] == "sectormon/header/1"
+    assert session.header.schema == "sectormon/header/1"
     session.start()
     try:
         session.seek_to(0.3)
@@ -226,17 +227,19 @@ def test_replay_session_reports_bad_line(tmp_path: Path) -> None:
 
 
 def real_header() -> dict[str, Any]:
-    from sectormon.profiles.loader import load_profile, profile_to_dict
+    from sectormon.profiles.codec import profile_to_dict
+    from sectormon.profiles.resolve import load_profile
 
     return header(profile_to_dict(load_profile("generic")))
 
 
 def direct_frames(hdr: dict[str, Any], items: list[Slice | Mark]) -> list[dict[str, Any]]:
     from sectormon.metrics.builder import build_engine
-    from sectormon.profiles.loader import profile_from_dict
+    from sectormon.profiles.codec import profile_from_dict
     from sectormon.session.frame_builder import FrameBuilder
 
-    builder = FrameBuilder(build_engine(profile_from_dict(hdr["profile"]), hdr), hdr["options"]["interval"])
+    typed = header_from_json(hdr)
+    builder = FrameBuilder(build_engine(profile_from_dict(hdr["profile"]), typed), hdr["options"]["interval"])
     frames = [f for item in items for f in builder.feed(item)]
     frames.append(builder.finish())
     return [json.loads(json.dumps(f.to_json())) for f in frames]
@@ -254,7 +257,8 @@ def test_round_trip_replay_json_equals_direct_frames(
     path = write(tmp_path / name, items, hdr)
     assert cli.main(["replay", str(path), "--json"]) == 0
     out = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
-    assert out[0] == json.loads(json.dumps(stream_header({"schema": "sectormon/recording/2", **hdr})))
+    written = header_from_json({"schema": "sectormon/recording/2", **hdr})
+    assert out[0] == json.loads(json.dumps(header_to_json(stream_header(written))))
     assert out[1:] == expected
     assert len(expected) > 5 and expected[-1]["final"] and any(f["baseline"] for f in expected)
 

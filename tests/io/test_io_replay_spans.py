@@ -27,7 +27,7 @@ from test_io_replay import real_header, write
 from sectormon.data.readings import Mark, Slice
 from sectormon.errors import SectormonError
 from sectormon.io import RecordingError, open_recording
-from sectormon.io.reader import slice_time
+from sectormon.io.slice_keys import slice_time
 from sectormon.session import replay_worker
 from sectormon.session.frame_clock import FrameClock
 from sectormon.session.replay import final_frame, replay_frames

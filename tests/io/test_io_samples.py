@@ -9,6 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from sectormon.data.hotspots import HotspotSettings
 from sectormon.data.readings import Mark, Slice
 from sectormon.data.samples import (
     DATA_KINDS,
@@ -95,7 +96,8 @@ def test_a_malformed_record_says_what_is_wrong(change: dict[str, object], messag
 
 
 def _recording(path: Path, *extra: str) -> None:
-    with RecordingWriter(path, {"schema": "sectormon/recording/2", "hotspots": {}}) as writer:
+    settings = HotspotSettings(event="cycles", spec="cycles", source="perf", period=1000).to_json()
+    with RecordingWriter(path, {"schema": "sectormon/recording/2", "hotspots": settings}) as writer:
         writer.write_slice(Slice(t=0.5, index=0, duration=0.5, group="G", rows=()))
         writer.write_samples(SampleBatch(1.0, (), counted=3))
         writer.write_slice(Slice(t=1.0, index=1, duration=0.5, group="G", rows=()))

@@ -7,12 +7,13 @@ from typing import Any
 import pytest
 
 from sectormon.errors import UsageError
+from sectormon.io.header_codec import header_from_json
 from sectormon.job.nodes import Node, align
 
 
 def node(host: str, wall_t0: float | None, first_t: float = 0.0, end_t: float = 10.0, **extra: Any) -> Node:
     header = {"host": host, "options": {"interval": extra.pop("interval", 1.0)}, "wall_t0": wall_t0, **extra}
-    return Node(host, f"{host}.jsonl", f"{host}.jsonl", header, first_t, end_t)
+    return Node(host, f"{host}.jsonl", f"{host}.jsonl", header_from_json(header), first_t, end_t)
 
 
 def test_offsets_come_from_the_wall_clock_starts() -> None:
@@ -58,7 +59,7 @@ def test_what_is_not_one_job_is_refused(nodes: list[Node], message: str) -> None
 def test_a_live_header_has_a_precise_wall_clock_start() -> None:
     import time
 
-    from sectormon.profiles.loader import load_profile
+    from sectormon.profiles.resolve import load_profile
     from sectormon.rotation.plan import plan_rotation, select_groups
     from sectormon.session.header import build_header
     from sectormon.session.options import SessionOptions
@@ -74,5 +75,5 @@ def test_a_live_header_has_a_precise_wall_clock_start() -> None:
         plan=plan,
         options=SessionOptions(),
     )
-    assert isinstance(header["wall_t0"], float)
-    assert before - 1.0 <= header["wall_t0"] <= time.time()
+    assert isinstance(header.wall_t0, float)
+    assert before - 1.0 <= header.wall_t0 <= time.time()

@@ -9,7 +9,7 @@ import pytest
 from sectormon.data.frames import ProcessScope, ThreadTime
 from sectormon.job.combine import JobCombiner, summed_thread_time
 from sectormon.metrics.formulas import MetricSet
-from sectormon.profiles.loader import load_profile
+from sectormon.profiles.resolve import load_profile
 from tests.export.frames import frame, scope
 
 

@@ -13,7 +13,7 @@ import pytest
 from sectormon.data.frames import Frame
 from sectormon.data.readings import Slice
 from sectormon.metrics import MetricsEngine
-from sectormon.profiles import loader
+from sectormon.profiles import resolve
 from sectormon.profiles.model import Profile
 from tests.rows import row
 
@@ -63,7 +63,7 @@ RATES = {  # counts per second
 
 @pytest.fixture(scope="module")
 def a64fx() -> Profile:
-    return loader.load_profile("a64fx")
+    return resolve.load_profile("a64fx")
 
 
 def run_rotation(profile: Profile, scale: dict[str, float] | None = None) -> list[Slice]:

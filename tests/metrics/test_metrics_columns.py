@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from sectormon.metrics.formulas import MetricSet
-from sectormon.profiles.loader import load_profile
+from sectormon.profiles.resolve import load_profile
 
 PROFILE = load_profile("a64fx")
 METRICS = MetricSet(PROFILE)

@@ -15,6 +15,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from metrics_support import NS, Feed, make_profile, reading
 
+from sectormon.io.header_codec import header_from_json
 from sectormon.metrics import MetricsEngine
 from sectormon.metrics.builder import build_engine
 
@@ -120,7 +121,7 @@ def test_constant_rates_are_recovered_whatever_the_thread_ran(rates: list[int], 
 def _ended_thread_counts(header: dict[str, object]) -> dict[str, float]:
     """The first test's thread (alive 2.5 slices) through the engine a recording's header builds."""
     profile = make_profile({"G1": ["A"], "G2": ["B"], "G3": ["C"]})
-    engine = build_engine(profile, header)
+    engine = build_engine(profile, header_from_json(header))
     feed = Feed()
     t = "thread:1"
     engine.add_slice(feed.slice("G1", [reading(t, "G1", {"A": 100})]))

@@ -20,6 +20,7 @@ import pytest
 from perf_helpers import Child
 
 from sectormon.data.samples import Sample
+from sectormon.host.topology import online_cpus
 from sectormon.perf.events import parse_event
 from sectormon.perf.records import LostRecord, MmapRecord, Record, SampleRecord
 from sectormon.perf.ring import check_pages
@@ -28,7 +29,6 @@ from sectormon.sources.perf.samples import (
     RecordStream,
     SamplingRings,
     make_target,
-    online_cpus,
     sample_target,
 )
 

@@ -13,18 +13,13 @@ from perf_helpers import Child, FakeTopology
 
 import sectormon.sources.perf.source as perf_source
 from sectormon.data.readings import Unit
+from sectormon.host.threads import Lineage
 from sectormon.perf.errors import PermissionDenied, TargetGone
 from sectormon.profiles.model import EventDef
 from sectormon.sources.base import Source
 from sectormon.sources.perf.source import PerfSource
-from sectormon.sources.perf.targets import (
-    BINDING_WARNING,
-    BadTarget,
-    CommandTarget,
-    CpuTarget,
-    Lineage,
-    PidTarget,
-)
+from sectormon.sources.perf.targets import BadTarget, CommandTarget, CpuTarget, PidTarget
+from sectormon.sources.perf.thread_units import BINDING_WARNING
 
 pytestmark = pytest.mark.syscall
 

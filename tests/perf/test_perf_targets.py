@@ -15,16 +15,10 @@ from pathlib import Path
 import pytest
 from perf_helpers import Child
 
-from sectormon.sources.perf.targets import (
-    BINDING_WARNING,
-    BadTarget,
-    CommandTarget,
-    CpuTarget,
-    Lineage,
-    PidTarget,
-    ThreadTracker,
-    thread_unit,
-)
+from sectormon.host import roots
+from sectormon.host.threads import Lineage
+from sectormon.sources.perf.targets import BadTarget, CommandTarget, CpuTarget, PidTarget
+from sectormon.sources.perf.thread_units import BINDING_WARNING, ThreadTracker, thread_unit
 
 # An FX700-like map: 4 CMGs x 12 CPUs.
 CMG_OF = {cpu: cpu // 12 for cpu in range(48)}
@@ -103,12 +97,13 @@ def test_pid_target_rejects_non_pids(pid: int) -> None:
 
 
 def test_pid_target_rejects_missing_and_zombie(tmp_path: Path) -> None:
-    with pytest.raises(BadTarget, match="--pid 4242: no such process"):
-        PidTarget(4242, procfs_root=tmp_path)
-    (tmp_path / "4242").mkdir()
-    (tmp_path / "4242/stat").write_text("4242 (a) b) Z 1 4242 4242 0 -1\n")
-    with pytest.raises(BadTarget, match="already exited"):
-        PidTarget(4242, procfs_root=tmp_path)
+    with roots.use(procfs=tmp_path):
+        with pytest.raises(BadTarget, match="--pid 4242: no such process"):
+            PidTarget(4242)
+        (tmp_path / "4242").mkdir()
+        (tmp_path / "4242/stat").write_text("4242 (a) b) Z 1 4242 4242 0 -1\n")
+        with pytest.raises(BadTarget, match="already exited"):
+            PidTarget(4242)
 
 
 def test_pid_target_follows_threads(child: Child) -> None:
@@ -258,9 +253,10 @@ def test_fake_procfs_has_no_thread_count(tmp_path: Path) -> None:
     """Off the real /proc nothing is opened (a pidfd of a fake pid could name a real process)."""
     (tmp_path / "4242").mkdir()
     (tmp_path / "4242/stat").write_text("4242 (a) S 1 4242 4242 0 -1\n")
-    target = PidTarget(4242, procfs_root=tmp_path)
-    assert target.thread_count() is None
-    assert not target.finished()
+    with roots.use(procfs=tmp_path):
+        target = PidTarget(4242)
+        assert target.thread_count() is None
+        assert not target.finished()
 
 
 def test_thread_list_outlives_a_read_blocked_by_the_fd_limit(
@@ -271,20 +267,21 @@ def test_thread_list_outlives_a_read_blocked_by_the_fd_limit(
     (tmp_path / "4242/task/4242").mkdir(parents=True)
     (tmp_path / "4242/task/4243").mkdir()
     (tmp_path / "4242/stat").write_text("4242 (a) S 1 4242 4242 0 -1\n")
-    target = PidTarget(4242, procfs_root=tmp_path)
-    assert target.tids() == (4242, 4243)
-    real_listdir = os.listdir
+    with roots.use(procfs=tmp_path):
+        target = PidTarget(4242)
+        assert target.tids() == (4242, 4243)
+        real_listdir = os.listdir
 
-    def no_fd_left(path: str) -> list[str]:
-        raise OSError(errno.EMFILE, "Too many open files", path)
+        def no_fd_left(path: str) -> list[str]:
+            raise OSError(errno.EMFILE, "Too many open files", path)
 
-    monkeypatch.setattr(os, "listdir", no_fd_left)
-    assert target.tids() == (4242, 4243)
-    monkeypatch.setattr(os, "listdir", real_listdir)
-    (tmp_path / "4242/task/4243").rmdir()
-    assert target.tids() == (4242,)
-    (tmp_path / "4242/task").rename(tmp_path / "4242/gone")  # a process that is gone: no threads
-    assert target.tids() == ()
+        monkeypatch.setattr(os, "listdir", no_fd_left)
+        assert target.tids() == (4242, 4243)
+        monkeypatch.setattr(os, "listdir", real_listdir)
+        (tmp_path / "4242/task/4243").rmdir()
+        assert target.tids() == (4242,)
+        (tmp_path / "4242/task").rename(tmp_path / "4242/gone")  # a process that is gone: no threads
+        assert target.tids() == ()
 
 
 def test_tracker_gives_units_their_lineage_and_keeps_exited_roots() -> None:
@@ -360,12 +357,13 @@ def test_fake_procfs_tree(tmp_path: Path) -> None:
             task.mkdir(parents=True)
             (task / "children").write_text(children.get(tid, ""))
         (tmp_path / str(pid) / "stat").write_text(f"{pid} (x) S 1\n")
-    target = PidTarget(10, procfs_root=tmp_path)
-    assert set(target.threads()) == {10, 11}  # the main thread has no child
-    threads = target.threads(every_thread=True)
-    assert set(threads) == {10, 11, 20, 30, 31}
-    assert threads[31] == Lineage(process=30, family=10)
-    assert target.new_processes() == (10, 20, 30)
-    for entry in sorted((tmp_path / "30").rglob("*"), reverse=True):
-        entry.rmdir() if entry.is_dir() else entry.unlink()
-    assert set(target.threads()) == {10, 11, 20}
+    with roots.use(procfs=tmp_path):
+        target = PidTarget(10)
+        assert set(target.threads()) == {10, 11}  # the main thread has no child
+        threads = target.threads(every_thread=True)
+        assert set(threads) == {10, 11, 20, 30, 31}
+        assert threads[31] == Lineage(process=30, family=10)
+        assert target.new_processes() == (10, 20, 30)
+        for entry in sorted((tmp_path / "30").rglob("*"), reverse=True):
+            entry.rmdir() if entry.is_dir() else entry.unlink()
+        assert set(target.threads()) == {10, 11, 20}

@@ -12,8 +12,9 @@ from typing import Any
 import pytest
 
 from sectormon.data.frames import Frame
+from sectormon.io.header_codec import header_to_json
 from sectormon.io.reader import open_recording
-from sectormon.profiles.loader import load_profile
+from sectormon.profiles.resolve import load_profile
 from sectormon.session.options import SessionRequest
 from sectormon.session.replay import ReplaySession, final_frame, replay_frames
 from sectormon.session.setup import open_session
@@ -62,7 +63,7 @@ def test_every_frame_has_its_windows_samples_and_the_header_says_what_was_sample
     assert sum(windows) <= final.run.samples  # the final frame adds the samples after the last frame
     assert final.run.scale == pytest.approx(1.0, abs=0.05)
     with open_recording(path) as stream:
-        settings = stream.header["hotspots"]
+        settings = header_to_json(stream.header)["hotspots"]
     assert settings["event"] == {"name": "L1D_CACHE_REFILL", "spec": "sim:0x0003"}
     assert (settings["period"], settings["source"]) == (17, "sim")
 
@@ -121,4 +122,4 @@ def test_without_sample_frames_carry_no_hot_spots_and_the_header_no_record(tmp_p
     session.subscribe(frames.append)
     session.run()
     assert frames and all(f.hotspots is None and "hotspots" not in f.to_json() for f in frames)
-    assert "hotspots" not in session.header
+    assert "hotspots" not in header_to_json(session.header)

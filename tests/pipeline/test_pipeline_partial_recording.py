@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from sectormon.data.readings import Slice
+from sectormon.io.header_codec import header_from_json
 from sectormon.metrics.builder import build_engine
 from sectormon.profiles.model import EventDef, GroupDef, MetricDef, Profile
 from sectormon.session.frame_builder import FrameBuilder
@@ -34,7 +35,7 @@ def _slices(start: int, stop: int) -> list[Slice]:
 def test_frames_of_a_recording_started_mid_session_match_the_live_rates() -> None:
     profile = _profile()
     header = {"options": {"interval": 0.5, "recent_seconds": 10.0}, "recording_started": 1.0}
-    builder = FrameBuilder(build_engine(profile, header), 0.5, start=1.0)
+    builder = FrameBuilder(build_engine(profile, header_from_json(header)), 0.5, start=1.0)
     frames = [f for s in _slices(10, 30) for f in builder.feed(s)]  # the recording holds t = 1.0 .. 3.0
     first = frames[0]
     assert first.t == pytest.approx(1.5)

@@ -8,8 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from sectormon.profiles.loader import formula_names, load_profile
+from sectormon.profiles.expr import formula_names
 from sectormon.profiles.model import Profile
+from sectormon.profiles.resolve import load_profile
 
 # Arm architectural (common) event numbers: perf's a64fx tables list these as ArchStdEvent, without code.
 ARM_COMMON_CODES = {

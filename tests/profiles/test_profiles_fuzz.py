@@ -21,7 +21,8 @@ from pathlib import Path
 import pytest
 
 from sectormon.errors import SectormonError
-from sectormon.profiles.loader import ProfileError, parse_profile
+from sectormon.profiles.build import parse_profile
+from sectormon.profiles.problems import ProfileError
 from tests.e2e.helpers import run_sectormon
 from tests.yaml_cases import HOSTILE
 

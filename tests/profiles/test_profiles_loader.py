@@ -11,6 +11,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from sectormon.errors import DataError, UsageError
+from sectormon.host import roots
 from sectormon.host.topology import load_topology
 from sectormon.profiles import (
     ProfileError,
@@ -20,7 +21,7 @@ from sectormon.profiles import (
     profile_from_dict,
     profile_to_dict,
 )
-from sectormon.profiles.loader import FormulaSyntaxError, formula_names
+from sectormon.profiles.expr import FormulaSyntaxError, formula_names
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "sysfs"
 
@@ -274,7 +275,8 @@ def test_missing_file_and_unknown_builtin(tmp_path: Path) -> None:
 def test_builtins_and_auto_choice() -> None:
     assert builtin_profiles() == ("a64fx", "generic")
     for name, expected in (("fx1000", "a64fx"), ("fx700", "a64fx"), ("x86", "generic")):
-        topo = load_topology(FIXTURES / name / "sys", FIXTURES / name / "proc")
+        with roots.use(sysfs=FIXTURES / name / "sys", procfs=FIXTURES / name / "proc"):
+            topo = load_topology()
         assert auto_profile_name(topo) == expected
     assert load_profile("a64fx").source == "builtin:a64fx"
 

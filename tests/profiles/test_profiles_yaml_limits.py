@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from sectormon.profiles.loader import ProfileError, load_profile
+from sectormon.profiles.problems import ProfileError
+from sectormon.profiles.resolve import load_profile
 from sectormon.profiles.safe_yaml import MAX_BYTES
 from tests.e2e.helpers import run_sectormon
 from tests.yaml_cases import HOSTILE
@@ -69,7 +70,7 @@ def test_a_control_character_is_one_problem_with_its_line(tmp_path: Path) -> Non
 
 def test_a_damaged_recorded_profile_is_one_line() -> None:
     """Found by the fuzzer: a recording's profile with several faults printed one line each."""
-    from sectormon.profiles.loader import profile_from_dict, profile_to_dict
+    from sectormon.profiles.codec import profile_from_dict, profile_to_dict
 
     data = profile_to_dict(load_profile("generic"))
     data["counters"] = 1

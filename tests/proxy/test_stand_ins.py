@@ -8,11 +8,11 @@ from hypothesis import strategies as st
 
 from sectormon.data.readings import Unit
 from sectormon.errors import UsageError
+from sectormon.io.header_codec import header_from_json
 from sectormon.metrics.proxy import (
     TASK_TIME,
     TASK_TIME_EVENT,
     UNITS,
-    ProxySetting,
     check_per_cmg,
     cmg_factor,
     describe_stand_ins,
@@ -106,8 +106,8 @@ def test_setting_round_trips_through_the_header_and_refuses_bad_fields() -> None
     setting = proxy_setting(2, ["A", "B", "A"], timed=True, stand_ins=[_cpu(0), _cpu(1)])
     assert setting.events == ("A", "B") and setting.reference == TASK_TIME
     assert setting.described == "proxy 2/CMG: cpus 0,1"
-    assert ProxySetting.from_header({"proxy": setting.to_json()}) == setting
-    assert ProxySetting.from_header({}) is None
+    assert header_from_json({"proxy": setting.to_json()}).proxy == setting
+    assert header_from_json({}).proxy is None
     assert proxy_setting(1, ["A"], timed=False, stand_ins=[]).reference == UNITS
     for bad, field in (
         ({"per_cmg": 0, "reference": UNITS, "events": []}, "per_cmg"),
@@ -115,7 +115,7 @@ def test_setting_round_trips_through_the_header_and_refuses_bad_fields() -> None
         ({"per_cmg": 1, "reference": UNITS, "events": "A"}, "events"),
     ):
         with pytest.raises(ValueError, match=field):
-            ProxySetting.from_header({"proxy": bad})
+            header_from_json({"proxy": bad})
 
 
 def test_per_cmg_must_be_at_least_one() -> None:

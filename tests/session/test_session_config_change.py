@@ -10,7 +10,7 @@ from __future__ import annotations
 import pytest
 
 from sectormon.data.frames import Frame
-from sectormon.profiles.loader import load_profile
+from sectormon.profiles.resolve import load_profile
 from sectormon.session.options import SessionRequest
 from sectormon.session.setup import open_session
 from sectormon.sources.sim.source import SimOptions, build_sim_source

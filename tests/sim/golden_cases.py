@@ -19,8 +19,10 @@ from pathlib import Path
 from typing import Any
 
 from sectormon.sim.config import ModelConfig, Prefetch, SectorConfig
-from sectormon.sim.engine import FL_EXIT, FL_IFETCH, FLAG_SLOTS, Machine, Record, SimThread, ThreadSpec, flags
+from sectormon.sim.engine import Machine
 from sectormon.sim.kernels import make_kernel
+from sectormon.sim.stream import FL_EXIT, FL_IFETCH, FLAG_SLOTS, Record, ThreadSpec, flags
+from sectormon.sim.thread import SimThread
 from sectormon.sim.workload import kernel_workload
 
 GOLDEN = Path(__file__).resolve().parent / "golden" / "model.json"

@@ -18,9 +18,10 @@ from hypothesis import strategies as st
 from sectormon.sim import native
 from sectormon.sim.cache import NO_VICTIM, SECTOR_MASK
 from sectormon.sim.config import ModelConfig, SectorConfig
-from sectormon.sim.engine import Chunks, Machine, Record, ThreadSpec, flags
+from sectormon.sim.engine import Machine
 from sectormon.sim.kernels import make_kernel
 from sectormon.sim.sampling import RefillSampler
+from sectormon.sim.stream import Chunks, Record, ThreadSpec, flags
 from sectormon.sim.workload import kernel_workload
 from tests.sim.cores import CACHES, CORES
 from tests.sim.golden_cases import THREAD_COUNTERS, cache_digest

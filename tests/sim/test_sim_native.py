@@ -19,8 +19,9 @@ from hypothesis import strategies as st
 from sectormon.errors import UsageError
 from sectormon.sim import native
 from sectormon.sim.config import ModelConfig, Prefetch, SectorConfig, Timing
-from sectormon.sim.engine import FL_EXIT, FL_IFETCH, Chunks, Machine, Record, ThreadSpec, flags
+from sectormon.sim.engine import Machine
 from sectormon.sim.sampling import RefillSampler
+from sectormon.sim.stream import FL_EXIT, FL_IFETCH, Chunks, Record, ThreadSpec, flags
 from tests.sim.cores import CACHES, NOT_BUILT
 from tests.sim.golden_cases import machine_state
 

@@ -11,8 +11,8 @@ from hypothesis import strategies as st
 
 from sectormon import cli
 from sectormon.errors import DataError
-from sectormon.sim.engine import FLAG_SLOTS, OBJECT_SHIFT
 from sectormon.sim.objects import OTHER, parse_objects
+from sectormon.sim.stream import FLAG_SLOTS, OBJECT_SHIFT
 from sectormon.sim.trace import records
 
 

@@ -14,7 +14,8 @@ import pytest
 cachesim = pytest.importorskip("cachesim")
 
 from sectormon.sim.config import L1_SETS, L1_WAYS, L2_SETS, ModelConfig, Prefetch, SectorConfig  # noqa: E402
-from sectormon.sim.engine import Machine, ThreadSpec  # noqa: E402
+from sectormon.sim.engine import Machine  # noqa: E402
+from sectormon.sim.stream import ThreadSpec  # noqa: E402
 from sectormon.sim.trace import stream_factory, validate  # noqa: E402
 
 LINE = 256

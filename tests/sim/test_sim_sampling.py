@@ -13,7 +13,7 @@ import pytest
 from sectormon.attribution.window import HotspotWindows
 from sectormon.data.samples import SampleBatch
 from sectormon.errors import UsageError
-from sectormon.profiles.loader import load_profile
+from sectormon.profiles.resolve import load_profile
 from sectormon.sim.config import LINE_SHIFT
 from sectormon.sim.kernels import make_kernel
 from sectormon.sim.sampling import RefillSampler

@@ -10,8 +10,9 @@ from hypothesis import strategies as st
 
 from sectormon.sim.cache import SECTOR_MASK, SectorCache
 from sectormon.sim.config import ModelConfig, Prefetch, SectorConfig
-from sectormon.sim.engine import FL_SCE, Machine, ThreadSpec
+from sectormon.sim.engine import Machine
 from sectormon.sim.kernels import default_sectors, make_kernel
+from sectormon.sim.stream import FL_SCE, ThreadSpec
 from sectormon.sim.workload import kernel_workload
 from tests.sim.cores import CACHES
 

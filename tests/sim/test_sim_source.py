@@ -12,8 +12,8 @@ from sectormon import cli
 from sectormon.commands.options.sim import sim_options, sim_source
 from sectormon.data.readings import Unit
 from sectormon.errors import DataError, UsageError
-from sectormon.profiles.loader import load_profile
 from sectormon.profiles.model import EventDef
+from sectormon.profiles.resolve import load_profile
 from sectormon.sim import events as sim_events
 from sectormon.sim.config import FREQ_HZ
 from sectormon.sources.base import CounterGroup, Source

@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from sectormon.errors import DataError
-from sectormon.sim.engine import FL_IFETCH, FL_PFE, FL_SCE, FL_WRITE
+from sectormon.sim.stream import FL_IFETCH, FL_PFE, FL_SCE, FL_WRITE
 from sectormon.sim.trace import parse_line, records, validate
 
 

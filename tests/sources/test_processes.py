@@ -11,6 +11,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from sectormon.data.readings import ProcessInfo
+from sectormon.host import roots
 from sectormon.host.processes import parent_of, rank_of, read_process_info
 
 
@@ -44,8 +45,9 @@ def test_fake_procfs(tmp_path: Path) -> None:
     (proc / "comm").write_bytes(b"a.out\n")
     (proc / "status").write_bytes(b"Name:\ta.out\nPPid:\t99\n")
     (proc / "environ").write_bytes(b"PMIX_RANK=4\0")
-    assert read_process_info(123, tmp_path) == ProcessInfo(123, "a.out", parent=99, rank=4)
-    assert read_process_info(124, tmp_path) is None
+    with roots.use(procfs=tmp_path):
+        assert read_process_info(123) == ProcessInfo(123, "a.out", parent=99, rank=4)
+        assert read_process_info(124) is None
 
 
 def test_a_real_child_with_a_rank() -> None:

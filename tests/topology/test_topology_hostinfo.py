@@ -7,17 +7,31 @@ from pathlib import Path
 
 import pytest
 
-from sectormon.host.facts import collect_hostinfo, cpu_wide_allowed, list_pmus, paranoid_meaning
+from sectormon.host import roots
+from sectormon.host.facts import (
+    HostInfo,
+    collect_hostinfo,
+    cpu_wide_allowed,
+    list_pmus,
+    mux_intervals,
+    paranoid_meaning,
+)
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "sysfs"
 
 
-def roots(name: str) -> tuple[Path, Path]:
+def tree(name: str) -> tuple[Path, Path]:
     return FIXTURES / name / "sys", FIXTURES / name / "proc"
 
 
+def facts(sys_root: Path, proc: Path) -> HostInfo:
+    """The host facts the fake tree ``sys_root``/``proc`` shows."""
+    with roots.use(sysfs=sys_root, procfs=proc):
+        return collect_hostinfo()
+
+
 def test_fx1000_host_facts() -> None:
-    host = collect_hostinfo(*roots("fx1000"))
+    host = facts(*tree("fx1000"))
     assert host.arch == "aarch64"
     assert host.model == "Fujitsu A64FX" and host.is_a64fx
     assert host.kernel == "4.18.0-305.el8.aarch64"
@@ -32,7 +46,7 @@ def test_fx1000_host_facts() -> None:
 
 
 def test_x86_host_facts() -> None:
-    host = collect_hostinfo(*roots("x86"))
+    host = facts(*tree("x86"))
     assert host.arch == "x86_64" and not host.is_a64fx
     assert host.paranoid == 2
     assert {p.name for p in host.pmus if p.core} == {"cpu"}
@@ -81,14 +95,27 @@ def test_capabilities_from_status(
     shutil.copytree(FIXTURES / "x86" / "proc", proc)
     (proc / "self").mkdir()
     (proc / "self" / "status").write_text(f"Name:\tpython\nCapInh:\t0000000000000000\nCapEff:\t{cap_eff}\n")
-    host = collect_hostinfo(FIXTURES / "x86" / "sys", proc)
+    host = facts(FIXTURES / "x86" / "sys", proc)
     assert host.privileged is privileged
     assert host.capabilities == caps
     assert ("bypasses" in host.privilege_text()) is privileged
 
 
 def test_missing_pmu_dir_gives_no_pmus(tmp_path: Path) -> None:
-    assert list_pmus(tmp_path) == ()
+    with roots.use(sysfs=tmp_path):
+        assert list_pmus() == ()
+
+
+def test_mux_intervals_per_pmu(tmp_path: Path) -> None:
+    devices = tmp_path / "bus/event_source/devices"
+    for pmu, interval in (("cpu", "4\n"), ("software", "1"), ("odd", "x"), ("none", None)):
+        (devices / pmu).mkdir(parents=True)
+        if interval is not None:
+            (devices / pmu / "perf_event_mux_interval_ms").write_text(interval)
+    with roots.use(sysfs=tmp_path):
+        assert mux_intervals() == {"cpu": 4, "software": 1}
+    with roots.use(sysfs=tmp_path / "missing"):
+        assert mux_intervals() == {}
 
 
 def test_real_host_has_the_software_pmu() -> None:

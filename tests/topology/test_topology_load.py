@@ -10,6 +10,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from sectormon.errors import DataError, UsageError
+from sectormon.host import roots
 from sectormon.host.topology import CpuListError, Topology, format_cpu_list, load_topology, parse_cpu_list
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "sysfs"
@@ -17,6 +18,12 @@ FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "sysfs"
 
 def tree(name: str) -> tuple[Path, Path]:
     return FIXTURES / name / "sys", FIXTURES / name / "proc"
+
+
+def load(sys_root: Path, proc: Path) -> Topology:
+    """The topology the fake tree ``sys_root``/``proc`` shows."""
+    with roots.use(sysfs=sys_root, procfs=proc):
+        return load_topology()
 
 
 def copy_tree(name: str, tmp_path: Path) -> tuple[Path, Path]:
@@ -34,7 +41,7 @@ def put(path: Path, text: str) -> None:
 
 
 def test_fx1000_cmgs_from_numa_nodes_4_to_7() -> None:
-    topo = load_topology(*tree("fx1000"))
+    topo = load(*tree("fx1000"))
     assert topo.is_a64fx
     assert topo.model == "Fujitsu A64FX"
     assert topo.domain == "cmg"
@@ -53,7 +60,7 @@ def test_fx1000_cmgs_from_numa_nodes_4_to_7() -> None:
 
 
 def test_fx700_cmgs_from_numa_nodes_0_to_3() -> None:
-    topo = load_topology(*tree("fx700"))
+    topo = load(*tree("fx700"))
     assert topo.is_a64fx and topo.domain == "cmg" and topo.variant == "48c"
     assert topo.cmgs == {n: tuple(range(12 * n, 12 * n + 12)) for n in range(4)}
     assert topo.excluded == ()
@@ -61,7 +68,7 @@ def test_fx700_cmgs_from_numa_nodes_0_to_3() -> None:
 
 
 def test_x86_uses_the_per_core_l2_domain() -> None:
-    topo = load_topology(*tree("x86"))
+    topo = load(*tree("x86"))
     assert not topo.is_a64fx
     assert topo.model.startswith("Intel(R) Core(TM)")
     assert topo.domain == "l2"
@@ -75,7 +82,7 @@ def test_x86_without_l2_info_uses_the_llc(tmp_path: Path) -> None:
     sys_root, proc = copy_tree("x86", tmp_path)
     for cpu in range(4):
         shutil.rmtree(sys_root / f"devices/system/cpu/cpu{cpu}/cache/index2")
-    topo = load_topology(sys_root, proc)
+    topo = load(sys_root, proc)
     assert topo.domain == "llc"
     assert topo.cmgs == {0: (0, 1, 2, 3)}
     assert topo.cmg_label(0) == "LLC#0"
@@ -85,7 +92,7 @@ def test_no_cache_info_means_one_domain(tmp_path: Path) -> None:
     sys_root, proc = copy_tree("x86", tmp_path)
     for cpu in range(4):
         shutil.rmtree(sys_root / f"devices/system/cpu/cpu{cpu}/cache")
-    topo = load_topology(sys_root, proc)
+    topo = load(sys_root, proc)
     assert topo.domain == "single"
     assert topo.cmgs == {0: (0, 1, 2, 3)}
     assert topo.cmg_label(0) == "ALL"
@@ -96,7 +103,7 @@ def test_shared_l2_pairs(tmp_path: Path) -> None:
     for cpu in range(4):
         pair = "0-1" if cpu < 2 else "2-3"
         put(sys_root / f"devices/system/cpu/cpu{cpu}/cache/index2/shared_cpu_list", pair)
-    topo = load_topology(sys_root, proc)
+    topo = load(sys_root, proc)
     assert topo.domain == "l2"
     assert topo.cmgs == {0: (0, 1), 1: (2, 3)}
 
@@ -105,7 +112,7 @@ def test_fx1000_without_numa_falls_back_to_empty_cache_sysfs(tmp_path: Path) -> 
     # The cache sysfs is empty on this firmware: no L2 sharing, so one domain (never a guess).
     sys_root, proc = copy_tree("fx1000", tmp_path)
     shutil.rmtree(sys_root / "devices/system/node")
-    topo = load_topology(sys_root, proc)
+    topo = load(sys_root, proc)
     assert topo.is_a64fx
     assert topo.domain == "single"
     assert topo.cmgs == {0: (0, 1, *range(12, 60))}
@@ -120,7 +127,7 @@ def test_a64fx_cache_fallback_names_the_l2_domain_a_cmg(tmp_path: Path) -> None:
         put(base / "type", "Unified")
         first = cpu // 12 * 12
         put(base / "shared_cpu_list", f"{first}-{first + 11}")
-    topo = load_topology(sys_root, proc)
+    topo = load(sys_root, proc)
     assert topo.domain == "cmg"
     assert topo.cmgs == {n: tuple(range(12 * n, 12 * n + 12)) for n in range(4)}
 
@@ -128,7 +135,7 @@ def test_a64fx_cache_fallback_names_the_l2_domain_a_cmg(tmp_path: Path) -> None:
 def test_offline_cpus_keep_cmg_ids_stable(tmp_path: Path) -> None:
     sys_root, proc = copy_tree("fx1000", tmp_path)
     put(sys_root / "devices/system/cpu/online", "0-1,12-23,36-59")  # CMG1 entirely offline
-    topo = load_topology(sys_root, proc)
+    topo = load(sys_root, proc)
     assert sorted(topo.cmgs) == [0, 2, 3]
     assert topo.cmg_of[36] == 2
     assert topo.variant == "48c"  # the die still has 48 compute cores
@@ -140,11 +147,11 @@ def test_24_core_variant_is_the_26ghz_part_unless_cpufreq_says_otherwise(tmp_pat
         shutil.rmtree(sys_root / f"devices/system/node/node{n}")
     put(sys_root / "devices/system/cpu/online", "0-23")
     # the only 24-core part runs at 2.6 GHz: without cpufreq its energy factors (9/36) still apply
-    assert load_topology(sys_root, proc).variant == "24c-2.6GHz"
+    assert load(sys_root, proc).variant == "24c-2.6GHz"
     put(sys_root / "devices/system/cpu/cpu0/cpufreq/cpuinfo_max_freq", "2000000")
-    assert load_topology(sys_root, proc).variant == "24c"
+    assert load(sys_root, proc).variant == "24c"
     put(sys_root / "devices/system/cpu/cpu0/cpufreq/cpuinfo_max_freq", "2600000")
-    topo = load_topology(sys_root, proc)
+    topo = load(sys_root, proc)
     assert topo.variant == "24c-2.6GHz"
     assert sorted(topo.cmgs) == [0, 1]
 
@@ -152,7 +159,7 @@ def test_24_core_variant_is_the_26ghz_part_unless_cpufreq_says_otherwise(tmp_pat
 def test_a_non_a64fx_arm_host_is_named_by_implementer(tmp_path: Path) -> None:
     sys_root, proc = copy_tree("fx700", tmp_path)
     put(proc / "cpuinfo", "processor\t: 0\nCPU implementer\t: 0x41\nCPU part\t: 0xd0c\n")
-    topo = load_topology(sys_root, proc)
+    topo = load(sys_root, proc)
     assert not topo.is_a64fx
     assert "0x41" in topo.model and "0xd0c" in topo.model
     assert topo.domain == "single"  # no cache sysfs in this tree
@@ -162,16 +169,16 @@ def test_bad_sysfs_list_names_the_file(tmp_path: Path) -> None:
     sys_root, proc = copy_tree("x86", tmp_path)
     put(sys_root / "devices/system/cpu/online", "0-x")
     with pytest.raises(DataError, match=r"devices/system/cpu/online:1: bad CPU list"):
-        load_topology(sys_root, proc)
+        load(sys_root, proc)
 
 
 def test_missing_sysfs_is_a_clear_error(tmp_path: Path) -> None:
     with pytest.raises(DataError, match="cannot find the online CPUs"):
-        load_topology(tmp_path / "sys", tmp_path / "proc")
+        load(tmp_path / "sys", tmp_path / "proc")
 
 
 def test_json_round_trip_and_require_cpus() -> None:
-    topo = load_topology(*tree("fx1000"))
+    topo = load(*tree("fx1000"))
     data = topo.to_json()
     assert data["cmgs"]["3"] == list(range(48, 60))
     assert Topology.from_json(data) == topo

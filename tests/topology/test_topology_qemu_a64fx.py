@@ -14,8 +14,9 @@ import pytest
 
 from sectormon import cli
 from sectormon.commands import check
+from sectormon.host import roots
 from sectormon.host.facts import collect_hostinfo
-from sectormon.host.topology import load_topology
+from sectormon.host.topology import Topology, load_topology
 from sectormon.perf import abi
 from sectormon.perf.events import parse_event
 from sectormon.perf.probe import ProbeResult
@@ -37,6 +38,11 @@ def qemu_probe(events: Sequence[tuple[str, str]], *, exclude_kernel: bool = True
     }
 
 
+def qemu_topology(tree: Path = TREE) -> Topology:
+    with roots.use(sysfs=tree / "sys", procfs=tree / "proc"):
+        return load_topology()
+
+
 @pytest.fixture
 def probed(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr("sectormon.perf.probe.probe_events", qemu_probe)
@@ -48,7 +54,7 @@ def run(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str]:
 
 
 def test_four_cpus_form_one_cmg_and_say_so() -> None:
-    topo = load_topology(SYS, PROC)
+    topo = qemu_topology()
     assert topo.is_a64fx and topo.model == "Fujitsu A64FX"
     assert topo.domain == "cmg" and topo.cmgs == {0: (0, 1, 2, 3)} and topo.excluded == ()
     assert topo.variant == ""  # 4 compute CPUs match no A64FX part
@@ -58,11 +64,12 @@ def test_four_cpus_form_one_cmg_and_say_so() -> None:
 
 def test_whole_cmgs_need_no_note() -> None:
     fx700 = TREE.parent / "fx700"
-    assert load_topology(fx700 / "sys", fx700 / "proc").cmg_notes() == []
+    assert qemu_topology(fx700).cmg_notes() == []
 
 
 def test_the_device_tree_pmu_name_is_a_core_pmu() -> None:
-    host = collect_hostinfo(SYS, PROC)
+    with roots.use(sysfs=SYS, procfs=PROC):
+        host = collect_hostinfo()
     assert host.is_a64fx and host.arch == "aarch64" and host.paranoid == 3
     assert [(p.name, p.type) for p in host.pmus if p.core] == [("armv8_pmuv3", 8)]
 
@@ -94,7 +101,7 @@ def test_check_reports_the_syscall_the_notes_and_the_auto_profile(
     report = json.loads(out)
     assert report["syscall"] == {"machine": "aarch64", "perf_event_open": 241, "error": ""}
     assert report["profile"]["name"] == "a64fx" and report["profile"]["chosen"] == "auto: A64FX detected"
-    assert report["topology"]["notes"] == load_topology(SYS, PROC).cmg_notes()
+    assert report["topology"]["notes"] == qemu_topology().cmg_notes()
     assert report["topology"]["notes"][0] in report["notes"]
     zero = [n for n, e in report["probe"]["events"].items() if e["state"] == "zero"]
     assert sorted(set(report["probe"]["events"]) - set(zero)) == sorted(QEMU_COUNTS)

@@ -16,6 +16,7 @@ from frames_fixture import make_baseline
 
 from sectormon.data.frames import Frame
 from sectormon.data.readings import Mark
+from sectormon.io.header_codec import header_from_json
 from sectormon.session.control import ReplayControl, SessionBase
 
 FrameCallback = Callable[[Frame], None]
@@ -33,7 +34,7 @@ class FakeSession(SessionBase):
         metrics: Mapping[str, Mapping[str, str]] | None = None,
     ) -> None:
         super().__init__()
-        self.header = dict(header)
+        self.header = header_from_json(header)
         self.frames = list(frames)
         self.presets = tuple(presets)
         self.metrics = metrics if metrics is not None else header["profile"]["metrics"]

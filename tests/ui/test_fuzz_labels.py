@@ -26,6 +26,7 @@ from rich.text import Text
 from screen_text import screen_text
 from textual.content import Content
 
+from sectormon.data.header import SourceInfo, TargetInfo
 from sectormon.files.text import print_warning, printable
 from sectormon.ui.app import make_app
 from sectormon.ui.header_fit import Field, fit
@@ -149,8 +150,12 @@ async def test_hostile_labels_through_a_running_app() -> None:
     async with app.run_test(size=(160, 50)) as pilot:
         for index in range(300):
             label = hostile_text(7, index)
-            app.header["target"] = {"pid": 7, "cmdline": [label], "threads": 1, "mode": label}
-            app.header["source"] = {"kind": label, "path": label}
+            app.use_header(
+                app.header.with_fields(
+                    target=TargetInfo.of({"pid": 7, "cmdline": [label], "threads": 1, "mode": label}),
+                    source=SourceInfo.of({"kind": label, "path": label}),
+                )
+            )
             app.dashboard._group_names = [label, "SC2"]
             groups = {label: 0.5, "SC2": 0.5}
             app.post_message(SessionWarning(label))

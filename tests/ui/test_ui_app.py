@@ -313,7 +313,7 @@ async def test_sector_preset_key(a64fx_session: FakeSession, generic_session: Fa
         await pilot.press("c")
         await pilot.pause()
         assert "sector preset sector-off" in screen_text(app)  # at 160 columns, its short form
-        assert app.header["sector_config"] == {"preset": "sector-off", "enabled": False}
+        assert app.header.sector_config == {"preset": "sector-off", "enabled": False}
     app = make_app(generic_session)
     async with app.run_test(size=WIDE) as pilot:
         generic_session.emit()

@@ -10,7 +10,8 @@ from screen_text import screen_text
 from textual.widgets import TabbedContent
 
 from sectormon.data.frames import Frame
-from sectormon.profiles.loader import load_profile
+from sectormon.io.header_codec import header_to_json
+from sectormon.profiles.resolve import load_profile
 from sectormon.session.options import SessionRequest
 from sectormon.session.setup import open_session
 from sectormon.sources.base import SampleRequest
@@ -31,7 +32,7 @@ def sampled() -> tuple[dict[str, object], list[Frame]]:
     frames: list[Frame] = []
     session.subscribe(frames.append)
     session.run()
-    return dict(session.header), frames
+    return header_to_json(session.header), frames
 
 
 async def test_view_6_shows_the_hottest_functions_then_the_data_objects(

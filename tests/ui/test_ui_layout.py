@@ -7,6 +7,7 @@ from typing import Any
 import pytest
 from frames_fixture import A64FX_CMGS, a64fx_frame, a64fx_header, generic_header
 
+from sectormon.io.header_codec import header_from_json
 from sectormon.ui.context import RenderContext
 from sectormon.ui.header_info import (
     cmg_of_cores,
@@ -22,7 +23,7 @@ from sectormon.ui.layout import LAYOUTS, resolve_panels
 
 
 def test_a64fx_panels_follow_the_issue() -> None:
-    panels = resolve_panels(profile_view(a64fx_header()))
+    panels = resolve_panels(profile_view(header_from_json(a64fx_header())))
     cmg = [c.metric for c in panels.cmg]
     assert cmg[:2] == ["L2D_miss_rate_corrected", "L2D_miss_rate"]  # corrected beside raw
     assert {"L2_swap_dm_per_cycle", "avg_L2_miss_penalty", "power_L2_W", "power_memory_W"} <= set(cmg)
@@ -34,7 +35,7 @@ def test_a64fx_panels_follow_the_issue() -> None:
 
 
 def test_generic_profile_drops_the_a64fx_panels() -> None:
-    panels = resolve_panels(profile_view(generic_header()))
+    panels = resolve_panels(profile_view(header_from_json(generic_header())))
     assert [c.metric for c in panels.core] == list(LAYOUTS["generic"]["core"])
     assert panels.sector == panels.stall == panels.energy == ()
 
@@ -45,7 +46,7 @@ def test_panels_keep_only_metrics_the_profile_defines() -> None:
     for name in ("power_L2_W", "power_memory_W", "SCE_usage_ratio"):
         metrics.pop(name)
     header["profile"] = {**header["profile"], "metrics": metrics}
-    panels = resolve_panels(profile_view(header))
+    panels = resolve_panels(profile_view(header_from_json(header)))
     names = {c.metric for group in (panels.cmg, panels.core, panels.sector) for c in group}
     assert not names & {"power_L2_W", "power_memory_W", "SCE_usage_ratio"}
     assert [c.metric for c in panels.sector] == ["non_sec0_ratio"]
@@ -62,7 +63,7 @@ def test_unknown_profile_falls_back_to_all_its_metrics() -> None:
             ],
         }
     }
-    panels = resolve_panels(profile_view(header))
+    panels = resolve_panels(profile_view(header_from_json(header)))
     assert panels.fallback
     assert [c.metric for c in panels.core] == ["IPC", "fe_stall"]
     assert [c.metric for c in panels.cmg] == ["IPC", "l3_miss"]
@@ -151,7 +152,7 @@ def test_describe_target() -> None:
 
 
 def test_context_picks_the_window() -> None:
-    ctx = RenderContext.from_header(a64fx_header())
+    ctx = RenderContext.from_header(header_from_json(a64fx_header()))
     frame = a64fx_frame(3)
     assert ctx.scopes(frame).total is frame.total
     assert ctx.with_window("recent").scopes(frame).total is frame.recent.total

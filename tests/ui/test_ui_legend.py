@@ -7,8 +7,9 @@ from typing import Any
 
 import pytest
 
+from sectormon.io.header_codec import header_from_json
 from sectormon.profiles import load_profile
-from sectormon.profiles.loader import profile_to_dict
+from sectormon.profiles.codec import profile_to_dict
 from sectormon.ui.context import RenderContext
 from sectormon.ui.header_fit import Field, fit
 from sectormon.ui.layout import LAYOUTS
@@ -29,7 +30,7 @@ def _unknown_profile_header() -> dict[str, Any]:
 @pytest.mark.parametrize("header", [_header(n) for n in LAYOUTS] + [_unknown_profile_header()])
 def test_every_label_a_layout_shows_has_a_legend_entry(header: dict[str, Any]) -> None:
     """SCE, ¬sec0, L1D dm, L2 pen, oth st, SWAP/cyc, ...: no label without its meaning."""
-    ctx = RenderContext.from_header(header)
+    ctx = RenderContext.from_header(header_from_json(header))
     lines = legend_lines(column_legend(ctx.panels, ctx.profile), ctx.panels.profile)
     text = "\n".join(lines)
     panels = ("cmg", "core", "energy", "sector", "stall", "history")
@@ -46,14 +47,20 @@ def test_every_label_a_layout_shows_has_a_legend_entry(header: dict[str, Any]) -
 
 def test_the_help_says_what_the_tag_override_does_on_the_simulator() -> None:
     """SCE usage reads 100 % with the sector cache off: the help says why."""
-    on = simulator_note({"source": {"kind": "sim"}, "sector_config": {"tag_override": True, "preset": "off"}})
+    on = simulator_note(
+        header_from_json(
+            {"source": {"kind": "sim"}, "sector_config": {"tag_override": True, "preset": "off"}}
+        )
+    )
     text = " ".join(" ".join(on).split())
     assert "SCE counts tagged accesses, so it reads 100 % whether the sector cache is on or off" in text
     assert "sector-off preset (c) only lifts the ways limits" in text
-    untagged = simulator_note({"source": {"kind": "sim"}, "sector_config": {"tag_override": False}})
+    untagged = simulator_note(
+        header_from_json({"source": {"kind": "sim"}, "sector_config": {"tag_override": False}})
+    )
     off = " ".join(" ".join(untagged).split())
     assert "SCE and ¬sec0 read 0 %" in off
-    assert simulator_note({"source": {"kind": "perf"}, "sector_config": {}}) == []
+    assert simulator_note(header_from_json({"source": {"kind": "perf"}, "sector_config": {}})) == []
 
 
 def test_fit_shortens_then_drops_the_least_important_fields() -> None:

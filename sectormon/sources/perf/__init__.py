@@ -1,1 +1,2 @@
-"""The live perf source: targets, counter groups, sampling beside counting."""
+"""The live perf source: targets and how a command is launched, counting units from threads,
+counter groups, and sampling beside counting."""

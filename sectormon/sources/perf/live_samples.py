@@ -16,7 +16,6 @@ import select
 import threading
 import time
 from dataclasses import dataclass
-from pathlib import Path
 
 from sectormon.attribution.symbolize import Symbolizer
 from sectormon.data.hotspots import HotspotSettings
@@ -71,8 +70,6 @@ class PerfSampleFeed:
         profile: Profile,
         *,
         exclude_kernel: bool = True,
-        procfs_root: str | Path = "/proc",
-        sysfs_root: str | Path = "/sys",
     ) -> None:
         name, spec = resolve_event(request.event, profile, option="--sample")
         period, freq = (request.period, 0) if request.period else default_rate(name, spec, profile)
@@ -96,11 +93,9 @@ class PerfSampleFeed:
             carries=CARRIES["fault" if fault else "other"],
         )
         self._rings: SamplingRings
-        self._rings, before = open_rings(
-            target, spec, config, name=name, procfs_root=procfs_root, sysfs_root=sysfs_root
-        )
+        self._rings, before = open_rings(target, spec, config, name=name)
         self._stream = RecordStream(self._rings.config.layout(), (), period=period)
-        self._symbolizer = Symbolizer(read_proc=isinstance(target, CpuTarget), procfs_root=procfs_root)
+        self._symbolizer = Symbolizer(read_proc=isinstance(target, CpuTarget))
         # The mappings that existed before go first, on the resolver thread: placing a process's
         # libraries reads their ELF files, which must not hold up the session's start.
         self._before = before

@@ -11,9 +11,7 @@ Longer notes: docs/internals.md.
 
 from __future__ import annotations
 
-import contextlib
 import heapq
-import os
 import resource
 import select
 import signal
@@ -21,13 +19,12 @@ import threading
 import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field, replace
-from pathlib import Path
 from types import FrameType
 
-from sectormon.attribution.space import read_proc_maps
 from sectormon.data.samples import Event, MapEvent, ProcessEvent, Sample
 from sectormon.errors import UsageError
-from sectormon.host.topology import parse_cpu_list
+from sectormon.host.maps import all_proc_maps, read_proc_maps
+from sectormon.host.topology import online_cpus
 from sectormon.perf import abi
 from sectormon.perf.errors import PerfError
 from sectormon.perf.events import EventSpec, parse_event
@@ -44,14 +41,8 @@ from sectormon.perf.records import (
 )
 from sectormon.perf.sampling import SamplingConfig, SamplingEvent
 from sectormon.profiles.model import Profile
-from sectormon.sources.perf.targets import (
-    BadTarget,
-    CommandTarget,
-    CpuTarget,
-    PidTarget,
-    describe_exit,
-    shell_status,
-)
+from sectormon.sources.perf.launch import describe_exit, shell_status
+from sectormon.sources.perf.targets import BadTarget, CommandTarget, CpuTarget, PidTarget
 
 POLL_SECONDS = 0.1
 FAULT_EVENTS = ("page-faults", "faults", "minor-faults", "major-faults")
@@ -455,14 +446,6 @@ class _Stop:
             signal.signal(signum, handler)  # type: ignore[arg-type]
 
 
-def online_cpus(sysfs_root: str | Path = "/sys") -> tuple[int, ...]:
-    """The CPUs a task may run on now (per-CPU inherited events must cover all of them)."""
-    try:
-        return parse_cpu_list((Path(sysfs_root) / "devices/system/cpu/online").read_text().strip())
-    except (OSError, UsageError):
-        return tuple(sorted(os.sched_getaffinity(0)))
-
-
 def _open_threads(target: PidTarget, rings: SamplingRings, cpus: Sequence[int]) -> None:
     """Every thread of a running process; threads started while opening are caught by listing
     again until no new one appears (those started later inherit their creator's events)."""
@@ -488,8 +471,6 @@ def open_rings(
     config: SamplingConfig,
     *,
     name: str = "",
-    procfs_root: str | Path = "/proc",
-    sysfs_root: str | Path = "/sys",
 ) -> tuple[SamplingRings, list[MapEvent]]:
     """The sampling events and counting groups of a started target, opened disabled, and the
     mappings that existed before (a running process's, or every process's for CPUs).
@@ -509,15 +490,15 @@ def open_rings(
     try:
         if isinstance(target, CommandTarget):
             assert target.pid is not None
-            rings.open_task(target.pid, online_cpus(sysfs_root))
+            rings.open_task(target.pid, online_cpus())
         elif isinstance(target, PidTarget):
-            _open_threads(target, rings, online_cpus(sysfs_root))
+            _open_threads(target, rings, online_cpus())
             assert target.pid is not None
-            before = read_proc_maps(target.pid, 0, procfs_root)
+            before = read_proc_maps(target.pid, 0)
         else:
             for cpu in target.cpus:
                 rings.open_cpu(cpu)
-            before = _all_proc_maps(procfs_root)
+            before = all_proc_maps()
     except BaseException:
         rings.close()
         raise
@@ -532,8 +513,6 @@ def sample_target(
     name: str = "",
     duration: float | None = None,
     stop: threading.Event | None = None,
-    procfs_root: str | Path = "/proc",
-    sysfs_root: str | Path = "/sys",
 ) -> SamplingRun:
     """Sample ``target`` until it ends, ``duration`` seconds pass, ``stop`` is set, or SIGINT/SIGTERM.
 
@@ -546,9 +525,7 @@ def sample_target(
     try:
         if isinstance(target, CommandTarget):
             target.start()
-        rings, before = open_rings(
-            target, spec, config, name=name, procfs_root=procfs_root, sysfs_root=sysfs_root
-        )
+        rings, before = open_rings(target, spec, config, name=name)
         with _Stop() as signals:
             wall_start = time.monotonic()
             cpu_start = time.process_time()
@@ -612,13 +589,3 @@ def _run(
             return
         if deadline is not None and time.monotonic() >= deadline:
             return
-
-
-def _all_proc_maps(procfs_root: str | Path) -> list[MapEvent]:
-    """Every process's mappings now (CPU-wide sampling sees processes that started before it)."""
-    out: list[MapEvent] = []
-    with contextlib.suppress(OSError):
-        for entry in Path(procfs_root).iterdir():
-            if entry.name.isdigit():
-                out += read_proc_maps(int(entry.name), 0, procfs_root)
-    return out

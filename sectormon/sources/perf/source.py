@@ -12,14 +12,15 @@ from __future__ import annotations
 import dataclasses
 import time
 from collections.abc import Callable, Mapping, Sequence
-from pathlib import Path
 from typing import Any
 
 import psutil
 
 from sectormon.data.readings import Unit
+from sectormon.host import roots
 from sectormon.host.cpu_time import StatTimes, TargetCpu, TargetCpuClock
 from sectormon.host.processes import read_process_info
+from sectormon.host.threads import has_ended
 from sectormon.host.topology import Topology, format_cpu_list
 from sectormon.perf import abi
 from sectormon.perf.errors import GONE_ERRNOS, PerfError, TargetGone
@@ -35,16 +36,9 @@ from sectormon.sources.base import (
     SourceBase,
     UnitsUpdate,
 )
-from sectormon.sources.perf.targets import (
-    BadTarget,
-    CommandTarget,
-    CpuTarget,
-    Target,
-    ThreadTracker,
-    children_warning,
-    describe_exit,
-    task_state,
-)
+from sectormon.sources.perf.launch import describe_exit
+from sectormon.sources.perf.targets import BadTarget, CommandTarget, CpuTarget, Target, children_warning
+from sectormon.sources.perf.thread_units import ThreadTracker
 
 CMG_CHECK_EVENT = "cpu-clock"
 
@@ -120,7 +114,6 @@ class PerfSource(SourceBase):
         *,
         exclude_kernel: bool = True,
         exclude_hv: bool = True,
-        sysfs_root: str | Path = "/sys",
     ) -> None:
         self.target = target
         self.topology = topology
@@ -133,7 +126,6 @@ class PerfSource(SourceBase):
         )
         self.exclude_kernel = exclude_kernel
         self.exclude_hv = exclude_hv
-        self.sysfs_root = str(sysfs_root)
         if isinstance(target, CpuTarget):
             missing = [c for c in target.cpus if c not in topology.cpus]
             if missing:
@@ -244,9 +236,7 @@ class PerfSource(SourceBase):
         if not self._unreported or self._gated():
             return update
         pids, self._unreported = self._unreported, []
-        infos = tuple(
-            info for info in (read_process_info(pid, target.procfs_root) for pid in pids) if info is not None
-        )
+        infos = tuple(info for info in (read_process_info(pid) for pid in pids) if info is not None)
         return dataclasses.replace(update, processes=(*update.processes, *infos)) if infos else update
 
     def _needed_cmgs(self) -> list[int]:
@@ -301,7 +291,7 @@ class PerfSource(SourceBase):
     def _spec(self, event: EventDef) -> EventSpec:
         spec = self._specs.get(event.spec)
         if spec is None:
-            spec = self._specs[event.spec] = parse_event(event.spec, sysfs_root=self.sysfs_root)
+            spec = self._specs[event.spec] = parse_event(event.spec, sysfs_root=roots.SYSFS_PATH)
         return spec
 
     def open_group(self, unit: Unit, events: Sequence[EventDef]) -> CounterGroup:
@@ -363,9 +353,7 @@ class PerfSource(SourceBase):
             return False
         if all(spec.spec in self._opened_specs for spec in specs):
             return True
-        target = self.target
-        procfs_root = "/proc" if isinstance(target, CpuTarget) else target.procfs_root
-        return task_state(tid, procfs_root) in (None, "Z", "X", "x")
+        return has_ended(tid)
 
     def needs_counter(self, event: EventDef) -> bool:
         """Software events (task-clock, page-faults, ...) are kernel counts, not PMU counters."""
@@ -376,16 +364,16 @@ class PerfSource(SourceBase):
 
     def probe(self, events: Sequence[EventDef]) -> Mapping[str, ProbeResult]:
         return probe_events(
-            [(e.name, e.spec) for e in events], exclude_kernel=self.exclude_kernel, sysfs_root=self.sysfs_root
+            [(e.name, e.spec) for e in events],
+            exclude_kernel=self.exclude_kernel,
+            sysfs_root=roots.SYSFS_PATH,
         )
 
     def open_sampling(self, request: SampleRequest, profile: Profile) -> SampleFeed:
         """Sample the target beside the counting (a launched command: from its exec)."""
         from sectormon.sources.perf.live_samples import PerfSampleFeed
 
-        return PerfSampleFeed(
-            self.target, request, profile, exclude_kernel=self.exclude_kernel, sysfs_root=self.sysfs_root
-        )
+        return PerfSampleFeed(self.target, request, profile, exclude_kernel=self.exclude_kernel)
 
     # --- the kernel's CPU time of the target ---
     def _target_pids(self) -> tuple[int, ...]:

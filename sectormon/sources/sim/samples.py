@@ -17,9 +17,10 @@ from sectormon.data.samples import AttributedSample, CodeLocation, DataLocation,
 from sectormon.errors import UsageError
 from sectormon.profiles.model import Profile
 from sectormon.sim import events as sim_events
-from sectormon.sim.config import FREQ_HZ, LINE_SHIFT, Energy
-from sectormon.sim.engine import OBJECT_SHIFT, TICKS, Machine
+from sectormon.sim.config import FREQ_HZ, LINE_SHIFT, TICKS, Energy
+from sectormon.sim.engine import Machine
 from sectormon.sim.sampling import Refill, RefillSampler
+from sectormon.sim.stream import OBJECT_SHIFT
 from sectormon.sim.workload import Workload
 from sectormon.sources.base import SampleRequest
 

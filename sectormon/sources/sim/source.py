@@ -25,10 +25,12 @@ from sectormon.perf.group import GroupValues
 from sectormon.perf.probe import ProbeResult
 from sectormon.profiles.model import EventDef, Profile
 from sectormon.sim import events as sim_events
-from sectormon.sim.config import CMGS, CPUS_PER_CMG, FREQ_HZ, ModelConfig, Prefetch, SectorConfig
-from sectormon.sim.engine import TICKS, Cmg, Machine, SimThread
+from sectormon.sim.config import CMGS, CPUS_PER_CMG, FREQ_HZ, TICKS, ModelConfig, Prefetch, SectorConfig
+from sectormon.sim.counters import Cmg
+from sectormon.sim.engine import Machine
 from sectormon.sim.kernels import default_sectors, make_kernel
 from sectormon.sim.objects import DataObjects, object_sectors, parse_objects
+from sectormon.sim.thread import SimThread
 from sectormon.sim.trace import TraceFile
 from sectormon.sim.workload import Workload, kernel_workload, trace_workload
 from sectormon.sources.base import Capabilities, SampleFeed, SampleRequest, SourceBase, UnitsUpdate

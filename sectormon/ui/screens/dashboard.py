@@ -146,7 +146,9 @@ class DashboardScreen(Screen[None]):
         self._frame, self._ctx, self._status = frame, ctx, status
         if not self.is_mounted:
             return
-        self.query_one(HeaderBar).show(frame, status)
+        bar = self.query_one(HeaderBar)
+        bar.header = ctx.header  # the sector preset the app applied since
+        bar.show(frame, status)
         self.query_one(RotationBar).show(frame, self._group_names)
         if frame is None:
             return
@@ -230,7 +232,7 @@ class DashboardScreen(Screen[None]):
     @property
     def sampling(self) -> bool:
         """Whether the session samples (``--sample``): the hot-spot view is shown."""
-        return HOTSPOTS_KEY in self._ctx.header
+        return HOTSPOTS_KEY in self._ctx.header.keys
 
     def next_hotspot_mode(self) -> str:
         """Show the hot spots and switch them between functions and data objects; the new mode."""

@@ -13,6 +13,7 @@ from textual.screen import Screen
 from textual.widgets import Footer, Label
 
 from sectormon.data.frames import Frame, MetricDelta, ScopeStats
+from sectormon.data.header import Header
 from sectormon.files.text import printable
 from sectormon.ui.cells import LOW_MARK, PROXY_MARK, Cell, delta_cell, label_cell
 from sectormon.ui.context import RenderContext, deltas_for, window_title
@@ -169,13 +170,12 @@ def proxy_bound(stats: ScopeStats | None, name: str) -> str:
 
 def count_rows(
     stats: ScopeStats | None,
-    header: Mapping[str, Any],
+    header: Header,
     events: Mapping[str, Any],
     threshold: float = LOW_COVERAGE,
 ) -> list[tuple[str, list[Cell]]]:
     """Raw (scaled) counts, their per-second rates and coverage, then the unavailable events."""
-    unavailable = header.get("unavailable")
-    unavailable = unavailable if isinstance(unavailable, Mapping) else {}
+    unavailable = header.unavailable
     names = list(stats.counts) if stats is not None else []
     names += [n for n in events if n not in names and n not in unavailable]
     rows: list[tuple[str, list[Cell]]] = []

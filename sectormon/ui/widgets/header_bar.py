@@ -5,10 +5,9 @@ interval, sampler overhead), fitted to the terminal's width (:mod:`sectormon.ui.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import PurePath
-from typing import Any, ClassVar
+from typing import ClassVar
 
 from rich.style import Style
 from rich.text import Text
@@ -16,6 +15,7 @@ from textual import events
 from textual.widgets import Static
 
 from sectormon.data.frames import Frame
+from sectormon.data.header import Header
 from sectormon.files.text import printable
 from sectormon.ui.context import thread_coverage_note, window_title
 from sectormon.ui.format import format_number, format_si, format_value
@@ -44,10 +44,6 @@ class Status:
     newest_warning: str = ""
 
 
-def _mapping(value: Any) -> Mapping[str, Any]:
-    return value if isinstance(value, Mapping) else {}
-
-
 class HeaderBar(Static):
     """What is measured (line 1) and the session's state (line 2), each fitted to the width: the
     least important fields are shortened, then dropped, so target, window and state stay."""
@@ -61,9 +57,10 @@ class HeaderBar(Static):
         "header-bar--dim",
     }
 
-    def __init__(self, header: Mapping[str, Any], *, id: str | None = None) -> None:
+    def __init__(self, header: Header, *, id: str | None = None) -> None:
         super().__init__("", id=id, markup=False)
-        self._header = header
+        self.header = header
+        """The session's header; the app gives a new one when the sector preset changes."""
         self._shown = Text()
         self._last: tuple[Frame | None, Status] | None = None
 
@@ -89,12 +86,12 @@ class HeaderBar(Static):
         return line
 
     def what_is_measured(self, frame: Frame | None, status: Status) -> list[Field]:
-        header = self._header
-        source = _mapping(header.get("source"))
-        profile = _mapping(header.get("profile"))
+        header = self.header
+        source = header.source.fields
+        profile = header.profile
         name = str(profile.get("name", "?"))
         variant = profile.get("variant")
-        target = _mapping(header.get("target"))
+        target = header.target.fields
         live_threads = len(frame.threads) if frame is not None else None
         fields = [
             Field("sectormon", role="title", priority=5),
@@ -108,7 +105,7 @@ class HeaderBar(Static):
             Field(describe_source(source), key="source", priority=45, short=str(source.get("kind", "?"))),
             Field(f"{name} {variant}" if variant else name, key="profile", priority=40, short=name),
         ]
-        config = _mapping(header.get("sector_config"))
+        config = header.sector_config
         if config or status.sector_preset or name == "a64fx":
             sector = describe_sector_config(config)
             short = short_sector_config(config) if config else sector
@@ -122,7 +119,7 @@ class HeaderBar(Static):
         return fields
 
     def state(self, frame: Frame | None, status: Status) -> list[Field]:
-        header = self._header
+        header = self.header
         fields: list[Field] = []
         if frame is not None and frame.final:  # first: the one thing that matters once it is over
             ended = "■ session ended" + (f": {status.end_note}" if status.end_note else "")
@@ -187,9 +184,9 @@ class HeaderBar(Static):
             fields.append(Field(window, key="window", priority=95, short=status.window, keep=True))
         if frame is not None:
             fields.append(Field(format_si(frame.t, "s"), key="t", priority=70))
-        options = _mapping(header.get("options"))
-        interval = options.get("interval")
-        timeslice = options.get("timeslice")
+        options = header.options
+        interval = options.interval
+        timeslice = options.timeslice
         timing = format_si(interval, "s") if isinstance(interval, (int, float)) else "?"
         short_timing = timing
         if isinstance(timeslice, (int, float)):
@@ -198,7 +195,7 @@ class HeaderBar(Static):
         if frame is not None:
             overhead = format_value(frame.overhead, "ratio")
             fields.append(Field(f"{overhead} of a core", key="overhead", priority=35, short=overhead))
-        unavailable = _mapping(header.get("unavailable"))
+        unavailable = header.unavailable
         if unavailable:
             fields.append(
                 Field(

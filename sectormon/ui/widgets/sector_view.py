@@ -3,7 +3,6 @@ non-sector-0 share, with each CMG's configured sector ways when the session know
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import ClassVar
 
 from rich.style import Style
@@ -44,8 +43,7 @@ class SectorView(Static):
         return self.get_component_rich_style(f"sector-view--{role}", partial=True)
 
     def _config_lines(self, frame: Frame, ctx: RenderContext) -> Text:
-        config = ctx.header.get("sector_config")
-        config = config if isinstance(config, Mapping) else {}
+        config = ctx.header.sector_config
         cmgs = sorted(ctx.scopes(frame).cmgs, key=scope_order)
         ways = sector_ways(config, cmgs)
         text = Text(no_wrap=True, overflow="ellipsis")

@@ -1,26 +1,35 @@
-"""Format version 1 slices (one JSON object per reading), decoded directly: old recordings replay fast.
+"""Every migration of older recordings, in one place: format version 1 and the one v1 reader.
+
+A record of an older format version is brought up to :data:`~sectormon.io.jsonl.FORMAT_VERSION`
+one step at a time (``MIGRATIONS[v]`` takes version ``v`` to ``v + 1``). A header's fields that
+older writers left out are not filled in (a replay writes the header back as it was read): the
+typed header says what each absence means (:mod:`sectormon.data.header`), the only other place
+that knows old recordings.
 
 A version-1 slice stored its readings as objects::
 
     {"unit":"cpu:0","core":0,"cmg":0,"group":"SC1","te":20000000,"tr":19998000,
      "counts":{"CPU_CYCLES":43987000,"INST_RETIRED":39400000}}
 
-(``group``, ``core`` and ``cmg`` optional). The reader's generic path would migrate each record to
-version 2 (``MIGRATIONS[1]``) and decode that; these decoders skip the intermediate record, with
-the same checks and the same error messages as the version-1 reader had.
+(``group``, ``core`` and ``cmg`` optional). :func:`slice_from_v1` is the one reader of that
+layout: the reader decodes v1 slices with it directly (old recordings replay fast, without an
+intermediate record), and the v1 -> v2 migration builds its rows from what it decoded, so both
+accept and refuse the same records with the same messages.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from itertools import chain
 from typing import Any
 
 from sectormon.data.readings import U64, Row, Slice
 from sectormon.io.jsonl import (
+    FORMAT_VERSION,
     BadRecord,
     count_problem,
     intern_layout,
+    parse_schema,
     slice_fields,
     times_problem,
 )
@@ -121,3 +130,47 @@ def _fields_checked(i: int, r: object, slice_group: str) -> _Fields:
     if (core is not None and type(core) is not int) or (cmg is not None and type(cmg) is not int):
         raise BadRecord(f"reading {i}: 'core'/'cmg' must be integers or null")
     return unit, core, cmg, group, te, tr, counts
+
+
+def _v1_to_v2(rec: dict[str, Any]) -> dict[str, Any]:
+    """v1 -> v2: a slice's reading objects become rows against an ``events`` table.
+
+    The v1 record is checked on the way (a bad one raises :class:`BadRecord` with the v1 message);
+    fields this version does not know are kept.
+    """
+    kind, _ = parse_schema(rec.get("schema"))
+    out = dict(rec)
+    out["schema"] = f"sectormon/{kind}/2"
+    if kind != "slice":
+        return out
+    layouts: dict[tuple[str, ...], int] = {}
+    events: list[list[str]] = []
+    rows: list[list[Any]] = []
+    for unit, core, cmg, group, te, tr, names, values in slice_from_v1(rec).rows:
+        index = layouts.get(names)
+        if index is None:
+            index = layouts[names] = len(events)
+            events.append(list(names))
+        rows.append([unit, core, cmg, group, te, tr, index, list(values)])
+    del out["readings"]
+    out["events"] = events
+    out["readings"] = rows
+    return out
+
+
+MIGRATIONS: dict[int, Callable[[dict[str, Any]], dict[str, Any]]] = {1: _v1_to_v2}
+"""``MIGRATIONS[v]`` upgrades one record from format version ``v`` to ``v + 1``."""
+
+
+def migrate(rec: dict[str, Any], version: int) -> dict[str, Any]:
+    """Bring a record of ``version`` up to :data:`FORMAT_VERSION`; :class:`BadRecord` if impossible."""
+    while version < FORMAT_VERSION:
+        step = MIGRATIONS.get(version)
+        if step is None:
+            raise BadRecord(
+                f"format version {version} is too old: this sectormon reads versions "
+                f"{min(MIGRATIONS, default=FORMAT_VERSION)}..{FORMAT_VERSION}"
+            )
+        rec = step(rec)
+        version += 1
+    return rec

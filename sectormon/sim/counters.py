@@ -1,0 +1,128 @@
+"""The model's counters as the PMU shows them, derived on read from the tallies the run loop keeps.
+
+The run loop keeps only what it must count per access (per access flags: accesses, demand misses,
+memory reads; and a few totals); everything the events read is derived from those here, on read,
+so the hot path pays for nothing it does not need. Both cores keep the same tallies under the same
+names, so :class:`ThreadTotals` serves the Python model and the compiled core alike. A CMG's
+counters are sums over its threads' (every L2 miss, refill-buffer meeting and memory write is
+counted by the requesting core).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from sectormon.sim.cache import SectorCache
+from sectormon.sim.config import TICKS
+from sectormon.sim.stream import FL_SPECIAL, FLAG_SLOTS
+
+
+class ThreadTotals:
+    """A thread's derived counters over its tallies (declared here, kept by the thread's core)."""
+
+    cyc: int
+    acc: int
+    ipa: float
+    ifetch: int
+    fcount: list[int]
+    demand_misses: list[int]
+    memory_reads: list[int]
+    l1_refill_pf: int
+    l2_other: int
+    l2_refill_pf: int
+    l2_wb: int
+    swap_dm: int
+    mibmch_prf: int
+
+    def cycles(self) -> int:
+        return self.cyc // TICKS
+
+    @property
+    def l1_refill_dm(self) -> int:
+        """L1D demand refills."""
+        return sum(self.demand_misses)
+
+    @property
+    def l2_refill_dm(self) -> int:
+        """L2 demand refills: reads from memory, plus demands meeting a prefetch refill (errata 1.0)."""
+        return sum(self.memory_reads) + self.swap_dm
+
+    def object_counts(self) -> list[tuple[int, int, int]]:
+        """Per data object (index = object id): data accesses, L1D demand refills, memory reads.
+
+        The counters are read once (the compiled core's are a copy per read): linear in objects."""
+        fcount = self.fcount
+        demand_misses = self.demand_misses
+        memory_reads = self.memory_reads
+        data = [fl for fl in range(FLAG_SLOTS) if not fl & FL_SPECIAL]
+        out = []
+        for lo in range(0, len(fcount), FLAG_SLOTS):
+            out.append(
+                (
+                    sum(fcount[lo + fl] for fl in data),
+                    sum(demand_misses[lo : lo + FLAG_SLOTS]),
+                    sum(memory_reads[lo : lo + FLAG_SLOTS]),
+                )
+            )
+        return out
+
+    def l2_access(self) -> int:
+        """L2 requests of this core: L1D refills (demand and prefetch), L2 prefetches, write-backs."""
+        return self.l1_refill_dm + self.l1_refill_pf + self.l2_other
+
+    def inst(self) -> int:
+        return int(self.acc * self.ipa) + self.ifetch
+
+    def _low_total(self, wanted: Callable[[int], bool]) -> int:
+        """Data accesses whose flags' low bits (those below the object id) are ``wanted``:
+        summed per low value over every object at once (a strided slice each), so the cost
+        grows with the objects only inside C."""
+        fcount = self.fcount
+        return sum(
+            sum(fcount[fl::FLAG_SLOTS]) for fl in range(FLAG_SLOTS) if not fl & FL_SPECIAL and wanted(fl)
+        )
+
+    def flag_total(self, bit: int) -> int:
+        """Data accesses whose flags have ``bit`` set (``bit`` 0: all data accesses)."""
+        return self._low_total(lambda fl: bit == 0 or bool(fl & bit))
+
+    def not_sec0(self) -> int:
+        return self._low_total(lambda fl: bool((fl >> 1) & 3))
+
+
+class Cmg:
+    """A CMG: the shared L2. Its CMG-scoped counters are sums over its threads' counters, derived on
+    read (every L2 miss, refill-buffer meeting and memory write is counted by the requesting core)."""
+
+    __slots__ = ("ident", "l2", "memory", "threads", "tick")
+
+    def __init__(self, ident: int, l2: SectorCache, memory: int) -> None:
+        self.ident = ident
+        self.l2 = l2
+        self.memory = memory
+        self.threads: list[ThreadTotals] = []
+        self.tick = 0
+
+    def l2_miss_count(self) -> int:
+        """L2 misses as the hardware counts them, refill-buffer meetings included (errata 1.0)."""
+        return sum(t.l2_refill_dm + t.l2_refill_pf for t in self.threads)
+
+    def swap_local(self) -> int:
+        return sum(t.swap_dm for t in self.threads)
+
+    def pf_mib_mch(self) -> int:
+        return sum(t.mibmch_prf for t in self.threads)
+
+    def l2_refills(self) -> int:
+        """Lines really read from memory (the miss count without the refill-buffer meetings)."""
+        return self.l2_miss_count() - self.swap_local() - self.pf_mib_mch()
+
+    def l2_miss_wait(self) -> int:
+        """Cycles x outstanding L2 misses: every memory read is outstanding for the memory latency."""
+        return self.l2_refills() * self.memory
+
+    def l2_accesses(self) -> int:
+        return sum(t.l2_access() for t in self.threads)
+
+    def mem_writes(self) -> int:
+        return sum(t.l2_wb for t in self.threads)
