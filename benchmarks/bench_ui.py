@@ -31,13 +31,12 @@ import psutil
 from textual.app import App, ComposeResult
 from textual.widgets import Static
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "ui"))
-
-from fake_controller import FakeSession
-from frames_fixture import a64fx_frames, a64fx_header
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from sectormon.ui.app import make_app
 from sectormon.ui.messages import FrameArrived
+from tests.ui.fake_controller import FakeSession
+from tests.ui.frames_fixture import a64fx_frames, a64fx_header
 
 SIZE = (160, 50)
 RATE = 10.0

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import pytest
-from attribution_helpers import Program, build_program
+
+from tests.attribution.attribution_helpers import Program, build_program
 
 
 @pytest.fixture(scope="session")

@@ -17,11 +17,11 @@ import time
 from pathlib import Path
 
 import pytest
-from elf_damage import VARIANTS, build, load_events, sections, symbol
 
 from sectormon.attribution.elf import ElfCache
 from sectormon.attribution.symbolize import Symbolizer
 from sectormon.data.samples import Sample
+from tests.attribution.elf_damage import VARIANTS, build, load_events, sections, symbol
 
 BASE = 0x5555_0000_0000
 PID = 99

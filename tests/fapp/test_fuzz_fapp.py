@@ -25,7 +25,7 @@ from pathlib import Path
 import pytest
 
 from sectormon.session.replay import final_frame
-from tests.fapp.test_fapp_fuzz import run_cli
+from tests.fapp.test_fuzz import run_cli
 
 BLOCKS = 25
 CASES_PER_BLOCK = 420

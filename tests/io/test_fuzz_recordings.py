@@ -26,11 +26,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from recording_synth import header, stream
-from test_io_replay import real_header, write
 
 from sectormon import cli
 from sectormon.data.readings import Mark
+from tests.io.recording_synth import header, stream
+from tests.session.test_replay import real_header, write
 
 pytestmark = pytest.mark.slow
 

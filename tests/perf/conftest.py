@@ -5,7 +5,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import pytest
-from perf_helpers import Child, FakeTopology, host_topology
+
+from tests.perf.perf_helpers import Child, FakeTopology, host_topology
 
 
 @pytest.fixture

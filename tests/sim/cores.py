@@ -10,7 +10,7 @@ import pytest
 from sectormon.sim import native
 from sectormon.sim.cache import SectorCache
 
-NOT_BUILT = "the compiled core is not built (test_sim_native.py::test_the_compiled_core_is_built says why)"
+NOT_BUILT = "the compiled core is not built (test_native.py::test_the_compiled_core_is_built says why)"
 CORES = [
     pytest.param("python", id="python"),
     pytest.param("c", id="c", marks=pytest.mark.skipif(native.compiled is None, reason=NOT_BUILT)),

@@ -2,16 +2,13 @@
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-from fake_controller import FakeReplay, FakeSession
-from frames_fixture import a64fx_frames, a64fx_header, generic_frames, generic_header
+from tests.ui.fake_controller import FakeReplay, FakeSession
+from tests.ui.frames_fixture import a64fx_frames, a64fx_header, generic_frames, generic_header
 
 PRESETS = ("sector-off", "scenario-a")
 

@@ -12,12 +12,11 @@ import threading
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from frames_fixture import make_baseline
-
 from sectormon.data.frames import Frame
 from sectormon.data.readings import Mark
 from sectormon.io.header_codec import header_from_json
 from sectormon.session.control import ReplayControl, SessionBase
+from tests.ui.frames_fixture import make_baseline
 
 FrameCallback = Callable[[Frame], None]
 

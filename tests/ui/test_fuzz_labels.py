@@ -18,12 +18,9 @@ import time
 from random import Random
 
 import pytest
-from fake_controller import FakeSession
-from frames_fixture import a64fx_frames, a64fx_header
 from rich.cells import cell_len
 from rich.console import Console
 from rich.text import Text
-from screen_text import screen_text
 from textual.content import Content
 
 from sectormon.data.header import SourceInfo, TargetInfo
@@ -35,6 +32,9 @@ from sectormon.ui.messages import FrameArrived, SessionWarning
 from sectormon.ui.screens.help import HelpContent, View, help_text
 from sectormon.ui.screens.warnings import WarningEntry, WarningsScreen, warning_lines
 from sectormon.ui.widgets.metric_table import _fit
+from tests.ui.fake_controller import FakeSession
+from tests.ui.frames_fixture import a64fx_frames, a64fx_header
+from tests.ui.screen_text import screen_text
 
 FRAGMENTS = (
     "[/]", "[", "]", "[]", "[b]", "[/b]", "[link=file:///etc/passwd]", "[/link]", "[@click=app.quit]",
