@@ -6,7 +6,6 @@ import json
 import os
 import shutil
 import subprocess
-import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
@@ -14,6 +13,7 @@ import pytest
 
 from sectormon import cli
 from sectormon.perf.probe import ProbeResult
+from tests.e2e.helpers import sectormon_command
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "sysfs"
 
@@ -184,16 +184,6 @@ def test_profile_option_and_bad_profile(
 
 
 # ---------------------------------------------------------------- the installed command (real probe)
-
-
-def sectormon_command() -> str:
-    found = Path(sys.executable).parent / "sectormon"
-    if found.is_file():
-        return str(found)
-    which = shutil.which("sectormon")
-    if which is None:
-        pytest.skip("the sectormon command is not installed")
-    return which
 
 
 @pytest.mark.e2e

@@ -3,9 +3,7 @@
 from __future__ import annotations
 
 import json
-import shutil
 import subprocess
-import sys
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -13,6 +11,7 @@ import pytest
 
 from sectormon import cli
 from sectormon.perf.probe import ProbeResult
+from tests.e2e.helpers import sectormon_command
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "sysfs"
 
@@ -89,16 +88,6 @@ def test_json_probe_and_profile_path(
     assert record["profile"]["source"] == str(path)
     assert record["probe_error"] == ""
     assert record["events"][0]["probe"] == {"state": "zero", "value": 0, "reason": "opened, counted nothing"}
-
-
-def sectormon_command() -> str:
-    found = Path(sys.executable).parent / "sectormon"
-    if found.is_file():
-        return str(found)
-    which = shutil.which("sectormon")
-    if which is None:
-        pytest.skip("the sectormon command is not installed")
-    return which
 
 
 @pytest.mark.e2e
