@@ -33,17 +33,14 @@ NEAR_BUILTINS = [
 
 def _served(metrics: list[dict[str, Any]]) -> OpenMetricsExporter:
     exporter = OpenMetricsExporter(port=0)
-    served = header()
-    served["profile"]["metrics"] = metrics
-    exporter.start(served)
+    exporter.start(header(metrics=metrics))
     exporter.publish(frame(1.0))
     return exporter
 
 
 def test_a_builtin_name_is_refused_before_serving() -> None:
     exporter = OpenMetricsExporter(port=0)
-    served = header()
-    served["profile"]["metrics"] = [*METRICS, {"name": "overhead", "unit": "ratio"}]
+    served = header(metrics=[*METRICS, {"name": "overhead", "unit": "ratio"}])
     try:
         with pytest.raises(UsageError, match="exports as sectormon_overhead_ratio"):
             exporter.start(served)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from sectormon.data.frames import Frame, ScopeStats, WindowStats
 from sectormon.data.header import Header
 from sectormon.io.header_codec import header_from_json
@@ -14,7 +16,7 @@ METRICS = [
 ]
 
 
-def header(host: str = "node1", sector: str = "TRUE") -> Header:
+def header(host: str = "node1", sector: str = "TRUE", metrics: list[dict[str, Any]] | None = None) -> Header:
     return header_from_json(
         {
             "schema": "sectormon/header/1",
@@ -25,7 +27,7 @@ def header(host: str = "node1", sector: str = "TRUE") -> Header:
             "topology": {"cmgs": {"0": [12, 13], "1": [24, 25]}},
             "source": {"kind": "perf"},
             "sector_config": {"FLIB_SCCR_CNTL": sector},
-            "profile": {"name": "a64fx", "metrics": METRICS},
+            "profile": {"name": "a64fx", "metrics": METRICS if metrics is None else metrics},
             "groups": {"SC1": {}, "SC2": {}},
             "options": {"interval": 1.0},
         }
