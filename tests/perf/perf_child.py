@@ -2,7 +2,9 @@
 
 Commands: ``tids`` (native ids of live threads), ``spawn`` (start a waiting thread; replies its tid),
 ``pin CPU`` (start a thread that binds itself to CPU; replies its tid), ``end`` (stop the newest
-thread), ``touch N`` (fault in N fresh pages), ``spin MS`` (busy loop), ``exit CODE``.
+thread), ``touch N`` (fault in N fresh pages), ``spin MS`` (busy loop for MS ms of wall-clock time),
+``burn MS`` (busy loop until the main thread has run MS ms on a CPU, however loaded the machine),
+``exit CODE``.
 """
 
 from __future__ import annotations
@@ -66,6 +68,11 @@ def main() -> None:
         elif cmd == "spin":
             end = time.perf_counter() + int(args[0]) / 1000
             while time.perf_counter() < end:
+                pass
+            print("ok", flush=True)
+        elif cmd == "burn":
+            end = time.thread_time() + int(args[0]) / 1000
+            while time.thread_time() < end:
                 pass
             print("ok", flush=True)
         elif cmd == "exit":

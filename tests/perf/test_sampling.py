@@ -190,26 +190,42 @@ def test_sampling_a_command_counts_the_same_event_in_the_same_run() -> None:
     assert run.target_cpu_seconds is not None and run.target_cpu_seconds > 0
 
 
-def test_sampling_cpus_sees_every_process_there() -> None:
-    """CPU-wide: this process's faults are among the samples, with its mappings read from /proc."""
+def test_sampling_cpus_sees_every_process_there(monkeypatch: pytest.MonkeyPatch) -> None:
+    """CPU-wide: this process's faults are among the samples, with its mappings read from /proc.
+
+    The worker touches its pages once every event is enabled, not after a fixed sleep: under load
+    opening one event per CPU took longer than the sleep and the first faults went unsampled.
+    """
     from sectormon.perf.errors import PermissionDenied
 
     cpus = tuple(sorted(os.sched_getaffinity(0)))
+    enabled = threading.Event()
     done = threading.Event()
     regions: list[tuple[mmap.mmap, int]] = []
+    enable = SamplingRings.enable
+
+    def enable_then_tell(rings: SamplingRings) -> None:
+        enable(rings)
+        enabled.set()
+
+    monkeypatch.setattr(SamplingRings, "enable", enable_then_tell)
 
     def work() -> None:
-        time.sleep(0.1)
-        regions.append(touch(400))
+        if enabled.wait(timeout=60):
+            regions.append(touch(400))
         done.set()
 
     worker = threading.Thread(target=work)
     worker.start()
     try:
-        run = sample_target(make_target(cpus=cpus), FAULTS, SamplingConfig(period=1), duration=3.0, stop=done)
+        # The stop event ends the run once the pages are touched; the duration only bounds a hang.
+        config = SamplingConfig(period=1)
+        run = sample_target(make_target(cpus=cpus), FAULTS, config, duration=60.0, stop=done)
     except PermissionDenied as exc:
+        enabled.set()
         worker.join()
         pytest.skip(f"CPU-wide sampling is not allowed here: {exc}")
+    enabled.set()
     worker.join()
     region, address = regions[0]
     samples_here = [e for e in run.stream() if isinstance(e, Sample) and e.pid == os.getpid()]

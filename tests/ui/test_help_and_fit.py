@@ -7,6 +7,7 @@ from __future__ import annotations
 import dataclasses
 import os
 import re
+import time
 from typing import Any
 
 import pytest
@@ -14,7 +15,12 @@ import pytest
 from sectormon.data.frames import FrameRotation
 from sectormon.ui.app import SectormonApp, make_app
 from sectormon.ui.messages import FrameArrived
-from sectormon.ui.screens.dashboard import HISTORY_HYSTERESIS, HISTORY_MIN_ROWS, TAB_BAR_ROWS
+from sectormon.ui.screens.dashboard import (
+    HISTORY_HYSTERESIS,
+    HISTORY_MIN_ROWS,
+    TAB_BAR_ROWS,
+    DashboardScreen,
+)
 from sectormon.ui.screens.help import HelpScreen
 from sectormon.ui.widgets.cmg_panel import CmgPanel
 from sectormon.ui.widgets.core_table import CoreTable
@@ -243,21 +249,38 @@ async def test_the_history_tab_does_not_come_and_go_when_the_tables_need_a_row_m
     app = make_app(fake)
     needed = {"rows": 0}
     monkeypatch.setattr(CoreTable, "rows_needed", lambda self: needed["rows"])
+    # Each frame's fit runs after the next refresh, not within a number of pauses (under load the
+    # display was read before the fit of its frame): wait for the fit, and keep the rows it saw.
+    fits: list[int] = []
+    fit = DashboardScreen._fit_history
+
+    def fit_and_count(screen: DashboardScreen) -> None:
+        side, views = screen.query_one("#history-side"), screen.query_one("#views")
+        fits.append(views.outer_size.height + (side.outer_size.height if side.display else 0) - TAB_BAR_ROWS)
+        fit(screen)
+
+    monkeypatch.setattr(DashboardScreen, "_fit_history", fit_and_count)
     async with app.run_test(size=WIDE) as pilot:
-        for _ in range(3):  # the panels above the views settle over the first frames
+
+        async def fitted() -> int:
+            """Deliver a frame and wait for its fit; the rows free for the history and the tables."""
+            before = len(fits)
             fake.emit(1)
-            await pilot.pause()
-            await pilot.pause()
-        dashboard = app.dashboard
-        side = dashboard.query_one("#history-side")
-        views = dashboard.query_one("#views")
-        free = views.outer_size.height + (side.outer_size.height if side.display else 0) - TAB_BAR_ROWS
+            deadline = time.monotonic() + 30
+            while len(fits) == before and time.monotonic() < deadline:
+                await pilot.pause(0.01)
+            assert len(fits) > before, "no fit after the frame"
+            return fits[-1]
+
+        # The panels above the views settle over the first frames: until two fits see the same rows.
+        free, previous = await fitted(), -1
+        while free != previous:
+            free, previous = await fitted(), free
+        side = app.dashboard.query_one("#history-side")
 
         async def spare(rows: int) -> bool:
             needed["rows"] = free - rows
-            fake.emit(1)
-            await pilot.pause()
-            await pilot.pause()
+            assert await fitted() == free
             return bool(side.display)
 
         assert await spare(HISTORY_MIN_ROWS + HISTORY_HYSTERESIS + 4)

@@ -395,11 +395,12 @@ def test_units_cpu_seconds_tell_a_running_thread_from_a_waiting_one(child: Child
     source = PerfSource(PidTarget(child.pid), TWO_CMGS)
     source.start()
     spawned = int(child.ask("spawn"))  # waits
-    child.ask("spin 300")  # the main thread runs
+    # The main thread runs 0.2 s of CPU time, not of wall-clock time: on a loaded machine a
+    # wall-clock spin got only a share of a CPU.
+    child.ask("burn 200")
     units = source.poll_units().alive
     seconds = source.units_cpu_seconds(units)
     assert set(seconds) == {f"thread:{child.pid}", f"thread:{spawned}"}
-    # 0.3 s of wall-clock spinning: on a loaded machine a share of it on a CPU (10 ms ticks)
     assert seconds[f"thread:{child.pid}"] >= 0.05
     assert seconds[f"thread:{spawned}"] <= 0.02
     child.finish(0)
