@@ -81,6 +81,16 @@ def add_session_options(
         ),
     )
     how.add_argument(
+        "--region-level",
+        type=numbers.REGION_LEVEL.parser("--region-level"),
+        default=0,
+        metavar="N",
+        help=numbers.REGION_LEVEL.help(
+            "a launched program's fapp_start/fapp_stop calls with a level above N are ignored, as "
+            "fapp -L N does (default 0); its marked regions are counted exactly (docs/regions.md)"
+        ),
+    )
+    how.add_argument(
         "--sample",
         metavar="EVENT[:PERIOD]",
         help="also sample EVENT (a profile event, or a perf event spec) every PERIOD events and show "
@@ -163,6 +173,7 @@ def session_request(args: argparse.Namespace, clock: str) -> SessionRequest:
         rotation=args.rotation,
         max_overhead=args.max_overhead,
         proxy=args.proxy,
+        region_level=args.region_level,
     )
 
 

@@ -13,8 +13,8 @@ import os
 import shutil
 import tempfile
 
+from sectormon.data.regions import RegionSnapshot
 from sectormon.regions import layout
-from sectormon.regions.records import RegionSnapshot
 from sectormon.regions.server import MarkerServer, OpenGroups
 from sectormon.regions.table import RegionTable
 

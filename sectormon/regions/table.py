@@ -20,11 +20,11 @@ import tempfile
 import threading
 from collections.abc import Callable, Sequence
 
+from sectormon.data.regions import GroupDelta, RegionSnapshot, ThreadRegion
 from sectormon.perf.errors import PerfError
 from sectormon.perf.group import GroupValues
 from sectormon.regions import layout
 from sectormon.regions.library import require_library
-from sectormon.regions.records import GroupDelta, RegionSnapshot, ThreadRegion
 from sectormon.regions.server import MarkerGroup
 
 

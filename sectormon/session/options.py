@@ -36,7 +36,8 @@ class SessionRequest:
     one by one (positive, finite); :meth:`resolve` checks how they fit together. ``sample`` asks
     for hot spots (``--sample``). ``rotation`` is ``auto``, ``sync`` or ``kernel``;
     ``max_overhead`` the budget in % of one core (``None``: the default); ``proxy`` the stand-ins
-    per CMG (``--proxy``, :mod:`sectormon.metrics.proxy`)."""
+    per CMG (``--proxy``, :mod:`sectormon.metrics.proxy`); ``region_level`` fapp's region level
+    for a launched program's markers (``--region-level``)."""
 
     groups: tuple[str, ...] | None = None
     timeslice: float | None = None
@@ -50,6 +51,7 @@ class SessionRequest:
     rotation: str = AUTO
     max_overhead: float | None = None
     proxy: int | None = None
+    region_level: int = 0
 
     def resolve(self, source: Source) -> SessionOptions:
         timeslice = source.default_timeslice if self.timeslice is None else self.timeslice

@@ -25,6 +25,7 @@ from tests.regions.regions_helpers import (
     counting,
     faults,
     need_compiler,
+    region_totals,
     run_marked,
 )
 
@@ -75,10 +76,13 @@ def test_each_region_counts_its_own_pages_exactly_per_thread(marked: Path) -> No
     assert len({w.tid for w in workers}) == 3 and pid not in {w.tid for w in workers}
     assert all(w.calls == 1 and not w.open and w.thread_exited for w in workers)
     assert faults(snapshot, "worker") == [pytest.approx(800, rel=0.01)] * 3
-    totals = snapshot.totals()
-    assert totals[("worker", 0)].calls == 3 and totals[("worker", 0)].threads == 3
-    assert totals[("worker", 0)].counts["page-faults"] == pytest.approx(2_400, rel=0.01)
-    assert totals[("worker", 0)].coverage == {"page-faults": 1.0, "task-clock": 1.0}
+    worker = region_totals(snapshot)["worker"]
+    assert worker.calls == 3 and worker.thread_count == 3
+    assert worker.total.counts["page-faults"] == pytest.approx(2_400, rel=0.01)
+    assert {e: worker.total.coverage[e] for e in ("page-faults", "task-clock")} == {
+        "page-faults": 1.0,
+        "task-clock": 1.0,
+    }
     assert snapshot.of("too_deep", 1) == ()  # level 1 above the default level 0
     assert (snapshot.overflow, snapshot.unpaired, snapshot.dropped) == (frozenset(), 0, 0)
 
