@@ -31,6 +31,23 @@ PROGRAMS = Path(__file__).resolve().parent / "programs"
 SECTORMON = Path(sys.executable).parent / "sectormon"
 EVENTS = ("page-faults", "task-clock")
 
+# A gfortran program whose fapp region ("kernel", 1) touches {pages} fresh pages.
+FORTRAN = """\
+program kernel_pages
+  implicit none
+  integer, parameter :: pages = {pages}, stride = {stride}
+  real(8), allocatable :: a(:)
+  integer :: i
+  allocate(a(pages * stride))
+  call fapp_start("kernel", 1, 0)
+  do i = 1, pages
+    a((i - 1) * stride + 1) = i
+  end do
+  call fapp_stop("kernel", 1, 0)
+  print *, sum(a(1:pages * stride:stride))
+end program kernel_pages
+"""
+
 
 def marker_flags(which: str) -> list[str]:
     out = subprocess.run([str(SECTORMON), "markers", which], capture_output=True, text=True, check=True)

@@ -19,6 +19,7 @@ import pytest
 from sectormon.regions import layout
 from sectormon.regions.library import LIBRARY_FILE
 from tests.regions.regions_helpers import (
+    FORTRAN,
     PROGRAMS,
     SECTORMON,
     build,
@@ -106,23 +107,6 @@ def test_openmp_threads_each_count_their_own_share(tmp_path: Path) -> None:
     shares = sorted(faults(snapshot, "omp"))
     assert shares == [pytest.approx(200 * (i + 1), rel=0.01) for i in range(4)]
     assert len({r.tid for r in snapshot.of("omp")}) == 4
-
-
-FORTRAN = """\
-program kernel_pages
-  implicit none
-  integer, parameter :: pages = {pages}, stride = {stride}
-  real(8), allocatable :: a(:)
-  integer :: i
-  allocate(a(pages * stride))
-  call fapp_start("kernel", 1, 0)
-  do i = 1, pages
-    a((i - 1) * stride + 1) = i
-  end do
-  call fapp_stop("kernel", 1, 0)
-  print *, sum(a(1:pages * stride:stride))
-end program kernel_pages
-"""
 
 
 def test_a_gfortran_program_gets_its_regions_exact_faults(tmp_path: Path) -> None:
