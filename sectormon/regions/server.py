@@ -21,13 +21,14 @@ import socket
 import struct
 import threading
 from collections.abc import Callable, Sequence
-from typing import Protocol
+from typing import Protocol, runtime_checkable
 
 from sectormon.errors import SectormonError
 from sectormon.perf.group import GroupValues
 from sectormon.regions import layout
 
 
+@runtime_checkable
 class MarkerGroup(Protocol):
     """A counter group as the handshake needs it (:class:`sectormon.perf.group.PerfGroup` is one)."""
 

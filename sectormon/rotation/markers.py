@@ -51,9 +51,9 @@ class HandedGroup:
 
     def _group(self) -> MarkerGroup:
         group = self._counter.group
-        if not (hasattr(group, "ids") and hasattr(group, "leader_fd")):
+        if not isinstance(group, MarkerGroup):
             raise SectormonError("this source's counter groups cannot be handed to a marked program")
-        return group  # type: ignore[return-value]  # checked just above
+        return group
 
 
 class _Request:
