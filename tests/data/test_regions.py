@@ -71,6 +71,18 @@ def test_the_reader_leaves_out_a_record_its_writer_holds_and_takes_it_once_writt
     assert not os.path.exists(table.path)
 
 
+def test_the_table_is_anonymous_memory_that_leaves_no_file_behind() -> None:
+    table = RegionTable(max_threads=1, max_slots=1)
+    try:
+        assert table.path.startswith(f"/proc/{os.getpid()}/fd/")
+        assert os.readlink(table.path).startswith("/memfd:sectormon-regions")
+        with open(table.path, "rb") as other_side:  # what the program's library opens
+            assert other_side.read(8) == struct.pack("=Q", layout.MAGIC)
+    finally:
+        table.close()
+    assert not os.path.exists(table.path)
+
+
 def test_a_table_needs_room_for_a_thread_and_a_region() -> None:
     with pytest.raises(ValueError, match="at least one thread and one region"):
         RegionTable(max_threads=0)
