@@ -107,6 +107,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     # it cleanly too (sectormon.session.stopping).
     latch = stopping.installed() if name is None else contextlib.nullcontext()
     try:
+        if name is None and rest == ["--version"]:
+            # Answered before the parser is built (that imports the monitor's options): scripts
+            # ask this often, and it should take no longer than the interpreter's start.
+            from sectormon.commands.options.output import write_stdout
+
+            write_stdout(f"sectormon {__version__}\n", "version")
+            return 0
         with latch:
             if name is None:
                 _refuse_misspelt_subcommand(rest)

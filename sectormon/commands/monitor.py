@@ -26,9 +26,7 @@ from sectormon.errors import UsageError
 from sectormon.files.text import print_warning
 from sectormon.host.topology import load_topology, parse_cpu_list
 from sectormon.profiles.model import Profile
-from sectormon.profiles.resolve import resolve_profile
 from sectormon.session import stopping
-from sectormon.session.setup import open_session
 from sectormon.sources.base import Source
 from sectormon.sources.perf.source import PerfSource
 from sectormon.sources.perf.targets import CommandTarget, CpuTarget, PidTarget, Target
@@ -85,6 +83,10 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError(
             "no program name after --: write the program to launch, e.g. sectormon -- ./app args"
         )
+    # Imported here, not at the top: `sectormon --help` and `--version` need only the options
+    # (benchmarks/bench_start.py).
+    from sectormon.session.setup import open_session
+
     choice = _choose_source(args, _target_modes(args, command))
     request = session_request(args, choice.clock)
     output = open_output(args)
@@ -165,6 +167,8 @@ def _no_children_refused() -> UsageError:
 
 def _sim_setup(args: argparse.Namespace, command: Sequence[str], headless: bool) -> OpenedSource:
     """The profile and source of the simulated A64FX (``command`` is empty: it runs its own threads)."""
+    from sectormon.profiles.resolve import resolve_profile
+
     profile, _ = resolve_profile(args.profile, None)
     return profile, sim_source(args, headless=headless), None
 
@@ -172,6 +176,8 @@ def _sim_setup(args: argparse.Namespace, command: Sequence[str], headless: bool)
 def _perf_setup(args: argparse.Namespace, command: Sequence[str], headless: bool) -> OpenedSource:
     """The profile and source of a real target; a command under the TUI also gets its log, and
     a second Ctrl-C kills the command."""
+    from sectormon.profiles.resolve import resolve_profile
+
     topology = load_topology()
     profile, _ = resolve_profile(args.profile, topology)
     if profile.name == "a64fx" and not topology.is_a64fx:
