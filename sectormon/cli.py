@@ -38,6 +38,7 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "replay": ("replay", "Replay a recording in the TUI or as a JSON stream."),
     "fapp": ("fapp", "Compute the CPU PA report and sector metrics from fapp cpupa exports (CSV or XML)."),
     "import": ("import_", "Convert foreign data (fapp cpupa CSV or XML) into a sectormon recording."),
+    "top": ("top", "List the processes (htop's keys) and count the one you pick, as sectormon --pid does."),
     "compare": ("compare", "Compare a baseline run with a tuned run (recordings or fapp directories)."),
     "merge": (
         "merge",

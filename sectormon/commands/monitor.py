@@ -21,6 +21,7 @@ from sectormon.commands.front_end import (
 )
 from sectormon.commands.options import numbers
 from sectormon.commands.options.openmetrics import open_exporter
+from sectormon.commands.options.output import require_terminal
 from sectormon.commands.options.sim import add_sim_options, sim_source
 from sectormon.errors import UsageError
 from sectormon.files.text import print_warning
@@ -31,15 +32,29 @@ from sectormon.sources.base import Source
 from sectormon.sources.perf.source import PerfSource
 from sectormon.sources.perf.targets import CommandTarget, CpuTarget, PidTarget, Target
 
+PICK = "pick"
+"""``--pid`` given without a value: pick the process from the list."""
+
+
+def pick_process() -> int | None:
+    """The pid chosen in the process list (``None``: left without choosing); needs a terminal."""
+    require_terminal()
+    from sectormon.ui.process_picker import ProcessPicker  # textual: only when the list opens
+
+    return ProcessPicker().run()
+
 
 def configure(parser: argparse.ArgumentParser) -> None:
     target = parser.add_argument_group("what to count (default: the simulated A64FX demo)")
     target.add_argument(
         "--pid",
         type=numbers.ListParser(numbers.PID, "--pid"),
+        nargs="?",
+        const=PICK,
         metavar="PID[,PID...]",
         help=numbers.PID.help(
-            "count these processes: every thread and every process they start, followed as they come and go"
+            "count these processes: every thread and every process they start, followed as they come "
+            "and go; --pid alone lists the processes to pick one from (as sectormon top)"
         ),
     )
     target.add_argument(
@@ -74,6 +89,11 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.pid == PICK:
+        chosen = pick_process()
+        if chosen is None:
+            return 0  # left the list without choosing: nothing to count
+        args.pid = (chosen,)
     command = list(args.command or [])
     dashes = command[:1] == ["--"]
     if dashes:
