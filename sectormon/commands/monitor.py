@@ -32,13 +32,26 @@ from sectormon.sources.base import Source
 from sectormon.sources.perf.source import PerfSource
 from sectormon.sources.perf.targets import CommandTarget, CpuTarget, PidTarget, Target
 
-PICK = "pick"
+
+class _Pick:
+    """The value of ``--pid`` given alone (not a string: argparse would parse that as pids)."""
+
+    def __repr__(self) -> str:
+        return "the process list"
+
+
+PICK = _Pick()
 """``--pid`` given without a value: pick the process from the list."""
 
 
 def pick_process() -> int | None:
     """The pid chosen in the process list (``None``: left without choosing); needs a terminal."""
-    require_terminal()
+    try:
+        require_terminal()
+    except UsageError:
+        raise UsageError(
+            "the process list needs a terminal: give the process as --pid PID to count without one"
+        ) from None
     from sectormon.ui.process_picker import ProcessPicker  # textual: only when the list opens
 
     return ProcessPicker().run()
@@ -89,7 +102,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    if args.pid == PICK:
+    if args.pid is PICK:
         chosen = pick_process()
         if chosen is None:
             return 0  # left the list without choosing: nothing to count

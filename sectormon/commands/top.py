@@ -16,6 +16,6 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    if args.pid is None and not args.cpus and not args.command:
+    if args.pid is None and args.cpus is None and not args.command:
         args.pid = monitor.PICK
     return monitor.run(args)
