@@ -1,16 +1,19 @@
-"""Regions from live sessions to compare, merge and replay: the marked program of tests/regions,
-recorded twice as two nodes, gives the live final frames' region numbers through each of them."""
+"""Regions from live sessions to compare, merge, replay and the OpenMetrics endpoint: the marked
+program of tests/regions, recorded twice as two nodes, gives the live final frames' region numbers
+through each of them."""
 
 from __future__ import annotations
 
 import json
 import os
+import signal
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.e2e.helpers import read_jsonl, run_sectormon
+from tests.e2e.helpers import read_jsonl, run_sectormon, wait_until
+from tests.e2e.openmetrics_helpers import Samples, frame_time, scrape, start_serving
 from tests.regions.regions_helpers import PROGRAMS, build, need_perf
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
@@ -29,7 +32,9 @@ class Runs:
         for host in HOSTS:
             recording = folder / f"{host}.jsonl.gz"
             env = {**os.environ, "SECTORMON_HOST": host}
-            done = run_sectormon("--json", "--record", str(recording), "--", str(program), env=env)
+            # 0.1 s frames: the regions move in several of them (the program runs about 0.5 s)
+            args = ("--json", "--interval", "0.1", "--record", str(recording), "--", str(program))
+            done = run_sectormon(*args, env=env)
             assert done.returncode == 0, done.stderr
             self.recordings.append(recording)
             self.finals.append(read_jsonl(done.stdout)[-1])
@@ -97,3 +102,35 @@ def test_a_merged_job_replays_and_compares_the_regions_per_node(runs: Runs, tmp_
     scopes = json.loads(done.stdout)["scopes"]
     assert {f"node:{host}" for host in HOSTS} <= set(scopes)
     assert scopes["total"]["metrics"]["page_fault_rate"]["delta"] == 0.0
+
+
+def test_replay_serves_the_regions_its_json_frames_carry(runs: Runs) -> None:
+    recording = str(runs.recordings[0])  # played at 1/50: its 0.5 s last the test's scrapes out
+    frames = [
+        f for f in read_jsonl(run_sectormon("replay", "--json", recording).stdout)[1:] if not f["final"]
+    ]
+    proc, url = start_serving(["replay", recording, "--headless", "--openmetrics", "0", "--speed", "0.02"])
+
+    def region_series(samples: Samples, name: str, **labels: str) -> list[float]:
+        wanted = {"region": REGION, **labels}.items()
+        return [v for (n, ls), v in samples.items() if n == name and wanted <= dict(ls).items()]
+
+    def with_region() -> Samples | None:
+        samples = scrape(url)
+        return samples if region_series(samples, "sectormon_region_calls_total") else None
+
+    try:
+        samples = wait_until(with_region, "a scrape with the region's calls")
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        proc.communicate(timeout=30)
+    t = frame_time(samples)
+    moved = [f["regions"][REGION] for f in frames if f["t"] <= (t or 0.0) and REGION in f.get("regions", {})]
+    assert region_series(samples, "sectormon_region_calls_total") == [sum(r["calls"] for r in moved)]
+    faults = region_series(samples, "sectormon_events_total", scope="total", event="PAGE_FAULTS")
+    assert faults == [pytest.approx(sum(r["total"]["counts"]["PAGE_FAULTS"] for r in moved))]
+    shown = next(f for f in frames if f["t"] == t)
+    # the gauges are the last interval's: absent when the region did not run in it
+    interval = shown.get("regions", {}).get(REGION)
+    got = region_series(samples, "sectormon_page_fault_rate_per_second", scope="total")
+    assert got == ([] if interval is None else [interval["total"]["metrics"]["page_fault_rate"]])
