@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import pytest
 
+from sectormon import cli
 from sectormon.compare.regions import region_run_metrics, region_scopes, resolve_region
 from sectormon.compare.runs import compare_runs
 from sectormon.data.frames import RegionStats, ScopeStats
@@ -114,3 +118,16 @@ def test_two_region_sides_compare_with_the_whole_run_conventions() -> None:
     row = compare_runs(base, other, info=info).scope("total").row("page_fault_rate")
     assert (row.base, row.other, row.delta, row.improvement) == (50.0, 40.0, -10.0, 10.0)
     assert row.relative == pytest.approx(0.2)
+
+
+def test_a_fapp_import_holds_its_one_region(
+    fapp_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """An import of a fapp directory is that directory's measured region: asking for another is one line."""
+    imported = tmp_path / "import.jsonl"
+    assert cli.main(["import", "fapp", str(fapp_dir / "axhelm2.29503716.0"), "-o", str(imported)]) == 0
+    directory = str(fapp_dir / "axhelm2.29503716.1")
+    assert cli.main(["compare", directory, str(imported), "--region", "axhelm2", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["other"]["kind"] == "fapp-import"
+    assert cli.main(["compare", directory, str(imported), "--region", "axhelm2,solve"]) == 2
+    assert f"--region solve: {imported} is a fapp import of region axhelm2 only" in capsys.readouterr().err
