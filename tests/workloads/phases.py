@@ -1,0 +1,42 @@
+"""Workload in phases, each touching a known number of fresh pages when told to.
+
+For every ``PAGES`` argument it reads one line from stdin, touches that many fresh 4 KiB pages of
+an anonymous mapping (huge pages disabled, so one write is one fault), and prints one JSON line
+with the phase, its pages and this process's own minor faults over the phase (getrusage). Between
+phases it only waits: a test drives a counter's control between two phases and knows which pages
+fell in which span. It prints ``ready`` once its mappings are made, before the first phase.
+
+Usage: python phases.py PAGES [PAGES...]
+"""
+
+from __future__ import annotations
+
+import json
+import mmap
+import resource
+import sys
+
+
+def main() -> int:
+    phases = [int(arg) for arg in sys.argv[1:]]
+    page = mmap.PAGESIZE
+    regions = []
+    for pages in phases:
+        region = mmap.mmap(-1, max(1, pages) * page, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS)
+        if hasattr(mmap, "MADV_NOHUGEPAGE"):
+            region.madvise(mmap.MADV_NOHUGEPAGE)
+        regions.append(region)
+    print("ready", flush=True)
+    for index, (pages, region) in enumerate(zip(phases, regions, strict=True)):
+        if not sys.stdin.readline():
+            return 1  # told nothing more: the driver went away
+        before = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
+        for offset in range(0, pages * page, page):
+            region[offset] = 1
+        after = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
+        print(json.dumps({"phase": index, "pages": pages, "minflt": after - before}), flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
