@@ -149,6 +149,11 @@ class CountingControl:
 
     # -- the sampler thread --------------------------------------------------------------------
 
+    @property
+    def posted(self) -> bool:
+        """Whether commands wait to be applied."""
+        return bool(self._posted)
+
     def lets(self, name: str) -> bool:
         """Whether group ``name`` may count now."""
         return name not in self._held

@@ -222,8 +222,8 @@ class Sampler:
                 self._waiting_cpu += time.thread_time() - before_wait
             else:
                 self._source.wait_until(deadline)
-            if self._control is None:
-                return False
+            if self._control is None or not self._control.posted:
+                return False  # the deadline (or a wake-up for something else)
             if self._control.apply(self._source.now()):
                 return True
             if self._source.now() >= deadline or self._stop.is_set():
