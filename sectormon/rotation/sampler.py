@@ -90,7 +90,7 @@ class Sampler:
         self._on_slice = on_slice
         self._on_warning = on_warning or (lambda _msg: None)
         self._cmg_enabled = cmg_enabled and any(g.cmg_events for g in plan.groups)
-        self._units = OpenUnits(plan)
+        self._units = OpenUnits(plan, gate=control.gate if control is not None else None)
         self._last_alive: tuple[Unit, ...] | None = None  # the alive units of the last poll
         self._fds = FdShortage()
         # Found threads' counts out of their family's inherited rows. Under a proxy the rotating
@@ -351,8 +351,6 @@ class Sampler:
                         self._on_warning(warning)
                     return
                 raise
-            if self._control is not None:
-                handle = self._control.gate(group.name, handle)
             state.groups[group.name] = self._units.open_group(handle, group.name, cmg=cmg)
         self._units.add(state)
         self._inherited.track(unit)

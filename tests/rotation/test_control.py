@@ -12,6 +12,7 @@ from sectormon.perf.group import GroupValues
 from sectormon.profiles.model import EventDef, GroupDef, Profile
 from sectormon.rotation.control import CountingControl
 from sectormon.rotation.control_commands import ControlCommand, parse_command
+from sectormon.rotation.counters import OpenUnits
 from sectormon.rotation.plan import KERNEL, SYNC, Rotation, RotationPlan, plan_rotation, select_groups
 from sectormon.rotation.sampler import Sampler
 from tests.rotation.fake_source import FakeGroup, FakeSource
@@ -231,3 +232,18 @@ def test_counted_seconds_follow_the_switches_inside_a_slice() -> None:
     control.apply(0.7)
     assert control.counted(0.0, 1.0) == pytest.approx(0.6)
     assert control.counted(1.0, 2.0) == pytest.approx(1.0)
+
+
+def test_every_group_the_open_units_take_passes_the_gate() -> None:
+    """Groups opened anywhere (the sampler's units, a --proxy stand-in promoted later) enter
+    through OpenUnits.open_group: none escapes control."""
+    plan = _plan()
+    control = CountingControl(plan, start_enabled=False, on_warning=lambda _m: None)
+    source = FakeSource({}, RATES)
+    units = OpenUnits(plan, gate=control.gate)
+    counter = units.open_group(source.open_group(T1, plan.groups[0].pe_events), "G1", cmg=False)
+    units.toggle(counter, enable=True)
+    assert counter.on and source.groups[0].enabled_at is None  # wanted, held off
+    control.post(parse_command("enable"))
+    control.apply(0.0)
+    assert source.groups[0].enabled_at is not None
