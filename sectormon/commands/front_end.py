@@ -12,6 +12,7 @@ import os
 import shutil
 import sys
 import tempfile
+from typing import TYPE_CHECKING
 
 from sectormon.commands.options import numbers
 from sectormon.commands.options.openmetrics import add_openmetrics_options, check_output_mode
@@ -19,15 +20,17 @@ from sectormon.commands.options.output import StreamOutput, require_terminal
 from sectormon.commands.options.theme import add_theme_option, check_theme
 from sectormon.data.hotspots import DEFAULT_TOP
 from sectormon.errors import UsageError
-from sectormon.export.server import OpenMetricsExporter
 from sectormon.files.output import check_writable, is_stdout
 from sectormon.files.text import is_ascii_digits, print_message, print_warning
 from sectormon.rotation.plan import AUTO, KERNEL_READ_EVERY, ROTATION_MODES
 from sectormon.session import stopping
-from sectormon.session.live import LiveSession
 from sectormon.session.options import DEFAULT_MAX_OVERHEAD, SessionRequest
 from sectormon.sources.base import SampleRequest
 from sectormon.sources.perf.launch import shell_status
+
+if TYPE_CHECKING:  # the session and the exporter are imported by the commands that make them
+    from sectormon.export.server import OpenMetricsExporter
+    from sectormon.session.live import LiveSession
 
 TIMESLICE = numbers.TIMESLICE_OPTION
 INTERVAL = numbers.INTERVAL_OPTION
@@ -78,6 +81,16 @@ def add_session_options(
             "the first N CPUs) count the rotating groups and their counts are scaled to the CMG; the "
             "other units count only the always-on events, their rows show the proxied figures as "
             "n/a, and every estimate is flagged 'proxy' (docs/perf.md)"
+        ),
+    )
+    how.add_argument(
+        "--region-level",
+        type=numbers.REGION_LEVEL.parser("--region-level"),
+        default=0,
+        metavar="N",
+        help=numbers.REGION_LEVEL.help(
+            "a launched program's fapp_start/fapp_stop calls with a level above N are ignored, as "
+            "fapp -L N does (default 0); its marked regions are counted exactly (docs/regions.md)"
         ),
     )
     how.add_argument(
@@ -163,6 +176,7 @@ def session_request(args: argparse.Namespace, clock: str) -> SessionRequest:
         rotation=args.rotation,
         max_overhead=args.max_overhead,
         proxy=args.proxy,
+        region_level=args.region_level,
     )
 
 

@@ -342,6 +342,78 @@ def _thread_time_json(data: dict[str, Any], thread_time: ThreadTime | None) -> N
 
 
 @dataclass(frozen=True, slots=True)
+class RegionStats:
+    """One marked region (:mod:`sectormon.data.regions`) as frames show it: over all its threads
+    (``total``) and per thread (by tid), core, CMG, MPI rank and process (by pid).
+
+    ``calls`` counts its entries in every thread, ``open`` says an entry had not stopped when it
+    was read (its counts so far are in), ``seconds`` is the longest time any of its threads spent
+    inside it (their counts' rates are per that time). Each scope's counts are scaled by their own
+    groups' times and its coverage says how much of the region each event and metric saw.
+    ``nodes``: a merged job's region per node (by host; empty, and absent from the JSON, otherwise).
+    """
+
+    name: str
+    number: int
+    calls: int
+    thread_count: int
+    open: bool
+    seconds: float
+    total: ScopeStats
+    threads: Mapping[str, ScopeStats] = field(default_factory=dict)
+    cores: Mapping[str, ScopeStats] = field(default_factory=dict)
+    cmgs: Mapping[str, ScopeStats] = field(default_factory=dict)
+    ranks: Mapping[str, ScopeStats] = field(default_factory=dict)
+    procs: Mapping[str, ScopeStats] = field(default_factory=dict)
+    nodes: Mapping[str, ScopeStats] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        data: dict[str, Any] = {
+            "name": self.name,
+            "number": self.number,
+            "calls": self.calls,
+            "thread_count": self.thread_count,
+            "open": self.open,
+            "seconds": self.seconds,
+            "total": self.total.to_json(),
+        }
+        for key in ("threads", "cores", "cmgs", "ranks", "procs"):
+            scopes: Mapping[str, ScopeStats] = getattr(self, key)
+            data[key] = {k: v.to_json() for k, v in scopes.items()}
+        if self.nodes:
+            data["nodes"] = {k: v.to_json() for k, v in self.nodes.items()}
+        return data
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> RegionStats:
+        def scopes(key: str) -> dict[str, ScopeStats]:
+            return {k: ScopeStats.from_json(v) for k, v in data.get(key, {}).items()}
+
+        return cls(
+            name=str(data["name"]),
+            number=int(data.get("number", 0)),
+            calls=int(data.get("calls", 0)),
+            thread_count=int(data.get("thread_count", 0)),
+            open=bool(data.get("open", False)),
+            seconds=float(data.get("seconds", 0.0)),
+            total=ScopeStats.from_json(data["total"]),
+            threads=scopes("threads"),
+            cores=scopes("cores"),
+            cmgs=scopes("cmgs"),
+            ranks=scopes("ranks"),
+            procs=scopes("procs"),
+            nodes=scopes("nodes"),
+        )
+
+
+def _regions_json(data: dict[str, Any], regions: Mapping[str, RegionStats]) -> None:
+    """Adds ``regions`` to a frame's or window's JSON when a region was counted (so a run without
+    regions writes exactly what it wrote before regions existed)."""
+    if regions:
+        data["regions"] = {label: stats.to_json() for label, stats in regions.items()}
+
+
+@dataclass(frozen=True, slots=True)
 class WindowStats:
     """All scopes of one window (the last N seconds, or the whole run); ``nodes``: a job's
     (see :class:`Frame`)."""
@@ -352,6 +424,7 @@ class WindowStats:
     cores: Mapping[str, ScopeStats]
     nodes: Mapping[str, ScopeStats] = field(default_factory=dict)
     thread_time: ThreadTime | None = None
+    regions: Mapping[str, RegionStats] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
         data: dict[str, Any] = {
@@ -363,6 +436,7 @@ class WindowStats:
         if self.nodes:
             data["nodes"] = {k: v.to_json() for k, v in self.nodes.items()}
         _thread_time_json(data, self.thread_time)
+        _regions_json(data, self.regions)
         return data
 
     @classmethod
@@ -374,6 +448,7 @@ class WindowStats:
             cores={k: ScopeStats.from_json(v) for k, v in data.get("cores", {}).items()},
             nodes={k: ScopeStats.from_json(v) for k, v in data.get("nodes", {}).items()},
             thread_time=ThreadTime.from_json(data["thread_time"]) if "thread_time" in data else None,
+            regions={k: RegionStats.from_json(v) for k, v in data.get("regions", {}).items()},
         )
 
 
@@ -495,6 +570,7 @@ class Frame:
     processes: Mapping[str, ProcessScope] = field(default_factory=dict)
     thread_time: ThreadTime | None = None
     rotation: FrameRotation | None = None
+    regions: Mapping[str, RegionStats] = field(default_factory=dict)
 
     @property
     def thread_coverage(self) -> float | None:
@@ -529,6 +605,7 @@ class Frame:
         _thread_time_json(data, self.thread_time)
         if self.rotation is not None:
             data["rotation"] = self.rotation.to_json()
+        _regions_json(data, self.regions)
         return data
 
     def _proc_json(self, key: str, stats: ScopeStats) -> dict[str, Any]:

@@ -13,6 +13,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
+from sectormon.data.regions import RegionSnapshot
+
 U64 = 1 << 64
 
 UNIT_KINDS = ("thread", "cpu", "cmg")
@@ -117,6 +119,10 @@ class Slice:
     in this slice, or the source cannot tell), the reference of the frames' thread coverage;
     ``target_ended_system_s`` is the part of it that is system time of counted processes that
     ended, which holds their exit teardown that no counter can see (read with ``target_cpu_s``).
+
+    ``regions``: the marked regions' table as read at the end of the slice, when it changed
+    since the previous slice (``None``: unchanged, or nothing marks); cumulative, so the newest
+    one holds the whole run (:mod:`sectormon.data.regions`).
     """
 
     t: float
@@ -130,6 +136,7 @@ class Slice:
     unit_processes: tuple[tuple[str, int], ...] = ()
     target_cpu_s: float | None = None
     target_ended_system_s: float = 0.0
+    regions: RegionSnapshot | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -39,7 +39,7 @@ FORMAT_VERSION = 2
 RECORDING_SCHEMA = f"sectormon/recording/{FORMAT_VERSION}"
 SLICE_SCHEMA = f"sectormon/slice/{FORMAT_VERSION}"
 MARK_SCHEMA = f"sectormon/mark/{FORMAT_VERSION}"
-RECORD_KINDS = ("recording", "slice", "mark", "samples")
+RECORD_KINDS = ("recording", "slice", "mark", "samples", "regions")
 ROW_FIELDS = "[unit, core, cmg, group, te, tr, layout, values]"
 
 MAX_SECONDS = 1e9

@@ -20,6 +20,7 @@ from typing import IO, Any
 
 from sectormon.data.header import Header
 from sectormon.data.readings import Mark, Slice, gap_mark
+from sectormon.data.regions import RegionsReading
 from sectormon.data.samples import SampleBatch
 from sectormon.errors import DataError
 from sectormon.files.lines import MIB, too_long
@@ -43,6 +44,7 @@ from sectormon.io.jsonl import (
     slice_from_record,
 )
 from sectormon.io.migrations import migrate, slice_from_v1
+from sectormon.io.regions_record import REGIONS_SCHEMA, regions_from_record
 from sectormon.io.samples import SAMPLES_SCHEMA, LocationInterner, samples_from_record
 from sectormon.io.slice_keys import index_of, slice_head
 
@@ -60,7 +62,7 @@ MAX_LINE = 64 * MIB
 line is 12 KB). A longer one (a gzip bomb's endless line) is an error at that line, found before
 it is decoded, so reading one never holds more than this of a line."""
 
-Item = Slice | Mark | SampleBatch
+Item = Slice | Mark | SampleBatch | RegionsReading
 
 
 class RecordingError(DataError):
@@ -432,6 +434,9 @@ class RecordingStream:
                 item = slice_from_record(rec, no_bools=no_bools_in(line))
             elif schema == MARK_SCHEMA:
                 item = mark_from_record(rec)
+            elif schema == REGIONS_SCHEMA:
+                # Just before its slice: cumulative, so it is kept whatever the slice's fate.
+                return regions_from_record(rec)
             elif schema == SAMPLES_SCHEMA:
                 # Not in the slices' time order: a batch carries the time it was taken at.
                 return samples_from_record(rec, self._interner)
@@ -439,8 +444,8 @@ class RecordingStream:
                 kind, version = self._schema(lineno, rec)
                 if kind == "recording":
                     raise BadRecord("a second header in the middle of the recording")
-                if kind == "samples":
-                    raise BadRecord(f"samples records begin with format version {FORMAT_VERSION}")
+                if kind in ("samples", "regions"):
+                    raise BadRecord(f"{kind} records begin with format version {FORMAT_VERSION}")
                 if kind == "slice" and version == 1:
                     item = slice_from_v1(rec)  # directly: no intermediate version-2 record
                 else:
@@ -538,7 +543,7 @@ class RecordingStream:
                     continue
             else:
                 item = self._decode(lineno, line, cut)
-                if item is None or isinstance(item, SampleBatch):
+                if item is None or isinstance(item, (SampleBatch, RegionsReading)):
                     continue
                 t = item.t
                 if isinstance(item, Mark):

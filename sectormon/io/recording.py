@@ -22,10 +22,12 @@ from typing import IO, Any
 
 from sectormon.data.header import Header
 from sectormon.data.readings import Mark, Slice
+from sectormon.data.regions import RegionsReading
 from sectormon.data.samples import SampleBatch
 from sectormon.files.output import OutputPathError, open_output
 from sectormon.io.header_codec import header_to_json
 from sectormon.io.jsonl import encode, encode_mark, encode_slice, header_record
+from sectormon.io.regions_record import regions_record
 from sectormon.io.samples import samples_record
 
 GZIP_LEVEL = 6
@@ -88,6 +90,9 @@ class RecordingWriter:
             return
         try:
             line = encode_slice(s)
+            if s.regions is not None:  # the region table first: a replay meets it before the slice
+                table = encode(regions_record(RegionsReading(s.t, s.index, s.regions)))
+                line = table + "\n" + line
         except (TypeError, ValueError) as exc:
             self._fail_message(f"recording to {self.path} stopped: slice {s.index} is not recordable ({exc})")
             return

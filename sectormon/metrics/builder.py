@@ -10,6 +10,7 @@ from __future__ import annotations
 from sectormon.data.frames import FrameRotation
 from sectormon.data.header import Header
 from sectormon.metrics.engine import MetricsEngine
+from sectormon.metrics.regions import cmg_of_topology
 from sectormon.profiles.model import Profile
 
 
@@ -26,6 +27,7 @@ def build_engine(profile: Profile, header: Header) -> MetricsEngine:
         # CPU with the session (a recording started later does not know the target's CPU then).
         target_cpu_at_start=0.0 if _launched_from_start(header) else None,
         proxy=header.proxy,
+        cmg_of=cmg_of_topology(header.topology),
     )
 
 

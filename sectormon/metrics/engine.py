@@ -71,15 +71,19 @@ from __future__ import annotations
 
 import gc
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from operator import add
 
-from sectormon.data.frames import Baseline, Frame, FrameRotation, ProcessScope, WindowStats
+from sectormon.data.frames import Baseline, Frame, FrameRotation, ProcessScope, RegionStats, WindowStats
 from sectormon.data.proxy import ProxySetting
 from sectormon.data.readings import GAP, Mark, ProcessInfo, Slice, lost_seconds, split_unit_key
+from sectormon.data.regions import EMPTY as EMPTY_REGIONS
+from sectormon.data.regions import RegionSnapshot, changes
 from sectormon.metrics.baseline import Snapshot
 from sectormon.metrics.batch import FOLD_EVERY, RowBatch, processes_of
 from sectormon.metrics.formulas import MetricSet, evaluate_metrics
 from sectormon.metrics.frame_stats import TOTAL, FrameStats, level_of
+from sectormon.metrics.regions import RegionScopes
 from sectormon.metrics.thread_time import ThreadTimeTracker, counted_task_ns
 from sectormon.metrics.windows import (
     Contribution,
@@ -117,6 +121,7 @@ class MetricsEngine:
         own_time: bool = True,
         target_cpu_at_start: float | None = None,
         proxy: ProxySetting | None = None,
+        cmg_of: Mapping[int, int] | None = None,
     ) -> None:
         """``start``: stream time the data begins at (a recording toggled on mid-session);
         ``rotation``: the rotation the session started with (the header's,
@@ -125,7 +130,8 @@ class MetricsEngine:
         every reading stands for its whole slice (a recording whose rows of one slice are
         separate runs, see ``windows.wall_counted``); ``target_cpu_at_start``: the target's CPU
         time at ``start`` when known (thread coverage); ``proxy``: the session's ``--proxy``
-        setting (:mod:`sectormon.metrics.proxy_scale`)."""
+        setting (:mod:`sectormon.metrics.proxy_scale`); ``cmg_of``: CPU -> CMG, where marked
+        regions' threads ran (:mod:`sectormon.metrics.regions`)."""
         if not recent_seconds > 0:
             raise ValueError(f"recent_seconds must be > 0, not {recent_seconds!r}")
         self.profile = profile
@@ -150,6 +156,9 @@ class MetricsEngine:
             "cmg": {},
         }
         self._stats = FrameStats(self._mset, self._names, pe, cmg, proxy, own_time=own_time)
+        self._region_scopes = RegionScopes(self._mset, cmg, cmg_of or {})
+        self._regions = EMPTY_REGIONS  # the newest table the slices brought (cumulative)
+        self._regions_at_frame = EMPTY_REGIONS  # the table at the last frame: what a frame's interval adds
 
         self._cum = 0.0  # sum of all slice durations so far: the time axis of presence
         self._frame_cum = 0.0
@@ -188,10 +197,27 @@ class MetricsEngine:
         if s.processes or s.unit_processes:
             self.add_processes(s.processes, s.unit_processes)
         accumulate(s.rows, s.duration, self._current, self._enter)
+        if s.regions is not None:
+            self.add_regions(s.regions)
         thread_time = self._thread_time
         if thread_time.tracking or s.target_cpu_s is not None:
             thread_time.add(counted_task_ns(s.rows), s.target_cpu_s, s.target_ended_system_s)
         self._end_slice(s.t, s.group, s.duration if s.duration > 0 else 0.0, s.ended, s.overhead_s)
+
+    def add_regions(self, regions: RegionSnapshot) -> None:
+        """The marked regions' table as read now; what newly went wrong in it is said once."""
+        before = self._regions
+        if regions.overflow - before.overflow:
+            self._warnings.append(
+                "the region table is full ("
+                + ", ".join(sorted(regions.overflow))
+                + "): what did not fit is not counted (docs/regions.md, Bounds)"
+            )
+        if regions.unpaired > before.unpaired:
+            self._warnings.append(
+                f"{regions.unpaired} unpaired region marker call(s) ignored (the program's stderr names them)"
+            )
+        self._regions = regions
 
     def add_processes(
         self, processes: Sequence[ProcessInfo], unit_processes: Sequence[tuple[str, int]]
@@ -403,6 +429,7 @@ class MetricsEngine:
         self._close_interval(t)
         self._thread_time.take_interval()
         self._warnings.clear()  # they belonged to the frame nobody sees, as when it is dropped
+        self._regions_at_frame = self._regions
         self._open_interval(t)
 
     def final_frame(self, t: float) -> Frame:
@@ -469,6 +496,7 @@ class MetricsEngine:
         self._warnings.clear()
         self._open_interval(t)
         procs = level_of(top, "proc")
+        regions, run = self._region_stats(run)
 
         return Frame(
             t=t,
@@ -489,7 +517,17 @@ class MetricsEngine:
             final=final,
             warnings=warnings,
             rotation=self._rotation,
+            regions=regions,
         )
+
+    def _region_stats(self, run: WindowStats) -> tuple[dict[str, RegionStats], WindowStats]:
+        """The regions the interval added to, and the run window with every region so far."""
+        now = self._regions
+        if not now.threads:
+            return {}, run
+        interval = self._region_scopes.build(changes(now, self._regions_at_frame))
+        self._regions_at_frame = now
+        return interval, replace(run, regions=self._region_scopes.build(now.threads))
 
     def _close_interval(self, t: float) -> list[Contribution]:
         """End the open interval at ``t``: its contributions, now also in the recent window."""

@@ -5,8 +5,8 @@ Two halves. In the marked program, the C marker library (``markers.c``, its entr
 region's counts are exactly that thread's between the two calls; Python targets use :func:`region`.
 In sectormon, the endpoint (``endpoint.py``) hands each marking thread its groups over a unix socket
 (``server.py``) and reads the per-(region, thread) deltas from a shared-memory table (``table.py``,
-``layout.py``) into immutable records (``records.py``). docs/regions.md says how to instrument a
-code and what a count means.
+``layout.py``) into immutable records (:mod:`sectormon.data.regions`). docs/regions.md says how to
+instrument a code and what a count means.
 
 Importing this package loads nothing but :func:`region`: Python targets import it.
 """

@@ -1,7 +1,10 @@
 """The region table: sectormon creates it, the marked program's library writes it, this reads it.
 
-A file in shared memory (``/dev/shm`` when there is one), sized by its bounds and mapped by both
-sides. Each thread record and each (region, thread) slot has one writer, the marking thread, and a
+An anonymous shared-memory file (``memfd_create``), sized by its bounds and mapped by both sides;
+the program opens it as ``/proc/<sectormon's pid>/fd/<fd>``. Nothing is left behind however
+sectormon ends, ``kill -9`` included: the memory goes with the last process that maps it.
+
+Each thread record and each (region, thread) slot has one writer, the marking thread, and a
 sequence counter (seqlock): odd while the writer is in the middle of an update. The reader copies a
 record through the library's ``sectormon_markers_copy`` (the copy must sit between
 acquire-ordered reads of the counter, which Python cannot express) and leaves out a record it could
@@ -16,31 +19,21 @@ import contextlib
 import ctypes
 import mmap
 import os
-import tempfile
 import threading
 from collections.abc import Callable, Sequence
 
+from sectormon.data.regions import GroupDelta, RegionSnapshot, ThreadRegion
 from sectormon.perf.errors import PerfError
 from sectormon.perf.group import GroupValues
 from sectormon.regions import layout
 from sectormon.regions.library import require_library
-from sectormon.regions.records import GroupDelta, RegionSnapshot, ThreadRegion
 from sectormon.regions.server import MarkerGroup
-
-
-def shared_directory() -> str:
-    """Where the table goes: memory-backed /dev/shm when it is there, else the temp directory."""
-    return (
-        "/dev/shm" if os.path.isdir("/dev/shm") and os.access("/dev/shm", os.W_OK) else tempfile.gettempdir()
-    )
 
 
 class RegionTable:
     """A table with room for ``max_threads`` marking threads and ``max_slots`` (region, thread) pairs."""
 
-    def __init__(
-        self, *, max_threads: int = 1024, max_slots: int = 4096, directory: str | None = None
-    ) -> None:
+    def __init__(self, *, max_threads: int = 1024, max_slots: int = 4096) -> None:
         if max_threads < 1 or max_slots < 1:
             raise ValueError("a region table needs room for at least one thread and one region")
         self.max_threads = max_threads
@@ -50,7 +43,8 @@ class RegionTable:
         copy.argtypes = (ctypes.c_void_p, ctypes.c_uint32, ctypes.c_void_p)
         copy.restype = ctypes.c_int
         self._copier = copy
-        fd, self.path = tempfile.mkstemp(prefix="sectormon-regions-", dir=directory or shared_directory())
+        fd = os.memfd_create("sectormon-regions", os.MFD_CLOEXEC)
+        self.path = f"/proc/{os.getpid()}/fd/{fd}"
         try:
             os.ftruncate(fd, size)
             header = layout.HEADER.pack(
@@ -74,9 +68,8 @@ class RegionTable:
             self._map = mmap.mmap(fd, size, mmap.MAP_SHARED, mmap.PROT_READ | mmap.PROT_WRITE)
         except BaseException:
             os.close(fd)
-            self._unlink()
             raise
-        os.close(fd)
+        self._fd: int | None = fd  # open while the table is offered: its path names it
         self._anchor: ctypes.Array[ctypes.c_char] | None = (ctypes.c_char * size).from_buffer(self._map)
         self._base = ctypes.addressof(self._anchor)
         self._buffer = ctypes.create_string_buffer(max(layout.SLOT_BYTES, layout.THREAD.size))
@@ -84,16 +77,14 @@ class RegionTable:
         self._threads_at = layout.HEADER_BYTES
         self._slots_at = layout.HEADER_BYTES + max_threads * layout.THREAD.size
 
-    def _unlink(self) -> None:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(self.path)
-
     def close(self) -> None:
-        """Unmap and remove the file (a program still running keeps its own mapping)."""
+        """Unmap and close the table (a program still running keeps its own mapping)."""
         self._anchor = None  # the buffer export: mmap refuses to close while it lives
         with contextlib.suppress(ValueError, BufferError):
             self._map.close()
-        self._unlink()
+        if self._fd is not None:
+            os.close(self._fd)
+            self._fd = None
 
     def _copy(self, offset: int, size: int) -> bytes | None:
         """The record at ``offset`` as one consistent copy, or None (never written, or kept busy)."""

@@ -62,6 +62,7 @@ class _Members:
     keys: tuple[str, ...]
     states: tuple[UnitGroups, ...]
     groups: tuple[OpenGroup | None, ...]
+    markers: tuple[OpenGroup, ...] = ()  # marker-only groups: switched with the rest, never read
 
 
 Gate = Callable[[str, CounterGroup], CounterGroup]
@@ -77,6 +78,10 @@ class OpenUnits:
         self._plan = plan
         self._gate = gate
         self.states: dict[str, UnitGroups] = {}
+        # Groups opened only for a thread's marked regions (:mod:`sectormon.rotation.markers`): a
+        # thread counted by inherited groups, or not found by a poll yet. They rotate with the
+        # units' groups and are never read into rows.
+        self.marker_only: dict[str, UnitGroups] = {}
         self._members: dict[str, _Members] = {}  # per group, built from states when they change
         self._all_on = False  # every group of every unit enabled (kernel rotation)
         # One names tuple per group and kind of unit: rows of a layout share it (see Row).
@@ -96,6 +101,18 @@ class OpenUnits:
         self.states[state.unit.key] = state
         self.changed()
 
+    def add_marker_only(self, state: UnitGroups) -> None:
+        self.marker_only[state.unit.key] = state
+        self.changed()
+
+    def adopt(self, key: str) -> UnitGroups | None:
+        """Take the marker-only groups of ``key``, now found as a unit of its own (the caller
+        adds them as that unit's groups: one set of counters per thread)."""
+        state = self.marker_only.pop(key, None)
+        if state is not None:
+            self.changed()
+        return state
+
     def remove(self, key: str) -> UnitGroups | None:
         """Take the unit ``key`` out (its groups still open: the caller closes them)."""
         state = self.states.pop(key, None)
@@ -113,10 +130,11 @@ class OpenUnits:
         return tuple(state.unit for state in self.states.values() if state.unit.kind != "cmg")
 
     def close_all(self) -> None:
-        for state in self.states.values():
+        for state in (*self.states.values(), *self.marker_only.values()):
             for counter in state.groups.values():
                 counter.group.close()
         self.states.clear()
+        self.marker_only.clear()
         self.changed()
 
     # -- switching -----------------------------------------------------------------------------
@@ -127,7 +145,9 @@ class OpenUnits:
             keys = tuple(self.states)
             states = tuple(self.states.values())
             groups = tuple(state.groups.get(name) for state in states)
-            members = self._members[name] = _Members(keys, states, groups)
+            found = (state.groups.get(name) for state in self.marker_only.values())
+            markers = tuple(counter for counter in found if counter is not None)
+            members = self._members[name] = _Members(keys, states, groups, markers)
         return members
 
     @staticmethod
@@ -160,7 +180,8 @@ class OpenUnits:
     def _set(self, group: PlannedGroup | None, *, enable: bool) -> None:
         if group is None:
             return
-        for counter in self._members_of(group.name).groups:
+        members = self._members_of(group.name)
+        for counter in (*members.groups, *members.markers):
             if counter is not None:
                 self.toggle(counter, enable=enable)
 
@@ -168,13 +189,17 @@ class OpenUnits:
         """On every unit in turn: stop ``old``, start ``new`` (either may be absent on a unit)."""
         if old is None or new is None:
             return
-        old_groups = self._members_of(old.name).groups
-        new_groups = self._members_of(new.name).groups
-        for before, after in zip(old_groups, new_groups, strict=True):
+        old_members = self._members_of(old.name)
+        new_members = self._members_of(new.name)
+        for before, after in zip(old_members.groups, new_members.groups, strict=True):
             if before is not None:
                 self.toggle(before, enable=False)
             if after is not None:
                 self.toggle(after, enable=True)
+        for before in old_members.markers:
+            self.toggle(before, enable=False)
+        for after in new_members.markers:
+            self.toggle(after, enable=True)
 
     def enable_all(self) -> None:
         """Enable every group on every unit that is not counting yet (the units opened since the
@@ -182,7 +207,8 @@ class OpenUnits:
         if self._all_on:
             return
         for group in self._plan.all_groups():
-            for counter in self._members_of(group.name).groups:
+            members = self._members_of(group.name)
+            for counter in (*members.groups, *members.markers):
                 if counter is not None and not counter.on:
                     self.toggle(counter, enable=True)
         self._all_on = True

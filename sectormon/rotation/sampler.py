@@ -17,13 +17,14 @@ import threading
 import time
 from collections.abc import Callable
 
-from sectormon.data.readings import Slice, Unit
+from sectormon.data.readings import Slice, Unit, unit_key
 from sectormon.errors import SectormonError
 from sectormon.rotation.control import CountingControl
-from sectormon.rotation.counters import OpenUnits, UnitGroups, is_gone
+from sectormon.rotation.counters import OpenGroup, OpenUnits, UnitGroups, is_gone
 from sectormon.rotation.fd_shortage import FdShortage
 from sectormon.rotation.inherited import InheritedRows
 from sectormon.rotation.kernel import KernelRotation
+from sectormon.rotation.markers import MarkerService
 from sectormon.rotation.plan import (
     KERNEL,
     KERNEL_READ_EVERY,
@@ -64,6 +65,7 @@ class Sampler:
         on_rotation: RotationCallback | None = None,
         proxy: int | None = None,
         on_counting: Callable[[], None] | None = None,
+        markers: MarkerService | None = None,
         control: CountingControl | None = None,
     ) -> None:
         """``rotation``: how to rotate (sync at ``timeslice`` when not given). ``max_overhead``:
@@ -74,6 +76,9 @@ class Sampler:
         others open only the always-on group); ``None``: every unit opens every group.
         ``on_counting``: called once :meth:`run` has opened and enabled the units there at its
         start (a unit that cannot be opened then ends the run before it, with nothing counted).
+        ``markers``: the launched program's marked regions (:mod:`sectormon.rotation.markers`):
+        their threads are handed their groups, and each slice carries the region table when it
+        changed.
         ``control``: counting switched on and off from outside (``--control``, ``--delay``),
         applied on this thread whenever the source's wait is woken for it."""
         if timeslice <= 0:
@@ -103,6 +108,7 @@ class Sampler:
             ProxyRoles(proxy, source, plan, self._units, self._on_warning) if proxy is not None else None
         )
         self._processes = ProcessFacts(source)
+        self._markers = markers
         self._strategy = self._strategy_for(self.rotation)
         self._counting = False  # past the first poll: a unit that cannot be opened no longer stops the run
         self._stop = threading.Event()
@@ -163,6 +169,8 @@ class Sampler:
                 finished = self._source.finished()
                 stopping = self._stop.is_set() or finished
                 now = self._source.now()
+                if self._markers is not None and self._markers.pending:
+                    self._markers.serve(self._marker_groups)
                 if not (switched or strategy.slice_due(now - slice_start, self.rotation.timeslice, stopping)):
                     # Between two reads: follow the units only.
                     ended = self._refresh_units()
@@ -196,6 +204,7 @@ class Sampler:
                     unit_processes=unit_processes,
                     target_cpu_s=None if target_cpu is None else target_cpu.total,
                     target_ended_system_s=0.0 if target_cpu is None else target_cpu.ended_system,
+                    regions=self._markers.read_changed() if self._markers is not None else None,
                 )
                 slice_start = now
                 self.slices += 1
@@ -329,8 +338,16 @@ class Sampler:
         return tuple(key for key in update.ended if key in states)
 
     def _open_unit(self, unit: Unit, opened: list[UnitGroups]) -> None:
-        state = UnitGroups(unit)
         proxy = self._proxy
+        if unit.kind == "thread" and not unit.inherit and proxy is None:
+            adopted = self._units.adopt(unit.key)
+            if adopted is not None:  # a marking thread found now: its groups count it already
+                adopted.unit = unit
+                self._units.add(adopted)
+                self._inherited.track(unit)
+                opened.append(adopted)
+                return
+        state = UnitGroups(unit)
         cmg = unit.kind == "cmg"
         for group in proxy.groups_of(unit) if proxy is not None else self._plan.all_groups():
             events = group.cmg_events if cmg else group.pe_events
@@ -355,6 +372,35 @@ class Sampler:
         self._units.add(state)
         self._inherited.track(unit)
         opened.append(state)
+
+    def _marker_groups(self, tid: int) -> tuple[OpenGroup, ...]:
+        """The groups a marking thread reads at its markers: the ones its unit counts with, or
+        (a thread counted by inherited groups, or not found yet) groups of its own, opened
+        without ``inherit`` and switched with the rotation from now on."""
+        key = unit_key("thread", tid)
+        state = self._units.states.get(key)
+        if state is not None and not state.unit.inherit:
+            return tuple(state.groups.values())
+        state = self._units.marker_only.get(key)
+        if state is None:
+            state = UnitGroups(Unit("thread", tid))
+            for group in self._plan.all_groups():
+                if group.pe_events:
+                    try:
+                        handle = self._source.open_group(state.unit, group.pe_events)
+                    except SectormonError:
+                        for counter in state.groups.values():
+                            counter.group.close()
+                        raise
+                    state.groups[group.name] = self._units.open_group(handle, group.name, cmg=False)
+            self._units.add_marker_only(state)
+            running = self._strategy.running
+            if running is not None:
+                self._units.enable_in((state,), running)
+            if self._plan.always is not None:
+                self._units.enable_in((state,), self._plan.always)
+            self._strategy.units_opened()
+        return tuple(state.groups.values())
 
     def _close_ended(self, ended: tuple[str, ...]) -> None:
         if ended:

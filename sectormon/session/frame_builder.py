@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 
 from sectormon.data.frames import Frame
 from sectormon.data.readings import Mark, Slice
+from sectormon.data.regions import RegionsReading
 from sectormon.metrics.batch import RowBatch
 from sectormon.metrics.engine import MetricsEngine
 from sectormon.session.frame_clock import FrameClock
@@ -54,11 +55,14 @@ class FrameBuilder:
         self.seek_target = target
         self.build_next = False
 
-    def feed(self, item: Slice | Mark | SampleBatch) -> list[Frame]:
+    def feed(self, item: Slice | Mark | SampleBatch | RegionsReading) -> list[Frame]:
         """Frames due with this item. Sample batches count no event: a sampling session's builder
         (:class:`sectormon.session.hotspots.SampledFrameBuilder`) aggregates them."""
         if isinstance(item, Mark):
             self.engine.add_mark(item)
+            return []
+        if isinstance(item, RegionsReading):
+            self.engine.add_regions(item.snapshot)
             return []
         if not isinstance(item, Slice):
             return []

@@ -16,6 +16,7 @@ from sectormon.data.frames import Frame
 from sectormon.data.header import Header
 from sectormon.data.hotspots import HotspotSettings
 from sectormon.data.readings import Mark, Slice
+from sectormon.data.regions import RegionsReading
 from sectormon.data.samples import SampleBatch
 from sectormon.metrics.batch import RowBatch
 from sectormon.metrics.engine import MetricsEngine
@@ -35,7 +36,7 @@ class SampledFrameBuilder(FrameBuilder):
         super().__init__(engine, interval, start=start)
         self.windows = HotspotWindows(settings)
 
-    def feed(self, item: Slice | Mark | SampleBatch) -> list[Frame]:
+    def feed(self, item: Slice | Mark | SampleBatch | RegionsReading) -> list[Frame]:
         if isinstance(item, SampleBatch):
             self.windows.add(item)
             return []

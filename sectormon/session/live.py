@@ -26,6 +26,7 @@ from sectormon.metrics.builder import build_engine
 from sectormon.metrics.proxy import proxy_setting
 from sectormon.profiles.model import Profile
 from sectormon.rotation.control import CountingControl
+from sectormon.rotation.markers import MarkerService
 from sectormon.rotation.plan import Rotation, RotationPlan
 from sectormon.rotation.sampler import Sampler
 from sectormon.session.control import SessionBase, WarningCallback
@@ -62,6 +63,7 @@ class LiveSession(SessionBase):
         warnings: Sequence[str] = (),
         notes: Sequence[str] = (),
         sampling: SampleFeed | None = None,
+        markers: MarkerService | None = None,
     ) -> None:
         super().__init__(on_warning)
         for message in warnings:
@@ -97,8 +99,10 @@ class LiveSession(SessionBase):
             on_rotation=self._rotation_changed,
             proxy=options.proxy,
             on_counting=self._counting_started,
+            markers=markers,
             control=self._control,
         )
+        self._markers = markers
         self._counting = False
         self._on_counting: list[Callable[[], None]] = []
         self._controllers = self._open_controllers(options)
@@ -337,6 +341,7 @@ class LiveSession(SessionBase):
             self._sampling.close()
         with self._record_lock:
             self._close_recorder()
+        self._close_markers()
         self.source.close()
         self._finished.set()
 
@@ -357,8 +362,14 @@ class LiveSession(SessionBase):
         with self._record_lock:
             code = self.command_exit_code()
             self._close_recorder({"exit_status": code} if code is not None else {})
+        self._close_markers()
         self.source.close()
         self._finished.set()
+
+    def _close_markers(self) -> None:
+        """The region endpoint goes with the run (the final slice has read its table)."""
+        if self._markers is not None:
+            self._markers.close()
 
     # -- recording -----------------------------------------------------------------------------
 

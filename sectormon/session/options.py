@@ -47,7 +47,8 @@ class SessionRequest:
     one by one (positive, finite); :meth:`resolve` checks how they fit together. ``sample`` asks
     for hot spots (``--sample``). ``rotation`` is ``auto``, ``sync`` or ``kernel``;
     ``max_overhead`` the budget in % of one core (``None``: the default); ``proxy`` the stand-ins
-    per CMG (``--proxy``, :mod:`sectormon.metrics.proxy`); ``control`` and ``delay`` perf stat's
+    per CMG (``--proxy``, :mod:`sectormon.metrics.proxy`); ``region_level`` fapp's region level
+    for a launched program's markers (``--region-level``); ``control`` and ``delay`` perf stat's
     ``--control`` and ``--delay`` (:data:`UNTIL_ENABLED`: ``-1``)."""
 
     groups: tuple[str, ...] | None = None
@@ -62,6 +63,7 @@ class SessionRequest:
     rotation: str = AUTO
     max_overhead: float | None = None
     proxy: int | None = None
+    region_level: int = 0
     control: ControlFds | None = None
     delay: float | None = None
 

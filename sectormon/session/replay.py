@@ -23,6 +23,7 @@ from sectormon.data.header import Header
 from sectormon.data.readings import Mark, Slice
 from sectormon.io.bookmarks import BookmarkFile
 from sectormon.io.reader import Item, RecordingError, RecordingStream, open_recording, scan_recording
+from sectormon.metrics.batch import RowBatch
 from sectormon.metrics.builder import build_engine
 from sectormon.profiles.codec import profile_from_dict
 from sectormon.session import replay_worker
@@ -185,10 +186,10 @@ def _feed(
     if readers:
         interval, start = frame_timing(stream.header)
         for piece in replay_worker.read_batches(stream, interval, start, t_to, readers):
-            if isinstance(piece, Mark):
-                yield 0, builder.feed(piece)
-            else:
+            if isinstance(piece, RowBatch):
                 yield len(piece.slices), builder.feed_batch(piece)
+            else:
+                yield 0, builder.feed(piece)
         return
     for item in stream:
         if item.t > t_to:

@@ -43,10 +43,12 @@ from typing import IO, Any
 
 from sectormon.data.hotspots import HEADER_KEY as HOTSPOTS_KEY
 from sectormon.data.readings import Mark, Slice
+from sectormon.data.regions import RegionsReading
 from sectormon.data.samples import SampleBatch
 from sectormon.errors import SectormonError, UsageError
 from sectormon.files.text import is_ascii_digits, printable
 from sectormon.io.reader import RecordingError, RecordingStream, open_recording
+from sectormon.io.regions_record import regions_from_record, regions_record
 from sectormon.metrics.batch import RowAggregator, RowBatch, unwire, wire
 from sectormon.session.frame_clock import FrameClock
 from sectormon.session.replay_spans import SpanFinder
@@ -126,7 +128,7 @@ def readers(stream: RecordingStream, *, frames: bool = True) -> int:
 
 def read_batches(
     stream: RecordingStream, interval: float, start: float, t_to: float = math.inf, count: int = 1
-) -> Iterator[RowBatch | Mark]:
+) -> Iterator[RowBatch | Mark | RegionsReading]:
     """The items of ``stream`` after its header, read by ``count`` child processes: slices as
     :class:`RowBatch` (one per frame interval, split at marks), marks as they are. Items after
     ``t_to`` are not read. At the end ``stream`` holds the children's ``last_line``, ``skipped``
@@ -178,7 +180,7 @@ def read_batches(
 
 def _part(
     proc: subprocess.Popen[bytes], stream: RecordingStream, base: int
-) -> Generator[RowBatch | Mark, None, Message]:
+) -> Generator[RowBatch | Mark | RegionsReading, None, Message]:
     """The batches and marks of one part (the file, or one span) from ``proc``; returns its
     ``end`` message without the tag. Errors name lines as the file numbers them (``base``: the
     number of the part's first line); an ``end`` mark sets ``stream.end_seen``."""
@@ -195,6 +197,8 @@ def _part(
         kind = message[0]
         if kind == "b":
             yield unwire(message[1])
+        elif kind == "r":
+            yield regions_from_record(message[1])
         elif kind == "m":
             t, mark_kind, label, data = message[1]
             if mark_kind == "end":
@@ -308,7 +312,7 @@ def _reporting(send: Callable[[Message], None], out: IO[bytes]) -> Iterator[None
 
 
 def _sum(
-    items: Iterable[Slice | Mark | SampleBatch],
+    items: Iterable[Slice | Mark | SampleBatch | RegionsReading],
     clock: FrameClock,
     t_to: float,
     send: Callable[[Message], None],
@@ -329,6 +333,10 @@ def _sum(
             if rows.pending:
                 send(("b", wire(rows.take(frame_due=False))))
             send(("m", (item.t, item.kind, item.label, item.data)))
+            continue
+        if isinstance(item, RegionsReading):
+            # Cumulative: the engine takes it before the frame its slice is in, as live.
+            send(("r", regions_record(item)))
             continue
         rows.add(item)
         if clock.due(item.t):

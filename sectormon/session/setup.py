@@ -14,8 +14,11 @@ from collections.abc import Mapping, Sequence
 from sectormon.metrics.proxy import TASK_TIME_EVENT
 from sectormon.perf.probe import ProbeResult
 from sectormon.profiles.model import EventDef, Profile
+from sectormon.regions.library import LIBRARY_FILE
+from sectormon.rotation.markers import MarkerService
 from sectormon.rotation.plan import (
     AUTO,
+    SYNC,
     RotationPlan,
     choose_rotation,
     plan_rotation,
@@ -73,7 +76,13 @@ def open_session(
         options, rotation=rotation, may_switch=can_multiplex and request.rotation == AUTO
     )
     warnings = startup_warnings(profile, plan, probe)
-    source.start()
+    markers = region_markers(source, request.region_level, rotated=rotation.mode == SYNC)
+    try:
+        source.start()
+    except BaseException:
+        if markers is not None:
+            markers.close()
+        raise
     # Sampling starts before the target runs (a launched command is still held before its exec).
     sampling = source.open_sampling(request.sample, profile) if request.sample is not None else None
     try:
@@ -95,11 +104,25 @@ def open_session(
             notes=notes,
             warnings=warnings,
             sampling=sampling,
+            markers=markers,
         )
     except BaseException:
         if sampling is not None:
             sampling.close()
+        if markers is not None:
+            markers.close()
         raise
+
+
+def region_markers(source: Source, level: int, *, rotated: bool) -> MarkerService | None:
+    """Region counting for a program the source launches: its environment names the marker
+    endpoint (``None``: the source launches nothing, or the marker library was not built, so
+    no program can have linked it from this install)."""
+    if not source.capabilities.launches or not LIBRARY_FILE.is_file():
+        return None
+    markers = MarkerService(level=level, rotated=rotated)
+    source.add_environment(markers.environment())
+    return markers
 
 
 def _opens(source: Source, event: EventDef) -> bool:

@@ -51,6 +51,11 @@ class Capabilities:
     """It counts each thread's task time (the kernel's ``task-clock``), by which a proxy's
     stand-ins' counts are scaled."""
 
+    launches: bool = False
+    """It launches the program it counts, with an environment :meth:`Source.add_environment`
+    adds to before :meth:`Source.start`: what a marked program's regions need (the marker
+    library finds sectormon through it, :mod:`sectormon.rotation.markers`)."""
+
 
 class CounterGroup(Protocol):
     """An open group of counters on one unit (leader + members), created disabled."""
@@ -125,6 +130,9 @@ class Source(Protocol):
 
     def start(self) -> None:
         """Begin: launch the command, start the model. Time 0 of the session is now."""
+
+    def add_environment(self, env: Mapping[str, str]) -> None:
+        """Variables for the program it launches (only with ``capabilities.launches``)."""
 
     def now(self) -> float:
         """Seconds since :meth:`start` on this source's clock."""
@@ -258,6 +266,9 @@ class SourceBase:
 
     def apply_sector_preset(self, name: str) -> None:
         raise SectormonError(f"this source cannot switch the sector configuration (asked for {name!r})")
+
+    def add_environment(self, env: Mapping[str, str]) -> None:
+        raise SectormonError("this source launches no program to give an environment to")
 
     def open_sampling(self, request: SampleRequest, profile: Profile) -> SampleFeed:
         raise UsageError(f"--sample {request.event}: this source cannot sample (perf and sim can)")

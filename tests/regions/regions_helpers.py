@@ -17,15 +17,36 @@ from pathlib import Path
 
 import pytest
 
+from sectormon.data.frames import RegionStats
+from sectormon.data.regions import RegionSnapshot
+from sectormon.metrics.formulas import MetricSet
+from sectormon.metrics.regions import RegionScopes
 from sectormon.perf.errors import PerfError
 from sectormon.perf.events import parse_event
 from sectormon.perf.group import PerfGroup
+from sectormon.profiles.resolve import load_profile
 from sectormon.regions.endpoint import MarkerEndpoint
-from sectormon.regions.records import RegionSnapshot
 
 PROGRAMS = Path(__file__).resolve().parent / "programs"
 SECTORMON = Path(sys.executable).parent / "sectormon"
 EVENTS = ("page-faults", "task-clock")
+
+# A gfortran program whose fapp region ("kernel", 1) touches {pages} fresh pages.
+FORTRAN = """\
+program kernel_pages
+  implicit none
+  integer, parameter :: pages = {pages}, stride = {stride}
+  real(8), allocatable :: a(:)
+  integer :: i
+  allocate(a(pages * stride))
+  call fapp_start("kernel", 1, 0)
+  do i = 1, pages
+    a((i - 1) * stride + 1) = i
+  end do
+  call fapp_stop("kernel", 1, 0)
+  print *, sum(a(1:pages * stride:stride))
+end program kernel_pages
+"""
 
 
 def marker_flags(which: str) -> list[str]:
@@ -116,3 +137,8 @@ def run_marked(
 
 def faults(snapshot: RegionSnapshot, name: str, number: int = 0) -> list[float]:
     return [r.counts()["page-faults"] for r in snapshot.of(name, number)]
+
+
+def region_totals(snapshot: RegionSnapshot) -> dict[str, RegionStats]:
+    """Each region over its threads, as frames give it (no CMG-wide events here)."""
+    return RegionScopes(MetricSet(load_profile("generic")), (), {}).build(snapshot.threads)

@@ -23,6 +23,7 @@ from tests.regions.regions_helpers import (
     build,
     counting,
     faults,
+    region_totals,
     run_marked,
 )
 
@@ -88,7 +89,7 @@ def test_a_region_open_when_the_program_exits_is_reported_open(hostile: Path) ->
         assert run_marked(endpoint, hostile, "open-at-exit").returncode == 0
         snapshot = endpoint.read()
     (region,) = snapshot.of("open_at_exit")
-    assert region.open and region.open_counted and snapshot.totals()[("open_at_exit", 0)].open
+    assert region.open and region.open_counted and region_totals(snapshot)["open_at_exit"].open
     assert region.counts()["page-faults"] == pytest.approx(700, rel=0.01)
 
 
@@ -160,7 +161,7 @@ def test_eight_threads_entering_a_region_many_times(hostile: Path) -> None:
     loops = snapshot.of("loop")
     assert len(loops) == 8 and {r.calls for r in loops} == {200}
     assert faults(snapshot, "loop") == [pytest.approx(2_000, rel=0.01)] * 8
-    assert snapshot.totals()[("loop", 0)].counts["page-faults"] == pytest.approx(16_000, rel=0.01)
+    assert region_totals(snapshot)["loop"].total.counts["page-faults"] == pytest.approx(16_000, rel=0.01)
 
 
 class Rotator:

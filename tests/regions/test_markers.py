@@ -19,12 +19,14 @@ import pytest
 from sectormon.regions import layout
 from sectormon.regions.library import LIBRARY_FILE
 from tests.regions.regions_helpers import (
+    FORTRAN,
     PROGRAMS,
     SECTORMON,
     build,
     counting,
     faults,
     need_compiler,
+    region_totals,
     run_marked,
 )
 
@@ -75,10 +77,13 @@ def test_each_region_counts_its_own_pages_exactly_per_thread(marked: Path) -> No
     assert len({w.tid for w in workers}) == 3 and pid not in {w.tid for w in workers}
     assert all(w.calls == 1 and not w.open and w.thread_exited for w in workers)
     assert faults(snapshot, "worker") == [pytest.approx(800, rel=0.01)] * 3
-    totals = snapshot.totals()
-    assert totals[("worker", 0)].calls == 3 and totals[("worker", 0)].threads == 3
-    assert totals[("worker", 0)].counts["page-faults"] == pytest.approx(2_400, rel=0.01)
-    assert totals[("worker", 0)].coverage == {"page-faults": 1.0, "task-clock": 1.0}
+    worker = region_totals(snapshot)["worker"]
+    assert worker.calls == 3 and worker.thread_count == 3
+    assert worker.total.counts["page-faults"] == pytest.approx(2_400, rel=0.01)
+    assert {e: worker.total.coverage[e] for e in ("page-faults", "task-clock")} == {
+        "page-faults": 1.0,
+        "task-clock": 1.0,
+    }
     assert snapshot.of("too_deep", 1) == ()  # level 1 above the default level 0
     assert (snapshot.overflow, snapshot.unpaired, snapshot.dropped) == (frozenset(), 0, 0)
 
@@ -102,23 +107,6 @@ def test_openmp_threads_each_count_their_own_share(tmp_path: Path) -> None:
     shares = sorted(faults(snapshot, "omp"))
     assert shares == [pytest.approx(200 * (i + 1), rel=0.01) for i in range(4)]
     assert len({r.tid for r in snapshot.of("omp")}) == 4
-
-
-FORTRAN = """\
-program kernel_pages
-  implicit none
-  integer, parameter :: pages = {pages}, stride = {stride}
-  real(8), allocatable :: a(:)
-  integer :: i
-  allocate(a(pages * stride))
-  call fapp_start("kernel", 1, 0)
-  do i = 1, pages
-    a((i - 1) * stride + 1) = i
-  end do
-  call fapp_stop("kernel", 1, 0)
-  print *, sum(a(1:pages * stride:stride))
-end program kernel_pages
-"""
 
 
 def test_a_gfortran_program_gets_its_regions_exact_faults(tmp_path: Path) -> None:

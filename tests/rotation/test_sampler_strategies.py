@@ -149,3 +149,41 @@ def test_kernel_rotation_starts_every_group_of_a_unit_found_between_reads() -> N
     assert not {e for u, e in _on(source) if u == "thread:2"}
     kernel.units_opened()
     assert {e for u, e in _on(source) if u == "thread:2"} == {("A",), ("B",), ("S",)}
+
+
+# -- marker-only groups ---------------------------------------------------------------------------
+
+
+def _marker_only(units: OpenUnits, source: FakeSource, plan: RotationPlan, unit: Unit) -> UnitGroups:
+    state = UnitGroups(unit)
+    for group in plan.all_groups():
+        state.groups[group.name] = units.open_group(
+            source.open_group(unit, group.pe_events), group.name, cmg=False
+        )
+    units.add_marker_only(state)
+    return state
+
+
+def test_marker_only_groups_rotate_with_the_units_and_are_never_read() -> None:
+    source, plan, units = _setup(T1)
+    markers = Unit("thread", 9)
+    _marker_only(units, source, plan, markers)
+    sync = SyncRotation(units, plan, lambda rows: rows)
+    sync.begin()
+    assert ("thread:9", ("A",)) in _on(source) and ("thread:9", ("S",)) in _on(source)
+    source.t = 0.01
+    end = sync.end_slice(stopping=False)
+    assert ("thread:9", ("B",)) in _on(source) and ("thread:9", ("A",)) not in _on(source)
+    assert {r.unit for r in end.rows} == {"thread:1"}
+    sync.end_slice(stopping=True)
+    assert _on(source) == set()
+
+
+def test_a_thread_found_later_adopts_its_marker_only_groups() -> None:
+    source, plan, units = _setup(T1)
+    state = _marker_only(units, source, plan, Unit("thread", 9))
+    assert units.adopt("thread:9") is state and units.adopt("thread:9") is None
+    assert units.marker_only == {}
+    units.add(state)  # as the sampler does: the unit's groups from now on
+    units.close_all()
+    assert all(g.closed for g in source.groups)

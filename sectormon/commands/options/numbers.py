@@ -195,6 +195,7 @@ LINE_SIZE = whole(8, 4096, "bytes")
 TOP = whole(1, 100_000, "rows")
 PROXY = whole(1, 4096, "units per CMG")
 DELAY_MS = whole(-1, 7 * 86_400_000, "ms")
+REGION_LEVEL = whole(0, 2**31 - 1, "a fapp region level")
 BUDGET = whole(1, 1_000_000, "simulations")
 PRECISE = whole(0, 3)
 

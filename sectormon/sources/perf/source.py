@@ -18,6 +18,7 @@ from typing import Any
 import psutil
 
 from sectormon.data.readings import Unit
+from sectormon.errors import SectormonError
 from sectormon.host import roots
 from sectormon.host.cpu_time import StatTimes, TargetCpu, TargetCpuClock
 from sectormon.host.processes import read_process_info
@@ -89,6 +90,14 @@ class _ExecGatedGroup:
     def closed(self) -> bool:
         return self._inner.closed
 
+    @property
+    def ids(self) -> tuple[int, ...]:
+        return self._inner.ids
+
+    @property
+    def leader_fd(self) -> int:
+        return self._inner.leader_fd
+
 
 AFFINITY_REFRESH_POLLS = 25  # re-read known threads' binding every 25 polls (0.5 s at 20 ms slices)
 FULL_SCAN_POLLS = 5
@@ -124,6 +133,7 @@ class PerfSource(SourceBase):
             wall_clock=True,
             follows_threads=not isinstance(target, CpuTarget),
             task_time=True,
+            launches=isinstance(target, CommandTarget),
         )
         self.exclude_kernel = exclude_kernel
         self.exclude_hv = exclude_hv
@@ -165,6 +175,11 @@ class PerfSource(SourceBase):
 
     def now(self) -> float:
         return 0.0 if self._t0 is None else time.monotonic() - self._t0
+
+    def add_environment(self, env: Mapping[str, str]) -> None:
+        if not isinstance(self.target, CommandTarget) or self.target.pid is not None:
+            raise SectormonError("the environment is given before the command is launched")
+        self.target.env.update(env)
 
     def wait_until(self, t: float) -> None:
         """Sleep until ``t`` or until :meth:`wake`; the first wait lets a gated command exec (its

@@ -1,5 +1,5 @@
-"""Region records: scaling by each group's own times, coverage, totals over threads; the table's
-reader and its sequence counters."""
+"""Region records: scaling by each group's own times, coverage, what moved between two readings;
+the table's reader and its sequence counters."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ import struct
 
 import pytest
 
+from sectormon.data.regions import GroupDelta, RegionSnapshot, ThreadRegion, changes
 from sectormon.regions import layout
-from sectormon.regions.records import GroupDelta, RegionSnapshot, ThreadRegion
 from sectormon.regions.table import RegionTable
 
 EVENTS = ("page-faults", "task-clock")
@@ -52,23 +52,6 @@ def test_where_two_groups_count_an_event_the_longer_running_one_is_used() -> Non
     assert row.coverage() == {"page-faults": 0.9, "task-clock": 0.9}
 
 
-def test_totals_add_threads_scaled_counts_and_weigh_coverage_by_time() -> None:
-    full = GroupDelta(EVENTS, (100, 1), 100, 100)
-    half = GroupDelta(EVENTS, (50, 1), 300, 150)
-    snapshot = RegionSnapshot(
-        (reading(1, full, calls=2), reading(2, half, calls=3, open_=True), reading(2, full, name="other")),
-        frozenset(),
-        0,
-        0,
-    )
-    total = snapshot.totals()[("r", 0)]
-    assert (total.calls, total.threads, total.open) == (5, 2, True)
-    assert total.counts == {"page-faults": 200.0, "task-clock": 3.0}
-    assert total.coverage["page-faults"] == pytest.approx(250 / 400)
-    assert list(snapshot.totals()) == [("r", 0), ("other", 0)]
-    assert [r.tid for r in snapshot.of("r")] == [1, 2]
-
-
 def test_the_reader_leaves_out_a_record_its_writer_holds_and_takes_it_once_written() -> None:
     table = RegionTable(max_threads=1, max_slots=2)
     try:
@@ -88,6 +71,37 @@ def test_the_reader_leaves_out_a_record_its_writer_holds_and_takes_it_once_writt
     assert not os.path.exists(table.path)
 
 
+def test_the_table_is_anonymous_memory_that_leaves_no_file_behind() -> None:
+    table = RegionTable(max_threads=1, max_slots=1)
+    try:
+        assert table.path.startswith(f"/proc/{os.getpid()}/fd/")
+        assert os.readlink(table.path).startswith("/memfd:sectormon-regions")
+        with open(table.path, "rb") as other_side:  # what the program's library opens
+            assert other_side.read(8) == struct.pack("=Q", layout.MAGIC)
+    finally:
+        table.close()
+    assert not os.path.exists(table.path)
+
+
 def test_a_table_needs_room_for_a_thread_and_a_region() -> None:
     with pytest.raises(ValueError, match="at least one thread and one region"):
         RegionTable(max_threads=0)
+
+
+def test_changes_are_what_each_region_and_thread_counted_in_between() -> None:
+    before = RegionSnapshot((reading(1, GroupDelta(EVENTS, (100, 5), 100, 100), calls=2),), frozenset(), 0, 0)
+    now = RegionSnapshot(
+        (
+            reading(1, GroupDelta(EVENTS, (160, 9), 150, 130), calls=3),
+            reading(2, GroupDelta(EVENTS, (7, 1), 10, 10)),
+            reading(3, GroupDelta(EVENTS, (1, 1), 1, 1), name="same"),
+        ),
+        frozenset(),
+        0,
+        0,
+    )
+    earlier = RegionSnapshot((*before.threads, now.threads[2]), frozenset(), 0, 0)
+    moved = changes(now, earlier)
+    assert [(r.tid, r.calls) for r in moved] == [(1, 1), (2, 1)]
+    assert moved[0].groups[0] == GroupDelta(EVENTS, (60, 4), 50, 30)
+    assert changes(now, now) == ()
