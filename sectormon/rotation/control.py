@@ -91,6 +91,11 @@ class GatedGroup:
         self._control.forget(self)
         self._inner.close()
 
+    def __getattr__(self, name: str) -> object:
+        """What else the source's group offers (a perf group's ids and leader descriptor, which
+        the region handshake hands to a marking thread) is the wrapped group's."""
+        return getattr(self._inner, name)
+
 
 @dataclass(frozen=True, slots=True)
 class Posted:

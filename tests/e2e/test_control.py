@@ -22,7 +22,7 @@ from typing import Any
 
 import pytest
 
-from tests.e2e.helpers import first_frame, perf_available, sectormon_command, workload
+from tests.e2e.helpers import first_frame, perf_available, read_jsonl, sectormon_command, workload
 from tests.workloads.peer import final_count, json_args, perf_value
 
 pytestmark = [
@@ -43,7 +43,7 @@ class Driven:
     """A tool running the phases workload: its stdin tells the program to go on, its stdout
     carries the program's lines (sectormon writes its frames to a file, perf stat to stderr)."""
 
-    def __init__(self, argv: Sequence[str], phases: Sequence[int]) -> None:
+    def __init__(self, argv: Sequence[str], phases: Sequence[object]) -> None:
         self.proc = subprocess.Popen(
             [*argv, *workload("phases.py", *phases)],
             stdin=subprocess.PIPE,
@@ -194,6 +194,21 @@ def test_only_the_enabled_spans_count_as_with_perf_stat(tmp_path: Path, rotation
     _within(_sectormon_faults(out), peer, 0.02)
     # Both hold the enabled phases' pages and little else (not the 35,000 of the others).
     assert enabled <= peer <= enabled * 1.02
+
+
+def test_a_region_holds_only_its_enabled_spans_too(tmp_path: Path) -> None:
+    """Kernel rotation: a region's counts are read from the same counters, so the phases marked
+    while counting was off add nothing to it (its calls still count)."""
+    out = tmp_path / "regions.jsonl"
+    with fifos(tmp_path) as control:
+        argv = _sectormon(out, "--rotation", "kernel", "--delay", "-1", "--control", control.option)
+        ours = Driven(argv, ["--region", "phase", *PHASES])
+        enabled = _toggled(ours, control)
+        ours.finish()
+    final = read_jsonl(out.read_text())[-1]
+    phase = final["run"]["regions"]["phase"]
+    assert phase["calls"] == len(PHASES)
+    assert enabled <= phase["total"]["counts"]["PAGE_FAULTS"] <= enabled * 1.01
 
 
 def test_disable_and_enable_by_event_name_as_with_perf_stat(tmp_path: Path) -> None:

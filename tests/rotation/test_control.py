@@ -247,3 +247,12 @@ def test_every_group_the_open_units_take_passes_the_gate() -> None:
     control.post(parse_command("enable"))
     control.apply(0.0)
     assert source.groups[0].enabled_at is not None
+
+
+def test_a_gated_group_offers_what_its_group_offers() -> None:
+    """The region handshake hands a marking thread its groups' ids and leader descriptor."""
+    plan = _plan()
+    control = CountingControl(plan, start_enabled=True, on_warning=lambda _m: None)
+    inner = FakeSource({}, RATES).open_group(T1, plan.groups[0].pe_events)
+    gated = control.gate("G1", inner)
+    assert gated.unit is T1 and gated.events == inner.events  # type: ignore[attr-defined]

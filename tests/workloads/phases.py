@@ -6,19 +6,33 @@ with the phase, its pages and this process's own minor faults over the phase (ge
 phases it only waits: a test drives a counter's control between two phases and knows which pages
 fell in which span. It prints ``ready`` once its mappings are made, before the first phase.
 
-Usage: python phases.py PAGES [PAGES...]
+``--region NAME``: each phase's page touches are marked as the region NAME
+(:func:`sectormon.regions.region`).
+
+Usage: python phases.py [--region NAME] PAGES [PAGES...]
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import mmap
 import resource
 import sys
+from collections.abc import Callable
+from contextlib import AbstractContextManager
 
 
 def main() -> int:
-    phases = [int(arg) for arg in sys.argv[1:]]
+    args = sys.argv[1:]
+    marked: Callable[[], AbstractContextManager[object]] = contextlib.nullcontext
+    if args[:1] == ["--region"]:
+        from sectormon.regions import region as marker
+
+        name = args[1]
+        marked = lambda: marker(name)  # noqa: E731
+        args = args[2:]
+    phases = [int(arg) for arg in args]
     page = mmap.PAGESIZE
     regions = []
     for pages in phases:
@@ -31,8 +45,9 @@ def main() -> int:
         if not sys.stdin.readline():
             return 1  # told nothing more: the driver went away
         before = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
-        for offset in range(0, pages * page, page):
-            region[offset] = 1
+        with marked():
+            for offset in range(0, pages * page, page):
+                region[offset] = 1
         after = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
         print(json.dumps({"phase": index, "pages": pages, "minflt": after - before}), flush=True)
     return 0
