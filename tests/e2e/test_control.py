@@ -184,16 +184,28 @@ def test_only_the_enabled_spans_count_as_with_perf_stat(tmp_path: Path, rotation
         perf = Driven([*_perf("-D", "-1", "--control", control.option)], PHASES)
         enabled = _toggled(perf, control)
         peer = perf_value(perf.finish(), "page-faults:u")
-    out = tmp_path / "out.jsonl"
+    out, recording = tmp_path / "out.jsonl", tmp_path / "run.jsonl"
     with fifos(tmp_path / "ours") as control:
-        ours = Driven(
-            [*_sectormon(out, "--rotation", rotation, "--delay", "-1", "--control", control.option)], PHASES
-        )
+        argv = _sectormon(out, "--rotation", rotation, "--delay", "-1", "--control", control.option)
+        ours = Driven([*argv[:-1], "--record", str(recording), "--"], PHASES)
         assert _toggled(ours, control) == enabled
         ours.finish()
     _within(_sectormon_faults(out), peer, 0.02)
     # Both hold the enabled phases' pages and little else (not the 35,000 of the others).
     assert enabled <= peer <= enabled * 1.02
+    # The recording replays to the live figures (a span with counting off has slices of no duration).
+    replayed = tmp_path / "replayed.jsonl"
+    with replayed.open("w") as stream:
+        done = subprocess.run(
+            [sectormon_command(), "replay", "--json", str(recording)],
+            stdout=stream,
+            stderr=subprocess.PIPE,
+            text=True,
+            timeout=TIMEOUT,
+            check=False,
+        )
+    assert done.returncode == 0, done.stderr
+    assert _sectormon_faults(replayed) == _sectormon_faults(out)
 
 
 def test_a_region_holds_only_its_enabled_spans_too(tmp_path: Path) -> None:
