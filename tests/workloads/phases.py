@@ -2,7 +2,8 @@
 
 For every ``PAGES`` argument it reads one line from stdin, touches that many fresh 4 KiB pages of
 an anonymous mapping (huge pages disabled, so one write is one fault), and prints one JSON line
-with the phase, its pages and this process's own minor faults over the phase (getrusage). Between
+with the phase, its pages, this process's own minor faults over the phase (getrusage) and the
+seconds since the process was created when the phase ended (``/proc``, to 10 ms). Between
 phases it only waits: a test drives a counter's control between two phases and knows which pages
 fell in which span. It prints ``ready`` once its mappings are made, before the first phase.
 
@@ -17,10 +18,20 @@ from __future__ import annotations
 import contextlib
 import json
 import mmap
+import os
 import resource
 import sys
 from collections.abc import Callable
 from contextlib import AbstractContextManager
+
+
+def since_created() -> float:
+    """Seconds since this process was created (its fork, before any exec), from /proc."""
+    with open("/proc/self/stat") as stat:
+        started = int(stat.read().rsplit(")", 1)[1].split()[19])
+    with open("/proc/uptime") as uptime:
+        now = float(uptime.read().split()[0])
+    return now - started / os.sysconf("SC_CLK_TCK")
 
 
 def main() -> int:
@@ -49,7 +60,8 @@ def main() -> int:
             for offset in range(0, pages * page, page):
                 region[offset] = 1
         after = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
-        print(json.dumps({"phase": index, "pages": pages, "minflt": after - before}), flush=True)
+        report = {"phase": index, "pages": pages, "minflt": after - before, "elapsed": since_created()}
+        print(json.dumps(report), flush=True)
     return 0
 
 
