@@ -43,12 +43,13 @@ class Driven:
     """A tool running the phases workload: its stdin tells the program to go on, its stdout
     carries the program's lines (sectormon writes its frames to a file, perf stat to stderr)."""
 
-    def __init__(self, argv: Sequence[str], phases: Sequence[object]) -> None:
+    def __init__(self, argv: Sequence[str], phases: Sequence[object], pass_fds: Sequence[int] = ()) -> None:
         self.proc = subprocess.Popen(
             [*argv, *workload("phases.py", *phases)],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
+            pass_fds=pass_fds,
         )
         self._out = b""
         self.err = b""
@@ -206,6 +207,17 @@ def test_only_the_enabled_spans_count_as_with_perf_stat(tmp_path: Path, rotation
         )
     assert done.returncode == 0, done.stderr
     assert _sectormon_faults(replayed) == _sectormon_faults(out)
+
+
+def test_inherited_descriptors_drive_it_the_same(tmp_path: Path) -> None:
+    """``--control fd:CTL,ACK``: the script's own descriptors, handed down (perf's example)."""
+    out = tmp_path / "fd.jsonl"
+    with fifos(tmp_path) as control:
+        fds = (control.ctl, control.ack)
+        ours = Driven(_sectormon(out, "--delay", "-1", "--control", f"fd:{fds[0]},{fds[1]}"), PHASES, fds)
+        enabled = _toggled(ours, control)
+        ours.finish()
+    assert enabled <= _sectormon_faults(out) <= enabled * 1.02
 
 
 def test_a_region_holds_only_its_enabled_spans_too(tmp_path: Path) -> None:
