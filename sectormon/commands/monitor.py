@@ -9,6 +9,7 @@ otherwise the Textual UI starts.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
@@ -20,6 +21,7 @@ from sectormon.commands.front_end import (
     session_request,
 )
 from sectormon.commands.options import numbers
+from sectormon.commands.options.control import add_control_options, control_fds, delay_seconds
 from sectormon.commands.options.openmetrics import open_exporter
 from sectormon.commands.options.output import require_terminal
 from sectormon.commands.options.sim import add_sim_options, sim_source
@@ -89,6 +91,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
     how.add_argument(
         "--include-kernel", action="store_true", help="also count kernel mode (needs paranoid <= 1)"
     )
+    add_control_options(how)
     out = parser.add_argument_group("output")
     add_session_options(
         how,
@@ -121,7 +124,11 @@ def run(args: argparse.Namespace) -> int:
     from sectormon.session.setup import open_session
 
     choice = _choose_source(args, _target_modes(args, command))
-    request = session_request(args, choice.clock)
+    request = dataclasses.replace(
+        session_request(args, choice.clock),
+        control=control_fds(args.control),
+        delay=delay_seconds(args.delay),
+    )
     output = open_output(args)
     headless = args.headless or output is not None
     profile, source, command_log = choice.open(args, command, headless)

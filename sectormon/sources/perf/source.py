@@ -10,6 +10,7 @@ unavailable and runs everything else.
 from __future__ import annotations
 
 import dataclasses
+import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
@@ -151,6 +152,7 @@ class PerfSource(SourceBase):
         self._unreported: list[int] = []  # processes found, not yet in a UnitsUpdate
         self._opened_specs: set[str] = set()  # event specs opened on some thread already
         self._t0: float | None = None
+        self._woken = threading.Event()  # wait_until sleeps on it: wake() cuts the sleep short
         self._groups: list[PerfGroup | _ExecGatedGroup] = []
         self._specs: dict[str, EventSpec] = {}
         self._cmg_checked = False
@@ -180,11 +182,15 @@ class PerfSource(SourceBase):
         self.target.env.update(env)
 
     def wait_until(self, t: float) -> None:
-        """Sleep until ``t``; the first wait lets a gated command exec (its first groups are open)."""
+        """Sleep until ``t`` or until :meth:`wake`; the first wait lets a gated command exec (its
+        first groups are open)."""
         self.release()
         remaining = t - self.now()
-        if remaining > 0:
-            time.sleep(remaining)
+        if remaining > 0 and self._woken.wait(remaining):
+            self._woken.clear()
+
+    def wake(self) -> None:
+        self._woken.set()
 
     def release(self) -> None:
         """Let a gated command exec now (also done by the first :meth:`wait_until`)."""
