@@ -175,10 +175,10 @@ def _run(
         for index, block in enumerate(blocks):
             lines += stat_report.summary_csv(block, sep, runs=len(finals), region=index > 0)
     else:
-        lines = []
-        for block in blocks:
-            lines += stat_report.summary_std(block, runs=len(finals), separator=thousands)
+        lines = stat_report.summary_std(blocks[0], runs=len(finals), separator=thousands)
         lines += stat_report.footer_std(_elapsed(walls, command, cpu_before, cpu_after))
+        for block in blocks[1:]:  # the regions after the whole run's block
+            lines += stat_report.summary_std(block, runs=len(finals), separator=thousands)
     report.write(lines)
     return status
 

@@ -111,9 +111,10 @@ def _event_for(
 
 
 def _label(choice: EventChoice, event: EventDef, base: Profile) -> str:
-    """A base event named or coded is shown by the base's name; anything else as typed."""
-    if choice.name == event.name or (_RAW.fullmatch(choice.name) and event.name in base.events):
-        return event.name
+    """A base event named or coded is shown by the base's name (with the modifiers typed);
+    anything else as typed."""
+    if event.name in base.events and (choice.name == event.name or _RAW.fullmatch(choice.name)):
+        return event.name + choice.text[len(choice.name) :]
     return choice.text
 
 

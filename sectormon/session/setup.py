@@ -60,7 +60,7 @@ def open_session(
             if event.scope == "cmg":
                 unavailable.setdefault(event.name, f"CMG-wide event needs per-CPU counting: {cmg_reason}")
     if required is not None and unavailable:
-        raise_unavailable(required, unavailable)
+        raise_unavailable(required, {_shown(profile.events[n]): why for n, why in unavailable.items()})
     plan = plan_rotation(profile, group_names, unavailable, free=lambda e: not source.needs_counter(e))
     if (
         options.proxy is not None
@@ -119,6 +119,11 @@ def open_session(
         if markers is not None:
             markers.close()
         raise
+
+
+def _shown(event: EventDef) -> str:
+    """An event as a message names it: its name, and the spec it was asked for by when other."""
+    return event.name if event.spec == event.name else f"{event.name} ({event.spec})"
 
 
 def raise_unavailable(option: str, unavailable: Mapping[str, str]) -> NoReturn:
