@@ -79,7 +79,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
         type=REPEAT.parser("-r"),
         default=1,
         metavar="N",
-        help=REPEAT.help("run the command N times; print the means and their spread ( +- x.xx% )"),
+        help=REPEAT.help("run the command N times; print the means and their spread ( +- x.xx%% )"),
     )
     how = parser.add_argument_group("how to count")
     how.add_argument("--profile", default="auto", help="event profile: auto, a64fx, generic, or a YAML path")
@@ -101,8 +101,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     command = _command(args.command)
     title = _title(args, command)
-    if args.headless:
-        raise UsageError("--headless: stat prints its report at the end; drop --headless")
+    for option, given in (("--headless", args.headless), ("--theme", args.theme is not None)):
+        if given:
+            raise UsageError(f"{option} is for the monitor's TUI and services; stat prints a report: drop it")
     if args.interval_print is not None:
         if args.interval is not None:
             raise UsageError("-I MS and --interval both set the interval; give one")
@@ -123,7 +124,8 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError("-x '': give the separator, e.g. -x ,")
     report = _Report(None if args.json else args.output)
     try:
-        return _run(args, command, title, request, report, runs)
+        stream = StreamOutput(args.output) if args.json else None  # opened before anything starts
+        return _run(args, command, title, request, report, runs, stream)
     finally:
         report.close()
 
@@ -135,7 +137,9 @@ def _run(
     request: SessionRequest,
     report: _Report,
     runs: int,
+    stream: StreamOutput | None,
 ) -> int:
+    """``runs`` sessions (one with ``stream``, the JSON stream), then the report."""
     thousands = _thousands_separator()
     sep = args.field_separator
     finals: list[Frame] = []
@@ -154,13 +158,14 @@ def _run(
             source.close()
             if exporter is not None:
                 exporter.close()
+            if stream is not None:
+                stream.close()
             raise
         shown = Shown(events.profile, events.labels, frozenset(session.plan.dropped))
         if args.interval_print is not None:
             session.subscribe(_interval_printer(shown, report, sep, thousands))
-        output = StreamOutput(args.output) if args.json else None
         started = time.perf_counter()
-        status = run_session(session, output, headless=output is None, exporter=exporter)
+        status = run_session(session, stream, headless=stream is None, exporter=exporter)
         walls.append(time.perf_counter() - started)
         if session.final_frame is not None:
             finals.append(session.final_frame)
