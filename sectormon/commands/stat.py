@@ -139,53 +139,65 @@ def _run(
     runs: int,
     stream: StreamOutput | None,
 ) -> int:
-    """``runs`` sessions (one with ``stream``, the JSON stream), then the report."""
+    """``runs`` sessions (one with ``stream``, the JSON stream), then the report; the status of
+    the last run."""
     thousands = _thousands_separator()
-    sep = args.field_separator
     finals: list[Frame] = []
     walls: list[float] = []
     status = 0
     shown: Shown | None = None
     cpu_before = resource.getrusage(resource.RUSAGE_CHILDREN)
     for _ in range(runs):
-        events, source, target = _open_source(args, command)
-        exporter = open_exporter(args)
-        try:
-            session = open_session(
-                source, events.profile, request, on_warning=print_warning, required=events.required
-            )
-        except BaseException:
-            source.close()
-            if exporter is not None:
-                exporter.close()
-            if stream is not None:
-                stream.close()
-            raise
-        shown = Shown(events.profile, events.labels, frozenset(session.plan.dropped))
-        if args.interval_print is not None:
-            session.subscribe(_interval_printer(shown, report, sep, thousands))
-        started = time.perf_counter()
-        status = run_session(session, stream, headless=stream is None, exporter=exporter)
-        walls.append(time.perf_counter() - started)
-        if session.final_frame is not None:
-            finals.append(session.final_frame)
-        if isinstance(target, CommandTarget) and session.command_exit_code() is None:
+        status, shown, final, wall, ended = _one_run(args, command, request, report, stream, thousands)
+        walls.append(wall)
+        if final is not None:
+            finals.append(final)
+        if not ended:
             break  # stopped before the command ended (Ctrl-C): no more runs
     if shown is None or not finals:
         return status
     cpu_after = resource.getrusage(resource.RUSAGE_CHILDREN)
     blocks = run_blocks(shown, title, finals)
-    if sep is not None:
-        lines: list[str] = []
-        for index, block in enumerate(blocks):
-            lines += stat_report.summary_csv(block, sep, runs=len(finals), region=index > 0)
-    else:
-        lines = stat_report.summary_std(blocks[0], runs=len(finals), separator=thousands)
-        lines += stat_report.footer_std(_elapsed(walls, command, cpu_before, cpu_after))
-        for block in blocks[1:]:  # the regions after the whole run's block
-            lines += stat_report.summary_std(block, runs=len(finals), separator=thousands)
-    report.write(lines)
+    elapsed = _elapsed(walls, command, cpu_before, cpu_after)
+    report.write(
+        stat_report.report_lines(
+            blocks, elapsed, runs=len(finals), sep=args.field_separator, separator=thousands
+        )
+    )
     return status
+
+
+def _one_run(
+    args: argparse.Namespace,
+    command: Sequence[str],
+    request: SessionRequest,
+    report: _Report,
+    stream: StreamOutput | None,
+    thousands: str,
+) -> tuple[int, Shown, Frame | None, float, bool]:
+    """One session: its status, what it shows, its final frame, its wall-clock seconds, and
+    whether a launched command ended by itself (else the session was stopped)."""
+    events, source, target = _open_source(args, command)
+    exporter = open_exporter(args)
+    try:
+        session = open_session(
+            source, events.profile, request, on_warning=print_warning, required=events.required
+        )
+    except BaseException:
+        source.close()
+        if exporter is not None:
+            exporter.close()
+        if stream is not None:
+            stream.close()
+        raise
+    shown = Shown(events.profile, events.labels, frozenset(session.plan.dropped))
+    if args.interval_print is not None:
+        session.subscribe(_interval_printer(shown, report, args.field_separator, thousands))
+    started = time.perf_counter()
+    status = run_session(session, stream, headless=stream is None, exporter=exporter)
+    wall = time.perf_counter() - started
+    ended = not isinstance(target, CommandTarget) or session.command_exit_code() is not None
+    return status, shown, session.final_frame, wall, ended
 
 
 def _command(words: Sequence[str] | None) -> list[str]:

@@ -216,6 +216,22 @@ def summary_csv(block: Block, sep: str, *, runs: int = 1, region: bool = False) 
     return lines
 
 
+def report_lines(
+    blocks: Sequence[Block], elapsed: Elapsed, *, runs: int = 1, sep: str | None = None, separator: str = ""
+) -> list[str]:
+    """The whole report: the run's block, its footer, then the regions' blocks; in CSV (``sep``)
+    the blocks' rows alone, as perf writes no footer there."""
+    if sep is not None:
+        lines: list[str] = []
+        for index, block in enumerate(blocks):
+            lines += summary_csv(block, sep, runs=runs, region=index > 0)
+        return lines
+    lines = summary_std(blocks[0], runs=runs, separator=separator) + footer_std(elapsed)
+    for block in blocks[1:]:
+        lines += summary_std(block, runs=runs, separator=separator)
+    return lines
+
+
 def interval_lines(
     t: float, events: Sequence[EventLine], *, index: int, sep: str | None = None, separator: str = ""
 ) -> list[str]:

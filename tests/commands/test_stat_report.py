@@ -18,6 +18,7 @@ from sectormon.commands.stat_report import (
     interval_lines,
     metric_csv,
     metric_std,
+    report_lines,
     summary_csv,
     summary_std,
 )
@@ -131,3 +132,13 @@ def test_regions_in_csv_follow_a_line_naming_them() -> None:
     text = summary_std(block)
     assert text[1] == " Performance counter stats for region 'solve' (calls 3):"
     assert "0.500000000 seconds in the region" in text[-2]
+
+
+def test_the_report_puts_the_footer_after_the_run_and_the_regions_after_it() -> None:
+    whole = Block("'app'", (PAGE_FAULTS,))
+    region = Block("region 'solve' (calls 1)", (PAGE_FAULTS,), seconds=0.5)
+    lines = report_lines([whole, region], Elapsed(1.0))
+    elapsed = next(i for i, line in enumerate(lines) if "seconds time elapsed" in line)
+    assert lines.index(" Performance counter stats for region 'solve' (calls 1):") > elapsed
+    csv = report_lines([whole, region], Elapsed(1.0), sep=",")
+    assert csv == [event_csv(PAGE_FAULTS, ","), "# region 'solve' (calls 1)", event_csv(PAGE_FAULTS, ",")]
