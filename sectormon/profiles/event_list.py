@@ -117,6 +117,10 @@ def _event(item: str, whole: str, option: str, *, group: int | None, outer: str)
         raise _bad(option, whole, f"no event before ':{tail}'", "write the event first, e.g. cycles:u")
     if any(char.isspace() for char in name):
         raise _bad(option, whole, f"a space inside {name!r}", "separate events with commas")
+    if ":" in name[slash + 1 :]:
+        raise _bad(
+            option, whole, f"more than one ':' in {item!r}", "write the modifiers once, e.g. cycles:uk"
+        )
     letters = set(own) | set(outer)
     modifiers = "".join(letter for letter in MODIFIERS if letter in letters)
     text = item.strip() + (f":{outer}" if outer else "")

@@ -66,6 +66,8 @@ def test_every_written_list_reads_back_as_its_events_groups_and_modifiers(
 @example("{a,{b}}")
 @example("a:")
 @example("}")
+@example(":u:k")  # found: the first ':' stayed in the name, a modifier nobody checked
+@example("a::k")
 def test_any_text_is_events_or_one_usage_error(text: str) -> None:
     try:
         choices = parse_event_list(text)
@@ -74,7 +76,9 @@ def test_any_text_is_events_or_one_usage_error(text: str) -> None:
         assert str(exc).startswith("-e ")
     else:
         assert choices
-        assert all(c.name and not any(ch.isspace() for ch in c.name) for c in choices)
+        for choice in choices:
+            assert choice.name and not any(ch.isspace() for ch in choice.name)
+            assert ":" not in choice.name.rpartition("/")[2]  # modifiers never stay in a name
 
 
 def test_the_text_keeps_what_was_typed_for_perf_style_labels() -> None:
@@ -99,6 +103,7 @@ def test_the_text_keeps_what_was_typed_for_perf_style_labels() -> None:
         ("{a}b", "after a group's '}'"),
         ("cpu/event=1", "without its closing '/'"),
         ("a b", "a space inside"),
+        ("a:u:k", "more than one ':'"),
     ],
 )
 def test_a_malformed_list_is_one_line_naming_the_fault(text: str, problem: str) -> None:
