@@ -35,7 +35,6 @@ from sectormon.files.output import OutputError, open_output
 from sectormon.files.text import print_warning
 from sectormon.host.topology import load_topology, parse_cpu_list
 from sectormon.session.options import SessionRequest
-from sectormon.session.setup import open_session
 from sectormon.sources.perf.source import PerfSource
 from sectormon.sources.perf.targets import CommandTarget, CpuTarget, PidTarget, Target
 
@@ -177,6 +176,8 @@ def _one_run(
 ) -> tuple[int, Shown, Frame | None, float, bool]:
     """One session: its status, what it shows, its final frame, its wall-clock seconds, and
     whether a launched command ended by itself (else the session was stopped)."""
+    from sectormon.session.setup import open_session  # the session's modules: once options are read
+
     events, source, target = _open_source(args, command)
     exporter = open_exporter(args)
     try:

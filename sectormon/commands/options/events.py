@@ -13,8 +13,6 @@ import argparse
 from dataclasses import dataclass, field
 
 from sectormon.errors import UsageError
-from sectormon.profiles.adhoc import adhoc_profile
-from sectormon.profiles.event_list import parse_event_list
 from sectormon.profiles.model import Profile
 
 OPTION = "-e"
@@ -47,6 +45,10 @@ def run_events(args: argparse.Namespace, base: Profile) -> RunEvents:
     """``base`` as it is, or the ad-hoc profile ``-e`` asks for on it."""
     if args.events is None:
         return RunEvents(base, args.include_kernel)
+    # Imported when -e is given: the profile builder is not part of a plain run's start-up.
+    from sectormon.profiles.adhoc import adhoc_profile
+    from sectormon.profiles.event_list import parse_event_list
+
     if args.groups is not None:
         raise UsageError(f"--groups picks the profile's groups and {OPTION} names the events; give one")
     adhoc = adhoc_profile(base, parse_event_list(args.events, OPTION), OPTION)
