@@ -6,7 +6,10 @@ Welford's update, relative to the mean in % (perf's ``stddev_stats`` and ``rel_s
 ``-I`` intervals are the frames' own interval totals; the last, shorter one is what the whole run
 counted beyond the previous frame's whole-run figure, so the rows add up to the final counts
 whenever the frames' intervals add up to their run (every count an exact one, nothing scaled).
-Pure: frames in, lines out.
+An event's run time is what perf's is for a task's counter, the time the counted threads ran on
+a CPU with the counters open (the frames' ``thread_time``), times the share of it the event's
+group was counting; where the source cannot tell (CPUs, the simulator) the window's wall-clock
+seconds stand in. Pure: frames in, lines out.
 """
 
 from __future__ import annotations
@@ -16,7 +19,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from sectormon.commands.stat_report import Block, EventLine, MetricLine
-from sectormon.data.frames import Frame, ScopeStats
+from sectormon.data.frames import Frame, ScopeStats, WindowStats
 from sectormon.profiles.model import Profile
 
 NS_PER_MS = 1e6
@@ -67,9 +70,14 @@ def spread(values: Sequence[float]) -> float | None:
     return noise * mean / 100.0 if mean else 0.0
 
 
+def counted_seconds(window: WindowStats | Frame, seconds: float) -> float:
+    """The counted threads' CPU seconds in ``window`` (``seconds``, its length, when unknown)."""
+    return window.thread_time.counted_s if window.thread_time is not None else seconds
+
+
 def event_lines(shown: Shown, scopes: Sequence[tuple[ScopeStats, float]]) -> tuple[EventLine, ...]:
-    """Each event over ``scopes`` (one per run: its figures and its seconds), averaged over the
-    runs that counted it."""
+    """Each event over ``scopes`` (one per run: its figures and the seconds it could have been
+    counted), averaged over the runs that counted it."""
     lines = []
     runs = len(scopes)
     for event in shown.events():
@@ -129,7 +137,7 @@ def metric_lines(shown: Shown, scopes: Sequence[ScopeStats]) -> tuple[MetricLine
 def run_blocks(shown: Shown, title: str, finals: Sequence[Frame]) -> list[Block]:
     """The whole-run block over ``finals`` (one final frame per run), then one block per marked
     region, in the order the regions were first seen."""
-    whole = [(final.run.total, final.run.seconds) for final in finals]
+    whole = [(final.run.total, counted_seconds(final.run, final.run.seconds)) for final in finals]
     blocks = [Block(title, event_lines(shown, whole), metric_lines(shown, [s for s, _ in whole]))]
     names: dict[str, None] = {}
     for final in finals:
@@ -162,14 +170,16 @@ class Intervals:
     def lines(self, frame: Frame) -> tuple[EventLine, ...]:
         if not frame.final:
             self._last = frame
-            return event_lines(self.shown, [(frame.total, frame.interval)])
+            return event_lines(self.shown, [(frame.total, counted_seconds(frame, frame.interval))])
         last = self._last
         run = frame.run.total
         if last is None:  # the run ended within its first interval
-            return event_lines(self.shown, [(run, frame.run.seconds)])
+            return event_lines(self.shown, [(run, counted_seconds(frame.run, frame.run.seconds))])
         if frame.t <= last.t:
             return ()
         before = last.run.total
         rest = {name: count - before.counts.get(name, 0.0) for name, count in run.counts.items()}
         scope = ScopeStats(counts=rest, rates={}, metrics={}, coverage=dict(run.coverage))
-        return event_lines(self.shown, [(scope, frame.t - last.t)])
+        now, before_s = frame.run.thread_time, last.run.thread_time
+        seconds = now.counted_s - before_s.counted_s if now and before_s else frame.t - last.t
+        return event_lines(self.shown, [(scope, max(seconds, 0.0))])

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import pytest
@@ -9,7 +10,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from sectormon.commands.stat_counts import Intervals, Shown, event_lines, mean_and_noise, run_blocks
-from sectormon.data.frames import Frame, RegionStats, ScopeStats, WindowStats
+from sectormon.data.frames import Frame, RegionStats, ScopeStats, ThreadTime, WindowStats
 from sectormon.profiles.adhoc import adhoc_profile
 from sectormon.profiles.event_list import parse_event_list
 from sectormon.profiles.resolve import load_profile
@@ -108,3 +109,12 @@ def test_no_last_interval_when_the_run_ended_with_a_frame() -> None:
     intervals = Intervals(SHOWN)
     intervals.lines(frame(0.5, scope(5.0), scope(5.0)))
     assert intervals.lines(frame(0.5, scope(5.0), scope(5.0), final=True)) == ()
+
+
+def test_the_run_time_is_the_counted_threads_cpu_time_as_perfs_when_known() -> None:
+    final = frame(1.0, scope(10.0), scope(10.0, coverage=0.5), final=True)
+    timed = dataclasses.replace(final, run=dataclasses.replace(final.run, thread_time=ThreadTime(0.04, 0.05)))
+    (block,) = run_blocks(SHOWN, "'x'", [timed])
+    assert block.events[0].run_ns == 20_000_000  # half of the 40 ms the threads ran counted
+    (wall,) = run_blocks(SHOWN, "'x'", [final])
+    assert wall.events[0].run_ns == 500_000_000  # no thread time: half the window's second
