@@ -260,7 +260,9 @@ def _perf_setup(args: argparse.Namespace, command: Sequence[str], headless: bool
         except BaseException:
             log.show_and_remove()
             raise
-    source = PerfSource(target, topology, exclude_kernel=not events.include_kernel)
+    source = PerfSource(
+        target, topology, exclude_kernel=not events.include_kernel, exclude_user=events.exclude_user
+    )
     latch = stopping.current()
     if latch is not None and isinstance(target, CommandTarget):
         latch.on_force = target.kill

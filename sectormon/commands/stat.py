@@ -254,7 +254,10 @@ def _open_source(args: argparse.Namespace, command: Sequence[str]) -> tuple[RunE
     else:
         stdout = 2 if args.json and args.output in (None, "-") else None
         target = CommandTarget(list(command), stdout=stdout, follow_children=not args.no_children)
-    return events, PerfSource(target, topology, exclude_kernel=not events.include_kernel), target
+    source = PerfSource(
+        target, topology, exclude_kernel=not events.include_kernel, exclude_user=events.exclude_user
+    )
+    return events, source, target
 
 
 def _interval_printer(

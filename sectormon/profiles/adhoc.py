@@ -41,11 +41,11 @@ _RAW = re.compile(r"r([0-9a-fA-F]+)")
 @dataclass(frozen=True, slots=True)
 class AdHocProfile:
     """The profile ``-e`` makes, each event's label (by event name) and the privilege levels the
-    modifiers ask for: ``kernel`` True (``:uk``), False (``:u``), ``None`` (no modifier given)."""
+    modifiers ask for: ``u``, ``k``, ``uk``, or ``""`` when none was given."""
 
     profile: Profile
     labels: dict[str, str]
-    kernel: bool | None
+    levels: str
 
 
 def adhoc_profile(base: Profile, choices: Sequence[EventChoice], option: str = "-e") -> AdHocProfile:
@@ -82,7 +82,7 @@ def adhoc_profile(base: Profile, choices: Sequence[EventChoice], option: str = "
     problems, metric_inputs = check_profile(profile, lambda _path: None)
     if problems:  # the names are made valid above: a fault here is sectormon's, said plainly
         raise ProfileError(f"{option} profile", problems)
-    return AdHocProfile(with_group_hints(profile, metric_inputs), labels, _kernel(choices, option))
+    return AdHocProfile(with_group_hints(profile, metric_inputs), labels, _levels(choices, option))
 
 
 def _event_for(
@@ -155,20 +155,13 @@ def _groups(
     return tuple(out)
 
 
-def _kernel(choices: Sequence[EventChoice], option: str) -> bool | None:
-    """Whether the modifiers ask for kernel mode too; one setting for the whole run (a session
-    counts every event at the same privilege levels)."""
-    given = {c.modifiers for c in choices if c.modifiers}
-    if "k" in given:
-        raise UsageError(
-            f"{option}: ':k' alone counts only kernel mode, which sectormon cannot do "
-            "(it counts user mode, ':u', or user and kernel mode, ':uk'); write ':uk'"
-        )
+def _levels(choices: Sequence[EventChoice], option: str) -> str:
+    """The privilege levels the modifiers ask for, one setting for the whole run (a session
+    counts every event at the same levels)."""
+    given = sorted({c.modifiers for c in choices if c.modifiers})
     if len(given) > 1:
         raise UsageError(
-            f"{option}: some events are ':u' and some ':uk'; sectormon counts every event at the same "
-            "levels in a run: give them all the same modifier"
+            f"{option}: the events ask for different levels ({', '.join(':' + g for g in given)}); "
+            "sectormon counts every event of a run at the same levels: give them all the same modifier"
         )
-    if not given:
-        return None
-    return given.pop() == "uk"
+    return given[0] if given else ""

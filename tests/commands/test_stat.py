@@ -142,3 +142,11 @@ def test_a_marked_programs_regions_get_blocks_of_their_own(tmp_path: Path) -> No
     assert lines.index(next(line for line in lines if "seconds time elapsed" in line)) < start
     faults = next(line for line in lines[start:] if "page-faults" in line)
     assert float(faults.split()[0]) == pytest.approx(24_000, rel=0.01)
+
+
+def test_k_counts_kernel_mode_alone_as_perfs(touch: Path) -> None:
+    run = run_sectormon("stat", "-e", "page-faults:k", "-x", ",", "--", str(touch), "20000")
+    if run.returncode == 2 and "EACCES" in run.stderr:
+        pytest.skip("kernel-mode counting needs perf_event_paranoid <= 1 here")
+    assert run.returncode == 0, run.stderr
+    assert float(csv_rows(run.stderr)["page-faults:k"][0]) < 200  # the faults come from user code

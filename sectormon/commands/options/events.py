@@ -25,20 +25,22 @@ def add_events_option(parser: argparse._ActionsContainer) -> None:
         metavar="EVENTS",
         help="count these events instead of the profile's groups, in perf's syntax: the profile's "
         "names, perf's generic names (cycles, page-faults, task-clock, ...), raw codes (r0250), "
-        "{a,b} for a group, :u or :uk modifiers; e.g. -e r0004,r0003 or -e '{cycles,instructions}'",
+        "{a,b} for a group, :u, :k or :uk modifiers; e.g. -e r0004,r0003 or -e '{cycles,instructions}'",
     )
 
 
 @dataclass(frozen=True, slots=True)
 class RunEvents:
-    """The profile a run counts, what each event is shown as, and whether kernel mode counts too.
-    ``required``: the option whose events must all be countable (``None``: the profile's own
-    groups, whose events the host lacks are dropped with a warning)."""
+    """The profile a run counts, what each event is shown as, whether kernel mode counts too and
+    whether user mode is left out (``:k``). ``required``: the option whose events must all be
+    countable (``None``: the profile's own groups, whose events the host lacks are dropped with a
+    warning)."""
 
     profile: Profile
     include_kernel: bool
     labels: dict[str, str] = field(default_factory=dict)
     required: str | None = None
+    exclude_user: bool = False
 
 
 def run_events(args: argparse.Namespace, base: Profile) -> RunEvents:
@@ -52,9 +54,15 @@ def run_events(args: argparse.Namespace, base: Profile) -> RunEvents:
     if args.groups is not None:
         raise UsageError(f"--groups picks the profile's groups and {OPTION} names the events; give one")
     adhoc = adhoc_profile(base, parse_event_list(args.events, OPTION), OPTION)
-    if adhoc.kernel is False and args.include_kernel:
+    if adhoc.levels == "u" and args.include_kernel:
         raise UsageError(
             f"--include-kernel counts kernel mode and {OPTION} {args.events!r} asks for user mode only "
             "(':u'); drop one"
         )
-    return RunEvents(adhoc.profile, args.include_kernel or bool(adhoc.kernel), adhoc.labels, OPTION)
+    return RunEvents(
+        adhoc.profile,
+        include_kernel=args.include_kernel or "k" in adhoc.levels,
+        labels=adhoc.labels,
+        required=OPTION,
+        exclude_user=adhoc.levels == "k",
+    )

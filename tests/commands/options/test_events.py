@@ -32,7 +32,12 @@ def test_without_e_the_profile_runs_as_it_is() -> None:
 def test_e_makes_the_profile_and_requires_its_events() -> None:
     events = run_events(args("-e", "page-faults:uk"), load_profile("generic"))
     assert list(events.profile.events) == ["PAGE_FAULTS"]
-    assert (events.required, events.include_kernel) == (OPTION, True)
+    assert (events.required, events.include_kernel, events.exclude_user) == (OPTION, True, False)
+
+
+def test_k_counts_kernel_mode_alone() -> None:
+    events = run_events(args("-e", "page-faults:k"), load_profile("generic"))
+    assert (events.include_kernel, events.exclude_user) == (True, True)
 
 
 @pytest.mark.parametrize(
