@@ -150,3 +150,16 @@ def test_k_counts_kernel_mode_alone_as_perfs(touch: Path) -> None:
         pytest.skip("kernel-mode counting needs perf_event_paranoid <= 1 here")
     assert run.returncode == 0, run.stderr
     assert float(csv_rows(run.stderr)["page-faults:k"][0]) < 200  # the faults come from user code
+
+
+def test_a_process_is_counted_until_the_duration_without_user_and_sys(touch: Path) -> None:
+    process = subprocess.Popen([str(touch), "200000", "5"])
+    try:
+        run = run_sectormon("stat", "--pid", str(process.pid), "--duration", "0.5", "-e", "page-faults")
+    finally:
+        process.kill()
+        process.wait()
+    assert run.returncode == 0, run.stderr
+    text = "\n".join(report(run.stderr))
+    assert f" Performance counter stats for process id '{process.pid}':" in text
+    assert "seconds time elapsed" in text and "seconds user" not in text
