@@ -124,6 +124,7 @@ class PerfSource(SourceBase):
         *,
         exclude_kernel: bool = True,
         exclude_hv: bool = True,
+        exclude_user: bool = False,
     ) -> None:
         self.target = target
         self.topology = topology
@@ -137,6 +138,7 @@ class PerfSource(SourceBase):
         )
         self.exclude_kernel = exclude_kernel
         self.exclude_hv = exclude_hv
+        self.exclude_user = exclude_user  # -e's ':k': kernel mode alone
         if isinstance(target, CpuTarget):
             missing = [c for c in target.cpus if c not in topology.cpus]
             if missing:
@@ -286,6 +288,7 @@ class PerfSource(SourceBase):
                 cpu=firsts[0],
                 exclude_kernel=self.exclude_kernel,
                 exclude_hv=self.exclude_hv,
+                exclude_user=self.exclude_user,
             )
         except PerfError as exc:
             self._cmg_reason = str(exc)  # the paranoid/capability explanation and its fix
@@ -340,6 +343,7 @@ class PerfSource(SourceBase):
                 names=names,
                 exclude_kernel=self.exclude_kernel,
                 exclude_hv=self.exclude_hv,
+                exclude_user=self.exclude_user,
                 enable_on_exec=enable_on_exec,
                 inherit=inherit,
                 inherit_thread=only_threads,
@@ -388,6 +392,7 @@ class PerfSource(SourceBase):
             [(e.name, e.spec) for e in events],
             exclude_kernel=self.exclude_kernel,
             sysfs_root=roots.SYSFS_PATH,
+            exclude_user=self.exclude_user,
         )
 
     def open_sampling(self, request: SampleRequest, profile: Profile) -> SampleFeed:
