@@ -169,8 +169,6 @@ class Sampler:
                 finished = self._source.finished()
                 stopping = self._stop.is_set() or finished
                 now = self._source.now()
-                if self._markers is not None and self._markers.pending:
-                    self._markers.serve(self._marker_groups)
                 if not (switched or strategy.slice_due(now - slice_start, self.rotation.timeslice, stopping)):
                     # Between two reads: follow the units only.
                     ended = self._refresh_units()
@@ -222,8 +220,9 @@ class Sampler:
 
     def _wait(self, deadline: float, bracket_wait: bool) -> bool:
         """Wait for ``deadline``; a wait woken earlier (:meth:`Source.wake`) does what it was
-        woken for and waits on, unless the run is stopping. True when control switched all
-        counting on or off meanwhile: the slice ends there, so none straddles the switch."""
+        woken for (a marking thread's handshake, a control command) and waits on, unless the run
+        is stopping. True when control switched all counting on or off meanwhile: the slice ends
+        there, so none straddles the switch."""
         while True:
             if bracket_wait:
                 before_wait = time.thread_time()
@@ -231,9 +230,9 @@ class Sampler:
                 self._waiting_cpu += time.thread_time() - before_wait
             else:
                 self._source.wait_until(deadline)
-            if self._control is None or not self._control.posted:
-                return False  # the deadline (or a wake-up for something else)
-            if self._control.apply(self._source.now()):
+            if self._markers is not None and self._markers.pending:
+                self._markers.serve(self._marker_groups)
+            if self._control is not None and self._control.posted and self._control.apply(self._source.now()):
                 return True
             if self._source.now() >= deadline or self._stop.is_set():
                 return False

@@ -152,6 +152,7 @@ def region_markers(source: Source, level: int, *, rotated: bool, warnings: list[
     except OSError as exc:
         warnings.append(f"marked regions are not counted in this run: {exc.strerror or exc}")
         return None
+    markers.wake_with(source.wake)  # a marking thread's first marker waits for the sampler's answer
     source.add_environment(markers.environment())
     return markers
 
