@@ -230,11 +230,15 @@ class Sampler:
                 self._waiting_cpu += time.thread_time() - before_wait
             else:
                 self._source.wait_until(deadline)
+            woken = False  # for a handshake or a command: then wait on for the deadline
             if self._markers is not None and self._markers.pending:
                 self._markers.serve(self._marker_groups)
-            if self._control is not None and self._control.posted and self._control.apply(self._source.now()):
-                return True
-            if self._source.now() >= deadline or self._stop.is_set():
+                woken = True
+            if self._control is not None and self._control.posted:
+                if self._control.apply(self._source.now()):
+                    return True
+                woken = True
+            if not woken or self._source.now() >= deadline or self._stop.is_set():
                 return False
 
     def _duration(self, start: float, end: float) -> float:
