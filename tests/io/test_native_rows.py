@@ -201,6 +201,35 @@ def test_the_compiled_check_refuses_arguments_of_the_wrong_kind() -> None:
             check(*args)
 
 
+@needs_compiled
+@pytest.mark.parametrize("field", range(8))
+def test_the_compiled_check_keeps_no_reference_it_should_not(field: int) -> None:
+    """Every object of the readings has the same reference count after a refused slice, and after
+    a built one once its rows are gone: nothing leaks, nothing is freed twice."""
+    assert native_rows.compiled is not None
+    layouts = [("A", "B", "C")]
+    big = 1 << 63  # a fresh object (not a cached small int), so its count is this test's alone
+    raw = [[f"cpu:{i}", big + i, None, "SC1", big + 2, big + 1, 0, [big, big + 3, 7]] for i in range(5)]
+    objects = _own_objects(layouts, raw)
+    before = [sys.getrefcount(o) for o in objects]
+    rows = native_rows.compiled.slice_rows(raw, layouts, Row)
+    assert rows is not None
+    del rows
+    assert [sys.getrefcount(o) for o in objects] == before
+    raw[3][field] = {1: 1.5, 2: 1.5, 7: [big, -1, 7]}.get(field, -1)  # the fourth reading refused
+    objects = _own_objects(layouts, raw)
+    before = [sys.getrefcount(o) for o in objects]
+    assert native_rows.compiled.slice_rows(raw, layouts, Row) is None
+    assert [sys.getrefcount(o) for o in objects] == before
+
+
+def _own_objects(layouts: list[tuple[str, ...]], raw: list[list[Any]]) -> list[Any]:
+    """The objects of ``raw`` and ``layouts`` whose reference counts only this test moves (not
+    ``None`` or the interpreter's cached small ints, which any code may take and drop)."""
+    everything = [*layouts, *(o for r in raw for o in (*r, *r[7]))]
+    return [o for o in everything if o is not None and not (type(o) is int and -5 <= o <= 256)]
+
+
 class Emptier:
     """Cyclic garbage whose finalizer leaves new garbage ``countdown`` times, then empties ``targets``:
     with the collector run at every allocation, the lists empty at a chosen point of the check."""
