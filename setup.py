@@ -3,6 +3,8 @@
 - The simulator's core (sectormon/sim/_core.c), ``optional=True``: an install without a compiler
   still succeeds and the simulator runs its pure-Python model, which gives the same numbers
   (docs/sim.md, "The compiled core").
+- The recording reader's row check (sectormon/io/_rows.c), ``optional=True`` likewise: without it
+  the reader runs the same check in Python (sectormon/io/native_rows.py).
 - The marker library marked programs link (sectormon/regions/markers.c and api.c): a plain shared library,
   ``sectormon/regions/lib/libsectormon-markers.so``, so ``-L DIR -lsectormon-markers`` links it like
   any other. A failed build only warns: the rest installs and ``sectormon markers`` says what is
@@ -15,6 +17,9 @@ import os
 
 from setuptools import Extension, setup
 from setuptools.command.build_ext import build_ext
+
+COMPILE_ARGS = ["-O2", "-std=c11", "-Wall", "-Wextra", "-Wno-missing-field-initializers"]
+"""The compiled modules' flags (the optional extensions share them)."""
 
 MARKER_SOURCES = ["sectormon/regions/markers.c", "sectormon/regions/api.c"]
 MARKER_INCLUDES = ["sectormon/regions/include", "sectormon/regions"]
@@ -60,7 +65,8 @@ setup(
             "sectormon.sim._core",
             ["sectormon/sim/_core.c"],
             optional=True,
-            extra_compile_args=["-O2", "-std=c11", "-Wall", "-Wextra", "-Wno-missing-field-initializers"],
-        )
+            extra_compile_args=COMPILE_ARGS,
+        ),
+        Extension("sectormon.io._rows", ["sectormon/io/_rows.c"], optional=True, extra_compile_args=COMPILE_ARGS),
     ],
 )

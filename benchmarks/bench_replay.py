@@ -24,7 +24,8 @@ run: the best is what the code costs (timeit's reasoning: slower runs are other 
 doing, not Python's variance), the list shows how much a shared machine took away.
 
 Usage: ``python benchmarks/bench_replay.py [--minutes N] [--gzip] [--skip-jq] [--skip-parse] [--skip-replay]
-[--repeat N]``
+[--repeat N]``; ``SECTORMON_ROWS=python`` times the Python row check where the compiled one is
+built (the ``rows`` line says which ran).
 """
 
 from __future__ import annotations
@@ -207,6 +208,14 @@ def interpreter() -> str:
     return ", ".join(parts)
 
 
+def row_check() -> str:
+    """Which check turns the readings into rows in this process and its reader processes
+    (``SECTORMON_ROWS`` chooses, as :mod:`sectormon.io.native_rows` says)."""
+    from sectormon.io import jsonl, native_rows
+
+    return f"{native_rows.DESCRIPTIONS[jsonl.ROWS_PATH]} ({native_rows.ENV}={jsonl.ROWS_PATH})"
+
+
 def _switch(worker: str) -> None:
     """``"0"``: one process; ``"N"``: N reader processes; ``""``: what sectormon picks here."""
     from sectormon.session import replay_worker
@@ -284,6 +293,7 @@ def main() -> int:
         shape = f"{args.minutes:g} min, {CORES} cores, {RATE} slices/s"
         print(f"recording: {shape}: {lines} lines, {size / 1e6:.1f} MB")
         print(f"python : {interpreter()}")
+        print(f"rows   : {row_check()}")
         print(f"write  : {t_write:7.2f} s  {lines / t_write:9.0f} lines/s  (hour: {t_write * scale:.1f} s)")
         readings = (lines - 2) * CORES
         t_jq: float | None = None

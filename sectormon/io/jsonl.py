@@ -12,11 +12,12 @@ A row is ``[unit, core, cmg, group, te, tr, layout, values]``: ``values[i]`` cou
 ``json.loads`` time, and it decodes straight into :class:`Slice` rows (what the engine takes): one
 pass of plain type tests per row (cheaper than transposing the rows with ``zip`` for column checks:
 see bench_replay in docs/perf-tuning.md, "Third pass"), and one C-level pass over all the counts of
-the slice, never one Python statement per count. When a check fails, :func:`_row_problem` finds the
-precise problem, so a bad file gives a :class:`BadRecord` (turned into a one-line error with the
-line number by the reader), never a ``TypeError`` deep inside the metrics engine. Every line stays
-self-contained (its own ``events``), so a cut file, ``--skip-bad``, seeking and resuming work line
-by line.
+the slice, never one Python statement per count. Where the install built it, the same check runs
+in C instead (:mod:`sectormon.io.native_rows` chooses; this module's check stays the reference and
+the fallback). When a check fails, :func:`_row_problem` finds the precise problem, so a bad file
+gives a :class:`BadRecord` (turned into a one-line error with the line number by the reader), never
+a ``TypeError`` deep inside the metrics engine. Every line stays self-contained (its own
+``events``), so a cut file, ``--skip-bad``, seeking and resuming work line by line.
 
 Version 1 slices (one object per reading) are decoded by :mod:`sectormon.io.migrations`.
 """
@@ -31,6 +32,7 @@ from typing import Any
 
 from sectormon.data.readings import MARK_KINDS, U64, Mark, ProcessInfo, Row, Slice
 from sectormon.files.text import is_ascii_digits
+from sectormon.io import native_rows
 from sectormon.io.strict_json import check_depth, decode_limited
 
 FORMAT_VERSION = 2
@@ -261,19 +263,31 @@ def _layouts(raw: object) -> list[tuple[str, ...]]:
     return out
 
 
-def slice_from_record(rec: Mapping[str, Any], *, no_bools: bool = False) -> Slice:
+ROWS_PATH = native_rows.choose()
+"""The row check this process runs, ``c`` or ``python`` (:mod:`sectormon.io.native_rows`)."""
+_compiled_rows = native_rows.slice_rows(ROWS_PATH)
+
+
+def slice_from_record(rec: Mapping[str, Any], *, text: bytes | None = None) -> Slice:
     """A current-version slice record as a :class:`Slice`; :class:`BadRecord` when malformed.
 
-    ``no_bools=True`` is for a caller that knows the record's JSON text has no ``true`` or
-    ``false`` at all, e.g. from the line's bytes: then no count can be a bool, and the counts are
-    checked by the cheaper of the two tests in :func:`_rows`.
+    ``text`` is the record's JSON text where the caller has it (the reader: the line's bytes). The
+    Python row check uses it: a text without ``true`` or ``false`` cannot hold a bool among the
+    counts, which are then checked by the cheaper of the two tests in :func:`_rows`. The compiled
+    check tests every type itself and never reads it.
     """
     t, index, duration, group, overhead_s, ended = slice_fields(rec)
     layouts = _layouts(rec.get("events"))
     raw = rec.get("readings")
     if type(raw) is not list:
         raise BadRecord("slice 'readings' must be a list")
-    rows = _rows(raw, layouts, no_bools)
+    if _compiled_rows is not None:
+        checked = _compiled_rows(raw, layouts, Row)
+        if checked is None:  # the Python side names the first bad reading, as on its own path
+            raise _row_problem(raw, len(raw) - 1, layouts)
+        rows = checked
+    else:
+        rows = _rows(raw, layouts, text is not None and no_bools_in(text))
     if "processes" in rec or "unit_processes" in rec or "target_cpu_s" in rec:
         processes, unit_processes, cpu_s, ended_s = process_fields(rec)
         return Slice(
@@ -331,8 +345,8 @@ def process_fields(
 
 
 def no_bools_in(text: bytes) -> bool:
-    """Whether a record's JSON text has no ``true``/``false`` (the ``no_bools`` of
-    :func:`slice_rows_from_record`); a string that contains one only costs the shortcut."""
+    """Whether a record's JSON text has no ``true``/``false`` (the shortcut ``text`` gives
+    :func:`slice_from_record`'s Python row check); a string that contains one only costs it."""
     return b"true" not in text and b"false" not in text
 
 

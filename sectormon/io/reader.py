@@ -39,7 +39,6 @@ from sectormon.io.jsonl import (
     loads,
     loads_record,
     mark_from_record,
-    no_bools_in,
     parse_schema,
     slice_from_record,
 )
@@ -431,7 +430,7 @@ class RecordingStream:
         item: Slice | Mark
         try:
             if schema == SLICE_SCHEMA:
-                item = slice_from_record(rec, no_bools=no_bools_in(line))
+                item = slice_from_record(rec, text=line)
             elif schema == MARK_SCHEMA:
                 item = mark_from_record(rec)
             elif schema == REGIONS_SCHEMA:

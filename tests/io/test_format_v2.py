@@ -29,6 +29,7 @@ from sectormon.io.jsonl import (
 from sectormon.io.migrations import slice_from_v1
 from sectormon.io.reader import scan_recording
 from tests.io.recording_synth import header, slices, stream, v1_lines, v1_slice_record, write
+from tests.io.row_paths import PATHS, row_check
 from tests.rows import row
 
 SETTINGS = settings(
@@ -109,10 +110,12 @@ def test_any_slice_round_trips(rows: list[Row], t: float, ended: list[str]) -> N
     s = Slice(t=t, index=3, duration=0.02, group="SC1", rows=tuple(rows), ended=tuple(ended))
     line = encode_slice(s)
     rec = json.loads(line)
-    assert slice_from_record(rec) == s
-    decoded = slice_from_record(json.loads(line), no_bools=no_bools_in(line.encode()))
-    assert decoded == s
-    assert encode_slice(decoded) == line
+    for path in PATHS:  # the Python check takes the line's text for its shortcut; the compiled one
+        with row_check(path):
+            assert slice_from_record(rec) == s
+            decoded = slice_from_record(json.loads(line), text=line.encode())
+        assert decoded == s
+        assert encode_slice(decoded) == line
 
 
 # ------------------------------------------------------------------------------------- bad records
@@ -294,7 +297,8 @@ def test_mutated_v2_record_fast_and_precise_checks_agree(data: st.DataObject, n:
     rows = _outcome(slice_from_record, rec)
     event(rows[0] if rows[0] == "ok" else rows[1].split(",")[0].split(":")[0])
     if text is not None and no_bools_in(text.encode()):  # the reader's shortcut: the same answer
-        assert _outcome(lambda r: slice_from_record(r, no_bools=True), rec) == rows
+        with row_check("python"):
+            assert _outcome(lambda r: slice_from_record(r, text=text.encode()), rec) == rows
     if rows[0] == "ok":
         assert slice_from_record(json.loads(encode_slice(rows[1]))) == rows[1]
         reading_errors = [
@@ -311,17 +315,19 @@ def test_mutated_v2_record_fast_and_precise_checks_agree(data: st.DataObject, n:
 def test_count_checks_agree_with_and_without_the_bool_shortcut(
     data: st.DataObject, n: int, value: Any
 ) -> None:
-    """One count replaced by anything JSON can hold: the reader's ``no_bools`` shortcut (an
-    unsigned array) accepts and refuses exactly what the exact type test does, with its message."""
+    """One count replaced by anything JSON can hold: the Python row check's shortcut for a text
+    without ``true``/``false`` (an unsigned array) accepts and refuses exactly what the exact type
+    test does, with its message."""
     rec = json.loads(encode_slice(list(slices(n + 1))[n]))
     row = data.draw(st.sampled_from([r for r in rec["readings"] if r[7]]))
     row[7][data.draw(st.integers(0, len(row[7]) - 1))] = value
-    exact = _outcome(slice_from_record, rec)
-    text = encode(rec) if _encodable(rec) else None
-    shortcut = text is not None and no_bools_in(text.encode())
-    event(f"{exact[0]}, shortcut {'taken' if shortcut else 'not taken'}")
-    if shortcut:
-        assert _outcome(lambda r: slice_from_record(r, no_bools=True), rec) == exact
+    with row_check("python"):
+        exact = _outcome(slice_from_record, rec)
+        text = encode(rec) if _encodable(rec) else None
+        shortcut = text is not None and no_bools_in(text.encode())
+        event(f"{exact[0]}, shortcut {'taken' if shortcut else 'not taken'}")
+        if shortcut:
+            assert _outcome(lambda r: slice_from_record(r, text=text.encode()), rec) == exact
 
 
 def _encodable(rec: Any) -> bool:
