@@ -20,6 +20,7 @@ from sectormon.commands.front_end import (
     session_request,
 )
 from sectormon.commands.options import numbers
+from sectormon.commands.options.binding import add_bind_option, bind_cpus
 from sectormon.commands.options.openmetrics import open_exporter
 from sectormon.commands.options.sim import add_sim_options, sim_source
 from sectormon.errors import UsageError
@@ -50,6 +51,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
         help="count only the threads of the --pid processes or the command, not the processes they start",
     )
     target.add_argument("--cpus", metavar="LIST", help="count these CPUs system-wide, e.g. 12-23 or 0,2-3")
+    add_bind_option(target)
     target.add_argument(
         "--source",
         choices=("perf", "sim"),
@@ -148,6 +150,8 @@ def _choose_source(args: argparse.Namespace, modes: Sequence[str]) -> SourceChoi
             raise UsageError(f"--source sim simulates its own threads; it cannot count {modes[0]}")
         if args.no_children:
             raise _no_children_refused()
+        if args.bind is not None:
+            raise UsageError("--bind pins a launched command's threads; the simulator has none (drop --bind)")
         return SourceChoice("sim", _sim_setup)
     if not modes:
         raise UsageError("--source perf needs a target: --pid PID, --cpus LIST or -- CMD ARGS")
@@ -179,6 +183,7 @@ def _perf_setup(args: argparse.Namespace, command: Sequence[str], headless: bool
             f"--profile a64fx needs an A64FX, and this CPU is {topology.model or 'not one'}; "
             "use --profile generic here, or --source sim to run the a64fx profile on the simulated A64FX"
         )
+    bind = bind_cpus(args.bind, command, topology)
     target: Target
     log = None
     if args.pid is not None:
@@ -194,6 +199,7 @@ def _perf_setup(args: argparse.Namespace, command: Sequence[str], headless: bool
             list(command),
             stdout=None if args.json and args.output else 2,
             follow_children=not args.no_children,
+            bind=bind,
         )
     else:
         # The TUI owns the terminal: the command reads nothing from it and writes to a log shown
@@ -206,6 +212,7 @@ def _perf_setup(args: argparse.Namespace, command: Sequence[str], headless: bool
                 stdout=log.fd,
                 stderr=log.fd,
                 follow_children=not args.no_children,
+                bind=bind,
             )
         except BaseException:
             log.show_and_remove()
