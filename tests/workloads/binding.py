@@ -3,7 +3,8 @@
 The main thread starts the worker first (so the worker keeps the affinity the process started
 with), then binds itself to the first CPU of that affinity; both burn CPU for SECONDS. Under
 ``sectormon --bind`` the process starts pinned, so both end up bound. Prints one JSON line on
-stdout at the end: the tids of the main thread and the worker, and each one's affinity then.
+stdout at the end: the tid of the main thread and of the worker, each one's affinity then, and
+the worker's command name (``comm``, as sectormon names threads).
 
 Usage: python binding.py SECONDS
 """
@@ -19,7 +20,9 @@ import time
 
 def burn(until: float, box: dict[str, object] | None = None) -> None:
     if box is not None:
-        box["tid"] = threading.get_native_id()
+        box["tid"] = tid = threading.get_native_id()
+        with open(f"/proc/self/task/{tid}/comm") as comm:
+            box["comm"] = comm.read().strip()
     while time.monotonic() < until:
         pass
     if box is not None:

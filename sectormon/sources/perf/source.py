@@ -154,7 +154,6 @@ class PerfSource(SourceBase):
         # A sector-cache run is a run on an A64FX: the sector events exist nowhere else (and
         # --profile a64fx is refused elsewhere). Its threads' binding is checked.
         self._binding_check = BindingCheck(topology.cmg_of, topology.cmg_label) if topology.is_a64fx else None
-        self._binding_review_due = False
         self._cpu_units: tuple[Unit, ...] | None = None
         self._thread_count: int | None = None
         self._children_warned = False
@@ -267,16 +266,12 @@ class PerfSource(SourceBase):
         return dataclasses.replace(update, processes=(*update.processes, *infos)) if infos else update
 
     def _with_binding_check(self, update: UnitsUpdate) -> UnitsUpdate:
-        """``update`` with what the binding check of a sector-cache run finds in the bindings read
-        since the last review (a command held before exec is reviewed once it runs: until then
-        its threads have sectormon's name)."""
+        """``update`` with what the binding check of a sector-cache run finds, at each poll that
+        re-read every thread's affinity (a thread is judged from its first such read on, see
+        :meth:`ThreadTracker.bindings`)."""
         check = self._binding_check
-        if check is None:
+        if check is None or not self._tracker.refreshed:
             return update
-        self._binding_review_due = self._binding_review_due or bool(update.bindings)
-        if not self._binding_review_due or self._gated():
-            return update
-        self._binding_review_due = False
         warnings = check.review(self._tracker.bindings())
         return dataclasses.replace(update, warnings=(*update.warnings, *warnings)) if warnings else update
 

@@ -78,6 +78,8 @@ class ThreadTracker:
         self._affinity = affinity
         self._watch = watch
         self._pinner = pinner
+        self._confirmed: set[int] = set()  # threads whose affinity a refresh read again
+        self.refreshed = False  # the last update re-read every thread's affinity
         self._units: dict[int, Unit] = {}
         self._warned = False
         self._refresh_every = refresh_every
@@ -105,6 +107,7 @@ class ThreadTracker:
         Returns the very same ``alive`` tuple, which tells the sampler nothing changed.
         """
         self._polls += 1
+        self.refreshed = False
         return UnitsUpdate(alive=self._last_alive)
 
     def update(
@@ -118,7 +121,7 @@ class ThreadTracker:
         ``roots``: the threads new in this update get inherited groups.
         """
         self._polls += 1
-        refresh = self._polls % self._refresh_every == 0
+        refresh = self.refreshed = self._polls % self._refresh_every == 0
         ordered = sorted(set(tids))
         if not refresh and ordered == self._last_tids:
             # The common case at every timeslice: same threads, no affinity due. Nothing is new or
@@ -144,6 +147,8 @@ class ThreadTracker:
             inherit = known.inherit if known is not None else roots
             current[tid] = unit = thread_unit(tid, cpus, self._cmg_of, where, inherit=inherit)
             listed.append(tid)
+            if known is not None:
+                self._confirmed.add(tid)
             if self._watch is not None:
                 binding = self._watch.read(tid, where.process, cpus, pinned=pinned)
                 if binding is not None:
@@ -165,18 +170,22 @@ class ThreadTracker:
         return UnitsUpdate(alive=self._last_alive, ended=ended, warnings=warnings, bindings=tuple(bindings))
 
     def _forget(self, tid: int) -> None:
+        self._confirmed.discard(tid)
         if self._watch is not None:
             self._watch.forget(tid)
         if self._pinner is not None:
             self._pinner.forget(tid)
 
     def bindings(self) -> Mapping[int, tuple[ThreadBinding, int | None]]:
-        """Each counted thread's newest binding and its process, by tid (empty without a watch)."""
+        """Each counted thread's newest binding and its process, by tid, once a refresh has read
+        its affinity again (empty without a watch): a thread is first seen when it starts (a
+        command's main thread before its exec), before the program has had a chance to bind it."""
         if self._watch is None:
             return {}
         units = self._units
+        confirmed = self._confirmed
         return {
             tid: (binding, units[tid].process)
             for tid, binding in self._watch.bindings().items()
-            if tid in units
+            if tid in units and tid in confirmed
         }
