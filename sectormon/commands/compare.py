@@ -1,14 +1,19 @@
 """``sectormon compare BASE OTHER``: a baseline run against a sector-cache run.
 
 Each side is a sectormon recording (replayed to its whole-run window), a recording made by
-``sectormon import fapp``, or a fapp cpupa directory. Output: aligned tables per scope (default),
+``sectormon import fapp``, or a fapp cpupa directory; ``--region NAME`` compares one region of
+each instead (``sectormon.compare.regions``). Output: aligned tables per scope (default),
 ``--csv``, ``--markdown`` or ``--json``.
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import sys
+
+from sectormon.errors import UsageError
+from sectormon.files.text import printable
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -37,12 +42,18 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "or one like cmg:0 "
         "(repeatable; default all)",
     )
+    parser.add_argument(
+        "--labels",
+        metavar="A,B",
+        help="name the two runs A and B in the report (default: their file or directory names)",
+    )
     parser.add_argument("--skip-bad", action="store_true", help="skip malformed recording lines")
     parser.add_argument(
         "--region",
         metavar="NAME[,NAME]",
-        help="the measured region of fapp directories whose CSVs hold several: one for both sides, "
-        "or BASE,OTHER",
+        help="compare one region, not the whole runs: a recording's or job's marked region (its label, "
+        "name or name#N; name alone when one number of it was marked), a fapp directory's measured "
+        "region; one for both sides, or BASE,OTHER",
     )
 
 
@@ -55,7 +66,14 @@ def run(args: argparse.Namespace) -> int:
 
     require_stdout()  # before both sides are replayed: the report could not be written
     scopes = [s.strip() for item in args.scope for s in item.split(",") if s.strip()]
+    labels = _labels(args.labels)
     cmp = compare_paths(args.base, args.other, skip_bad=args.skip_bad, scopes=scopes, region=args.region)
+    if labels is not None:
+        cmp = dataclasses.replace(
+            cmp,
+            base=dataclasses.replace(cmp.base, label=labels[0]),
+            other=dataclasses.replace(cmp.other, label=labels[1]),
+        )
     if args.json:
         write_stdout(strict_json.dumps(cmp.to_json()) + "\n")
     elif args.csv:
@@ -70,3 +88,13 @@ def run(args: argparse.Namespace) -> int:
         for warning in cmp.warnings:
             print_warning(warning)
     return 0
+
+
+def _labels(text: str | None) -> tuple[str, str] | None:
+    """``--labels A,B`` checked: two non-empty names."""
+    if text is None:
+        return None
+    parts = [p.strip() for p in text.split(",")]
+    if len(parts) != 2 or not all(parts):
+        raise UsageError(f"--labels {printable(text)[:60]!r}: give two names, as --labels off,on")
+    return parts[0], parts[1]

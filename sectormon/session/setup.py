@@ -76,7 +76,7 @@ def open_session(
         options, rotation=rotation, may_switch=can_multiplex and request.rotation == AUTO
     )
     warnings = startup_warnings(profile, plan, probe)
-    markers = region_markers(source, request.region_level, rotated=rotation.mode == SYNC)
+    markers = region_markers(source, request.region_level, rotated=rotation.mode == SYNC, warnings=warnings)
     try:
         source.start()
     except BaseException:
@@ -114,13 +114,19 @@ def open_session(
         raise
 
 
-def region_markers(source: Source, level: int, *, rotated: bool) -> MarkerService | None:
+def region_markers(source: Source, level: int, *, rotated: bool, warnings: list[str]) -> MarkerService | None:
     """Region counting for a program the source launches: its environment names the marker
     endpoint (``None``: the source launches nothing, or the marker library was not built, so
-    no program can have linked it from this install)."""
+    no program can have linked it from this install). Regions are an addition to the run: when
+    the endpoint cannot be set up (no shared memory, a file-size or descriptor limit), a warning
+    says so and the run goes on without them."""
     if not source.capabilities.launches or not LIBRARY_FILE.is_file():
         return None
-    markers = MarkerService(level=level, rotated=rotated)
+    try:
+        markers = MarkerService(level=level, rotated=rotated)
+    except OSError as exc:
+        warnings.append(f"marked regions are not counted in this run: {exc.strerror or exc}")
+        return None
     source.add_environment(markers.environment())
     return markers
 
