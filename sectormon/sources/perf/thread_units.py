@@ -140,7 +140,9 @@ class ThreadTracker:
             try:
                 cpus = self._affinity(tid)
             except OSError:
-                if known is not None and known.inherit:
+                if known is None:
+                    self._forget(tid)  # pinned, then gone: its number may come back as a new thread
+                elif known.inherit:
                     current[tid] = known
                 continue
             where = lineage.get(tid, NO_LINEAGE) if lineage is not None else NO_LINEAGE

@@ -93,3 +93,16 @@ def test_bind_pins_new_threads_round_robin_before_reading_them() -> None:
     assert [(u.ident, u.core) for u in second.alive] == [(10, 2), (11, 3), (12, 2)]
     assert kernel.pins == [(10, {2}), (11, {3}), (12, {2})]  # each thread once
     assert [b.cpus for _, b in second.bindings] == [(2,)]
+
+
+class EndsWhenPinned(FakeKernel):
+    def set_affinity(self, tid: int, cpus: Iterable[int]) -> None:
+        super().set_affinity(tid, cpus)
+        del self.affinity[tid]  # the thread ended right after its pin, before its affinity was read
+
+
+def test_a_thread_pinned_as_it_ended_is_forgotten() -> None:
+    kernel = EndsWhenPinned({10: {0, 1}})
+    pinner = Pinner((0, 1), kernel.set_affinity)
+    assert tracker(kernel, pinner=pinner).update([10]).alive == ()
+    assert not pinner.pinned(10)  # a new thread given its number is pinned anew
