@@ -61,9 +61,8 @@ def binding_problems(threads: ThreadFacts, cmg_of: Mapping[int, int]) -> Problem
         if binding.migrations:
             migrating.append(tid)
         cmgs = {cmg_of.get(cpu) for cpu in binding.cpus}
-        if pid is not None and len(cmgs) == 1 and None not in cmgs:
-            (cmg,) = cmgs
-            assert cmg is not None
+        cmg = cmgs.pop() if len(cmgs) == 1 else None
+        if pid is not None and cmg is not None:
             cmgs_of_process.setdefault(pid, {}).setdefault(cmg, []).append(tid)
     spread = {
         pid: {cmg: tuple(tids) for cmg, tids in sorted(by_cmg.items())}

@@ -24,7 +24,8 @@ from sectormon.sources.perf.thread_binding import BindingWatch, Pinner
 
 BINDING_WARNING = (
     "some threads are not bound to a single CPU: per-core figures need thread binding "
-    "(e.g. OMP_PROC_BIND=close OMP_PLACES=cores, numactl, taskset; PMU document section 6.7 note 1); "
+    "(e.g. OMP_PROC_BIND=close OMP_PLACES=cores, numactl, taskset, or sectormon --bind LIST -- CMD; "
+    "PMU document section 6.7 note 1); "
     "an unbound thread counts in no core, in its CMG only when all its CPUs are in that CMG, and "
     "always in the process total"
 )
