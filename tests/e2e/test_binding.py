@@ -28,7 +28,9 @@ def monitor(*options: str) -> tuple[list[dict[str, Any]], str, dict[str, Any]]:
     done = run_sectormon("--json", "--interval", "0.5", *options, "--", *workload("binding.py", 1.5))
     assert done.returncode == 0, done.stderr
     report = next(json.loads(line) for line in done.stderr.splitlines() if line.startswith('{"main"'))
-    frames = [r for r in read_jsonl(done.stdout) if r["schema"].startswith("sectormon/frame/")]
+    records = read_jsonl(done.stdout)
+    assert records[0]["target"].get("bind") == ([0, 1] if "--bind" in options else None)
+    frames = [r for r in records if r["schema"].startswith("sectormon/frame/")]
     return frames, done.stderr, report
 
 

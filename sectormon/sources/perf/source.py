@@ -506,6 +506,8 @@ class PerfSource(SourceBase):
                 "pids": list(target.roots),
                 "children": target.follow_children,
             }
+            if isinstance(target, CommandTarget) and target.pinner is not None:
+                info["bind"] = list(target.pinner.cpus)  # --bind: the CPUs its threads were pinned to
         return {"target": info, "sector_config": self._sector_config(), "source": "perf"}
 
     def close(self) -> None:
