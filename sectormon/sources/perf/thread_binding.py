@@ -29,13 +29,18 @@ ReadCount = Callable[[int | None, int], int | None]
 """``(pid, tid) ->`` a reading of the thread (its migration count, or the CPU it last ran on)."""
 
 
+def pin_thread(tid: int, cpus: Iterable[int]) -> None:
+    """``sched_setaffinity`` on thread ``tid`` (looked up at each call, so a test can stand in)."""
+    os.sched_setaffinity(tid, cpus)
+
+
 class Pinner:
     """``--bind LIST``: pins each thread it is given to the next CPU of ``cpus``, round robin."""
 
     def __init__(
         self,
         cpus: Sequence[int],
-        set_affinity: Callable[[int, Iterable[int]], None] = os.sched_setaffinity,
+        set_affinity: Callable[[int, Iterable[int]], None] = pin_thread,
     ) -> None:
         if not cpus:
             raise ValueError("a Pinner needs at least one CPU")
