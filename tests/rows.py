@@ -5,6 +5,7 @@ See sectormon.data.readings.Row.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping
 from typing import NamedTuple
 
@@ -33,7 +34,7 @@ def share_layouts(s: Slice, layouts: dict[tuple[str, ...], tuple[str, ...]]) -> 
     """``s`` with one names tuple per layout across every slice given the same ``layouts``, as the
     sampler and the recording reader share them (the engine takes those by identity)."""
     rows = tuple(r._replace(names=layouts.setdefault(r.names, r.names)) for r in s.rows)
-    return Slice(s.t, s.index, s.duration, s.group, rows, s.overhead_s, s.ended)
+    return dataclasses.replace(s, rows=rows)
 
 
 class Reading(NamedTuple):

@@ -21,6 +21,7 @@ from sectormon.commands.front_end import (
     session_request,
 )
 from sectormon.commands.options import numbers
+from sectormon.commands.options.binding import add_bind_option, bind_cpus
 from sectormon.commands.options.control import add_control_options, control_fds, delay_seconds
 from sectormon.commands.options.events import OPTION as EVENTS_OPTION
 from sectormon.commands.options.events import RunEvents, add_events_option, run_events
@@ -80,6 +81,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
         help="count only the threads of the --pid processes or the command, not the processes they start",
     )
     target.add_argument("--cpus", metavar="LIST", help="count these CPUs system-wide, e.g. 12-23 or 0,2-3")
+    add_bind_option(target)
     target.add_argument(
         "--source",
         choices=("perf", "sim"),
@@ -194,6 +196,8 @@ def _choose_source(args: argparse.Namespace, modes: Sequence[str]) -> SourceChoi
             raise UsageError(f"--source sim simulates its own threads; it cannot count {modes[0]}")
         if args.no_children:
             raise _no_children_refused()
+        if args.bind is not None:
+            raise UsageError("--bind pins a launched command's threads; the simulator has none (drop --bind)")
         return SourceChoice("sim", _sim_setup)
     if not modes:
         raise UsageError("--source perf needs a target: --pid PID, --cpus LIST or -- CMD ARGS")
@@ -236,6 +240,7 @@ def _perf_setup(args: argparse.Namespace, command: Sequence[str], headless: bool
     topology = load_topology()
     events = perf_profile(args, topology)
     profile = events.profile
+    bind = bind_cpus(args.bind, command, topology)
     target: Target
     log = None
     if args.pid is not None:
@@ -251,6 +256,7 @@ def _perf_setup(args: argparse.Namespace, command: Sequence[str], headless: bool
             list(command),
             stdout=None if args.json and args.output else 2,
             follow_children=not args.no_children,
+            bind=bind,
         )
     else:
         # The TUI owns the terminal: the command reads nothing from it and writes to a log shown
@@ -263,6 +269,7 @@ def _perf_setup(args: argparse.Namespace, command: Sequence[str], headless: bool
                 stdout=log.fd,
                 stderr=log.fd,
                 follow_children=not args.no_children,
+                bind=bind,
             )
         except BaseException:
             log.show_and_remove()

@@ -19,6 +19,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from sectormon.data.binding import ThreadBinding
+
 if TYPE_CHECKING:
     from sectormon.data.hotspots import FrameHotspots
 
@@ -545,7 +547,9 @@ class Frame:
     interval (:class:`FrameRotation`), absent for a recording made before sessions said it.
 
     ``procs`` is the counted processes (by pid; each the sum of its threads), covering what
-    ``threads`` covers, and ``processes`` names them. ``thread_time`` compares the target's CPU
+    ``threads`` covers, and ``processes`` names them. ``bindings`` holds each thread's newest
+    binding (by tid; :class:`~sectormon.data.binding.ThreadBinding`), where the source read one:
+    its JSON is the thread's ``binding`` object. ``thread_time`` compares the target's CPU
     time that was counted with the kernel's figure over the interval (the final frame: the run);
     ``None`` when the source cannot tell (CPU-wide sessions, recordings without it).
     """
@@ -571,6 +575,7 @@ class Frame:
     thread_time: ThreadTime | None = None
     rotation: FrameRotation | None = None
     regions: Mapping[str, RegionStats] = field(default_factory=dict)
+    bindings: Mapping[str, ThreadBinding] = field(default_factory=dict)
 
     @property
     def thread_coverage(self) -> float | None:
@@ -588,7 +593,7 @@ class Frame:
             "total": self.total.to_json(),
             "cmgs": {k: v.to_json() for k, v in self.cmgs.items()},
             "cores": {k: v.to_json() for k, v in self.cores.items()},
-            "threads": {k: v.to_json() for k, v in self.threads.items()},
+            "threads": {k: self._thread_json(k, v) for k, v in self.threads.items()},
             "recent": self.recent.to_json(),
             "run": self.run.to_json(),
             "baseline": self.baseline.to_json() if self.baseline else None,
@@ -606,6 +611,15 @@ class Frame:
         if self.rotation is not None:
             data["rotation"] = self.rotation.to_json()
         _regions_json(data, self.regions)
+        return data
+
+    def _thread_json(self, key: str, stats: ScopeStats) -> dict[str, Any]:
+        """A thread's stats and, when known, its ``binding`` (absent otherwise: a frame of a
+        recording without bindings is the frame sectormon always wrote)."""
+        data = stats.to_json()
+        binding = self.bindings.get(key)
+        if binding is not None:
+            data["binding"] = binding.to_json()
         return data
 
     def _proc_json(self, key: str, stats: ScopeStats) -> dict[str, Any]:

@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
+from sectormon.data.binding import ThreadBinding
 from sectormon.data.regions import RegionSnapshot
 
 U64 = 1 << 64
@@ -123,6 +124,9 @@ class Slice:
     ``regions``: the marked regions' table as read at the end of the slice, when it changed
     since the previous slice (``None``: unchanged, or nothing marks); cumulative, so the newest
     one holds the whole run (:mod:`sectormon.data.regions`).
+
+    ``bindings``: the thread units whose binding (affinity, migrations) was first read or changed
+    since the previous slice, each with its newest :class:`~sectormon.data.binding.ThreadBinding`.
     """
 
     t: float
@@ -137,6 +141,7 @@ class Slice:
     target_cpu_s: float | None = None
     target_ended_system_s: float = 0.0
     regions: RegionSnapshot | None = None
+    bindings: tuple[tuple[str, ThreadBinding], ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

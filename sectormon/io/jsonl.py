@@ -30,7 +30,8 @@ from array import array
 from collections.abc import Mapping
 from typing import Any
 
-from sectormon.data.readings import MARK_KINDS, U64, Mark, ProcessInfo, Row, Slice
+from sectormon.data.binding import MIGRATION_SOURCES, ThreadBinding
+from sectormon.data.readings import MARK_KINDS, U64, Mark, ProcessInfo, Row, Slice, split_unit_key
 from sectormon.files.text import is_ascii_digits
 from sectormon.io import native_rows
 from sectormon.io.strict_json import check_depth, decode_limited
@@ -117,6 +118,8 @@ def slice_record(s: Slice) -> dict[str, Any]:
         record["target_cpu_s"] = s.target_cpu_s
     if s.target_ended_system_s:
         record["target_ended_system_s"] = s.target_ended_system_s
+    if s.bindings:
+        record["bindings"] = {unit: binding.record() for unit, binding in s.bindings}
     return record
 
 
@@ -288,12 +291,24 @@ def slice_from_record(rec: Mapping[str, Any], *, text: bytes | None = None) -> S
         rows = checked
     else:
         rows = _rows(raw, layouts, text is not None and no_bools_in(text))
+    bindings = bindings_from_record(rec["bindings"]) if "bindings" in rec else ()
     if "processes" in rec or "unit_processes" in rec or "target_cpu_s" in rec:
         processes, unit_processes, cpu_s, ended_s = process_fields(rec)
         return Slice(
-            t, index, duration, group, rows, overhead_s, ended, processes, unit_processes, cpu_s, ended_s
+            t,
+            index,
+            duration,
+            group,
+            rows,
+            overhead_s,
+            ended,
+            processes,
+            unit_processes,
+            cpu_s,
+            ended_s,
+            bindings=bindings,
         )
-    return Slice(t, index, duration, group, rows, overhead_s, ended)
+    return Slice(t, index, duration, group, rows, overhead_s, ended, bindings=bindings)
 
 
 def _optional_int(value: object, what: str) -> int | None:
@@ -342,6 +357,50 @@ def process_fields(
         None if cpu is None else stream_seconds(rec, "target_cpu_s", what="slice "),
         0.0 if ended_system is None else stream_seconds(rec, "target_ended_system_s", what="slice "),
     )
+
+
+MAX_CPU_NUMBER = 1 << 16
+"""Above any Linux NR_CPUS: a larger CPU number in a binding is damage."""
+
+
+def bindings_from_record(raw: object) -> tuple[tuple[str, ThreadBinding], ...]:
+    """A slice's ``bindings`` (thread unit key -> ``{"cpus", "migrations", "migrations_from"}``),
+    checked."""
+    if not isinstance(raw, dict):
+        raise BadRecord(f"slice 'bindings' must map thread unit keys to bindings, got {_short_repr(raw)}")
+    out: list[tuple[str, ThreadBinding]] = []
+    for unit, entry in raw.items():
+        what = f"slice 'bindings'[{unit!r}]"
+        try:
+            kind, _ = split_unit_key(unit)
+        except ValueError:
+            kind = ""
+        if kind != "thread":
+            raise BadRecord(
+                f"slice 'bindings' keys must be thread unit keys like 'thread:4242', got {unit!r}"
+            )
+        if not isinstance(entry, dict):
+            raise BadRecord(f"{what} must be an object, got {_short_repr(entry)}")
+        cpus = entry.get("cpus")
+        if (
+            type(cpus) is not list
+            or not cpus
+            or not all(type(c) is int and 0 <= c < MAX_CPU_NUMBER for c in cpus)
+        ):
+            raise BadRecord(
+                f"{what}['cpus'] must be a non-empty list of CPU numbers, got {_short_repr(cpus)}"
+            )
+        migrations = _optional_int(entry.get("migrations"), f"{what}['migrations']")
+        source = entry.get("migrations_from")
+        if (source is None) != (migrations is None) or (
+            source is not None and source not in MIGRATION_SOURCES
+        ):
+            raise BadRecord(
+                f"{what}['migrations_from'] must be one of {', '.join(MIGRATION_SOURCES)} with a count, "
+                f"or null without one; got {_short_repr(source)}"
+            )
+        out.append((unit, ThreadBinding(tuple(sorted(set(cpus))), migrations, source)))
+    return tuple(out)
 
 
 def no_bools_in(text: bytes) -> bool:

@@ -99,6 +99,7 @@ class JobCombiner:
             cmgs={node_key(h, "cmg", k): v for h, f in ordered.items() for k, v in f.cmgs.items()},
             cores={node_key(h, "core", k): v for h, f in ordered.items() for k, v in f.cores.items()},
             threads={node_key(h, "thread", k): v for h, f in ordered.items() for k, v in f.threads.items()},
+            bindings={node_key(h, "thread", k): v for h, f in ordered.items() for k, v in f.bindings.items()},
             procs={node_key(h, "proc", k): v for h, f in ordered.items() for k, v in f.procs.items()},
             processes={node_key(h, "proc", k): v for h, f in ordered.items() for k, v in f.processes.items()},
             thread_time=summed_thread_time([f.thread_time for f in ordered.values()]),

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from typing import NamedTuple, cast
 
+from sectormon.data.binding import ThreadBinding
 from sectormon.data.readings import ProcessInfo, Slice, split_unit_key
 from sectormon.metrics.thread_time import counted_task_ns
 from sectormon.metrics.windows import GroupAcc, OwnTime, accumulate
@@ -20,14 +21,16 @@ from sectormon.metrics.windows import GroupAcc, OwnTime, accumulate
 # (serial or 0 for a unit the engine ignores, unit, core, cmg): a unit entering in a slice.
 Entry = tuple[int, str, "int | None", "int | None"]
 # A slice's processes (pid, command, parent, rank), its unit -> pid pairs, the kernel's CPU
-# time of the target, the counted task time in ns (None: the aggregator did not sum it) and the
-# system time of counted processes that ended (Slice.target_ended_system_s).
+# time of the target, the counted task time in ns (None: the aggregator did not sum it), the
+# system time of counted processes that ended (Slice.target_ended_system_s) and its thread
+# bindings (unit, cpus, migrations, migrations_from).
 ProcessFacts = tuple[
     tuple[tuple[int, str, "int | None", "int | None"], ...],
     tuple[tuple[str, int], ...],
     "float | None",
     "int | None",
     float,
+    tuple[tuple[str, tuple[int, ...], "int | None", "str | None"], ...],
 ]
 # (t, index, duration, group, ended, overhead_s, entries in row order, process facts or None)
 SliceFacts = tuple[float, int, float, str, tuple[str, ...], float, tuple[Entry, ...], "ProcessFacts | None"]
@@ -102,13 +105,14 @@ class RowAggregator:
         # The session's first slice may open a span (a launched command's CPU starts at 0 with
         # it, see build_engine): its counted time is summed in case the engine tracks from there.
         tracking = self._tracking or s.index == 0
-        if tracking or s.processes or s.unit_processes or s.target_cpu_s is not None:
+        if tracking or s.processes or s.unit_processes or s.target_cpu_s is not None or s.bindings:
             facts = (
                 tuple((p.pid, p.command, p.parent, p.rank) for p in s.processes),
                 s.unit_processes,
                 s.target_cpu_s,
                 counted_task_ns(s.rows) if tracking else None,
                 s.target_ended_system_s,
+                tuple((unit, b.cpus, b.migrations, b.migrations_from) for unit, b in s.bindings),
             )
             self._tracking = self._tracking or s.target_cpu_s is not None
         self._slices.append((s.t, s.index, s.duration, s.group, s.ended, s.overhead_s, tuple(entries), facts))
@@ -186,3 +190,10 @@ def unwire(data: object) -> RowBatch:
 def processes_of(facts: ProcessFacts) -> tuple[ProcessInfo, ...]:
     """The :class:`ProcessInfo` of a slice's process facts."""
     return tuple(ProcessInfo(pid, command, parent, rank) for pid, command, parent, rank in facts[0])
+
+
+def bindings_of(facts: ProcessFacts) -> tuple[tuple[str, ThreadBinding], ...]:
+    """The thread bindings of a slice's process facts."""
+    return tuple(
+        (unit, ThreadBinding(cpus, migrations, source)) for unit, cpus, migrations, source in facts[5]
+    )

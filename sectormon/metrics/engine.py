@@ -31,7 +31,8 @@ Extrapolation runs on the components summed over the whole window, so an event c
 interval of a long window stands for the whole window. A unit whose binding (core/CMG) changes
 becomes a new *entity* from that slice on, so counts stay with the core they were counted on.
 
-Scopes: ``threads`` by tid; ``procs`` by pid (the threads a slice's ``unit_processes`` put in
+Scopes: ``threads`` by tid (with the newest binding each thread's slices brought: ``bindings``);
+``procs`` by pid (the threads a slice's ``unit_processes`` put in
 that process; computed with the thread level's metrics, where threads are); ``cores`` by CPU
 (threads with no single CPU under ``"unbound"``, CPU units by their CPU); ``cmgs`` by CMG id
 (per-PE units with that CMG plus that CMG's cmg unit); ``total`` over every unit. A scope's count
@@ -74,13 +75,14 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from operator import add
 
+from sectormon.data.binding import ThreadBinding
 from sectormon.data.frames import Baseline, Frame, FrameRotation, ProcessScope, RegionStats, WindowStats
 from sectormon.data.proxy import ProxySetting
 from sectormon.data.readings import GAP, Mark, ProcessInfo, Slice, lost_seconds, split_unit_key
 from sectormon.data.regions import EMPTY as EMPTY_REGIONS
 from sectormon.data.regions import RegionSnapshot, changes
 from sectormon.metrics.baseline import Snapshot
-from sectormon.metrics.batch import FOLD_EVERY, RowBatch, processes_of
+from sectormon.metrics.batch import FOLD_EVERY, RowBatch, bindings_of, processes_of
 from sectormon.metrics.formulas import MetricSet, evaluate_metrics
 from sectormon.metrics.frame_stats import TOTAL, FrameStats, level_of
 from sectormon.metrics.regions import RegionScopes
@@ -174,6 +176,7 @@ class MetricsEngine:
         self._units: dict[str, tuple[str, int] | None] = {}
         self._process_of: dict[str, int] = {}  # thread unit key -> its process's pid
         self._processes: dict[str, ProcessScope] = {}  # pid -> what names it
+        self._bindings: dict[str, ThreadBinding] = {}  # tid -> its newest binding
         self._thread_time = ThreadTimeTracker(target_cpu_at_start)
 
         self._slices = 0
@@ -196,6 +199,8 @@ class MetricsEngine:
         """Accumulate one timeslice's rows (the hot path: :func:`accumulate`, then GroupAcc)."""
         if s.processes or s.unit_processes:
             self.add_processes(s.processes, s.unit_processes)
+        if s.bindings:
+            self.add_bindings(s.bindings)
         accumulate(s.rows, s.duration, self._current, self._enter)
         if s.regions is not None:
             self.add_regions(s.regions)
@@ -227,6 +232,11 @@ class MetricsEngine:
             self._processes[str(info.pid)] = ProcessScope(info.pid, info.command, info.parent, info.rank)
         self._process_of.update(unit_processes)
 
+    def add_bindings(self, bindings: Sequence[tuple[str, ThreadBinding]]) -> None:
+        """Thread units' newest bindings (the frames show each thread's own)."""
+        for unit, binding in bindings:
+            self._bindings[unit.partition(":")[2]] = binding
+
     def add_batch(self, batch: RowBatch) -> None:
         """The slices of a :class:`RowBatch`, summed by a :class:`RowAggregator` elsewhere: the
         same entities enter in the same order, then the group accumulators take the states the
@@ -247,6 +257,8 @@ class MetricsEngine:
             dur = duration if duration > 0 else 0.0
             if facts is not None:
                 self.add_processes(processes_of(facts), facts[1])
+                if facts[5]:
+                    self.add_bindings(bindings_of(facts))
                 thread_time.add(facts[3], facts[2], facts[4])
             elif thread_time.tracking:
                 thread_time.add(None, None)
@@ -496,6 +508,7 @@ class MetricsEngine:
         self._warnings.clear()
         self._open_interval(t)
         procs = level_of(top, "proc")
+        threads = level_of(top, "thread")
         regions, run = self._region_stats(run)
 
         return Frame(
@@ -505,7 +518,8 @@ class MetricsEngine:
             total=top.get(TOTAL) or self._stats.empty(interval_s, "total"),
             cmgs=level_of(top, "cmg"),
             cores=level_of(top, "core"),
-            threads=level_of(top, "thread"),
+            threads=threads,
+            bindings={k: self._bindings[k] for k in threads if k in self._bindings},
             procs=procs,
             processes={k: self._processes[k] for k in procs if k in self._processes},
             thread_time=thread_time,

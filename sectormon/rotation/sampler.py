@@ -189,7 +189,7 @@ class Sampler:
                 if stopping:
                     ended = tuple(self._units.states)
                 overhead = self._own_cpu(now)
-                processes, unit_processes, target_cpu = self._processes.take(now, stopping)
+                processes, unit_processes, target_cpu, bindings = self._processes.take(now, stopping)
                 record = Slice(
                     t=now,
                     index=self.slices,
@@ -203,6 +203,7 @@ class Sampler:
                     target_cpu_s=None if target_cpu is None else target_cpu.total,
                     target_ended_system_s=0.0 if target_cpu is None else target_cpu.ended_system,
                     regions=self._markers.read_changed() if self._markers is not None else None,
+                    bindings=bindings,
                 )
                 slice_start = now
                 self.slices += 1
@@ -313,6 +314,7 @@ class Sampler:
         for message in update.warnings:
             self._on_warning(message)
         self._processes.seen(update.processes)
+        self._processes.bound(update.bindings)
         states = self._units.states
         # A source may hand back the very same tuple when nothing changed (the thread tracker does,
         # at nearly every slice): each of its units was opened then, or was found gone.

@@ -16,6 +16,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from sectormon.data.binding import ThreadBinding
 from sectormon.data.hotspots import DEFAULT_TOP, HotspotSettings
 from sectormon.data.readings import ProcessInfo, Unit
 from sectormon.data.samples import SampleBatch
@@ -75,13 +76,15 @@ class CounterGroup(Protocol):
 
 @dataclass(frozen=True, slots=True)
 class UnitsUpdate:
-    """The units alive now, the keys of those that ended since the previous poll, and the
-    processes first seen by this poll (their threads' units carry ``Unit.process``)."""
+    """The units alive now, the keys of those that ended since the previous poll, the
+    processes first seen by this poll (their threads' units carry ``Unit.process``) and the
+    thread units whose binding this poll read first or found changed."""
 
     alive: tuple[Unit, ...]
     ended: tuple[str, ...] = ()
     warnings: tuple[str, ...] = field(default=())
     processes: tuple[ProcessInfo, ...] = ()
+    bindings: tuple[tuple[str, ThreadBinding], ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

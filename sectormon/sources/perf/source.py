@@ -38,8 +38,10 @@ from sectormon.sources.base import (
     SourceBase,
     UnitsUpdate,
 )
+from sectormon.sources.perf.binding_check import BindingCheck
 from sectormon.sources.perf.launch import describe_exit
 from sectormon.sources.perf.targets import BadTarget, CommandTarget, CpuTarget, Target, children_warning
+from sectormon.sources.perf.thread_binding import BindingWatch
 from sectormon.sources.perf.thread_units import ThreadTracker
 
 CMG_CHECK_EVENT = "cpu-clock"
@@ -146,7 +148,15 @@ class PerfSource(SourceBase):
                     f"--cpus: CPU {format_cpu_list(missing)} does not exist here "
                     f"(CPUs: {format_cpu_list(topology.cpus)})"
                 )
-        self._tracker = ThreadTracker(topology.cmg_of, refresh_every=AFFINITY_REFRESH_POLLS)
+        self._tracker = ThreadTracker(
+            topology.cmg_of,
+            refresh_every=AFFINITY_REFRESH_POLLS,
+            watch=BindingWatch(),
+            pinner=target.pinner if isinstance(target, CommandTarget) else None,
+        )
+        # A sector-cache run is a run on an A64FX: the sector events exist nowhere else (and
+        # --profile a64fx is refused elsewhere). Its threads' binding is checked.
+        self._binding_check = BindingCheck(topology.cmg_of, topology.cmg_label) if topology.is_a64fx else None
         self._cpu_units: tuple[Unit, ...] | None = None
         self._thread_count: int | None = None
         self._children_warned = False
@@ -234,6 +244,7 @@ class PerfSource(SourceBase):
         self._scans += 1
         threads = target.threads(every_thread=self._scans % CHILD_CHECK_SCANS == 1)
         update = self._with_processes(self._tracker.update(threads, threads, roots=self._scans == 1))
+        update = self._with_binding_check(update)
         if not target.follow_children and not self._children_warned and target.pid is not None:
             tids = [tid for tid, where in threads.items() if where.process == target.pid]
             # The main thread at every read (scripts and launchers fork from it), all threads now and then.
@@ -261,6 +272,16 @@ class PerfSource(SourceBase):
         pids, self._unreported = self._unreported, []
         infos = tuple(info for info in (read_process_info(pid) for pid in pids) if info is not None)
         return dataclasses.replace(update, processes=(*update.processes, *infos)) if infos else update
+
+    def _with_binding_check(self, update: UnitsUpdate) -> UnitsUpdate:
+        """``update`` with what the binding check of a sector-cache run finds, at each poll that
+        re-read every thread's affinity (a thread is judged from its first such read on, see
+        :meth:`ThreadTracker.bindings`)."""
+        check = self._binding_check
+        if check is None or not self._tracker.refreshed:
+            return update
+        warnings = check.review(self._tracker.bindings())
+        return dataclasses.replace(update, warnings=(*update.warnings, *warnings)) if warnings else update
 
     def _needed_cmgs(self) -> list[int]:
         all_cmgs = sorted(c for c, cpus in self.topology.cmgs.items() if cpus)
@@ -496,6 +517,8 @@ class PerfSource(SourceBase):
                 "pids": list(target.roots),
                 "children": target.follow_children,
             }
+            if isinstance(target, CommandTarget) and target.pinner is not None:
+                info["bind"] = list(target.pinner.cpus)  # --bind: the CPUs its threads were pinned to
         return {"target": info, "sector_config": self._sector_config(), "source": "perf"}
 
     def close(self) -> None:

@@ -17,6 +17,7 @@ from sectormon.errors import UsageError
 from sectormon.host.cpu_time import StatTimes
 from sectormon.host.threads import ENDED_STATES, FollowedProcesses, task_state
 from sectormon.sources.perf.launch import ExecFailed, GatedCommand
+from sectormon.sources.perf.thread_binding import Pinner
 
 
 class BadTarget(UsageError):
@@ -67,7 +68,9 @@ class CommandTarget(FollowedProcesses):
 
     ``stdin``/``stdout``/``stderr`` are file descriptors the child gets as 0/1/2 (default: inherit).
     ``env`` is the command's environment (default: a copy of ours taken now); ``exit_code`` is set
-    once the child has been reaped (negative: killed by that signal).
+    once the child has been reaped (negative: killed by that signal). ``bind`` (``--bind``): CPUs
+    the command's threads are pinned to round robin (:attr:`pinner`; the main thread while held
+    before its exec, the others as the thread tracker finds them).
     """
 
     mode = "command"
@@ -81,8 +84,10 @@ class CommandTarget(FollowedProcesses):
         stderr: int | None = None,
         env: Mapping[str, str] | None = None,
         follow_children: bool = True,
+        bind: Sequence[int] = (),
     ) -> None:
         super().__init__(follow_children=follow_children)
+        self.pinner = Pinner(bind) if bind else None
         if not argv:
             raise BadTarget("no command given (write it after --, e.g. sectormon -- ./app args)")
         if os.path.isdir(argv[0]):
@@ -125,6 +130,17 @@ class CommandTarget(FollowedProcesses):
 
     def launch(self) -> int:
         pid = self._command.launch()
+        if self.pinner is not None:
+            # Pinned from here rather than by the child itself: done before launch returns, so
+            # the first poll already reads the binding, and still before the exec.
+            try:
+                self.pinner.pin(pid)
+            except OSError as exc:
+                self._command.end()
+                raise BadTarget(
+                    f"--bind: cannot pin the command to CPU {self.pinner.cpus[0]}: {exc.strerror} "
+                    "(choose CPUs sectormon itself may run on: see taskset -p $$)"
+                ) from None
         self.follow_roots((pid,), exit_fd=False)
         return pid
 

@@ -5,7 +5,10 @@ core and its CMG; otherwise only the CMG that holds all its CPUs, if one does, a
 total (PMU document section 6.7, note 1, which is why binding is asked for once). The thread list
 changes at any time while rebinding is rare, so :class:`ThreadTracker` reads a new thread's
 affinity at once and a known thread's only every few polls, and answers an unchanged list with the
-very same ``alive`` tuple, which tells the sampler nothing changed.
+very same ``alive`` tuple, which tells the sampler nothing changed. With each affinity read it
+hands the thread to a :class:`~sectormon.sources.perf.thread_binding.BindingWatch` (the frames'
+binding and migrations) and, under ``--bind``, pins a thread it sees for the first time
+(:class:`~sectormon.sources.perf.thread_binding.Pinner`) before reading its affinity.
 """
 
 from __future__ import annotations
@@ -13,13 +16,16 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Iterable, Mapping
 
+from sectormon.data.binding import ThreadBinding
 from sectormon.data.readings import Unit, unit_key
 from sectormon.host.threads import Lineage
 from sectormon.sources.base import UnitsUpdate
+from sectormon.sources.perf.thread_binding import BindingWatch, Pinner
 
 BINDING_WARNING = (
     "some threads are not bound to a single CPU: per-core figures need thread binding "
-    "(e.g. OMP_PROC_BIND=close OMP_PLACES=cores, numactl, taskset; PMU document section 6.7 note 1); "
+    "(e.g. OMP_PROC_BIND=close OMP_PLACES=cores, numactl, taskset, or sectormon --bind LIST -- CMD; "
+    "PMU document section 6.7 note 1); "
     "an unbound thread counts in no core, in its CMG only when all its CPUs are in that CMG, and "
     "always in the process total"
 )
@@ -56,7 +62,8 @@ class ThreadTracker:
 
     Threads passed with ``roots=True`` get inherited groups (``Unit.inherit``) and stay units after
     they exit while any thread is left: their groups go on summing the threads and processes they
-    started, which may outlive them.
+    started, which may outlive them. ``watch`` follows each thread's binding (None: nobody asks);
+    ``pinner`` pins each new thread (``--bind``).
     """
 
     def __init__(
@@ -65,9 +72,15 @@ class ThreadTracker:
         affinity: Callable[[int], Iterable[int]] = os.sched_getaffinity,
         *,
         refresh_every: int = 1,
+        watch: BindingWatch | None = None,
+        pinner: Pinner | None = None,
     ) -> None:
         self._cmg_of = cmg_of
         self._affinity = affinity
+        self._watch = watch
+        self._pinner = pinner
+        self._confirmed: set[int] = set()  # threads whose affinity a refresh read again
+        self.refreshed = False  # the last update re-read every thread's affinity
         self._units: dict[int, Unit] = {}
         self._warned = False
         self._refresh_every = refresh_every
@@ -95,6 +108,7 @@ class ThreadTracker:
         Returns the very same ``alive`` tuple, which tells the sampler nothing changed.
         """
         self._polls += 1
+        self.refreshed = False
         return UnitsUpdate(alive=self._last_alive)
 
     def update(
@@ -108,7 +122,7 @@ class ThreadTracker:
         ``roots``: the threads new in this update get inherited groups.
         """
         self._polls += 1
-        refresh = self._polls % self._refresh_every == 0
+        refresh = self.refreshed = self._polls % self._refresh_every == 0
         ordered = sorted(set(tids))
         if not refresh and ordered == self._last_tids:
             # The common case at every timeslice: same threads, no affinity due. Nothing is new or
@@ -116,26 +130,39 @@ class ThreadTracker:
             return UnitsUpdate(alive=self._last_alive)
         current: dict[int, Unit] = {}
         listed: list[int] = []
+        bindings: list[tuple[str, ThreadBinding]] = []
         for tid in ordered:
             known = self._units.get(tid)
             if known is not None and not refresh:
                 current[tid] = known
                 listed.append(tid)
                 continue
+            pinned = known is None and self._pinner is not None and self._pinner.pin(tid)
             try:
                 cpus = self._affinity(tid)
             except OSError:
-                if known is not None and known.inherit:
+                if known is None:
+                    self._forget(tid)  # pinned, then gone: its number may come back as a new thread
+                elif known.inherit:
                     current[tid] = known
                 continue
             where = lineage.get(tid, NO_LINEAGE) if lineage is not None else NO_LINEAGE
             inherit = known.inherit if known is not None else roots
-            current[tid] = thread_unit(tid, cpus, self._cmg_of, where, inherit=inherit)
+            current[tid] = unit = thread_unit(tid, cpus, self._cmg_of, where, inherit=inherit)
             listed.append(tid)
+            if known is not None:
+                self._confirmed.add(tid)
+            if self._watch is not None:
+                binding = self._watch.read(tid, where.process, cpus, pinned=pinned)
+                if binding is not None:
+                    bindings.append((unit.key, binding))
         for tid, known in self._units.items():
             if listed and known.inherit and tid not in current:
                 current[tid] = known  # an exited root: its groups count what it started, still running
         ended = tuple(unit_key("thread", tid) for tid in self._units if tid not in current)
+        for tid in self._units:
+            if tid not in current:
+                self._forget(tid)
         self._units = current
         self._last_tids = listed  # threads whose affinity could not be read are not kept
         self._last_alive = tuple(current.values())
@@ -143,4 +170,25 @@ class ThreadTracker:
         if not self._warned and any(u.core is None for u in current.values()):
             self._warned = True
             warnings = (BINDING_WARNING,)
-        return UnitsUpdate(alive=self._last_alive, ended=ended, warnings=warnings)
+        return UnitsUpdate(alive=self._last_alive, ended=ended, warnings=warnings, bindings=tuple(bindings))
+
+    def _forget(self, tid: int) -> None:
+        self._confirmed.discard(tid)
+        if self._watch is not None:
+            self._watch.forget(tid)
+        if self._pinner is not None:
+            self._pinner.forget(tid)
+
+    def bindings(self) -> Mapping[int, tuple[ThreadBinding, int | None]]:
+        """Each counted thread's newest binding and its process, by tid, once a refresh has read
+        its affinity again (empty without a watch): a thread is first seen when it starts (a
+        command's main thread before its exec), before the program has had a chance to bind it."""
+        if self._watch is None:
+            return {}
+        units = self._units
+        confirmed = self._confirmed
+        return {
+            tid: (binding, units[tid].process)
+            for tid, binding in self._watch.bindings().items()
+            if tid in units and tid in confirmed
+        }

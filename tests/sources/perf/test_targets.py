@@ -367,3 +367,25 @@ def test_fake_procfs_tree(tmp_path: Path) -> None:
         for entry in sorted((tmp_path / "30").rglob("*"), reverse=True):
             entry.rmdir() if entry.is_dir() else entry.unlink()
         assert set(target.threads()) == {10, 11, 20}
+
+
+def test_bind_pins_the_command_before_its_exec() -> None:
+    cpu = min(os.sched_getaffinity(0))
+    target = CommandTarget(["true"], bind=(cpu,))
+    try:
+        pid = target.launch()
+        assert os.sched_getaffinity(pid) == {cpu}  # held at the gate, pinned already
+        assert target.pinner is not None and target.pinner.pinned(pid)
+    finally:
+        target.close()
+
+
+def test_a_cpu_the_kernel_refuses_ends_the_gated_command_and_says_so(monkeypatch: pytest.MonkeyPatch) -> None:
+    def refuse(pid: int, cpus: object) -> None:
+        raise OSError(errno.EINVAL, "Invalid argument")
+
+    monkeypatch.setattr(os, "sched_setaffinity", refuse)
+    target = CommandTarget(["true"], bind=(0,))
+    with pytest.raises(BadTarget, match=r"--bind: cannot pin the command to CPU 0: Invalid argument"):
+        target.launch()
+    assert target.exit_code is not None or target.stopped  # the child is gone, not left at the gate
