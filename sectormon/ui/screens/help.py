@@ -101,7 +101,7 @@ def keys(content: HelpContent) -> list[tuple[str, str]]:
         ("/", "filter cores: 12-23,40  cmg1  unbound  (empty = all)"),
         ("t", "next theme"),
         _views_key(content.views),
-        ("Enter", "detail of the core or CMG row (Esc goes back)"),
+        ("Enter", "detail of the core, CMG or region row (Esc goes back)"),
         ("l", "the warnings log: every warning, when it came, how often"),
         ("?", "this help"),
     ]
