@@ -13,7 +13,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from sectormon.data.frames import Frame, RegionStats, ScopeStats
-from tests.ui.frames_fixture import PE_EVENTS, ROTATION_SHARE, a64fx_frames, generic_frames
+from tests.ui.frames_fixture import ROTATION_SHARE, a64fx_frames, generic_frames
 
 Metrics = Callable[[Mapping[str, float], float], dict[str, float | None]]
 
@@ -127,10 +127,10 @@ def marked_regions(step: int) -> dict[str, RegionStats]:
             8572, 1, 0, {"PAGE_FAULTS": 1502.4, "TASK_CLOCK": 2.1e6}, 0.0021, coverage=0.5, rank=0
         )
         out["likwid_pages"] = region("likwid_pages", 0, 1, [likwid], metrics=_generic_metrics)
-    if step >= 2:
-        pages = 400.0 if step == 2 else 800.0
+    if step >= 2:  # open in its first frame: half of its pages, half of its time so far
+        pages, seconds = (400.0, 0.0008) if step == 2 else (800.0, 0.0016)
         workers = [
-            Thread(tid, cpu, 0, {"PAGE_FAULTS": pages, "TASK_CLOCK": 1.6e6}, 0.0016, rank=0)
+            Thread(tid, cpu, 0, {"PAGE_FAULTS": pages, "TASK_CLOCK": seconds * 1e9}, seconds, rank=0)
             for tid, cpu in ((8573, 0), (8574, 1), (8575, 0))
         ]
         out["worker"] = region("worker", 0, 3, workers, open_=step == 2, metrics=_generic_metrics)
@@ -151,12 +151,19 @@ def generic_region_frames(count: int) -> list[Frame]:
 def kernel_regions(step: int) -> dict[str, RegionStats]:
     """An A64FX region counted under the five-group rotation (coverage 20 %), in 12 threads."""
     scale = step + 1
+    per_second = {  # IPC 0.5, L1D miss rate 5 %, memory stall rate 20 %
+        "CPU_CYCLES": 2.0e6,
+        "INST_RETIRED": 1.0e6,
+        "L1D_CACHE": 4.0e5,
+        "L1D_CACHE_REFILL": 2.0e4,
+        "LD_COMP_WAIT_L2_MISS": 4.0e5,
+    }
     threads = [
         Thread(
             100 + cpu,
             cpu,
             (cpu - 12) // 12,
-            {name: float(scale * (code + 1) * 1000 * (1 + cpu % 3)) for name, code in PE_EVENTS.items()},
+            {name: value * scale * (1 + cpu % 3) for name, value in per_second.items()},
             0.5 * scale,
             coverage=ROTATION_SHARE,
             pid=4242,

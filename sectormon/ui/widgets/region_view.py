@@ -80,7 +80,7 @@ class RegionView(Vertical):
         self.query_one("#regions-empty", Static).display = empty
         self.table.display = not empty
         if empty:
-            self._set_title(f"Regions: none marked yet ({'whole run' if frame.final else 'so far'})")
+            self._set_title("Regions: none marked in this run" if frame.final else "Regions: none marked yet")
             return
         rows = region_rows(labels, regions, ctx, base)
         widest = max(len(cells[0].text) for _, cells in rows) + 1
