@@ -118,9 +118,15 @@ def count_cell(stats: ScopeStats, event: str, base: ScopeStats | None, *, deltas
     return Cell(LOW_MARK + text, ("low",)) if low else Cell(text)
 
 
-def _seconds_cell(seconds: float, before: float | None) -> Cell:
-    if before is None:
+def _seconds_cell(seconds: float, before: float | None, *, deltas: bool) -> Cell:
+    """Time inside; with deltas, its change since then (``before``: 0 for a scope that was not
+    there, ``None`` when its time then is unknown). A scope that entered the region spent time in
+    it, so 0 s is a time the frame does not carry: n/a, never a measured 0."""
+    if seconds <= 0 or (deltas and before is None):
+        return Cell(NA, ("na",))
+    if not deltas:
         return Cell(format_si(seconds, "s"))
+    assert before is not None
     change = seconds - before
     return Cell(_signed(format_si(abs(change), "s") if change else "0s", change))
 
@@ -146,10 +152,10 @@ def region_row(
     if deltas:
         calls = region.calls - (base.calls if base is not None else 0)
         calls_cell = Cell(_signed(f"{abs(calls):,}", calls))
-        time_cell = _seconds_cell(region.seconds, base.seconds if base is not None else 0.0)
+        time_cell = _seconds_cell(region.seconds, base.seconds if base is not None else 0.0, deltas=True)
     else:
         calls_cell = Cell(f"{region.calls:,}")
-        time_cell = _seconds_cell(region.seconds, None)
+        time_cell = _seconds_cell(region.seconds, None, deltas=False)
     return [
         label_cell(region_label(region.name, region.number)),
         calls_cell,
@@ -179,9 +185,8 @@ def breakdown_rows(
     rows: list[tuple[str, list[Cell]]] = []
     for key in sorted(scopes, key=scope_order):
         stats, before = scopes[key], old.get(key)
-        time_cell = _seconds_cell(
-            stats.seconds, (before.seconds if before is not None else 0.0) if deltas else None
-        )
+        then = 0.0 if before is None else (before.seconds if before.seconds > 0 else None)
+        time_cell = _seconds_cell(stats.seconds, then, deltas=deltas)
         cells = [label_cell(f"{word} {key}"), time_cell, *scope_cells_of(stats, before, ctx, deltas=deltas)]
         rows.append((key, cells))
     return rows

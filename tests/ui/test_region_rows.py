@@ -154,3 +154,19 @@ def test_regions_in_a_frame_are_the_frames_own() -> None:
     assert regions["worker"].open
     rows = region_rows(list(regions), regions, CTX, None)
     assert cell(rows, "worker", "open").text == "open"
+
+
+def test_a_scope_time_the_frame_does_not_carry_is_na_not_zero() -> None:
+    """The engine's per-thread scopes carry no time yet (seconds 0): n/a, never ``0s``."""
+    worker = marked_regions(3)["worker"]
+    untimed = {tid: ScopeStats(s.counts, s.rates, s.metrics, s.coverage) for tid, s in worker.threads.items()}
+    region = dataclasses.replace(worker, threads=untimed)
+    rows = breakdown_rows(region, None, "threads", "tid", CTX, deltas=False)
+    assert {cells[1] for _, cells in rows} == {Cell("n/a", ("na",))}
+    assert {cells[2].text for _, cells in rows} == {"800"}  # the counts are still there
+    since = breakdown_rows(region, marked_regions(2)["worker"], "threads", "tid", CTX, deltas=True)
+    assert {cells[1] for _, cells in since} == {Cell("n/a", ("na",))}
+    timed_then = breakdown_rows(
+        worker, dataclasses.replace(worker, threads=untimed), "threads", "tid", CTX, deltas=True
+    )
+    assert {cells[1] for _, cells in timed_then} == {Cell("n/a", ("na",))}  # its time then unknown

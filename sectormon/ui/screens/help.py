@@ -54,6 +54,8 @@ LEGEND = (
     "           8% with 6 groups; 50% without rotation), or inputs from",
     "           different event groups (split);",
     "           Enter shows each metric's coverage",
+    "           (Regions, view 7: any value scaled from part of the region,",
+    "           a region's count is exact only when its group counted throughout)",
     "  +value   vs baseline: + is better whatever the metric's direction;",
     "           ratios in percentage points, IPC as a relative change in %",
     "  Δlabel   vs baseline, a column whose metric has no better direction:",
