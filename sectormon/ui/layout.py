@@ -4,6 +4,8 @@ Each known profile lists, per panel, the metrics to show and their short column 
 metrics the session's profile really defines are kept, so a profile variant without (say) energy
 events just loses those columns. An unknown profile falls back to "every metric of the profile"
 in the core and CMG tables and hides the panels that need named metrics (sectors, stalls, energy).
+``region_counts`` names events, not metrics: the counts the Regions view shows for each region
+(kept when the profile defines the event; an unknown profile shows its first few).
 """
 
 from __future__ import annotations

@@ -4,6 +4,7 @@ empty state, Enter into a region's threads, CMGs, cores, ranks and processes and
 
 from __future__ import annotations
 
+import dataclasses
 import subprocess
 import time
 from pathlib import Path
@@ -21,7 +22,7 @@ from sectormon.ui.widgets.region_view import RegionView
 from tests.regions.regions_helpers import PROGRAMS, SECTORMON, build, need_perf
 from tests.ui.fake_controller import FakeReplay, FakeSession
 from tests.ui.frames_fixture import a64fx_header, generic_header
-from tests.ui.regions_fixture import a64fx_region_frames, generic_region_frames
+from tests.ui.regions_fixture import a64fx_region_frames, generic_region_frames, with_regions
 from tests.ui.screen_text import screen_text
 
 pytestmark = pytest.mark.asyncio
@@ -213,3 +214,26 @@ async def test_the_replay_of_a_recorded_marked_program_shows_its_exact_regions(
             int(threads.cell_text(tid, "count:PAGE_FAULTS").replace(",", "")) for tid in threads.row_keys
         ]
         assert all(abs(n - 800) <= 8 for n in per_thread)
+
+
+async def test_a_long_or_hostile_region_name_is_cut_and_shown_as_text() -> None:
+    frames = generic_region_frames(2)
+    long_name = "x" * 120 + "[/]\x1b]0;title\x07"
+    regions = dict(frames[1].run.regions)
+    fapp = regions.pop("fapp_pages#1")
+    regions[f"{long_name}#1"] = dataclasses.replace(fapp, name=long_name)
+    frame = with_regions(frames[1], regions)
+    session = FakeSession(generic_header(), [frame])
+    app = make_app(session)
+    async with app.run_test(size=SIZE) as pilot:
+        await emit_each(session, pilot, 1)
+        await pilot.press("7")
+        await pilot.pause()
+        lines = screen_text(app).splitlines()
+        row = next(line for line in lines if line.startswith("xxx"))
+        assert row.startswith("x" * 31 + "…")  # the label column stops at 32 cells
+        assert "likwid_pages" in screen_text(app)
+        await pilot.press("down", "enter")
+        await pilot.pause()
+        assert isinstance(app.screen, RegionScreen)
+        assert "\\x1b]0;title\\x07" in screen_text(app)  # escaped, never sent to the terminal

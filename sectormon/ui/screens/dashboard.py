@@ -1,7 +1,6 @@
 """The live (and replay) dashboard: header, rotation, per-CMG and energy panels, and the views
 (cores, sectors, stalls, energy, history, a sampling session's hot spots and the marked regions)
-as tabs. Only what
-is visible is redrawn per frame.
+as tabs. Only what is visible is redrawn per frame.
 
 A wide screen uses its space: the energy panel sits beside the CMG panel, the cores split in two
 tables, and the rows the tables leave free below them show the history (taller sparklines the

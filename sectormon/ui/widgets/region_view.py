@@ -21,6 +21,9 @@ from sectormon.ui.region_rows import columns, ordered_labels, region_rows
 from sectormon.ui.widgets.metric_table import MetricTable
 
 FIRST_LABEL = "Region"
+LABEL_MAX = 32
+"""The label column grows with the longest label up to this width; a longer name (fapp allows 127
+bytes) is cut with ``…`` (the drill-down's title shows it whole)."""
 EMPTY = (
     "No marked regions: build the program with $(sectormon markers --cflags) and "
     "$(sectormon markers --libs), mark it with fapp_start/fapp_stop, LIKWID_MARKER_START/STOP or "
@@ -83,7 +86,7 @@ class RegionView(Vertical):
             self._set_title("Regions: none marked in this run" if frame.final else "Regions: none marked yet")
             return
         rows = region_rows(labels, regions, ctx, base)
-        widest = max(len(cells[0].text) for _, cells in rows) + 1
+        widest = min(LABEL_MAX, max(len(cells[0].text) for _, cells in rows) + 1)
         deltas = base is not None
         if ctx.panels != self._ctx.panels or widest > self._label_width or deltas != self._deltas:
             self._label_width = max(widest, self._label_width)
