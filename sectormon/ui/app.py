@@ -36,10 +36,12 @@ from sectormon.ui.context import WINDOW_NAMES, RenderContext
 from sectormon.ui.header_info import parse_core_filter, proxy_words
 from sectormon.ui.history import History
 from sectormon.ui.legend import column_legend, legend_lines, simulator_note
-from sectormon.ui.messages import FrameArrived, OpenDetail, RedrawWanted, SessionWarning
+from sectormon.ui.messages import FrameArrived, OpenDetail, OpenRegion, RedrawWanted, SessionWarning
+from sectormon.ui.region_baseline import RegionBaselines
 from sectormon.ui.screens.dashboard import TABS, DashboardScreen
 from sectormon.ui.screens.detail import DetailScreen
 from sectormon.ui.screens.help import HelpContent, HelpScreen
+from sectormon.ui.screens.region_detail import RegionScreen
 from sectormon.ui.screens.warnings import WarningEntry, WarningsScreen
 from sectormon.ui.themes import DEFAULT_THEME, discover_themes, fallback_variables, load_theme
 from sectormon.ui.widgets.filter_bar import FilterBar
@@ -127,6 +129,7 @@ class SectormonApp(App[int]):
         self.replay = self.timeline_control is not None
         self.ctx = RenderContext.from_header(self.header)
         self.history = History([c.metric for c in self.ctx.panels.history], history_length)
+        self.region_baselines = RegionBaselines()  # the regions at the baseline (Regions view)
         self.latest: Frame | None = None
         self.shown: Frame | None = None  # what the screens draw: frozen while the display is paused
         self.display_paused = False
@@ -312,6 +315,7 @@ class SectormonApp(App[int]):
         frame = message.frame
         self.latest = frame
         self.history.add(frame)
+        self.region_baselines.add(frame)
         for warning in frame.warnings:
             self._warn_once(warning)
         if self._baseline_wanted is not None and (frame.baseline is not None) == self._baseline_wanted:
@@ -360,11 +364,16 @@ class SectormonApp(App[int]):
             screen = self.screen
         except ScreenStackError:
             return
-        ctx = self.ctx.for_frame(self.shown)
-        if isinstance(screen, DetailScreen):
+        ctx = self._frame_ctx()
+        if isinstance(screen, (DetailScreen, RegionScreen)):
             screen.show(self.shown, ctx)
         elif screen is self.dashboard and self.dashboard.is_mounted:
             self.dashboard.show(self.shown, ctx, self.status())
+
+    def _frame_ctx(self) -> RenderContext:
+        """The context for the shown frame: its rotation's threshold, its baseline's regions."""
+        baseline = self.shown.baseline if self.shown is not None else None
+        return self.ctx.for_frame(self.shown).with_regions_base(self.region_baselines.base_for(baseline))
 
     # -- replay --------------------------------------------------------------------------------
 
@@ -609,6 +618,11 @@ class SectormonApp(App[int]):
         screen = DetailScreen(message.kind, message.key, self.ctx)
         self.push_screen(screen)
         self.call_after_refresh(lambda: screen.show(self.shown, self.ctx.for_frame(self.shown)))
+
+    def on_open_region(self, message: OpenRegion) -> None:
+        screen = RegionScreen(message.label, self.ctx)
+        self.push_screen(screen)
+        self.call_after_refresh(lambda: screen.show(self.shown, self._frame_ctx()))
 
 
 def _freeze_startup_objects() -> None:

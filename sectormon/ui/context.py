@@ -14,6 +14,7 @@ from sectormon.data.header import Header
 from sectormon.ui.format import LOW_COVERAGE, coverage_threshold
 from sectormon.ui.header_info import ProfileView, cmg_of_cores, profile_view
 from sectormon.ui.layout import Panels, resolve_panels
+from sectormon.ui.region_baseline import RegionBase
 
 WINDOW_NAMES = ("interval", "recent", "run")
 WINDOW_TITLES = {"interval": "last interval", "recent": "rolling window", "run": "whole run"}
@@ -71,6 +72,8 @@ class RenderContext:
     show_deltas: bool = True
     low_coverage: float = LOW_COVERAGE
     """Coverage under which values are dimmed, set per frame by :meth:`for_frame`."""
+    regions_base: RegionBase | None = None
+    """The regions at the shown frame's baseline (the Regions view's deltas), set per frame."""
 
     @classmethod
     def from_header(cls, header: Header) -> RenderContext:
@@ -87,6 +90,9 @@ class RenderContext:
         """This context with the low-confidence threshold of the frame's rotation."""
         threshold = coverage_threshold(frame.groups) if frame is not None else LOW_COVERAGE
         return self if threshold == self.low_coverage else replace(self, low_coverage=threshold)
+
+    def with_regions_base(self, base: RegionBase | None) -> RenderContext:
+        return self if base is self.regions_base else replace(self, regions_base=base)
 
     def with_window(self, window: str) -> RenderContext:
         return replace(self, window=window)

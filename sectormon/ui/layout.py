@@ -4,6 +4,8 @@ Each known profile lists, per panel, the metrics to show and their short column 
 metrics the session's profile really defines are kept, so a profile variant without (say) energy
 events just loses those columns. An unknown profile falls back to "every metric of the profile"
 in the core and CMG tables and hides the panels that need named metrics (sectors, stalls, energy).
+``region_counts`` names events, not metrics: the counts the Regions view shows for each region
+(kept when the profile defines the event; an unknown profile shows its first few).
 """
 
 from __future__ import annotations
@@ -34,6 +36,8 @@ class Panels:
     energy: tuple[Column, ...]
     history: tuple[Column, ...]
     fallback: bool = False
+    region_counts: tuple[str, ...] = ()
+    """Events whose counts the Regions view shows beside the core table's metrics."""
 
     def panel(self, name: str) -> tuple[Column, ...]:
         return tuple(getattr(self, name))
@@ -121,6 +125,7 @@ LAYOUTS: dict[str, dict[str, tuple[str, ...]]] = {
             "power_total_W",
             "energy_per_inst",
         ),
+        "region_counts": ("CPU_CYCLES", "INST_RETIRED", "L1D_CACHE_REFILL", "L2D_CACHE_REFILL"),
     },
     "generic": {
         "cmg": ("IPC", "cache_miss_rate", "branch_miss_rate", "cpu_utilization", "page_fault_rate"),
@@ -138,12 +143,14 @@ LAYOUTS: dict[str, dict[str, tuple[str, ...]]] = {
         "stall": (),
         "energy": (),
         "history": ("IPC", "cpu_utilization", "cache_miss_rate", "page_fault_rate", "context_switch_rate"),
+        "region_counts": ("INSTRUCTIONS", "CYCLES", "PAGE_FAULTS"),
     },
 }
 
 CMG_TITLES = {"a64fx": "CMGs"}
 DEFAULT_CMG_TITLE = "Cache domains (the CMG's role on this CPU)"
 HISTORY_FALLBACK = 6
+REGION_COUNTS_FALLBACK = 3
 
 
 def label(metric: str) -> str:
@@ -172,6 +179,7 @@ def resolve_panels(profile: ProfileView) -> Panels:
             stall=panel("stall"),
             energy=panel("energy"),
             history=panel("history"),
+            region_counts=tuple(e for e in layout.get("region_counts", ()) if e in profile.events),
         )
     names = list(profile.metrics)
     core = [n for n in names if profile.metrics[n].scope in ("any", "core")]
@@ -186,4 +194,5 @@ def resolve_panels(profile: ProfileView) -> Panels:
         energy=(),
         history=_columns(names[:HISTORY_FALLBACK], profile),
         fallback=True,
+        region_counts=tuple(profile.events)[:REGION_COUNTS_FALLBACK],
     )

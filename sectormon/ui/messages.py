@@ -46,3 +46,11 @@ class OpenDetail(Message):
 
 class RedrawWanted(Message):
     """A screen that draws frames is shown again: draw the newest frame on it."""
+
+
+class OpenRegion(Message):
+    """The user picked a region (its label, ``name`` or ``name#N``): show its breakdown."""
+
+    def __init__(self, label: str) -> None:
+        super().__init__()
+        self.label = label

@@ -14,6 +14,7 @@ from textual.pilot import Pilot
 from sectormon.ui.app import make_app
 from tests.ui.fake_controller import FakeReplay, FakeSession
 from tests.ui.frames_fixture import a64fx_frames, a64fx_header, generic_frames, generic_header
+from tests.ui.regions_fixture import a64fx_region_frames, generic_region_frames
 
 SMALL = (80, 24)
 MIDDLE = (120, 40)
@@ -127,3 +128,37 @@ def test_snapshot_themes(snap_compare: SnapCompare, theme: str, size: tuple[int,
     session = a64fx()
     app = make_app(session, theme=theme)
     assert snap_compare(app, terminal_size=size, run_before=feed(session, 2, ["b"], after=3))
+
+
+def marked_session() -> FakeSession:
+    """The generic host running tests/regions/programs/marked.c's regions (regions_fixture)."""
+    return FakeSession(generic_header(), generic_region_frames(8))
+
+
+@pytest.mark.parametrize("size", [SMALL, WIDE], ids=["80x24", "160x50"])
+def test_snapshot_regions(snap_compare: SnapCompare, size: tuple[int, int]) -> None:
+    session = marked_session()
+    assert snap_compare(make_app(session), terminal_size=size, run_before=feed(session, 3, ["7"]))
+
+
+def test_snapshot_regions_empty_80x24(snap_compare: SnapCompare) -> None:
+    session = FakeSession(generic_header(), generic_frames(4))
+    assert snap_compare(make_app(session), terminal_size=SMALL, run_before=feed(session, 2, ["7"]))
+
+
+def test_snapshot_regions_baseline_120x40(snap_compare: SnapCompare) -> None:
+    session = marked_session()
+    assert snap_compare(
+        make_app(session), terminal_size=MIDDLE, run_before=feed(session, 3, ["7", "b"], after=2)
+    )
+
+
+def test_snapshot_region_detail_120x40(snap_compare: SnapCompare) -> None:
+    session = marked_session()
+    keys = ["7", "down", "down", "enter"]
+    assert snap_compare(make_app(session), terminal_size=MIDDLE, run_before=feed(session, 3, keys))
+
+
+def test_snapshot_regions_a64fx_160x50(snap_compare: SnapCompare) -> None:
+    session = FakeSession(a64fx_header(), a64fx_region_frames(8, sector_from=3), presets=PRESETS)
+    assert snap_compare(make_app(session), terminal_size=WIDE, run_before=feed(session, 4, ["7"]))

@@ -1,6 +1,6 @@
 """The live (and replay) dashboard: header, rotation, per-CMG and energy panels, and the views
-(cores, sectors, stalls, energy, history, and a sampling session's hot spots) as tabs. Only what
-is visible is redrawn per frame.
+(cores, sectors, stalls, energy, history, a sampling session's hot spots and the marked regions)
+as tabs. Only what is visible is redrawn per frame.
 
 A wide screen uses its space: the energy panel sits beside the CMG panel, the cores split in two
 tables, and the rows the tables leave free below them show the history (taller sparklines the
@@ -30,6 +30,7 @@ from sectormon.ui.widgets.filter_bar import FilterBar
 from sectormon.ui.widgets.header_bar import HeaderBar, Status
 from sectormon.ui.widgets.history_view import HistoryView
 from sectormon.ui.widgets.hotspot_view import HotspotView
+from sectormon.ui.widgets.region_view import RegionView
 from sectormon.ui.widgets.rotation_bar import RotationBar
 from sectormon.ui.widgets.sector_view import SectorView
 from sectormon.ui.widgets.stall_view import StallView
@@ -38,8 +39,8 @@ from sectormon.ui.widgets.timeline_bar import Timeline, TimelineBar
 WIDE = 150
 """From this width on, the energy panel sits beside the CMG panel and the cores split in two."""
 
-TABS = ("tab-cores", "tab-sectors", "tab-stalls", "tab-energy", "tab-history", "tab-hotspots")
-VIEW_NAMES = ("cores", "sectors", "stalls", "energy", "history", "hot spots")
+TABS = ("tab-cores", "tab-sectors", "tab-stalls", "tab-energy", "tab-history", "tab-hotspots", "tab-regions")
+VIEW_NAMES = ("cores", "sectors", "stalls", "energy", "history", "hot spots", "regions")
 BESIDE = "beside the CMG table at this width"
 BELOW = "below the tables at this width"
 
@@ -92,6 +93,8 @@ class DashboardScreen(Screen[None]):
                 yield HistoryView(self._ctx, self._history, id="history")
             with TabPane("6 Hot spots", id="tab-hotspots"), VerticalScroll(classes="view-scroll"):
                 yield HotspotView(id="hotspots")
+            with TabPane("7 Regions", id="tab-regions"):
+                yield RegionView(self._ctx, id="regions")
         yield HistoryView(self._ctx, self._history, id="history-side")
         yield FilterBar(id="filter")
         yield Footer()
@@ -153,6 +156,7 @@ class DashboardScreen(Screen[None]):
         if frame is None:
             return
         self.query_one(CmgPanel).show(frame, ctx)
+        self.query_one(RegionView).remember(frame)
         side = self.query_one("#energy-side", EnergyPanel)
         if side.display:
             side.show(frame, ctx)
@@ -209,6 +213,8 @@ class DashboardScreen(Screen[None]):
             self.query_one("#history", HistoryView).refresh_history()
         elif active == "tab-hotspots":
             self.query_one(HotspotView).show(frame, ctx)
+        elif active == "tab-regions":
+            self.query_one(RegionView).show(frame, ctx)
 
     def on_screen_resume(self) -> None:
         self.post_message(RedrawWanted())
@@ -283,6 +289,8 @@ class DashboardScreen(Screen[None]):
         tabs.active = TABS[index]
         if TABS[index] == "tab-cores":
             self.query_one(CoreTable).focus_table()
+        elif TABS[index] == "tab-regions":
+            self.query_one(RegionView).focus_table()
 
     def open_filter(self, text: str) -> None:
         bar = self.query_one("#filter", FilterBar)

@@ -54,6 +54,8 @@ LEGEND = (
     "           8% with 6 groups; 50% without rotation), or inputs from",
     "           different event groups (split);",
     "           Enter shows each metric's coverage",
+    "           (Regions, view 7: any value scaled from part of the region,",
+    "           a region's count is exact only when its group counted throughout)",
     "  +value   vs baseline: + is better whatever the metric's direction;",
     "           ratios in percentage points, IPC as a relative change in %",
     "  Δlabel   vs baseline, a column whose metric has no better direction:",
@@ -101,7 +103,7 @@ def keys(content: HelpContent) -> list[tuple[str, str]]:
         ("/", "filter cores: 12-23,40  cmg1  unbound  (empty = all)"),
         ("t", "next theme"),
         _views_key(content.views),
-        ("Enter", "detail of the core or CMG row (Esc goes back)"),
+        ("Enter", "detail of the core, CMG or region row (Esc goes back)"),
         ("l", "the warnings log: every warning, when it came, how often"),
         ("?", "this help"),
     ]
