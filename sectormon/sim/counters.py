@@ -103,6 +103,15 @@ class Cmg:
         self.threads: list[ThreadTotals] = []
         self.tick = 0
 
+    def at(self, tick: int) -> Cmg:
+        """This CMG with its clock at ``tick`` and its threads' counts as they are now: the CMG as
+        it stood at ``tick`` once its threads have all ended (their counts stand still then; only
+        the energy's static part grows with the clock)."""
+        then = Cmg(self.ident, self.l2, self.memory)
+        then.threads = self.threads
+        then.tick = tick
+        return then
+
     def l2_miss_count(self) -> int:
         """L2 misses as the hardware counts them, refill-buffer meetings included (errata 1.0)."""
         return sum(t.l2_refill_dm + t.l2_refill_pf for t in self.threads)
