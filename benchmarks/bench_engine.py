@@ -35,7 +35,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from sectormon.data.readings import Row, Slice
 from sectormon.io.jsonl import encode_slice, slice_from_record
-from sectormon.metrics import MetricsEngine
+from sectormon.metrics.engine import MetricsEngine
 from sectormon.profiles.model import EventDef, GroupDef, MetricDef, Profile
 
 THREADS = 48

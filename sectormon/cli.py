@@ -38,6 +38,7 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "replay": ("replay", "Replay a recording in the TUI or as a JSON stream."),
     "fapp": ("fapp", "Compute the CPU PA report and sector metrics from fapp cpupa exports (CSV or XML)."),
     "import": ("import_", "Convert foreign data (fapp cpupa CSV or XML) into a sectormon recording."),
+    "top": ("top", "List the processes (htop's keys) and count the one you pick, as sectormon --pid does."),
     "compare": ("compare", "Compare a baseline run with a tuned run (recordings or fapp directories)."),
     "merge": (
         "merge",
@@ -107,6 +108,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     # it cleanly too (sectormon.session.stopping).
     latch = stopping.installed() if name is None else contextlib.nullcontext()
     try:
+        if name is None and rest == ["--version"]:
+            # Answered before the parser is built (that imports the monitor's options): scripts
+            # ask this often, and it should take no longer than the interpreter's start.
+            from sectormon.commands.options.output import write_stdout
+
+            write_stdout(f"sectormon {__version__}\n", "version")
+            return 0
         with latch:
             if name is None:
                 _refuse_misspelt_subcommand(rest)

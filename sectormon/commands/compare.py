@@ -1,7 +1,8 @@
 """``sectormon compare BASE OTHER``: a baseline run against a sector-cache run.
 
 Each side is a sectormon recording (replayed to its whole-run window), a recording made by
-``sectormon import fapp``, or a fapp cpupa directory. Output: aligned tables per scope (default),
+``sectormon import fapp``, or a fapp cpupa directory; ``--region NAME`` compares one region of
+each instead (``sectormon.compare.regions``). Output: aligned tables per scope (default),
 ``--csv``, ``--markdown`` or ``--json``.
 """
 
@@ -41,8 +42,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--region",
         metavar="NAME[,NAME]",
-        help="the measured region of fapp directories whose CSVs hold several: one for both sides, "
-        "or BASE,OTHER",
+        help="compare one region, not the whole runs: a recording's or job's marked region (its label, "
+        "name or name#N; name alone when one number of it was marked), a fapp directory's measured "
+        "region; one for both sides, or BASE,OTHER",
     )
 
 

@@ -12,6 +12,7 @@ import os
 import shutil
 import sys
 import tempfile
+from typing import TYPE_CHECKING
 
 from sectormon.commands.options import numbers
 from sectormon.commands.options.openmetrics import add_openmetrics_options, check_output_mode
@@ -19,15 +20,17 @@ from sectormon.commands.options.output import StreamOutput, require_terminal
 from sectormon.commands.options.theme import add_theme_option, check_theme
 from sectormon.data.hotspots import DEFAULT_TOP
 from sectormon.errors import UsageError
-from sectormon.export.server import OpenMetricsExporter
 from sectormon.files.output import check_writable, is_stdout
 from sectormon.files.text import is_ascii_digits, print_message, print_warning
 from sectormon.rotation.plan import AUTO, KERNEL_READ_EVERY, ROTATION_MODES
 from sectormon.session import stopping
-from sectormon.session.live import LiveSession
 from sectormon.session.options import DEFAULT_MAX_OVERHEAD, SessionRequest
 from sectormon.sources.base import SampleRequest
 from sectormon.sources.perf.launch import shell_status
+
+if TYPE_CHECKING:  # the session and the exporter are imported by the commands that make them
+    from sectormon.export.server import OpenMetricsExporter
+    from sectormon.session.live import LiveSession
 
 TIMESLICE = numbers.TIMESLICE_OPTION
 INTERVAL = numbers.INTERVAL_OPTION

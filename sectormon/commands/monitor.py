@@ -21,17 +21,40 @@ from sectormon.commands.front_end import (
 )
 from sectormon.commands.options import numbers
 from sectormon.commands.options.openmetrics import open_exporter
+from sectormon.commands.options.output import require_terminal
 from sectormon.commands.options.sim import add_sim_options, sim_source
 from sectormon.errors import UsageError
 from sectormon.files.text import print_warning
 from sectormon.host.topology import load_topology, parse_cpu_list
 from sectormon.profiles.model import Profile
-from sectormon.profiles.resolve import resolve_profile
 from sectormon.session import stopping
-from sectormon.session.setup import open_session
 from sectormon.sources.base import Source
 from sectormon.sources.perf.source import PerfSource
 from sectormon.sources.perf.targets import CommandTarget, CpuTarget, PidTarget, Target
+
+
+class _Pick:
+    """The value of ``--pid`` given alone (not a string: argparse would parse that as pids)."""
+
+    def __repr__(self) -> str:
+        return "the process list"
+
+
+PICK = _Pick()
+"""``--pid`` given without a value: pick the process from the list."""
+
+
+def pick_process() -> int | None:
+    """The pid chosen in the process list (``None``: left without choosing); needs a terminal."""
+    try:
+        require_terminal()
+    except UsageError:
+        raise UsageError(
+            "the process list needs a terminal: give the process as --pid PID to count without one"
+        ) from None
+    from sectormon.ui.process_picker import ProcessPicker  # textual: only when the list opens
+
+    return ProcessPicker().run()
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -39,9 +62,12 @@ def configure(parser: argparse.ArgumentParser) -> None:
     target.add_argument(
         "--pid",
         type=numbers.ListParser(numbers.PID, "--pid"),
+        nargs="?",
+        const=PICK,
         metavar="PID[,PID...]",
         help=numbers.PID.help(
-            "count these processes: every thread and every process they start, followed as they come and go"
+            "count these processes: every thread and every process they start, followed as they come "
+            "and go; --pid alone lists the processes to pick one from (as sectormon top)"
         ),
     )
     target.add_argument(
@@ -76,6 +102,11 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.pid is PICK:
+        chosen = pick_process()
+        if chosen is None:
+            return 0  # left the list without choosing: nothing to count
+        args.pid = (chosen,)
     command = list(args.command or [])
     dashes = command[:1] == ["--"]
     if dashes:
@@ -85,6 +116,10 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError(
             "no program name after --: write the program to launch, e.g. sectormon -- ./app args"
         )
+    # Imported here, not at the top: `sectormon --help` and `--version` need only the options
+    # (benchmarks/bench_start.py).
+    from sectormon.session.setup import open_session
+
     choice = _choose_source(args, _target_modes(args, command))
     request = session_request(args, choice.clock)
     output = open_output(args)
@@ -165,6 +200,8 @@ def _no_children_refused() -> UsageError:
 
 def _sim_setup(args: argparse.Namespace, command: Sequence[str], headless: bool) -> OpenedSource:
     """The profile and source of the simulated A64FX (``command`` is empty: it runs its own threads)."""
+    from sectormon.profiles.resolve import resolve_profile
+
     profile, _ = resolve_profile(args.profile, None)
     return profile, sim_source(args, headless=headless), None
 
@@ -172,6 +209,8 @@ def _sim_setup(args: argparse.Namespace, command: Sequence[str], headless: bool)
 def _perf_setup(args: argparse.Namespace, command: Sequence[str], headless: bool) -> OpenedSource:
     """The profile and source of a real target; a command under the TUI also gets its log, and
     a second Ctrl-C kills the command."""
+    from sectormon.profiles.resolve import resolve_profile
+
     topology = load_topology()
     profile, _ = resolve_profile(args.profile, topology)
     if profile.name == "a64fx" and not topology.is_a64fx:

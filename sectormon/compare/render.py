@@ -19,6 +19,7 @@ from collections.abc import Callable, Iterable, Sequence
 
 from sectormon.compare.hotspots import render_lines
 from sectormon.compare.runs import Comparison, Row, ScopeComparison
+from sectormon.data.run_metrics import RunMetrics
 
 NA = "n/a"
 PROXY_MARK = "≈"
@@ -103,10 +104,16 @@ def summary(sc: ScopeComparison) -> str:
     return f"IPC_improvement: {ipc}   L2_effectiveness: {l2}{source}"
 
 
+def side_title(run: RunMetrics) -> str:
+    """``label (kind)``, and the region compared when it is one region (``--region``)."""
+    region = run.info.get("region")
+    return f"{run.label} ({run.kind})" + (f", region {region}" if region is not None else "")
+
+
 def _heading(cmp: Comparison) -> list[str]:
     return [
-        f"Baseline: {cmp.base.label} ({cmp.base.kind})",
-        f"Sector:   {cmp.other.label} ({cmp.other.kind})",
+        f"Baseline: {side_title(cmp.base)}",
+        f"Sector:   {side_title(cmp.other)}",
         *(f"warning: {line}" for line in cmp.mixed),
     ]
 
@@ -148,8 +155,8 @@ def _line(cells: Iterable[str], widths: list[int]) -> str:
 
 
 def render_markdown(cmp: Comparison, *, show_all: bool = False) -> str:
-    base = f"{_md(cmp.base.label)} ({cmp.base.kind})"
-    other = f"{_md(cmp.other.label)} ({cmp.other.kind})"
+    base = _md(side_title(cmp.base))
+    other = _md(side_title(cmp.other))
     out = [f"**Baseline:** {base} — **Sector:** {other}"]
     out += [f"\n**Warning:** {_md(line)}" for line in cmp.mixed]
     for sc in cmp.scopes:

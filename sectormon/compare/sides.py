@@ -4,6 +4,11 @@ A recording is replayed to its final frame, whose whole-run window gives the tot
 scopes; a fapp folder, or a recording ``sectormon import fapp`` made of one, goes through the fapp
 analysis, so a folder and its import compare the same. Sides that are unlike (another profile,
 another source) are said in warnings; sides with no metric valued on both are an error.
+
+``--region`` names one region on either kind of side: a fapp folder's measured region (fapp's own
+meaning), a recording's marked region (:mod:`sectormon.compare.regions`), or a job's. It is the
+same region either way, the one ``fapp_start``/``fapp_stop`` wrap, so a fapp folder compares with
+a recording of the same program run under sectormon.
 """
 
 from __future__ import annotations
@@ -16,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from sectormon.compare.hotspots import hotspot_shift
+from sectormon.compare.regions import region_run_metrics
 from sectormon.compare.runs import Comparison, compare_runs, scope_sort_key
 from sectormon.data.frames import Frame, ScopeStats
 from sectormon.data.header import Header
@@ -121,18 +127,20 @@ def _header_source(header: Header) -> str:
     return header.source.kind or "unknown"
 
 
-def load_recording_side(path: str, *, skip_bad: bool = False) -> Side:
+def load_recording_side(path: str, *, skip_bad: bool = False, region: str | None = None) -> Side:
+    """``region``: one marked region of the run (or the region a fapp import holds) instead of
+    the whole run."""
     from sectormon.fapp.from_recording import is_fapp_import
     from sectormon.io.reader import open_recording
 
     with open_recording(path, skip_bad=skip_bad) as stream:
         header = stream.header
     if is_fapp_import(header):
-        return _load_fapp_import(path, skip_bad=skip_bad)
-    return _load_engine_side(path, skip_bad=skip_bad)
+        return _load_fapp_import(path, skip_bad=skip_bad, region=region)
+    return _load_engine_side(path, skip_bad=skip_bad, region=region)
 
 
-def _load_engine_side(path: str, *, skip_bad: bool) -> Side:
+def _load_engine_side(path: str, *, skip_bad: bool, region: str | None = None) -> Side:
     from sectormon.profiles.codec import profile_from_dict
     from sectormon.session.replay import final_frame
 
@@ -147,9 +155,19 @@ def _load_engine_side(path: str, *, skip_bad: bool) -> Side:
         "seconds": frame.run.seconds,
         "skipped_lines": stream.skipped,
     }
-    run = run_metrics_from_frame(frame, label=Path(path).name, info=facts)
-    profile = profile_from_dict(dict(header.profile), source=path)
     warnings = list(stream.warnings)
+    hotspots = frame.hotspots
+    if region is None:
+        run = run_metrics_from_frame(frame, label=Path(path).name, info=facts)
+    else:
+        run, said = region_run_metrics(
+            frame.run.regions, region, label=Path(path).name, info=facts, path=path
+        )
+        warnings += said
+        if hotspots is not None:  # sampled over the whole run: they say nothing of the region
+            warnings.append(f"{path}: its hot spots are the whole run's, not compared for one region")
+            hotspots = None
+    profile = profile_from_dict(dict(header.profile), source=path)
     if stream.skipped:
         warnings.append(f"{path}: skipped {stream.skipped} malformed line(s) (--skip-bad)")
     return Side(
@@ -158,17 +176,23 @@ def _load_engine_side(path: str, *, skip_bad: bool) -> Side:
         warnings=tuple(warnings),
         profile=_profile_label(profile.name, profile.variant),
         source=_header_source(header),
-        hotspots=frame.hotspots,
+        hotspots=hotspots,
     )
 
 
-def _load_fapp_import(path: str, *, skip_bad: bool) -> Side:
+def _load_fapp_import(path: str, *, skip_bad: bool, region: str | None = None) -> Side:
     from sectormon.fapp.analysis import IMPORT_KIND, analyze_measurement, measurement_run_metrics
     from sectormon.fapp.from_recording import rebuild_measurement
     from sectormon.io.reader import read_recording
 
     recording = read_recording(path, skip_bad=skip_bad)
     m = rebuild_measurement(path, recording.header, recording.slices)
+    imported = {row.region_name for event_set in m.sets.values() for row in event_set.rows}
+    if region is not None and region not in imported:
+        raise UsageError(
+            f"--region {region}: {path} is a fapp import of region {', '.join(sorted(imported))} only; "
+            "import the fapp directory again with --region NAME"
+        )
     analysis = analyze_measurement(m)
     run = measurement_run_metrics(analysis, label=Path(path).name, kind=IMPORT_KIND)
     warnings = [*recording.warnings, *_named(path, m.warnings)]
@@ -202,14 +226,22 @@ def _named(path: str, warnings: Iterable[str]) -> tuple[str, ...]:
     return tuple(w if w.startswith(path) else f"{path}: {w}" for w in warnings)
 
 
-def load_job_side(path: str, *, skip_bad: bool = False) -> Side:
-    """A job file from ``sectormon merge``, or ``FILE,FILE...``: node recordings taken as one job."""
-    from sectormon.job.runs import job_side_runs
+def load_job_side(path: str, *, skip_bad: bool = False, region: str | None = None) -> Side:
+    """A job file from ``sectormon merge``, or ``FILE,FILE...``: node recordings taken as one job
+    (``region``: one marked region of it)."""
+    from sectormon.job.runs import job_facts, job_final, job_run_metrics
 
     paths = [p for p in path.split(",") if p]
-    run, profile, warnings = job_side_runs(
-        paths, label=Path(paths[0]).name if len(paths) == 1 else path, skip_bad=skip_bad
-    )
+    label = Path(paths[0]).name if len(paths) == 1 else path
+    frame, alignment, profile, warnings = job_final(paths, skip_bad=skip_bad)
+    if region is None:
+        run = job_run_metrics(frame, alignment, label=label)
+    else:
+        facts = job_facts(frame, alignment, label=label)
+        run, said = region_run_metrics(
+            frame.run.regions, region, label=label, kind="job", info=facts, path=path
+        )
+        warnings += said
     return Side(
         run=run,
         info=metric_info_from_profile(profile),
@@ -220,20 +252,21 @@ def load_job_side(path: str, *, skip_bad: bool = False) -> Side:
 
 
 def load_side(path: str, *, skip_bad: bool = False, region: str | None = None) -> Side:
-    """A recording file or a fapp directory (``region``: its measured region, when it has several);
-    a job file or ``FILE,FILE...`` is a job (:func:`load_job_side`)."""
+    """A recording file or a fapp directory; a job file or ``FILE,FILE...`` is a job
+    (:func:`load_job_side`). ``region``: a fapp directory's measured region (when it has
+    several), or one marked region of a recording or job."""
     from sectormon.job.jobfile import is_job_file
 
     if "," in path and not os.path.exists(path):
-        return load_job_side(path, skip_bad=skip_bad)
+        return load_job_side(path, skip_bad=skip_bad, region=region)
     check_name(path, "recording or fapp folder")
     p = Path(path)
     if p.is_file() and is_job_file(path):
-        return load_job_side(path, skip_bad=skip_bad)
+        return load_job_side(path, skip_bad=skip_bad, region=region)
     if p.is_dir():
         return load_fapp_side(path, region)
     if p.is_file():
-        return load_recording_side(path, skip_bad=skip_bad)
+        return load_recording_side(path, skip_bad=skip_bad, region=region)
     raise UsageError(
         f"{path}: no such file or directory (give a sectormon recording or a fapp cpupa directory)"
     )
@@ -266,14 +299,11 @@ def compare_paths(
     scopes: Iterable[str] = (),
     region: str | None = None,
 ) -> Comparison:
-    """``region`` picks the measured region of fapp sides whose CSVs hold several: ``NAME`` for
-    both, ``BASE,OTHER`` for each its own (two regions of one run compare too)."""
+    """``region`` compares one region instead of the whole runs: ``NAME`` for both sides,
+    ``BASE,OTHER`` for each its own (two regions of one run compare too). On a fapp directory it
+    is the measured region; on a recording or a job, the marked region of that label."""
     base_region = other_region = region
     if region is not None:
-        if not (os.path.isdir(base) or os.path.isdir(other)):
-            raise UsageError(
-                "--region picks a fapp directory's measured region; neither side is a fapp directory"
-            )
         names = region.split(",")
         if len(names) > 2 or not all(n.strip() for n in names):
             raise UsageError(f"--region {region!r}: give NAME (both sides) or BASE_NAME,OTHER_NAME")

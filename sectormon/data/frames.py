@@ -350,6 +350,7 @@ class RegionStats:
     was read (its counts so far are in), ``seconds`` is the longest time any of its threads spent
     inside it (their counts' rates are per that time). Each scope's counts are scaled by their own
     groups' times and its coverage says how much of the region each event and metric saw.
+    ``nodes``: a merged job's region per node (by host; empty, and absent from the JSON, otherwise).
     """
 
     name: str
@@ -364,6 +365,7 @@ class RegionStats:
     cmgs: Mapping[str, ScopeStats] = field(default_factory=dict)
     ranks: Mapping[str, ScopeStats] = field(default_factory=dict)
     procs: Mapping[str, ScopeStats] = field(default_factory=dict)
+    nodes: Mapping[str, ScopeStats] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
         data: dict[str, Any] = {
@@ -378,6 +380,8 @@ class RegionStats:
         for key in ("threads", "cores", "cmgs", "ranks", "procs"):
             scopes: Mapping[str, ScopeStats] = getattr(self, key)
             data[key] = {k: v.to_json() for k, v in scopes.items()}
+        if self.nodes:
+            data["nodes"] = {k: v.to_json() for k, v in self.nodes.items()}
         return data
 
     @classmethod
@@ -398,6 +402,7 @@ class RegionStats:
             cmgs=scopes("cmgs"),
             ranks=scopes("ranks"),
             procs=scopes("procs"),
+            nodes=scopes("nodes"),
         )
 
 

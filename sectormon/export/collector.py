@@ -6,6 +6,11 @@ of one scrape comes from one frame. Gauges are the last interval's metrics, coun
 interval's scaled counts (a counter never steps back); n/a metrics are left out, never exported as
 0. A scrape's text is made once per frame and format and shared by every scraper of that frame.
 
+Marked regions are scopes too, with a ``region`` label: a region's gauges are its metrics over the
+last interval (absent when it did not run in it: n/a), its event counters and
+``sectormon_region_calls_total``/``sectormon_region_seconds_total`` the sums of its intervals'
+deltas. A session that marks nothing serves what it served before regions existed.
+
 Longer notes: docs/internals.md.
 """
 
@@ -20,7 +25,7 @@ from typing import Any
 from prometheus_client.metrics_core import Metric
 
 from sectormon import __version__
-from sectormon.data.frames import Frame
+from sectormon.data.frames import Frame, ScopeStats
 from sectormon.data.header import Header
 from sectormon.export.exposition import Family, SeriesBook
 from sectormon.export.names import (
@@ -35,6 +40,8 @@ from sectormon.export.names import (
     OVERHEAD,
     PROXY,
     PROXY_ERROR,
+    REGION_CALLS,
+    REGION_SECONDS,
     THREAD_COVERAGE,
     ExportedMetric,
     exported_metrics,
@@ -134,13 +141,16 @@ class FrameCollector:
         self._top: dict[str, str] = {}  # frame-wide series by sample name and label
         self._scope_series: dict[ScopeId, ScopeSeries] = {}
         self._counted_procs = False  # a proc scope is among the counters: every series has its labels
-        self._series_with_procs = False  # what the lines of _scope_series were made for
+        self._counted_regions = False  # a region scope is among the counters: likewise
+        self._series_with = (False, False)  # (procs, regions): what the lines of _scope_series were made for
         self._queue: collections.deque[Frame] = collections.deque()
         self._fold_lock = threading.Lock()
         self._scrape_lock = threading.Lock()
         self._shown: Frame | None = None
         self._frames = 0
         self._counts: dict[ScopeId, dict[str, float]] = {}
+        self._region_calls: dict[str, float] = {}  # by region label, summed over the intervals
+        self._region_seconds: dict[str, float] = {}
         self._scrape: Scrape | None = None
         self.scrapes = 0
 
@@ -167,16 +177,29 @@ class FrameCollector:
             shown = self._shown
             if shown is not None and frame.t < shown.t:
                 self._counts.clear()  # a replay sought back: the counters start again (a reset)
-                self._counted_procs = False
+                self._region_calls.clear()
+                self._region_seconds.clear()
+                self._counted_procs = self._counted_regions = False
             for scope_id, stats in self._scope_labels.scopes(frame):
-                if scope_id.scope == "proc":
-                    self._counted_procs = True
-                sums = self._counts.setdefault(scope_id, {})
-                for event, count in stats.counts.items():
-                    if math.isfinite(count):
-                        sums[event] = sums.get(event, 0.0) + count
+                self._count(scope_id, stats)
+            if frame.regions:
+                self._counted_regions = True
+                for scope_id, stats in self._scope_labels.region_scopes(frame, frame.regions):
+                    self._count(scope_id, stats)
+                for label, region in frame.regions.items():
+                    self._region_calls[label] = self._region_calls.get(label, 0.0) + region.calls
+                    self._region_seconds[label] = self._region_seconds.get(label, 0.0) + region.seconds
             self._shown = frame
             self._frames += 1
+
+    def _count(self, scope_id: ScopeId, stats: ScopeStats) -> None:
+        """Add one scope's interval counts to its counters."""
+        if scope_id.scope == "proc":
+            self._counted_procs = True
+        sums = self._counts.setdefault(scope_id, {})
+        for event, count in stats.counts.items():
+            if math.isfinite(count):
+                sums[event] = sums.get(event, 0.0) + count
 
     def scrape(self) -> Scrape:
         """The newest frame's families, made once per frame however many scrapers ask."""
@@ -276,12 +299,14 @@ class FrameCollector:
 
     def _scope_families(self, frame: Frame) -> list[Family]:
         """A gauge family per profile metric, the metrics' coverage and the event counters."""
-        if self._series_with_procs != self._counted_procs:  # the label names changed: new lines
-            self._series_with_procs = self._counted_procs
+        counted = (self._counted_procs, self._counted_regions)
+        if self._series_with != counted:  # the label names changed: new lines
+            self._series_with = counted
             self._scope_series.clear()
+        labels = self._scope_labels
         rows = [
             (stats.metrics, stats.coverage, self._series_of(scope_id))
-            for scope_id, stats in self._scope_labels.scopes(frame)
+            for scope_id, stats in (*labels.scopes(frame), *labels.region_scopes(frame, frame.regions))
         ]
         coverage = Family(
             COVERAGE,
@@ -318,7 +343,25 @@ class FrameCollector:
             made = scope.events
             events.samples += [(made.get(name) or scope.event(name), total) for name, total in sums.items()]
         out.append(events)
+        if self._region_calls:
+            out += self._region_families()
         return out
+
+    def _region_families(self) -> tuple[Family, Family]:
+        """Each marked region's entries and time inside it, summed over the intervals."""
+        calls = Family(REGION_CALLS, "counter", "Entries into each marked region so far (all its threads')")
+        seconds = Family(
+            REGION_SECONDS,
+            "counter",
+            "Time inside each marked region so far: per interval, the longest any of its threads spent "
+            "inside, summed over the intervals",
+            "seconds",
+        )
+        for label, count in self._region_calls.items():
+            calls.samples.append((self._top_series(f"{REGION_CALLS}_total", ("region", label)), count))
+        for label, spent in self._region_seconds.items():
+            seconds.samples.append((self._top_series(f"{REGION_SECONDS}_total", ("region", label)), spent))
+        return calls, seconds
 
     def _proxy_families(self, frame: Frame) -> tuple[Family, Family]:
         """Which exported metrics and counted events of each scope are proxy estimates, and
@@ -358,6 +401,7 @@ class FrameCollector:
     def _series_of(self, scope_id: ScopeId) -> ScopeSeries:
         series = self._scope_series.get(scope_id)
         if series is None:
-            labels = self._scope_labels.labels(scope_id, with_procs=self._series_with_procs)
+            with_procs, with_regions = self._series_with
+            labels = self._scope_labels.labels(scope_id, with_procs=with_procs, with_regions=with_regions)
             series = self._scope_series[scope_id] = ScopeSeries(self._book, labels, self._metrics)
         return series

@@ -57,6 +57,8 @@ COVERAGE = f"{PREFIX}_coverage_ratio"
 EVENTS = f"{PREFIX}_events"
 PROXY = f"{PREFIX}_proxy_estimate"
 PROXY_ERROR = f"{PREFIX}_proxy_error_ratio"
+REGION_CALLS = f"{PREFIX}_region_calls"
+REGION_SECONDS = f"{PREFIX}_region_seconds"
 
 BUILTIN: Mapping[str, str] = {
     # the families every scrape may hold besides the profile's metrics -> their OpenMetrics type
@@ -72,6 +74,8 @@ BUILTIN: Mapping[str, str] = {
     EVENTS: "counter",
     PROXY: "gauge",
     PROXY_ERROR: "gauge",
+    REGION_CALLS: "counter",
+    REGION_SECONDS: "counter",
 }
 
 _TYPE_SUFFIXES: Mapping[str, tuple[str, ...]] = {

@@ -19,8 +19,7 @@ from sectormon.fapp.counts import cmg_counts, has_event, row_counts
 from sectormon.fapp.model import Measurement
 from sectormon.fapp.names import CYCLES_NAME
 from sectormon.fapp.report import report_profile
-from sectormon.metrics import evaluate_metrics
-from sectormon.metrics.formulas import LEVELS_OF_SCOPE
+from sectormon.metrics.formulas import LEVELS_OF_SCOPE, evaluate_metrics
 from sectormon.profiles.expr import formula_names
 from sectormon.profiles.model import Profile
 

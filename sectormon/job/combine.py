@@ -3,7 +3,7 @@
 Job totals are the nodes' scaled counts summed in the nodes' order (the same float every time), with
 the profile's metrics evaluated over them. A node with no frame in the interval adds nothing and
 lowers the coverage. Each node keeps its own scopes as its own replay computed them, named
-``node:HOST/cmg:N`` and ``node:HOST/core:N``.
+``node:HOST/cmg:N`` and ``node:HOST/core:N``; each node's regions likewise (:mod:`.regions`).
 """
 
 from __future__ import annotations
@@ -11,6 +11,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from sectormon.data.frames import Frame, ScopeStats, ThreadTime, WindowStats
+from sectormon.job.keys import node_key
+from sectormon.job.regions import JobRegions
 from sectormon.metrics.formulas import MetricSet
 
 
@@ -25,17 +27,13 @@ def summed_thread_time(parts: Sequence[ThreadTime | None]) -> ThreadTime | None:
     )
 
 
-def node_key(host: str, kind: str, ident: str) -> str:
-    """A node's scope key in a job frame: ``node:HOST/cmg:N``, ``node:HOST/core:N``."""
-    return f"node:{host}/{kind}:{ident}"
-
-
 class JobCombiner:
     """Builds job frames from node frames (a profile's metrics, the number of nodes)."""
 
     def __init__(self, metrics: MetricSet, hosts: Sequence[str]) -> None:
         self._metrics = metrics
         self._hosts = tuple(hosts)
+        self._regions = JobRegions(metrics)
 
     def summed(self, parts: Sequence[tuple[ScopeStats, float]], seconds: float) -> ScopeStats:
         """The job scope of ``parts`` (each node's scope and its seconds) over ``seconds``."""
@@ -68,6 +66,7 @@ class JobCombiner:
             cores={node_key(h, "core", k): v for h, w in parts.items() for k, v in w.cores.items()},
             nodes={h: w.total for h, w in parts.items()},
             thread_time=summed_thread_time([w.thread_time for w in parts.values()]),
+            regions=self._regions.combine({h: w.regions for h, w in parts.items()}),
         )
 
     def frame(
@@ -110,4 +109,5 @@ class JobCombiner:
             final=final,
             warnings=tuple(f"node {h}: {w}" for h, f in ordered.items() for w in f.warnings),
             nodes={h: f.total for h, f in ordered.items()},
+            regions=self._regions.combine({h: f.regions for h, f in ordered.items()}),
         )

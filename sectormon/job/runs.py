@@ -19,6 +19,16 @@ from sectormon.files.regular import check_name
 from sectormon.job.nodes import Alignment
 
 
+def job_facts(frame: Frame, alignment: Alignment, *, label: str) -> dict[str, Any]:
+    """What a job side says about itself (the comparison's ``info``)."""
+    return {
+        "path": label,
+        "source": "job",
+        "nodes": [n.host for n in alignment.nodes],
+        "seconds": frame.run.seconds,
+    }
+
+
 def job_run_metrics(frame: Frame, alignment: Alignment, *, label: str) -> RunMetrics:
     """A job's final frame as a :class:`RunMetrics`."""
     scopes: dict[str, ScopeStats] = {"total": frame.run.total}
@@ -27,19 +37,13 @@ def job_run_metrics(frame: Frame, alignment: Alignment, *, label: str) -> RunMet
         prefix = f"node:{node.host}/"
         scopes.update((k, v) for k, v in frame.run.cmgs.items() if k.startswith(prefix))
         scopes.update((k, v) for k, v in frame.run.cores.items() if k.startswith(prefix))
-    info: dict[str, Any] = {
-        "path": label,
-        "source": "job",
-        "nodes": [n.host for n in alignment.nodes],
-        "seconds": frame.run.seconds,
-    }
     return RunMetrics(
         label=label,
         kind="job",
         metrics={k: dict(v.metrics) for k, v in scopes.items()},
         coverage={k: dict(v.coverage) for k, v in scopes.items()},
         counts={k: dict(v.counts) for k, v in scopes.items()},
-        info=info,
+        info=job_facts(frame, alignment, label=label),
         proxy={k: v.proxy for k, v in scopes.items() if v.proxy},
     )
 
@@ -86,11 +90,10 @@ def pair_nodes(base: RunMetrics, other: RunMetrics) -> tuple[RunMetrics, RunMetr
     return _renamed(base, base_names), _renamed(other, other_names), [warning]
 
 
-def job_side_runs(
-    paths: Sequence[str], *, label: str, skip_bad: bool = False
-) -> tuple[RunMetrics, Any, list[str]]:
-    """A job file, or several node recordings taken as one job: its RunMetrics, its profile, and
-    the alignment's warnings."""
+def job_final(paths: Sequence[str], *, skip_bad: bool = False) -> tuple[Frame, Alignment, Any, list[str]]:
+    """A job file, or several node recordings taken as one job: its final frame, its nodes (their
+    hosts and offsets: a job file's extracted recordings are gone on return), its profile and the
+    alignment's warnings."""
     from contextlib import ExitStack
 
     from sectormon.job.jobfile import is_job_file, open_job
@@ -112,7 +115,6 @@ def job_side_runs(
             alignment = align([node_from_recording(p, label=p, skip_bad=skip_bad) for p in paths])
         combiner(alignment)  # one profile for every node, checked before the replays
         frame = final_job_frame(alignment, skip_bad=skip_bad)
-        run = job_run_metrics(frame, alignment, label=label)
         first = alignment.nodes[0]
         profile = profile_from_dict(dict(first.header.profile), source=first.label)
-        return run, profile, list(alignment.warnings)
+        return frame, alignment, profile, list(alignment.warnings)

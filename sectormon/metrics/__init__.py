@@ -2,11 +2,5 @@
 
 :class:`MetricsEngine` consumes slices and marks and produces frames; :func:`evaluate_metrics`
 evaluates a profile's metrics over one set of counts (the simulator's summary, compare, fapp).
+Importing the package imports neither: a command pays only for the modules it uses.
 """
-
-from __future__ import annotations
-
-from sectormon.metrics.engine import MetricsEngine
-from sectormon.metrics.formulas import MetricSet, evaluate_metrics
-
-__all__ = ["MetricSet", "MetricsEngine", "evaluate_metrics"]

@@ -8,11 +8,6 @@ at any moment, live or after the program ended.
 
 from __future__ import annotations
 
-import contextlib
-import os
-import shutil
-import tempfile
-
 from sectormon.data.regions import RegionSnapshot
 from sectormon.regions import layout
 from sectormon.regions.server import MarkerServer, OpenGroups
@@ -36,9 +31,7 @@ class MarkerEndpoint:
         self.level = level
         self.table = RegionTable(max_threads=max_threads, max_slots=max_slots)
         try:
-            # A private directory: only this user's processes can ask for counters.
-            self._directory = tempfile.mkdtemp(prefix="sectormon-markers-")
-            self.server = MarkerServer(os.path.join(self._directory, "socket"), open_groups, rotated=rotated)
+            self.server = MarkerServer(open_groups, rotated=rotated)
         except BaseException:
             self.table.close()
             raise
@@ -57,8 +50,6 @@ class MarkerEndpoint:
     def close(self) -> None:
         self.server.close()
         self.table.close()
-        with contextlib.suppress(OSError):
-            shutil.rmtree(self._directory)
 
     def __enter__(self) -> MarkerEndpoint:
         return self

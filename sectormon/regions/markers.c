@@ -20,6 +20,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <stddef.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdatomic.h>
@@ -179,7 +180,12 @@ static void handshake(struct sm_thread *t) {
     setsockopt(s, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof timeout);
     setsockopt(s, SOL_SOCKET, SO_SNDTIMEO, &timeout, sizeof timeout);
     struct sockaddr_un addr = {.sun_family = AF_UNIX};
-    strcpy(addr.sun_path, g_socket);
+    /* "@name" is an abstract socket (no file, so nothing is left behind): a NUL, then the name. */
+    size_t name_length = strlen(g_socket);
+    memcpy(addr.sun_path, g_socket, name_length);
+    if (g_socket[0] == '@')
+        addr.sun_path[0] = '\0';
+    socklen_t addr_length = (socklen_t)(offsetof(struct sockaddr_un, sun_path) + name_length);
     struct sm_request request = {SM_MAGIC, t->tid, t->pid};
     struct sm_reply reply;
     union {
@@ -190,7 +196,7 @@ static void handshake(struct sm_thread *t) {
     struct msghdr msg = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = control.buf,
                          .msg_controllen = sizeof control.buf};
     ssize_t got = -1;
-    if (connect(s, (struct sockaddr *)&addr, sizeof addr) == 0 &&
+    if (connect(s, (struct sockaddr *)&addr, addr_length) == 0 &&
         send(s, &request, sizeof request, MSG_NOSIGNAL) == (ssize_t)sizeof request)
         got = recvmsg(s, &msg, MSG_CMSG_CLOEXEC);
     close(s);

@@ -2,7 +2,11 @@
 
 The library in the marked program connects to the unix socket named in its environment
 (``SOCK_SEQPACKET``: one request, one reply, no framing) from the thread that marks, sending its
-tid. The server calls ``open_groups(tid)``: groups opened on that thread alone (no ``inherit``, so a
+tid. The socket is abstract (``@name``: no file, so nothing is left behind however sectormon ends)
+with a random name, and only a process of this user that asks for one of its own threads is
+answered (the kernel's ``SO_PEERCRED`` says who is on the other end).
+
+The server calls ``open_groups(tid)``: groups opened on that thread alone (no ``inherit``, so a
 region never includes the counts of threads or processes it starts), and sends back each group's
 event ids in the group's own order with the leaders' descriptors attached (SCM_RIGHTS); the library
 then reads them itself at every marker. The server keeps the groups: the reader names their events,
@@ -17,6 +21,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import secrets
 import socket
 import struct
 import threading
@@ -58,8 +63,8 @@ class MarkerServer:
     call per marker, which groups that always count do not need).
     """
 
-    def __init__(self, socket_path: str, open_groups: OpenGroups, *, rotated: bool = False) -> None:
-        self.socket_path = socket_path
+    def __init__(self, open_groups: OpenGroups, *, rotated: bool = False) -> None:
+        self.socket_path = f"@sectormon-markers-{os.getpid()}-{secrets.token_hex(8)}"
         self._flags = layout.REPLY_ROTATED if rotated else 0
         self._open_groups = open_groups
         self._groups: dict[int, tuple[MarkerGroup, ...]] = {}
@@ -67,7 +72,7 @@ class MarkerServer:
         self.errors: list[str] = []
         self._listener = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         try:
-            self._listener.bind(socket_path)
+            self._listener.bind("\0" + self.socket_path[1:])
             self._listener.listen(64)
         except OSError:
             self._listener.close()
@@ -99,12 +104,12 @@ class MarkerServer:
         if len(request) != layout.REQUEST.size:
             return
         magic, tid, pid = layout.REQUEST.unpack(request)
-        peer_pid, _uid, _gid = _PEERCRED.unpack(
+        peer_pid, peer_uid, _gid = _PEERCRED.unpack(
             conn.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, _PEERCRED.size)
         )
-        # Only the user's own processes reach the socket (its directory is private); a thread asks
-        # for itself, in the process the kernel says is on the other end.
-        if magic != layout.MAGIC or peer_pid != pid:
+        # Only this user's processes are answered (anyone may connect to an abstract socket); a
+        # thread asks for itself, in the process the kernel says is on the other end.
+        if magic != layout.MAGIC or peer_pid != pid or peer_uid != os.getuid():
             conn.send(_reply(layout.REPLY_REFUSED, (), 0))
             return
         try:
@@ -121,14 +126,12 @@ class MarkerServer:
         socket.send_fds(conn, [reply], [g.leader_fd for g in groups])
 
     def close(self) -> None:
-        """Stop answering and remove the socket (the groups stay with whoever opened them)."""
+        """Stop answering; the socket's name goes with it (the groups stay with whoever opened them)."""
         self._closed.set()
         with contextlib.suppress(OSError):
             self._listener.shutdown(socket.SHUT_RDWR)
         self._listener.close()
         self._thread.join(timeout=5)
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(self.socket_path)
 
 
 class TooManyEvents(SectormonError):

@@ -8,14 +8,6 @@ machine: threads and CMGs in quanta, on the compiled or the Python core), :mod:`
 codes -> model counters), :mod:`kernels`, :mod:`trace`, :mod:`objects` (a trace's named data
 objects), :mod:`workload`, :mod:`advisor` (the sector advisor over all of them). The counter source
 over it is :mod:`sectormon.sources.sim.source`.
-Pure Python, no third-party dependency; docs/sim.md documents the model and its limits.
+Pure Python, no third-party dependency; docs/sim.md documents the model and its limits. Importing
+the package imports none of them (a command pays only for what it uses).
 """
-
-from __future__ import annotations
-
-from sectormon.sim.config import ModelConfig, Prefetch, SectorConfig
-from sectormon.sim.engine import Machine
-from sectormon.sim.kernels import KERNELS, make_kernel
-from sectormon.sim.stream import ThreadSpec
-
-__all__ = ["KERNELS", "Machine", "ModelConfig", "Prefetch", "SectorConfig", "ThreadSpec", "make_kernel"]

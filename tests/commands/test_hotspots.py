@@ -15,7 +15,7 @@ from sectormon.host.topology import data_cache_line_size
 from sectormon.perf.errors import EventUnsupported
 from sectormon.perf.events import EventSpec
 from sectormon.perf.sampling import SamplingConfig
-from sectormon.profiles import load_profile
+from sectormon.profiles.resolve import load_profile
 from sectormon.sources.perf import samples as perf_samples
 
 

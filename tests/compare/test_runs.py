@@ -276,8 +276,8 @@ def test_compare_picks_the_region_of_multi_region_fapp_directories(
     assert cli.main(["compare", str(both), str(both), "--region", "nope"]) == 2
     assert "no region 'nope'" in capsys.readouterr().err
     rec = _recording(tmp_path / "r.jsonl", 100, 200)
-    assert cli.main(["compare", str(rec), str(rec), "--region", "x"]) == 2
-    assert "neither side is a fapp directory" in capsys.readouterr().err
+    assert cli.main(["compare", str(rec), str(rec), "--region", "x"]) == 2  # a recording's marked region
+    assert "--region x: " + str(rec) + " has no such region; it marked none" in capsys.readouterr().err
     assert cli.main(["compare", str(both), str(both), "--region", "a,b,c"]) == 2
     assert "give NAME (both sides) or BASE_NAME,OTHER_NAME" in capsys.readouterr().err
 

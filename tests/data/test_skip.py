@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 
 from sectormon.data.frames import Frame
 from sectormon.data.readings import Mark, Slice
-from sectormon.metrics import MetricsEngine
+from sectormon.metrics.engine import MetricsEngine
 from sectormon.session.frame_builder import FrameBuilder
 from tests.metrics.metrics_support import NS
 from tests.metrics.test_batch import batches_of

@@ -266,3 +266,19 @@ def test_a_merge_input_that_is_no_file_is_one_line(
     assert main(["merge", str(node), inputs["n2"], "-o", str(tmp_path / "job.jsonl")]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and err[0].endswith(message), err
+
+
+@pytest.mark.parametrize("argv", [["top"], ["--pid"], ["--pid", "--json"]])
+def test_the_process_list_without_a_terminal_is_one_line_and_exit_2(argv: list[str]) -> None:
+    proc = subprocess.run(
+        [sectormon_command(), *argv],
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert (proc.returncode, proc.stdout) == (2, "")
+    assert proc.stderr.splitlines() == [
+        "sectormon: the process list needs a terminal: give the process as --pid PID to count without one"
+    ]

@@ -15,7 +15,7 @@ from sectormon.fapp.model import Measurement
 from sectormon.fapp.names import a64fx_profile, part_variant
 from sectormon.fapp.report import compute_report
 from sectormon.fapp.section3 import compute_section3, metric_inputs
-from sectormon.metrics import evaluate_metrics
+from sectormon.metrics.formulas import evaluate_metrics
 from sectormon.profiles.model import Profile
 from sectormon.profiles.resolve import load_profile
 

@@ -12,7 +12,7 @@ import pytest
 
 from sectormon.data.frames import Frame
 from sectormon.data.readings import Slice
-from sectormon.metrics import MetricsEngine
+from sectormon.metrics.engine import MetricsEngine
 from sectormon.profiles import resolve
 from sectormon.profiles.model import Profile
 from tests.rows import row

@@ -16,8 +16,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from sectormon.data.readings import Mark, Slice
-from sectormon.metrics import MetricsEngine
 from sectormon.metrics.batch import RowAggregator, RowBatch, unwire, wire
+from sectormon.metrics.engine import MetricsEngine
 from sectormon.session.frame_builder import FrameBuilder
 from sectormon.session.frame_clock import FrameClock
 from tests.metrics.metrics_support import NS

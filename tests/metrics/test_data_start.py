@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from sectormon.metrics import MetricsEngine
+from sectormon.metrics.engine import MetricsEngine
 from tests.metrics.metrics_support import Feed, make_profile, reading
 
 LATE = 0.34  # seconds of the session clock before the first slice began (the TUI's start-up)

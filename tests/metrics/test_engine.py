@@ -13,7 +13,7 @@ import pytest
 
 from sectormon.data.frames import Frame, FrameRotation, ScopeStats, WindowStats
 from sectormon.data.readings import Mark, Slice
-from sectormon.metrics import MetricsEngine
+from sectormon.metrics.engine import MetricsEngine
 from tests.metrics.metrics_support import NS, Feed, make_profile, multiplex_scale, reading
 from tests.rows import row
 

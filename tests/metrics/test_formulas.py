@@ -5,8 +5,7 @@ from __future__ import annotations
 import pytest
 
 from sectormon.errors import DataError
-from sectormon.metrics import MetricSet, evaluate_metrics
-from sectormon.metrics.formulas import LEVELS_OF_SCOPE
+from sectormon.metrics.formulas import LEVELS_OF_SCOPE, MetricSet, evaluate_metrics
 from sectormon.profiles.model import Profile
 from tests.metrics.metrics_support import make_profile
 

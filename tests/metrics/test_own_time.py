@@ -15,8 +15,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from sectormon.io.header_codec import header_from_json
-from sectormon.metrics import MetricsEngine
 from sectormon.metrics.builder import build_engine
+from sectormon.metrics.engine import MetricsEngine
 from tests.metrics.metrics_support import NS, Feed, make_profile, reading
 
 approx = pytest.approx

@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 
 from sectormon.data.frames import ScopeStats
 from sectormon.data.readings import Row, Slice
-from sectormon.metrics import MetricsEngine
+from sectormon.metrics.engine import MetricsEngine
 from sectormon.metrics.proxy import TASK_TIME, UNITS, ProxySetting
 from sectormon.profiles.model import EventDef, GroupDef, MetricDef, Profile
 

@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 
 import sectormon.metrics.engine as engine_module
 from sectormon.data.readings import Mark, Row, Slice
-from sectormon.metrics import MetricsEngine
+from sectormon.metrics.engine import MetricsEngine
 from tests.metrics.metrics_support import NS, make_profile
 from tests.rows import row, share_layouts
 

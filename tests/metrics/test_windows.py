@@ -10,8 +10,8 @@ from hypothesis import strategies as st
 
 from sectormon.data.frames import MetricDelta
 from sectormon.data.readings import Mark, Slice
-from sectormon.metrics import MetricsEngine
 from sectormon.metrics.baseline import metric_delta
+from sectormon.metrics.engine import MetricsEngine
 from sectormon.profiles.model import Profile
 from tests.metrics.metrics_support import NS, Feed, make_profile, reading, running_fraction
 from tests.rows import readings_of, row

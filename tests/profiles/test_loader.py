@@ -13,15 +13,10 @@ from hypothesis import strategies as st
 from sectormon.errors import DataError, UsageError
 from sectormon.host import roots
 from sectormon.host.topology import load_topology
-from sectormon.profiles import (
-    ProfileError,
-    auto_profile_name,
-    builtin_profiles,
-    load_profile,
-    profile_from_dict,
-    profile_to_dict,
-)
+from sectormon.profiles.codec import profile_from_dict, profile_to_dict
 from sectormon.profiles.expr import FormulaSyntaxError, formula_names
+from sectormon.profiles.problems import ProfileError
+from sectormon.profiles.resolve import auto_profile_name, builtin_profiles, load_profile
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "sysfs"
 

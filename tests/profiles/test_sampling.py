@@ -8,8 +8,10 @@ from pathlib import Path
 import pytest
 
 from sectormon.data.samples import LatencyBucket
-from sectormon.profiles import ProfileError, load_profile, profile_from_dict, profile_to_dict
+from sectormon.profiles.codec import profile_from_dict, profile_to_dict
 from sectormon.profiles.model import SamplingDef
+from sectormon.profiles.problems import ProfileError
+from sectormon.profiles.resolve import load_profile
 
 BASE = """\
 name: tiny

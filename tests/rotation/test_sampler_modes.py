@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from sectormon.data.readings import Slice, Unit
 from sectormon.errors import UsageError
-from sectormon.metrics import MetricsEngine
+from sectormon.metrics.engine import MetricsEngine
 from sectormon.perf.group import GroupValues
 from sectormon.profiles.model import EventDef, GroupDef, Profile
 from sectormon.rotation.plan import (

@@ -8,7 +8,7 @@ import pytest
 
 from sectormon.data.frames import Frame
 from sectormon.data.readings import Slice, Unit
-from sectormon.metrics import MetricsEngine
+from sectormon.metrics.engine import MetricsEngine
 from sectormon.metrics.proxy import UNITS, ProxySetting
 from sectormon.profiles.model import EventDef, GroupDef, Profile
 from sectormon.rotation.plan import KERNEL, SYNC, Rotation, plan_rotation, select_groups

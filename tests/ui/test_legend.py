@@ -8,8 +8,8 @@ from typing import Any
 import pytest
 
 from sectormon.io.header_codec import header_from_json
-from sectormon.profiles import load_profile
 from sectormon.profiles.codec import profile_to_dict
+from sectormon.profiles.resolve import load_profile
 from sectormon.ui.context import RenderContext
 from sectormon.ui.header_fit import Field, fit
 from sectormon.ui.layout import LAYOUTS

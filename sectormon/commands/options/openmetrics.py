@@ -4,13 +4,16 @@ commands that run a session (the live monitor, ``sim``, ``replay``) and the expo
 from __future__ import annotations
 
 import argparse
+from typing import TYPE_CHECKING
 
 from sectormon.commands.options.numbers import whole
 from sectormon.errors import UsageError
-from sectormon.export.collector import DEFAULT_PROCS
 from sectormon.export.listen import DEFAULT_BIND, parse_listen
-from sectormon.export.server import OpenMetricsExporter
+from sectormon.export.scopes import DEFAULT_PROCS
 from sectormon.files.text import print_message
+
+if TYPE_CHECKING:
+    from sectormon.export.server import OpenMetricsExporter
 
 OPENMETRICS_PROCS = whole(0, 100_000, "processes")
 
@@ -76,6 +79,10 @@ def open_exporter(args: argparse.Namespace, *, source: str | None = None) -> Ope
     """
     if not args.openmetrics:
         return None
+    # Imported only when asked for: prometheus_client and the HTTP server are most of what the
+    # other commands would load before they start (benchmarks/bench_start.py).
+    from sectormon.export.server import OpenMetricsExporter
+
     host, port = parse_listen(args.openmetrics)
     procs = DEFAULT_PROCS if args.openmetrics_procs is None else int(args.openmetrics_procs)
     exporter = OpenMetricsExporter(
