@@ -33,6 +33,15 @@ class ThreadTotals:
     l2_wb: int
     swap_dm: int
     mibmch_prf: int
+    l1_wb: int
+    l1_miss_wait: int
+    wait_l1: int
+    wait_l2: int
+    fe_stall: int
+
+    def tallies(self) -> Tallies:
+        """The tallies as they are now, for reading many events at once (:class:`Tallies`)."""
+        return Tallies(self)
 
     def cycles(self) -> int:
         return self.cyc // TICKS
@@ -88,6 +97,43 @@ class ThreadTotals:
 
     def not_sec0(self) -> int:
         return self._low_total(lambda fl: bool((fl >> 1) & 3))
+
+
+_COPIED = (
+    "cyc",
+    "acc",
+    "ipa",
+    "ifetch",
+    "demand_misses",
+    "memory_reads",
+    "l1_refill_pf",
+    "l2_other",
+    "l2_refill_pf",
+    "l2_wb",
+    "swap_dm",
+    "mibmch_prf",
+    "l1_wb",
+    "l1_miss_wait",
+    "wait_l1",
+    "wait_l2",
+    "fe_stall",
+)
+
+
+class Tallies(ThreadTotals):
+    """A thread's tallies copied at one moment, with its data accesses summed per low flag bits
+    once: what reads every event of a thread at a time (a marked region's, at every slice) takes
+    instead of the thread, whose flag totals would each walk the per-flags counts again (a copy of
+    them on the compiled core)."""
+
+    def __init__(self, thread: ThreadTotals) -> None:
+        for name in _COPIED:
+            setattr(self, name, getattr(thread, name))
+        self.fcount = fcount = thread.fcount
+        self._lows = [sum(fcount[fl::FLAG_SLOTS]) for fl in range(FLAG_SLOTS)]
+
+    def _low_total(self, wanted: Callable[[int], bool]) -> int:
+        return sum(self._lows[fl] for fl in range(FLAG_SLOTS) if not fl & FL_SPECIAL and wanted(fl))
 
 
 class Cmg:

@@ -162,8 +162,9 @@ class KernelRegions:
 
     def _pe_counts(self, thread: SimThread, codes: Iterable[int]) -> dict[int, int]:
         """The thread's counts of ``codes`` (at the start every PE event: the groups open later)."""
+        tallies = thread.tallies()
         return {
-            code: sim_events.read_pe(code, thread, self._energy)
+            code: sim_events.read_pe(code, tallies, self._energy)
             for code in codes
             if code not in sim_events.CMG_EVENTS
         }
