@@ -121,19 +121,28 @@ _COPIED = (
 
 
 class Tallies(ThreadTotals):
-    """A thread's tallies copied at one moment, with its data accesses summed per low flag bits
-    once: what reads every event of a thread at a time (a marked region's, at every slice) takes
-    instead of the thread, whose flag totals would each walk the per-flags counts again (a copy of
-    them on the compiled core)."""
+    """A thread's tallies copied at one moment, each flag total summed once: what reads every
+    event of a thread at a time (a marked region's, at every slice) takes instead of the thread,
+    whose pipe-0 and pipe-1 events would each walk the per-flags counts again (a copy of them, on
+    the compiled core)."""
 
     def __init__(self, thread: ThreadTotals) -> None:
         for name in _COPIED:
             setattr(self, name, getattr(thread, name))
-        self.fcount = fcount = thread.fcount
-        self._lows = [sum(fcount[fl::FLAG_SLOTS]) for fl in range(FLAG_SLOTS)]
+        self.fcount = thread.fcount
+        self._flag_totals: dict[int, int] = {}
+        self._not_sec0: int | None = None
 
-    def _low_total(self, wanted: Callable[[int], bool]) -> int:
-        return sum(self._lows[fl] for fl in range(FLAG_SLOTS) if not fl & FL_SPECIAL and wanted(fl))
+    def flag_total(self, bit: int) -> int:
+        total = self._flag_totals.get(bit)
+        if total is None:
+            total = self._flag_totals[bit] = super().flag_total(bit)
+        return total
+
+    def not_sec0(self) -> int:
+        if self._not_sec0 is None:
+            self._not_sec0 = super().not_sec0()
+        return self._not_sec0
 
 
 class Cmg:
