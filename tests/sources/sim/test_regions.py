@@ -88,6 +88,21 @@ def test_a_recording_replays_the_regions_as_live(tmp_path: Path, capsys: pytest.
     assert list(live["run"]["regions"]) == ["scenario-a"]
 
 
+def test_compare_judges_the_sector_cache_on_the_kernels_region(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The PMU document's procedure on the model: baseline and sector run, compared on the region."""
+    runs = {}
+    for sectors in ("off", "on"):
+        runs[sectors] = tmp_path / f"{sectors}.jsonl.gz"
+        _sim(capsys, "--json", "--sector-cache", sectors, "--threads", "1", "--record", str(runs[sectors]))
+    argv = ["compare", str(runs["off"]), str(runs["on"]), "--region", "scenario-a", "--json"]
+    assert cli.main(argv) == 0
+    refills = json.loads(capsys.readouterr().out)["scopes"]["total"]["metrics"]["L1D_demand_refill_ratio"]
+    assert refills["base"] > 0.1 and refills["other"] < 0.01  # the reused array stays in its ways
+    assert (refills["coverage_base"], refills["coverage_other"]) == (1.0, 1.0)
+
+
 def _source(*argv: str, loop: bool = False) -> SimSource:
     return build_sim_source(sim_options(cli.build_parser("sim").parse_args(list(argv))), loop=loop)
 
