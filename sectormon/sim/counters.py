@@ -121,10 +121,11 @@ _COPIED = (
 
 
 class Tallies(ThreadTotals):
-    """A thread's tallies copied at one moment, each flag total summed once: what reads every
+    """A thread's tallies taken at one moment, each flag total summed once: what reads every
     event of a thread at a time (a marked region's, at every slice) takes instead of the thread,
     whose pipe-0 and pipe-1 events would each walk the per-flags counts again (a copy of them, on
-    the compiled core)."""
+    the compiled core). Read at once, while the model stands still: on the Python model its
+    per-flags lists are the thread's own."""
 
     def __init__(self, thread: ThreadTotals) -> None:
         for name in _COPIED:

@@ -8,6 +8,8 @@ the compiled core, where the sampler's Python takes most of the time, 20x less o
 model), hence the sim defaults below: a 10 us timeslice
 and a 250 us frame interval, so the six SC groups rotate about four times per frame. The TUI paces
 the simulated clock (``pace``) so a frame comes every half second, not as fast as the model runs.
+A kernel's threads mark their measured phase, after the warm-up, as a region named after the
+kernel (:mod:`.regions`): the slices carry it through :meth:`SimSource.read_regions`.
 """
 
 from __future__ import annotations
