@@ -2,7 +2,7 @@
 
 ``sectormon [options] [-- CMD ARGS]`` is the live monitor (TUI, or ``--json``); the other jobs are
 subcommands (``check``, ``events``, ``sim``, ``replay``, ``fapp``, ``import``, ``compare``,
-``hotspots``). Each
+``hotspots``, ``stat``). Each
 lives in ``sectormon/commands/<name>.py`` with ``configure(parser)`` and ``run(args) -> int``, so
 this module stays a dispatcher and imports only the command that runs (the JSON path never pulls in
 Textual).
@@ -49,6 +49,7 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
         "Sample an event and attribute it to functions and data objects (scale factor, latency buckets).",
     ),
     "markers": ("markers", "Print the flags to compile and link a program marked with fapp or LIKWID calls."),
+    "stat": ("stat", "Count a command, processes or CPUs and print perf stat's summary at the end."),
 }
 
 

@@ -9,7 +9,11 @@ each instead (``sectormon.compare.regions``). Output: aligned tables per scope (
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import sys
+
+from sectormon.errors import UsageError
+from sectormon.files.text import printable
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -38,6 +42,11 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "or one like cmg:0 "
         "(repeatable; default all)",
     )
+    parser.add_argument(
+        "--labels",
+        metavar="A,B",
+        help="name the two runs A and B in the report (default: their file or directory names)",
+    )
     parser.add_argument("--skip-bad", action="store_true", help="skip malformed recording lines")
     parser.add_argument(
         "--region",
@@ -57,7 +66,14 @@ def run(args: argparse.Namespace) -> int:
 
     require_stdout()  # before both sides are replayed: the report could not be written
     scopes = [s.strip() for item in args.scope for s in item.split(",") if s.strip()]
+    labels = _labels(args.labels)
     cmp = compare_paths(args.base, args.other, skip_bad=args.skip_bad, scopes=scopes, region=args.region)
+    if labels is not None:
+        cmp = dataclasses.replace(
+            cmp,
+            base=dataclasses.replace(cmp.base, label=labels[0]),
+            other=dataclasses.replace(cmp.other, label=labels[1]),
+        )
     if args.json:
         write_stdout(strict_json.dumps(cmp.to_json()) + "\n")
     elif args.csv:
@@ -72,3 +88,13 @@ def run(args: argparse.Namespace) -> int:
         for warning in cmp.warnings:
             print_warning(warning)
     return 0
+
+
+def _labels(text: str | None) -> tuple[str, str] | None:
+    """``--labels A,B`` checked: two non-empty names."""
+    if text is None:
+        return None
+    parts = [p.strip() for p in text.split(",")]
+    if len(parts) != 2 or not all(parts):
+        raise UsageError(f"--labels {printable(text)[:60]!r}: give two names, as --labels off,on")
+    return parts[0], parts[1]

@@ -38,11 +38,18 @@ RECENT = numbers.RECENT_OPTION
 
 
 def add_session_options(
-    how: argparse._ArgumentGroup, out: argparse._ArgumentGroup, *, clock: str, timeslice: str, interval: str
+    how: argparse._ArgumentGroup,
+    out: argparse._ArgumentGroup,
+    *,
+    clock: str,
+    timeslice: str,
+    interval: str,
+    output_help: str = "write the JSON stream to FILE instead of stdout",
 ) -> None:
     """The options of a live session; ``clock`` says whose seconds they are, ``timeslice`` and
-    ``interval`` their defaults (help texts). The ranges of the time options depend on the
-    source, known once the whole command line is read (:func:`session_request` reads them)."""
+    ``interval`` their defaults (help texts), ``output_help`` what ``-o`` writes. The ranges of
+    the time options depend on the source, known once the whole command line is read
+    (:func:`session_request` reads them)."""
     how.add_argument("--groups", help="comma-separated groups to rotate (default: all of the profile's)")
     how.add_argument(
         "--timeslice",
@@ -115,7 +122,7 @@ def add_session_options(
     out.add_argument(
         "--json", action="store_true", help="headless: JSON Lines on stdout (header, then frames)"
     )
-    out.add_argument("-o", "--output", metavar="FILE", help="write the JSON stream to FILE instead of stdout")
+    out.add_argument("-o", "--output", metavar="FILE", help=output_help)
     out.add_argument(
         "--count", type=numbers.COUNT.parser("--count"), help=numbers.COUNT.help("stop after N frames")
     )

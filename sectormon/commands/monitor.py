@@ -9,6 +9,7 @@ otherwise the Textual UI starts.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
@@ -20,12 +21,15 @@ from sectormon.commands.front_end import (
     session_request,
 )
 from sectormon.commands.options import numbers
+from sectormon.commands.options.control import add_control_options, control_fds, delay_seconds
+from sectormon.commands.options.events import OPTION as EVENTS_OPTION
+from sectormon.commands.options.events import RunEvents, add_events_option, run_events
 from sectormon.commands.options.openmetrics import open_exporter
 from sectormon.commands.options.output import require_terminal
 from sectormon.commands.options.sim import add_sim_options, sim_source
 from sectormon.errors import UsageError
 from sectormon.files.text import print_warning
-from sectormon.host.topology import load_topology, parse_cpu_list
+from sectormon.host.topology import Topology, load_topology, parse_cpu_list
 from sectormon.profiles.model import Profile
 from sectormon.session import stopping
 from sectormon.sources.base import Source
@@ -89,6 +93,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
     how.add_argument(
         "--include-kernel", action="store_true", help="also count kernel mode (needs paranoid <= 1)"
     )
+    add_control_options(how)
+    add_events_option(how)
     out = parser.add_argument_group("output")
     add_session_options(
         how,
@@ -121,7 +127,11 @@ def run(args: argparse.Namespace) -> int:
     from sectormon.session.setup import open_session
 
     choice = _choose_source(args, _target_modes(args, command))
-    request = session_request(args, choice.clock)
+    request = dataclasses.replace(
+        session_request(args, choice.clock),
+        control=control_fds(args.control),
+        delay=delay_seconds(args.delay),
+    )
     output = open_output(args)
     headless = args.headless or output is not None
     profile, source, command_log = choice.open(args, command, headless)
@@ -133,6 +143,7 @@ def run(args: argparse.Namespace) -> int:
             request,
             on_warning=print_warning,
             notes=(command_log.note(),) if command_log is not None else (),
+            required=EVENTS_OPTION if args.events is not None else None,
         )
     except BaseException:
         source.close()
@@ -203,21 +214,28 @@ def _sim_setup(args: argparse.Namespace, command: Sequence[str], headless: bool)
     from sectormon.profiles.resolve import resolve_profile
 
     profile, _ = resolve_profile(args.profile, None)
-    return profile, sim_source(args, headless=headless), None
+    return run_events(args, profile).profile, sim_source(args, headless=headless), None
 
 
-def _perf_setup(args: argparse.Namespace, command: Sequence[str], headless: bool) -> OpenedSource:
-    """The profile and source of a real target; a command under the TUI also gets its log, and
-    a second Ctrl-C kills the command."""
+def perf_profile(args: argparse.Namespace, topology: Topology) -> RunEvents:
+    """The profile of a run on this host (``--profile``, and ``-e`` on it)."""
     from sectormon.profiles.resolve import resolve_profile
 
-    topology = load_topology()
     profile, _ = resolve_profile(args.profile, topology)
     if profile.name == "a64fx" and not topology.is_a64fx:
         raise UsageError(
             f"--profile a64fx needs an A64FX, and this CPU is {topology.model or 'not one'}; "
             "use --profile generic here, or --source sim to run the a64fx profile on the simulated A64FX"
         )
+    return run_events(args, profile)
+
+
+def _perf_setup(args: argparse.Namespace, command: Sequence[str], headless: bool) -> OpenedSource:
+    """The profile and source of a real target; a command under the TUI also gets its log, and
+    a second Ctrl-C kills the command."""
+    topology = load_topology()
+    events = perf_profile(args, topology)
+    profile = events.profile
     target: Target
     log = None
     if args.pid is not None:
@@ -249,7 +267,9 @@ def _perf_setup(args: argparse.Namespace, command: Sequence[str], headless: bool
         except BaseException:
             log.show_and_remove()
             raise
-    source = PerfSource(target, topology, exclude_kernel=not args.include_kernel)
+    source = PerfSource(
+        target, topology, exclude_kernel=not events.include_kernel, exclude_user=events.exclude_user
+    )
     latch = stopping.current()
     if latch is not None and isinstance(target, CommandTarget):
         latch.on_force = target.kill

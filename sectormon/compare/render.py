@@ -1,8 +1,11 @@
 """``sectormon compare``'s output: aligned text tables, Markdown and CSV (JSON: ``Comparison.to_json``).
 
-Numbers: one format per column of a table, so values line up and read alike: fixed with 6
-decimals when every value of the column is between 1e-3 and 1e7 in size (or 0), else scientific
-for the whole column. Baseline and Sector share a format, and so do Delta and Improvement.
+Numbers read like a report, never in e-notation: four significant digits in plain decimals, with
+thousands separators from 1,000 up (:func:`plain`); the CSV and JSON keep every digit. The two
+sides are named by their runs' labels (the file names, or ``--labels A,B``) in the heading and the
+column titles, with each run's elapsed time; each scope's table is followed by the events' absolute
+counts on both sides. A relative change is not given where the baseline is zero or next to it
+(under a millionth of the other side): it would be a huge number that says nothing.
 
 Rows with no value on either side say nothing: text and Markdown leave them out (with a count
 under the table) unless ``show_all``; the CSV, like the JSON, keeps every row. Sides recorded
@@ -14,8 +17,9 @@ from __future__ import annotations
 
 import csv
 import io
+import math
 import re
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 
 from sectormon.compare.hotspots import render_lines
 from sectormon.compare.runs import Comparison, Row, ScopeComparison
@@ -28,25 +32,55 @@ PROXY_NOTE = (
     f"{PROXY_MARK}: estimated from --proxy stand-in units, scaled to the scope, ± its 95 % error bound "
     "(n/a: unknown; docs/perf.md)"
 )
-FIXED_RANGE = (1e-3, 1e7)
-COLUMNS = ("Metric", "Unit", "Baseline", "Sector", "Delta", "Improvement", "Rel", "Cov B", "Cov O")
-Formatter = Callable[[float | None], str]
+SIGNIFICANT = 4
+MAX_DECIMALS = 12
+NEAR_ZERO = 1e-6
+"""A baseline under this share of the other side is next to zero: no relative change is given."""
+LABEL_WIDTH = 28
 
 
-def column_format(values: Iterable[float | None], *, signed: bool = False) -> Formatter:
-    """The one format of a column holding ``values`` (module docstring)."""
-    sizes = [abs(v) for v in values if v is not None and v != 0]
-    fixed = all(FIXED_RANGE[0] <= size < FIXED_RANGE[1] for size in sizes)
-    spec = ("+" if signed else "") + (".6f" if fixed else ".6e")
-
-    def fmt(v: float | None) -> str:
-        return NA if v is None else format(v, spec)
-
-    return fmt
+def plain(v: float | None, *, signed: bool = False) -> str:
+    """``v`` with :data:`SIGNIFICANT` significant digits in plain decimals: ``0.2526``,
+    ``36.85``, ``68,050,150``, ``0.0007474``; ``n/a`` for ``None``."""
+    if v is None:
+        return NA
+    if not math.isfinite(v):
+        return NA
+    sign = "+" if signed else ""
+    if v == 0:
+        return f"{sign}0"
+    magnitude = math.floor(math.log10(abs(v)))
+    decimals = min(MAX_DECIMALS, max(0, SIGNIFICANT - 1 - magnitude))
+    if decimals == MAX_DECIMALS and abs(v) < 10.0**-MAX_DECIMALS:
+        return f"{sign}0" if not signed else ("+0" if v > 0 else "-0")
+    return format(v, f"{sign},.{decimals}f")
 
 
 def fmt_pct(v: float | None) -> str:
     return NA if v is None else f"{v * 100:+.2f}%"
+
+
+def relative(row: Row) -> float | None:
+    """The row's relative change, ``None`` where its baseline is zero or next to it."""
+    if row.relative is None or row.base is None or row.other is None:
+        return row.relative
+    if abs(row.base) < NEAR_ZERO * abs(row.other):
+        return None
+    return row.relative
+
+
+def side_label(run: RunMetrics) -> str:
+    """A run's name in column titles: its label without the recording's extension, cut to fit."""
+    label = re.sub(r"\.jsonl(\.gz)?$", "", run.label)
+    # Cut from the left: runs of one study differ at the end of their names (…-off, …-on).
+    return label if len(label) <= LABEL_WIDTH else "…" + label[-(LABEL_WIDTH - 1) :]
+
+
+def columns(cmp: Comparison) -> tuple[str, ...]:
+    base, other = side_label(cmp.base), side_label(cmp.other)
+    if base == other:  # two runs of one name (two directories): say which side is which
+        base, other = f"{base} (base)", f"{other} (other)"
+    return ("Metric", "Unit", base, other, "Delta", "Improvement", "Rel", "Cov B", "Cov O")
 
 
 def fmt_cov(v: float | None) -> str:
@@ -59,17 +93,15 @@ def shown_rows(sc: ScopeComparison, show_all: bool) -> list[Row]:
 
 
 def table_rows(rows: Sequence[Row]) -> list[tuple[str, ...]]:
-    values = column_format([v for r in rows for v in (r.base, r.other)])
-    changes = column_format([v for r in rows for v in (r.delta, r.improvement)], signed=True)
     return [
         (
             r.metric,
             r.unit,
-            _marked(values(r.base), r.proxy_base, r.error_base),
-            _marked(values(r.other), r.proxy_other, r.error_other),
-            changes(r.delta),
-            changes(r.improvement),
-            fmt_pct(r.relative),
+            _marked(plain(r.base), r.proxy_base, r.error_base),
+            _marked(plain(r.other), r.proxy_other, r.error_other),
+            plain(r.delta, signed=True),
+            plain(r.improvement, signed=True),
+            fmt_pct(relative(r)),
             fmt_cov(r.coverage_base),
             fmt_cov(r.coverage_other),
         )
@@ -105,45 +137,68 @@ def summary(sc: ScopeComparison) -> str:
 
 
 def side_title(run: RunMetrics) -> str:
-    """``label (kind)``, and the region compared when it is one region (``--region``)."""
+    """``label (kind)``, the region compared when it is one region (``--region``), and the
+    elapsed time it covers."""
     region = run.info.get("region")
-    return f"{run.label} ({run.kind})" + (f", region {region}" if region is not None else "")
+    seconds = run.info.get("seconds")
+    elapsed = f", {plain(float(seconds))} s" if isinstance(seconds, (int, float)) else ""
+    return f"{run.label} ({run.kind})" + (f", region {region}" if region is not None else "") + elapsed
 
 
 def _heading(cmp: Comparison) -> list[str]:
     return [
         f"Baseline: {side_title(cmp.base)}",
-        f"Sector:   {side_title(cmp.other)}",
-        *(f"warning: {line}" for line in cmp.mixed),
+        f"Other:    {side_title(cmp.other)}",
+        *(f"warning: {line}" for line in dict.fromkeys(cmp.mixed)),
     ]
+
+
+def count_rows(cmp: Comparison, scope: str) -> list[tuple[str, ...]]:
+    """The events' absolute counts of ``scope`` on both sides, with their change."""
+    base = cmp.base.counts.get(scope, {})
+    other = cmp.other.counts.get(scope, {})
+    rows: list[tuple[str, ...]] = []
+    for event in dict.fromkeys((*base, *other)):
+        b, o = base.get(event), other.get(event)
+        delta = None if b is None or o is None else o - b
+        near_zero = b is None or o is None or abs(b) < NEAR_ZERO * abs(o) or b == 0
+        change = None if delta is None or near_zero or b is None else delta / abs(b)
+        rows.append((event, "count", plain(b), plain(o), plain(delta, signed=True), fmt_pct(change)))
+    return rows
 
 
 def render_text(cmp: Comparison, *, show_all: bool = False) -> str:
     """Aligned tables per scope, like the PMU document's comparison script (section 6.6)."""
+    titles = columns(cmp)
     out = [
         *_heading(cmp),
-        "Improvement > 0: the sector run is better. Rel = improvement / |baseline| (the plain change where a "
-        "metric has no better direction). n/a = not computable.",
+        "Improvement > 0: the other run is better. Rel = improvement / |baseline| (the plain change where a "
+        "metric has no better direction; n/a where the baseline is 0 or next to it). n/a = not computable.",
     ]
     tables = [(sc, shown_rows(sc, show_all)) for sc in cmp.scopes]
     cells = {sc.scope: table_rows(rows) for sc, rows in tables}
-    widths = [len(c) for c in COLUMNS]
-    for table in cells.values():
+    counts = {sc.scope: count_rows(cmp, sc.scope) for sc in cmp.scopes}
+    widths = [len(c) for c in titles]
+    for table in (*cells.values(), *counts.values()):
         for row in table:
-            widths = [max(w, len(c)) for w, c in zip(widths, row, strict=True)]
+            for i, cell in enumerate(row):  # a counts row has fewer cells than a metrics row
+                widths[i] = max(widths[i], len(cell))
     widths[0] = max(widths[0], 32)
     rule = sum(widths) + len(widths) - 1
     for sc, rows in tables:
         out += ["", "=" * rule, f"  {sc.scope}", "=" * rule]
-        out.append(_line(COLUMNS, widths))
+        out.append(_line(titles, widths))
         out.append("-" * rule)
         out += [_line(row, widths) for row in cells[sc.scope]]
         out += _hidden_note(sc, len(rows))
         out += _proxy_note(rows)
         out.append(summary(sc))
+        if counts[sc.scope]:
+            out += ["", _line(("Event", "", titles[2], titles[3], "Delta", "Rel"), widths), "-" * rule]
+            out += [_line(row, widths) for row in counts[sc.scope]]
     if cmp.hotspots is not None:
         out += ["", "=" * rule, *render_lines(cmp.hotspots)]
-    out += [f"warning: {w}" for w in cmp.warnings if w not in cmp.mixed]
+    out += [f"warning: {w}" for w in dict.fromkeys(cmp.warnings) if w not in cmp.mixed]
     return "\n".join(out) + "\n"
 
 
@@ -157,13 +212,14 @@ def _line(cells: Iterable[str], widths: list[int]) -> str:
 def render_markdown(cmp: Comparison, *, show_all: bool = False) -> str:
     base = _md(side_title(cmp.base))
     other = _md(side_title(cmp.other))
-    out = [f"**Baseline:** {base} — **Sector:** {other}"]
-    out += [f"\n**Warning:** {_md(line)}" for line in cmp.mixed]
+    titles = columns(cmp)
+    out = [f"**Baseline:** {base} — **Other:** {other}"]
+    out += [f"\n**Warning:** {_md(line)}" for line in dict.fromkeys(cmp.mixed)]
     for sc in cmp.scopes:
         rows = shown_rows(sc, show_all)
         out += ["", f"### {sc.scope}", ""]
-        out.append("| " + " | ".join(COLUMNS) + " |")
-        out.append("|" + "---|" * 2 + "---:|" * (len(COLUMNS) - 2))
+        out.append("| " + " | ".join(_md(t) for t in titles) + " |")
+        out.append("|" + "---|" * 2 + "---:|" * (len(titles) - 2))
         out += ["| " + " | ".join(_md(c) for c in cells) + " |" for cells in table_rows(rows)]
         out += ["", *_hidden_note(sc, len(rows)), *_proxy_note(rows), summary(sc)]
     if cmp.hotspots is not None:

@@ -134,7 +134,8 @@ class PerfGroup:
     when the target calls exec (the command mode's gated start). ``inherit`` makes every thread and
     child process the task creates afterwards count into this group too, from its first
     instruction (a read sums them, the ended ones included); ``inherit_thread`` limits that to
-    threads.
+    threads. ``exclude_user`` leaves user mode out (perf's ``:k``: with ``exclude_kernel`` False,
+    kernel mode alone counts).
     """
 
     def __init__(
@@ -149,6 +150,7 @@ class PerfGroup:
         enable_on_exec: bool = False,
         inherit: bool = False,
         inherit_thread: bool = False,
+        exclude_user: bool = False,
     ) -> None:
         if not specs:
             raise ValueError("a perf group needs at least one event")
@@ -159,6 +161,7 @@ class PerfGroup:
         self.pid = pid
         self.cpu = cpu
         self.exclude_kernel = exclude_kernel
+        self.exclude_user = exclude_user
         self._fds: list[int] = []
         self._read_size = group_read_size(len(specs))
         lead = leader_index(specs)
@@ -214,6 +217,7 @@ class PerfGroup:
                 "inherit": inherit[0],
                 "inherit_thread": inherit[0] and inherit[1],
                 "exclude_kernel": exclude_kernel,
+                "exclude_user": self.exclude_user,
                 "exclude_hv": exclude_hv,
                 "enable_on_exec": enable_on_exec and leader,
             },

@@ -58,7 +58,12 @@ def _unsupported(name: str, exc: PerfError, stage: str) -> ProbeResult:
 
 
 def probe_event(
-    name: str, spec_text: str, *, exclude_kernel: bool = True, sysfs_root: str = "/sys"
+    name: str,
+    spec_text: str,
+    *,
+    exclude_kernel: bool = True,
+    sysfs_root: str = "/sys",
+    exclude_user: bool = False,
 ) -> ProbeResult:
     """Open event ``name`` (perf spec ``spec_text``) alone on this thread around
     :func:`probe_workload` and classify the result."""
@@ -74,7 +79,9 @@ def probe_event(
             "by default (--include-kernel counts kernel mode)",
         )
     try:
-        group = PerfGroup([spec], pid=0, cpu=-1, names=[name], exclude_kernel=exclude_kernel)
+        group = PerfGroup(
+            [spec], pid=0, cpu=-1, names=[name], exclude_kernel=exclude_kernel, exclude_user=exclude_user
+        )
     except PerfError as exc:
         return _unsupported(name, exc, "open")
     try:
@@ -99,10 +106,16 @@ def probe_event(
 
 
 def probe_events(
-    events: Sequence[tuple[str, str]], *, exclude_kernel: bool = True, sysfs_root: str = "/sys"
+    events: Sequence[tuple[str, str]],
+    *,
+    exclude_kernel: bool = True,
+    sysfs_root: str = "/sys",
+    exclude_user: bool = False,
 ) -> dict[str, ProbeResult]:
     """Probe every ``(name, perf spec)`` in ``events``; keyed by name, in the given order."""
     return {
-        name: probe_event(name, spec, exclude_kernel=exclude_kernel, sysfs_root=sysfs_root)
+        name: probe_event(
+            name, spec, exclude_kernel=exclude_kernel, sysfs_root=sysfs_root, exclude_user=exclude_user
+        )
         for name, spec in events
     }

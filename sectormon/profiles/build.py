@@ -315,7 +315,7 @@ class _Builder:
         return tuple(out)
 
 
-def _with_hints(profile: Profile, metric_inputs: Mapping[str, frozenset[str]]) -> Profile:
+def with_group_hints(profile: Profile, metric_inputs: Mapping[str, frozenset[str]]) -> Profile:
     """Each metric without a ``group:`` gets the group that counts its inputs together, if any."""
     metrics = tuple(
         m
@@ -352,4 +352,4 @@ def parse_profile(
     problems += checked
     if problems:
         raise ProfileError(path, problems)
-    return _with_hints(profile, inputs), match
+    return with_group_hints(profile, inputs), match

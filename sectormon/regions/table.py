@@ -23,6 +23,7 @@ import threading
 from collections.abc import Callable, Sequence
 
 from sectormon.data.regions import GroupDelta, RegionSnapshot, ThreadRegion
+from sectormon.host import roots
 from sectormon.perf.errors import PerfError
 from sectormon.perf.group import GroupValues
 from sectormon.regions import layout
@@ -44,7 +45,8 @@ class RegionTable:
         copy.restype = ctypes.c_int
         self._copier = copy
         fd = os.memfd_create("sectormon-regions", os.MFD_CLOEXEC)
-        self.path = f"/proc/{os.getpid()}/fd/{fd}"
+        # The real /proc whatever root host/ reads: the program opens this path, not sectormon.
+        self.path = os.path.join(roots.REAL_PROCFS, str(os.getpid()), "fd", str(fd))
         try:
             os.ftruncate(fd, size)
             header = layout.HEADER.pack(

@@ -11,7 +11,7 @@ the group's previous read.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 from sectormon.data.readings import U64, Row, Unit
@@ -65,11 +65,18 @@ class _Members:
     markers: tuple[OpenGroup, ...] = ()  # marker-only groups: switched with the rest, never read
 
 
+Gate = Callable[[str, CounterGroup], CounterGroup]
+"""Wraps a group as it is opened, given its plan group's name
+(:meth:`sectormon.rotation.control.CountingControl.gate`)."""
+
+
 class OpenUnits:
     """The counted units by key, in the order they were opened, and their open groups."""
 
-    def __init__(self, plan: RotationPlan) -> None:
+    def __init__(self, plan: RotationPlan, gate: Gate | None = None) -> None:
+        """``gate``: every group opened passes through it (``--control``: counting held off)."""
         self._plan = plan
+        self._gate = gate
         self.states: dict[str, UnitGroups] = {}
         # Groups opened only for a thread's marked regions (:mod:`sectormon.rotation.markers`): a
         # thread counted by inherited groups, or not found by a poll yet. They rotate with the
@@ -86,6 +93,8 @@ class OpenUnits:
 
     def open_group(self, group: CounterGroup, name: str, *, cmg: bool) -> OpenGroup:
         """``group``, just opened as the plan's group ``name`` on a CMG unit or a per-PE one."""
+        if self._gate is not None:
+            group = self._gate(name, group)
         return OpenGroup(group, self._names[name, cmg])
 
     def add(self, state: UnitGroups) -> None:

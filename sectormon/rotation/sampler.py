@@ -19,6 +19,7 @@ from collections.abc import Callable
 
 from sectormon.data.readings import Slice, Unit, unit_key
 from sectormon.errors import SectormonError
+from sectormon.rotation.control import CountingControl
 from sectormon.rotation.counters import OpenGroup, OpenUnits, UnitGroups, is_gone
 from sectormon.rotation.fd_shortage import FdShortage
 from sectormon.rotation.inherited import InheritedRows
@@ -65,6 +66,7 @@ class Sampler:
         proxy: int | None = None,
         on_counting: Callable[[], None] | None = None,
         markers: MarkerService | None = None,
+        control: CountingControl | None = None,
     ) -> None:
         """``rotation``: how to rotate (sync at ``timeslice`` when not given). ``max_overhead``:
         the budget, a fraction of one core (None: none); over it the sampler switches sync to
@@ -76,7 +78,9 @@ class Sampler:
         start (a unit that cannot be opened then ends the run before it, with nothing counted).
         ``markers``: the launched program's marked regions (:mod:`sectormon.rotation.markers`):
         their threads are handed their groups, and each slice carries the region table when it
-        changed."""
+        changed.
+        ``control``: counting switched on and off from outside (``--control``, ``--delay``),
+        applied on this thread whenever the source's wait is woken for it."""
         if timeslice <= 0:
             raise SectormonError(f"--timeslice must be > 0 (got {timeslice})")
         self._source = source
@@ -91,7 +95,7 @@ class Sampler:
         self._on_slice = on_slice
         self._on_warning = on_warning or (lambda _msg: None)
         self._cmg_enabled = cmg_enabled and any(g.cmg_events for g in plan.groups)
-        self._units = OpenUnits(plan)
+        self._units = OpenUnits(plan, gate=control.gate if control is not None else None)
         self._last_alive: tuple[Unit, ...] | None = None  # the alive units of the last poll
         self._fds = FdShortage()
         # Found threads' counts out of their family's inherited rows. Under a proxy the rotating
@@ -108,6 +112,9 @@ class Sampler:
         self._strategy = self._strategy_for(self.rotation)
         self._counting = False  # past the first poll: a unit that cannot be opened no longer stops the run
         self._stop = threading.Event()
+        self._control = control
+        if control is not None:
+            control.attach(wake=source.wake, stop=self.stop)
         self._cpu_start = 0.0
         self._wall_start = 0.0
         self._waiting_cpu = 0.0
@@ -158,19 +165,13 @@ class Sampler:
             if self._on_counting is not None:
                 self._on_counting()
             while True:
-                deadline = deadlines.next_deadline(self._source.now())
-                if bracket_wait:
-                    before_wait = time.thread_time()
-                    self._source.wait_until(deadline)
-                    self._waiting_cpu += time.thread_time() - before_wait
-                else:
-                    self._source.wait_until(deadline)
+                switched = self._wait(deadlines.next_deadline(self._source.now()), bracket_wait)
                 finished = self._source.finished()
                 stopping = self._stop.is_set() or finished
                 now = self._source.now()
                 if self._markers is not None and self._markers.pending:
                     self._markers.serve(self._marker_groups)
-                if not strategy.slice_due(now - slice_start, self.rotation.timeslice, stopping):
+                if not (switched or strategy.slice_due(now - slice_start, self.rotation.timeslice, stopping)):
                     # Between two reads: follow the units only.
                     ended = self._refresh_units()
                     strategy.hold(ended)
@@ -194,7 +195,7 @@ class Sampler:
                 record = Slice(
                     t=now,
                     index=self.slices,
-                    duration=max(0.0, now - slice_start),
+                    duration=self._duration(slice_start, now),
                     group=end.group,
                     rows=end.rows,
                     overhead_s=overhead,
@@ -222,6 +223,31 @@ class Sampler:
                     deadlines = Deadlines(self._tick())
         finally:
             self._units.close_all()
+
+    def _wait(self, deadline: float, bracket_wait: bool) -> bool:
+        """Wait for ``deadline``; a wait woken earlier (:meth:`Source.wake`) does what it was
+        woken for and waits on, unless the run is stopping. True when control switched all
+        counting on or off meanwhile: the slice ends there, so none straddles the switch."""
+        while True:
+            if bracket_wait:
+                before_wait = time.thread_time()
+                self._source.wait_until(deadline)
+                self._waiting_cpu += time.thread_time() - before_wait
+            else:
+                self._source.wait_until(deadline)
+            if self._control is None or not self._control.posted:
+                return False  # the deadline (or a wake-up for something else)
+            if self._control.apply(self._source.now()):
+                return True
+            if self._source.now() >= deadline or self._stop.is_set():
+                return False
+
+    def _duration(self, start: float, end: float) -> float:
+        """A slice's seconds: all of it, or under control the part in which something counted
+        (a span with counting off is no one's present time, see :mod:`sectormon.rotation.control`)."""
+        if self._control is None:
+            return max(0.0, end - start)
+        return self._control.counted(start, end)
 
     def _tick(self) -> float:
         """Seconds between two wake-ups (the strategy's, for the rotation's slice)."""

@@ -25,10 +25,12 @@ from sectormon.io.recording import RecordingWriter
 from sectormon.metrics.builder import build_engine
 from sectormon.metrics.proxy import proxy_setting
 from sectormon.profiles.model import Profile
+from sectormon.rotation.control import CountingControl
 from sectormon.rotation.markers import MarkerService
 from sectormon.rotation.plan import Rotation, RotationPlan
 from sectormon.rotation.sampler import Sampler
 from sectormon.session.control import SessionBase, WarningCallback
+from sectormon.session.control_channel import ControlChannel, DelayTimer
 from sectormon.session.hotspots import builder_for
 from sectormon.session.options import SessionOptions
 from sectormon.sources.base import SampleFeed, Source
@@ -78,6 +80,11 @@ class LiveSession(SessionBase):
         self.recording_failed = False  # a recording stopped on an error: the run ends with status 1
         # Re-entrant: a write that fails warns, and a warning is written to the recording.
         self._record_lock = threading.RLock()
+        self._control = (
+            CountingControl(plan, start_enabled=options.delay is None, on_warning=self._warn)
+            if options.controlled
+            else None
+        )
         self._sampler = Sampler(
             source,
             plan,
@@ -93,10 +100,12 @@ class LiveSession(SessionBase):
             proxy=options.proxy,
             on_counting=self._counting_started,
             markers=markers,
+            control=self._control,
         )
         self._markers = markers
         self._counting = False
         self._on_counting: list[Callable[[], None]] = []
+        self._controllers = self._open_controllers(options)
         if options.proxy is not None:
             self._choose_stand_ins(options.proxy)
         self._builder = builder_for(self._header, build_engine(profile, self._header), options.interval)
@@ -263,8 +272,27 @@ class LiveSession(SessionBase):
         its header then: a session that cannot open any event writes nothing on stdout)."""
         self._on_counting.append(callback)
 
+    def _open_controllers(self, options: SessionOptions) -> list[ControlChannel | DelayTimer]:
+        """``--control``'s reader and ``--delay``'s timer, started once counting is (commands sent
+        before wait in the descriptor), closed when the session ends."""
+        control = self._control
+        out: list[ControlChannel | DelayTimer] = []
+        if control is None:
+            return out
+        if options.control is not None:
+            out.append(ControlChannel(options.control, control, self._warn))
+        if options.delay is not None and options.delay > 0:
+            out.append(DelayTimer(options.delay, control))
+        return out
+
+    def _close_controllers(self) -> None:
+        for controller in self._controllers:
+            controller.close()
+
     def _counting_started(self) -> None:
         self._counting = True
+        for controller in self._controllers:
+            controller.start()
         for callback in self._on_counting:
             callback()
 
@@ -308,6 +336,7 @@ class LiveSession(SessionBase):
         if self._stopped:
             return
         self._stopped = True
+        self._close_controllers()
         if self._sampling is not None:
             self._sampling.close()
         with self._record_lock:
@@ -320,6 +349,7 @@ class LiveSession(SessionBase):
         if self._stopped:
             return
         self._stopped = True
+        self._close_controllers()
         while self._pending:
             self._apply_mark(self._pending.popleft())
         if self._sampling is not None:

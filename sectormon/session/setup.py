@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Mapping, Sequence
+from typing import NoReturn
 
+from sectormon.errors import UsageError
 from sectormon.metrics.proxy import TASK_TIME_EVENT
 from sectormon.perf.probe import ProbeResult
 from sectormon.profiles.model import EventDef, Profile
@@ -39,8 +41,11 @@ def open_session(
     *,
     on_warning: WarningCallback | None = None,
     notes: Sequence[str] = (),
+    required: str | None = None,
 ) -> LiveSession:
-    """A started :class:`LiveSession` on ``source``; ``notes`` are shown in the TUI, not said again."""
+    """A started :class:`LiveSession` on ``source``; ``notes`` are shown in the TUI, not said again.
+    ``required`` names the option that asked for the profile's events one by one (``-e``): an
+    event this host cannot count is then a :class:`UsageError` naming it, not a dropped event."""
     options = request.resolve(source)
     group_names = select_groups(profile, request.groups)
     wanted = {e for g in group_names for e in profile.group(g).events}
@@ -54,6 +59,8 @@ def open_session(
         for event in events:
             if event.scope == "cmg":
                 unavailable.setdefault(event.name, f"CMG-wide event needs per-CPU counting: {cmg_reason}")
+    if required is not None and unavailable:
+        raise_unavailable(required, {_shown(profile.events[n]): why for n, why in unavailable.items()})
     plan = plan_rotation(profile, group_names, unavailable, free=lambda e: not source.needs_counter(e))
     if (
         options.proxy is not None
@@ -76,7 +83,7 @@ def open_session(
         options, rotation=rotation, may_switch=can_multiplex and request.rotation == AUTO
     )
     warnings = startup_warnings(profile, plan, probe)
-    markers = region_markers(source, request.region_level, rotated=rotation.mode == SYNC)
+    markers = region_markers(source, request.region_level, rotated=rotation.mode == SYNC, warnings=warnings)
     try:
         source.start()
     except BaseException:
@@ -114,13 +121,37 @@ def open_session(
         raise
 
 
-def region_markers(source: Source, level: int, *, rotated: bool) -> MarkerService | None:
+def _shown(event: EventDef) -> str:
+    """An event as a message names it: its name, and the spec it was asked for by when other."""
+    return event.name if event.spec == event.name else f"{event.name} ({event.spec})"
+
+
+def raise_unavailable(option: str, unavailable: Mapping[str, str]) -> NoReturn:
+    """One line for the first event asked for by ``option`` that cannot be counted here."""
+    name, reason = next(iter(unavailable.items()))
+    reason = reason.split(" (fix: ")[0]  # the probe's fix is for a profile; this one is for the option
+    more = f" (and {len(unavailable) - 1} more)" if len(unavailable) > 1 else ""
+    fix = (
+        "add --include-kernel or write it with ':uk'"
+        if reason.startswith("user-only")
+        else f"drop it from {option}; `sectormon check` and `sectormon events` list what this host counts"
+    )
+    raise UsageError(f"{option}: event {name} cannot be counted here{more}: {reason} ({fix})")
+
+
+def region_markers(source: Source, level: int, *, rotated: bool, warnings: list[str]) -> MarkerService | None:
     """Region counting for a program the source launches: its environment names the marker
     endpoint (``None``: the source launches nothing, or the marker library was not built, so
-    no program can have linked it from this install)."""
+    no program can have linked it from this install). Regions are an addition to the run: when
+    the endpoint cannot be set up (no shared memory, a file-size or descriptor limit), a warning
+    says so and the run goes on without them."""
     if not source.capabilities.launches or not LIBRARY_FILE.is_file():
         return None
-    markers = MarkerService(level=level, rotated=rotated)
+    try:
+        markers = MarkerService(level=level, rotated=rotated)
+    except OSError as exc:
+        warnings.append(f"marked regions are not counted in this run: {exc.strerror or exc}")
+        return None
     source.add_environment(markers.environment())
     return markers
 

@@ -140,7 +140,14 @@ class Source(Protocol):
         ...
 
     def wait_until(self, t: float) -> None:
-        """Return when the source clock reaches ``t`` (sleep, or simulate up to ``t``)."""
+        """Return when the source clock reaches ``t`` (sleep, or simulate up to ``t``), or
+        earlier once :meth:`wake` is called."""
+
+    def wake(self) -> None:
+        """Cut the sampler's wait short (from any thread): a wait in progress, or the next one,
+        returns now, so something waiting for the sampler thread (a control command) is done
+        within the wait's time, not a whole timeslice later. The sampler finds out itself why it
+        woke up."""
 
     def poll_units(self) -> UnitsUpdate:
         """Current units; new ones appear, ended ones are reported once."""
@@ -233,7 +240,7 @@ class Source(Protocol):
 class SourceBase:
     """Defaults for :class:`Source`: none of the :class:`Capabilities`, no command, no CMG
     restriction, no live sector switching, no sampling, no kernel figure of the target's CPU time,
-    no regions of its own."""
+    no wait cut short by :meth:`wake`, no regions of its own."""
 
     capabilities = Capabilities()
     default_recent_seconds = 10.0
@@ -243,6 +250,9 @@ class SourceBase:
 
     def needs_counter(self, event: EventDef) -> bool:
         return True
+
+    def wake(self) -> None:
+        """Nothing: a source whose wait cannot be cut short is woken by its next deadline."""
 
     @property
     def cmg_unavailable_reason(self) -> str | None:

@@ -69,9 +69,9 @@ def test_a_proxied_side_is_marked_in_every_output() -> None:
     text = render_text(cmp)
     ipc_lines = [line for line in text.splitlines() if line.startswith("IPC ")]
     assert [("≈" in line) for line in ipc_lines] == [True, True, False]  # total, cmg:0, core:12
-    assert ipc_lines[1].split()[1:3] == ["1.500000", "≈1.500000"]  # Baseline, Sector (no unit)
+    assert ipc_lines[1].split()[1:3] == ["1.500", "≈1.500"]  # Baseline, Sector (no unit)
     assert text.count(PROXY_NOTE) == 2
-    assert "≈1.500000" in render_markdown(cmp) and PROXY_NOTE in render_markdown(cmp)
+    assert "≈1.500" in render_markdown(cmp) and PROXY_NOTE in render_markdown(cmp)
     rows = {(r["scope"], r["metric"]): r["proxy"] for r in csv.DictReader(io.StringIO(render_csv(cmp)))}
     assert rows[("cmg:0", "IPC")] == "other" and rows[("cmg:0", "L1D_miss_rate")] == ""
     assert _compare(True, True).to_json()["scopes"]["total"]["metrics"]["IPC"]["proxy"] == ["base", "other"]
@@ -95,5 +95,5 @@ def test_a_proxied_value_shows_its_error_bound_or_n_a() -> None:
     assert scopes["total"]["metrics"]["IPC"]["proxy_error"] == {"other": None}
     assert "proxy_error" not in scopes["cmg:0"]["metrics"]["L1D_miss_rate"]
     text = render_text(cmp)
-    assert "≈1.500000 ±12%" in text and "≈1.000000 ±n/a" in text
-    assert "≈1.500000 ±12%" in render_markdown(cmp)
+    assert "≈1.500 ±12%" in text and "≈1.000 ±n/a" in text
+    assert "≈1.500 ±12%" in render_markdown(cmp)

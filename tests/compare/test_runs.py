@@ -127,9 +127,9 @@ def test_renderers() -> None:
     text = render_text(cmp)
     assert "Metric" in text and "Baseline" in text and "Improvement" in text
     ipc_line = next(line for line in text.splitlines() if line.startswith("IPC "))
-    assert "0.800000" in ipc_line and "+0.200000" in ipc_line and "+25.00%" in ipc_line
+    assert "0.8000" in ipc_line and "+0.2000" in ipc_line and "+25.00%" in ipc_line
     miss_line = next(line for line in text.splitlines() if line.startswith("L1D_miss_rate"))
-    assert miss_line.split()[1:5] == ["ratio", "n/a", "0.040000", "n/a"]  # unit, base, other, delta
+    assert miss_line.split()[1:5] == ["ratio", "n/a", "0.04000", "n/a"]  # unit, base, other, delta
     assert "IPC_improvement: +25.00 %" in text
     rows = list(csv.DictReader(io.StringIO(render_csv(cmp))))
     ipc = next(r for r in rows if r["metric"] == "IPC")
@@ -137,7 +137,7 @@ def test_renderers() -> None:
     assert next(r for r in rows if r["metric"] == "L1D_miss_rate")["baseline"] == ""
     assert float(next(r for r in rows if r["metric"] == "IPC_improvement")["value"]) == pytest.approx(25.0)
     md = render_markdown(cmp)
-    assert "### total" in md and "| IPC | inst/cycle | 0.800000 | 1.000000 | +0.200000 |" in md
+    assert "### total" in md and "| IPC | inst/cycle | 0.8000 | 1.000 | +0.2000 |" in md
     data = json.loads(json.dumps(cmp.to_json(), allow_nan=False))
     assert data["schema"] == "sectormon/compare/2"
     assert data["scopes"]["total"]["metrics"]["L1D_miss_rate"]["base"] is None

@@ -83,37 +83,19 @@ def test_no_common_metric_is_one_error_line(tmp_path: Path, capsys: pytest.Captu
     assert "profiles generic and a64fx" in err[0]
 
 
-def _columns(text: str) -> list[tuple[list[str], list[str]]]:
-    """Per table: the Baseline/Sector cells and the Delta/Improvement cells."""
-    tables: list[tuple[list[str], list[str]]] = []
-    inside = False
-    for line in text.splitlines():
-        if line and set(line) == {"-"}:
-            tables.append(([], []))
-            inside = True
-        elif line.startswith(("(", "IPC_improvement")):
-            inside = False
-        elif inside:
-            cells = line.split()
-            tables[-1][0].extend(cells[-7:-5])
-            tables[-1][1].extend(cells[-5:-3])
-    return tables
-
-
-def _kind(cell: str) -> str:
-    return "sci" if re.fullmatch(r"[+-]?\d\.\d{6}e[+-]\d\d", cell) else "fixed"
-
-
-def test_one_number_format_per_column(capsys: pytest.CaptureFixture[str]) -> None:
-    """Large values (energy_total, 6.8e+07) and changes (-7.1e+06) share the column format of small ones."""
+def test_the_report_reads_in_plain_decimals_with_both_runs_named(capsys: pytest.CaptureFixture[str]) -> None:
+    """Large values (energy_total, 6.8e+07) and small ones read alike: no e-notation, four
+    significant digits, thousands separators; the column titles name the two runs."""
     assert cli.main(["compare", str(SIM_OFF), str(SIM_ON), "--scope", "total"]) == 0
-    tables = _columns(capsys.readouterr().out)
-    assert len(tables) == 1
-    values, changes = tables[0]
-    assert len(values) > 60 and len(changes) > 60
-    for column in (values, changes):
-        cells = [c for c in column if c != "n/a"]
-        assert len({_kind(c) for c in cells}) == 1, cells
-        if _kind(cells[0]) == "fixed":
-            assert all(re.fullmatch(r"[+-]?\d+\.\d{6}", c) for c in cells), cells
-    assert "6.805015e+07" in values and "-7.159719e+06" in changes
+    text = capsys.readouterr().out
+    assert not re.search(r"\d[eE][+-]?\d", text), text
+    energy = next(line for line in text.splitlines() if line.startswith("energy_total "))
+    assert energy.split()[2:6] == ["68,050,152", "60,890,434", "-7,159,719", "+7,159,719"]
+    l1d = next(line for line in text.splitlines() if line.startswith("L1D_miss_rate "))
+    assert l1d.split()[2:4] == ["0.2526", "0.1250"]
+    titles = next(line for line in text.splitlines() if line.startswith("Metric "))
+    assert titles.split()[2:4] == [
+        SIM_OFF.name.removesuffix(".jsonl.gz"),
+        SIM_ON.name.removesuffix(".jsonl.gz"),
+    ]
+    assert "CPU_CYCLES" in text and "20,770,527" in text  # the absolute counts beside the rates

@@ -10,6 +10,7 @@ unavailable and runs everything else.
 from __future__ import annotations
 
 import dataclasses
+import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
@@ -123,6 +124,7 @@ class PerfSource(SourceBase):
         *,
         exclude_kernel: bool = True,
         exclude_hv: bool = True,
+        exclude_user: bool = False,
     ) -> None:
         self.target = target
         self.topology = topology
@@ -136,6 +138,7 @@ class PerfSource(SourceBase):
         )
         self.exclude_kernel = exclude_kernel
         self.exclude_hv = exclude_hv
+        self.exclude_user = exclude_user  # -e's ':k': kernel mode alone
         if isinstance(target, CpuTarget):
             missing = [c for c in target.cpus if c not in topology.cpus]
             if missing:
@@ -151,6 +154,7 @@ class PerfSource(SourceBase):
         self._unreported: list[int] = []  # processes found, not yet in a UnitsUpdate
         self._opened_specs: set[str] = set()  # event specs opened on some thread already
         self._t0: float | None = None
+        self._woken = threading.Event()  # wait_until sleeps on it: wake() cuts the sleep short
         self._groups: list[PerfGroup | _ExecGatedGroup] = []
         self._specs: dict[str, EventSpec] = {}
         self._cmg_checked = False
@@ -180,11 +184,15 @@ class PerfSource(SourceBase):
         self.target.env.update(env)
 
     def wait_until(self, t: float) -> None:
-        """Sleep until ``t``; the first wait lets a gated command exec (its first groups are open)."""
+        """Sleep until ``t`` or until :meth:`wake`; the first wait lets a gated command exec (its
+        first groups are open)."""
         self.release()
         remaining = t - self.now()
-        if remaining > 0:
-            time.sleep(remaining)
+        if remaining > 0 and self._woken.wait(remaining):
+            self._woken.clear()
+
+    def wake(self) -> None:
+        self._woken.set()
 
     def release(self) -> None:
         """Let a gated command exec now (also done by the first :meth:`wait_until`)."""
@@ -280,6 +288,7 @@ class PerfSource(SourceBase):
                 cpu=firsts[0],
                 exclude_kernel=self.exclude_kernel,
                 exclude_hv=self.exclude_hv,
+                exclude_user=self.exclude_user,
             )
         except PerfError as exc:
             self._cmg_reason = str(exc)  # the paranoid/capability explanation and its fix
@@ -334,6 +343,7 @@ class PerfSource(SourceBase):
                 names=names,
                 exclude_kernel=self.exclude_kernel,
                 exclude_hv=self.exclude_hv,
+                exclude_user=self.exclude_user,
                 enable_on_exec=enable_on_exec,
                 inherit=inherit,
                 inherit_thread=only_threads,
@@ -382,6 +392,7 @@ class PerfSource(SourceBase):
             [(e.name, e.spec) for e in events],
             exclude_kernel=self.exclude_kernel,
             sysfs_root=roots.SYSFS_PATH,
+            exclude_user=self.exclude_user,
         )
 
     def open_sampling(self, request: SampleRequest, profile: Profile) -> SampleFeed:

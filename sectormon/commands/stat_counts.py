@@ -1,0 +1,185 @@
+"""``sectormon stat``'s figures: a session's frames reduced to :mod:`.stat_report`'s lines.
+
+One run gives its final frame's whole-run window (and each marked region's); ``-r N`` runs give
+means with perf's spread: the standard deviation of the mean, ``sqrt(M2 / (n - 1) / n)`` by
+Welford's update, relative to the mean in % (perf's ``stddev_stats`` and ``rel_stddev_stats``).
+``-I`` intervals are the frames' own interval totals; the last, shorter one is what the whole run
+counted beyond the previous frame's whole-run figure, so the rows add up to the final counts
+whenever the frames' intervals add up to their run (every count an exact one, nothing scaled).
+An event's run time is what perf's is for a task's counter, the time the counted threads ran on
+a CPU with the counters open (the frames' ``thread_time``), times the share of it the event's
+group was counting; where the source cannot tell (CPUs, the simulator) the window's wall-clock
+seconds stand in. Pure: frames in, lines out.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from sectormon.commands.stat_report import Block, EventLine, MetricLine
+from sectormon.data.frames import Frame, ScopeStats, WindowStats
+from sectormon.profiles.model import Profile
+
+NS_PER_MS = 1e6
+
+
+@dataclass(frozen=True, slots=True)
+class Shown:
+    """What a run's blocks show: the events in order with their labels, the metrics, and the
+    events the host could not count (shown ``<not supported>``)."""
+
+    profile: Profile
+    labels: Mapping[str, str]
+    dropped: frozenset[str] = frozenset()
+
+    def events(self) -> tuple[str, ...]:
+        wanted = {name for group in self.profile.groups for name in group.events}
+        return tuple(name for name in self.profile.events if name in wanted)
+
+    def label(self, event: str) -> str:
+        return self.labels.get(event, event)
+
+    def unit(self, event: str) -> str:
+        return "msec" if self.profile.events[event].unit == "ns" else ""
+
+
+def mean_and_noise(values: Sequence[float]) -> tuple[float, float | None]:
+    """The mean of ``values`` and perf's relative spread of it in % (``None`` for one value;
+    0 for a zero mean, as perf)."""
+    n = 0
+    mean = 0.0
+    m2 = 0.0
+    for value in values:  # Welford, as perf's update_stats
+        n += 1
+        delta = value - mean
+        mean += delta / n
+        m2 += delta * (value - mean)
+    if n < 2:
+        return mean, None
+    spread = math.sqrt(m2 / (n - 1) / n)
+    return mean, (100.0 * spread / mean if mean else 0.0)
+
+
+def spread(values: Sequence[float]) -> float | None:
+    """The standard deviation of the mean of ``values`` (``None`` for one value)."""
+    mean, noise = mean_and_noise(values)
+    if noise is None:
+        return None
+    return noise * mean / 100.0 if mean else 0.0
+
+
+def counted_seconds(window: WindowStats | Frame, seconds: float) -> float:
+    """The counted threads' CPU seconds in ``window`` (``seconds``, its length, when unknown)."""
+    return window.thread_time.counted_s if window.thread_time is not None else seconds
+
+
+def event_lines(shown: Shown, scopes: Sequence[tuple[ScopeStats, float]]) -> tuple[EventLine, ...]:
+    """Each event over ``scopes`` (one per run: its figures and the seconds it could have been
+    counted), averaged over the runs that counted it."""
+    lines = []
+    runs = len(scopes)
+    for event in shown.events():
+        unit = shown.unit(event)
+        label = shown.label(event)
+        if event in shown.dropped:
+            lines.append(EventLine(label, None, unit, supported=False))
+            continue
+        counted = [
+            (scope.counts[event], scope.coverage.get(event, 0.0), seconds)
+            for scope, seconds in scopes
+            if event in scope.counts and scope.coverage.get(event, 0.0) > 0
+        ]
+        if not counted:
+            lines.append(EventLine(label, None, unit, running=0.0))
+            continue
+        scale = 1.0 / NS_PER_MS if unit == "msec" else 1.0
+        value, noise = mean_and_noise([count * scale for count, _, _ in counted])
+        coverage = sum(c for _, c, _ in counted) / len(counted)
+        run_ns = sum(c * s for _, c, s in counted) / len(counted) * 1e9
+        lines.append(
+            EventLine(
+                label,
+                value,
+                unit,
+                run_ns=round(run_ns),
+                running=coverage,
+                noise=noise if runs > 1 else None,
+            )
+        )
+    return tuple(lines)
+
+
+def metric_lines(shown: Shown, scopes: Sequence[ScopeStats]) -> tuple[MetricLine, ...]:
+    """Each metric of the profile, averaged over the runs where it had a value (else n/a)."""
+    lines = []
+    for metric in shown.profile.metrics:
+        values = [
+            value
+            for scope in scopes
+            if (value := scope.metrics.get(metric.name)) is not None and math.isfinite(value)
+        ]
+        coverage = [scope.coverage.get(metric.name, 0.0) for scope in scopes]
+        mean, noise = mean_and_noise(values) if values else (None, None)
+        lines.append(
+            MetricLine(
+                metric.name,
+                metric.unit,
+                mean,
+                sum(coverage) / len(coverage) if coverage else 0.0,
+                noise if len(scopes) > 1 else None,
+            )
+        )
+    return tuple(lines)
+
+
+def run_blocks(shown: Shown, title: str, finals: Sequence[Frame]) -> list[Block]:
+    """The whole-run block over ``finals`` (one final frame per run), then one block per marked
+    region, in the order the regions were first seen."""
+    whole = [(final.run.total, counted_seconds(final.run, final.run.seconds)) for final in finals]
+    blocks = [Block(title, event_lines(shown, whole), metric_lines(shown, [s for s, _ in whole]))]
+    names: dict[str, None] = {}
+    for final in finals:
+        names.update(dict.fromkeys(final.run.regions))
+    for name in names:
+        regions = [final.run.regions[name] for final in finals if name in final.run.regions]
+        scopes = [(region.total, region.seconds) for region in regions]
+        calls = sum(region.calls for region in regions) / len(regions)
+        seconds = sum(region.seconds for region in regions) / len(regions)
+        blocks.append(
+            Block(
+                f"region '{regions[0].name}' (calls {calls:.0f})",
+                event_lines(shown, scopes),
+                metric_lines(shown, [s for s, _ in scopes]),
+                seconds=seconds,
+            )
+        )
+    return blocks
+
+
+class Intervals:
+    """The ``-I`` rows of one run, frame by frame: a frame's interval totals, and for the final
+    frame the run's counts beyond the last frame's whole-run figures (no rows when the run
+    ended with that frame: no time is left)."""
+
+    def __init__(self, shown: Shown) -> None:
+        self.shown = shown
+        self._last: Frame | None = None
+
+    def lines(self, frame: Frame) -> tuple[EventLine, ...]:
+        if not frame.final:
+            self._last = frame
+            return event_lines(self.shown, [(frame.total, counted_seconds(frame, frame.interval))])
+        last = self._last
+        run = frame.run.total
+        if last is None:  # the run ended within its first interval
+            return event_lines(self.shown, [(run, counted_seconds(frame.run, frame.run.seconds))])
+        if frame.t <= last.t:
+            return ()
+        before = last.run.total
+        rest = {name: count - before.counts.get(name, 0.0) for name, count in run.counts.items()}
+        scope = ScopeStats(counts=rest, rates={}, metrics={}, coverage=dict(run.coverage))
+        now, before_s = frame.run.thread_time, last.run.thread_time
+        seconds = now.counted_s - before_s.counted_s if now and before_s else frame.t - last.t
+        return event_lines(self.shown, [(scope, max(seconds, 0.0))])
