@@ -202,7 +202,11 @@ class Sampler:
                     unit_processes=unit_processes,
                     target_cpu_s=None if target_cpu is None else target_cpu.total,
                     target_ended_system_s=0.0 if target_cpu is None else target_cpu.ended_system,
-                    regions=self._markers.read_changed() if self._markers is not None else None,
+                    regions=(
+                        self._markers.read_changed()
+                        if self._markers is not None
+                        else self._source.read_regions()
+                    ),
                     bindings=bindings,
                 )
                 slice_start = now

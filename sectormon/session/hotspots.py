@@ -40,7 +40,7 @@ class SampledFrameBuilder(FrameBuilder):
         if isinstance(item, SampleBatch):
             self.windows.add(item)
             return []
-        if isinstance(item, Mark):
+        if isinstance(item, (Mark, RegionsReading)):  # a regions reading shares its slice's t: no window ends
             return super().feed(item)
         due = self.clock.reaches_next(item.t)
         return self._with_hotspots(super().feed(item), due)

@@ -29,6 +29,11 @@ MAX_THREADS = CMGS * CPUS_PER_CMG
 TICKS = 4
 
 
+def ticks_to_ns(ticks: int) -> int:
+    """Engine ticks as simulated nanoseconds (the unit of perf's ``time_enabled``)."""
+    return int(ticks / TICKS / FREQ_HZ * 1e9)
+
+
 @dataclass(frozen=True, slots=True)
 class Timing:
     """Latencies (cycles from issue to data) and the out-of-order window that overlaps misses.

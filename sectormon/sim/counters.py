@@ -33,6 +33,15 @@ class ThreadTotals:
     l2_wb: int
     swap_dm: int
     mibmch_prf: int
+    l1_wb: int
+    l1_miss_wait: int
+    wait_l1: int
+    wait_l2: int
+    fe_stall: int
+
+    def tallies(self) -> Tallies:
+        """The tallies as they are now, for reading many events at once (:class:`Tallies`)."""
+        return Tallies(self)
 
     def cycles(self) -> int:
         return self.cyc // TICKS
@@ -90,6 +99,53 @@ class ThreadTotals:
         return self._low_total(lambda fl: bool((fl >> 1) & 3))
 
 
+_COPIED = (
+    "cyc",
+    "acc",
+    "ipa",
+    "ifetch",
+    "demand_misses",
+    "memory_reads",
+    "l1_refill_pf",
+    "l2_other",
+    "l2_refill_pf",
+    "l2_wb",
+    "swap_dm",
+    "mibmch_prf",
+    "l1_wb",
+    "l1_miss_wait",
+    "wait_l1",
+    "wait_l2",
+    "fe_stall",
+)
+
+
+class Tallies(ThreadTotals):
+    """A thread's tallies taken at one moment, each flag total summed once: what reads every
+    event of a thread at a time (a marked region's, at every slice) takes instead of the thread,
+    whose pipe-0 and pipe-1 events would each walk the per-flags counts again (a copy of them, on
+    the compiled core). Read at once, while the model stands still: on the Python model its
+    per-flags lists are the thread's own."""
+
+    def __init__(self, thread: ThreadTotals) -> None:
+        for name in _COPIED:
+            setattr(self, name, getattr(thread, name))
+        self.fcount = thread.fcount
+        self._flag_totals: dict[int, int] = {}
+        self._not_sec0: int | None = None
+
+    def flag_total(self, bit: int) -> int:
+        total = self._flag_totals.get(bit)
+        if total is None:
+            total = self._flag_totals[bit] = super().flag_total(bit)
+        return total
+
+    def not_sec0(self) -> int:
+        if self._not_sec0 is None:
+            self._not_sec0 = super().not_sec0()
+        return self._not_sec0
+
+
 class Cmg:
     """A CMG: the shared L2. Its CMG-scoped counters are sums over its threads' counters, derived on
     read (every L2 miss, refill-buffer meeting and memory write is counted by the requesting core)."""
@@ -102,6 +158,15 @@ class Cmg:
         self.memory = memory
         self.threads: list[ThreadTotals] = []
         self.tick = 0
+
+    def at(self, tick: int) -> Cmg:
+        """This CMG with its clock at ``tick`` and its threads' counts as they are now: the CMG as
+        it stood at ``tick`` once its threads have all ended (their counts stand still then; only
+        the energy's static part grows with the clock)."""
+        then = Cmg(self.ident, self.l2, self.memory)
+        then.threads = self.threads
+        then.tick = tick
+        return then
 
     def l2_miss_count(self) -> int:
         """L2 misses as the hardware counts them, refill-buffer meetings included (errata 1.0)."""

@@ -19,9 +19,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from sectormon.sim.config import TICKS, Energy
-from sectormon.sim.counters import Cmg
+from sectormon.sim.counters import Cmg, ThreadTotals
 from sectormon.sim.stream import FL_PFE, FL_SCE
-from sectormon.sim.thread import SimThread
 
 NOT_MODELLED = "not modelled by the simulator"
 
@@ -31,11 +30,11 @@ def _half(total: int, pipe: int) -> int:
     return (total + 1) // 2 if pipe == 0 else total // 2
 
 
-def _ld_wait(t: SimThread) -> int:
+def _ld_wait(t: ThreadTotals) -> int:
     return (t.wait_l1 + t.wait_l2) // TICKS
 
 
-def ea_core(t: SimThread, e: Energy) -> int:
+def ea_core(t: ThreadTotals, e: Energy) -> int:
     nj = (
         t.cycles() * e.core_per_cycle
         + t.inst() * e.core_per_inst
@@ -59,7 +58,7 @@ def ea_memory(c: Cmg, e: Energy) -> int:
     return int(nj / e.nj_ea_memory)
 
 
-PeReader = Callable[[SimThread, Energy], int]
+PeReader = Callable[[ThreadTotals, Energy], int]
 CmgReader = Callable[[Cmg, Energy], int]
 
 
@@ -207,7 +206,7 @@ def is_modelled(code: int | None) -> bool:
     return code is not None and code in MODELLED_CODES
 
 
-def read_pe(code: int, thread: SimThread | None, energy: Energy) -> int:
+def read_pe(code: int, thread: ThreadTotals | None, energy: Energy) -> int:
     """A PE-scoped event on a core (0 on a core without a simulated thread)."""
     if thread is None:
         return 0

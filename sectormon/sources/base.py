@@ -19,6 +19,7 @@ from typing import Any, Protocol
 from sectormon.data.binding import ThreadBinding
 from sectormon.data.hotspots import DEFAULT_TOP, HotspotSettings
 from sectormon.data.readings import ProcessInfo, Unit
+from sectormon.data.regions import RegionSnapshot
 from sectormon.data.samples import SampleBatch
 from sectormon.errors import SectormonError, UsageError
 from sectormon.host.cpu_time import TargetCpu
@@ -217,6 +218,12 @@ class Source(Protocol):
         """Start sampling ``request`` on the started source (before its target runs)."""
         ...
 
+    def read_regions(self) -> RegionSnapshot | None:
+        """The regions the source's own workload marks (the simulator's kernels), when they changed
+        since the previous call, else ``None``; a launched program's marked regions come through
+        the sampler's :class:`~sectormon.rotation.markers.MarkerService` instead."""
+        ...
+
     def target_cpu(self) -> TargetCpu | None:
         """The CPU seconds the target has used so far by the kernel's account (its threads, ended
         ones and reaped children included) and the system part of it of counted processes that
@@ -236,7 +243,7 @@ class Source(Protocol):
 class SourceBase:
     """Defaults for :class:`Source`: none of the :class:`Capabilities`, no command, no CMG
     restriction, no live sector switching, no sampling, no kernel figure of the target's CPU time,
-    no wait cut short by :meth:`wake`."""
+    no wait cut short by :meth:`wake`, no regions of its own."""
 
     capabilities = Capabilities()
     default_recent_seconds = 10.0
@@ -272,6 +279,9 @@ class SourceBase:
 
     def add_environment(self, env: Mapping[str, str]) -> None:
         raise SectormonError("this source launches no program to give an environment to")
+
+    def read_regions(self) -> RegionSnapshot | None:
+        return None
 
     def open_sampling(self, request: SampleRequest, profile: Profile) -> SampleFeed:
         raise UsageError(f"--sample {request.event}: this source cannot sample (perf and sim can)")

@@ -97,7 +97,7 @@ def metric_series_names(header: dict[str, Any]) -> set[str]:
 def observed_values(samples: Samples, names: set[str]) -> dict[SeriesKey, float]:
     out: dict[SeriesKey, float] = {}
     for (name, labels), value in samples.items():
-        if name in names:
-            ls = dict(labels)
+        ls = dict(labels)
+        if name in names and not ls.get("region"):  # a marked region's series: the same names, its label
             out[(name, ls["scope"], ls.get("cmg", ""), ls.get("core", ""))] = value
     return out

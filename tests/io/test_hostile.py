@@ -216,7 +216,8 @@ def test_a_400_digit_slice_time_is_an_error_at_its_line(sim_lines: list[bytes], 
 
 
 def test_a_slice_longer_than_its_time_is_an_error(sim_lines: list[bytes], tmp_path: Path) -> None:
-    i = first_slice(sim_lines) + 3
+    slices = [n for n, line in enumerate(sim_lines) if b'"sectormon/slice/2"' in line]
+    i = slices[3]  # the fourth slice (a sim recording has regions records between them)
     lines = list(sim_lines)
     lines[i] = edited(lines[i], duration=1000.0)
     path = save(tmp_path / "duration.jsonl", lines)

@@ -8,6 +8,8 @@ the compiled core, where the sampler's Python takes most of the time, 20x less o
 model), hence the sim defaults below: a 10 us timeslice
 and a 250 us frame interval, so the six SC groups rotate about four times per frame. The TUI paces
 the simulated clock (``pace``) so a frame comes every half second, not as fast as the model runs.
+A kernel's threads mark their measured phase, after the warm-up, as a region named after the
+kernel (:mod:`.regions`): the slices carry it through :meth:`SimSource.read_regions`.
 """
 
 from __future__ import annotations
@@ -19,13 +21,23 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from sectormon.data.readings import Unit
+from sectormon.data.regions import RegionSnapshot
 from sectormon.errors import SectormonError, UsageError
 from sectormon.host.cpu_time import TargetCpu
 from sectormon.perf.group import GroupValues
 from sectormon.perf.probe import ProbeResult
 from sectormon.profiles.model import EventDef, Profile
 from sectormon.sim import events as sim_events
-from sectormon.sim.config import CMGS, CPUS_PER_CMG, FREQ_HZ, TICKS, ModelConfig, Prefetch, SectorConfig
+from sectormon.sim.config import (
+    CMGS,
+    CPUS_PER_CMG,
+    FREQ_HZ,
+    TICKS,
+    ModelConfig,
+    Prefetch,
+    SectorConfig,
+    ticks_to_ns,
+)
 from sectormon.sim.counters import Cmg
 from sectormon.sim.engine import Machine
 from sectormon.sim.kernels import default_sectors, make_kernel
@@ -34,6 +46,7 @@ from sectormon.sim.thread import SimThread
 from sectormon.sim.trace import TraceFile
 from sectormon.sim.workload import Workload, kernel_workload, trace_workload
 from sectormon.sources.base import Capabilities, SampleFeed, SampleRequest, SourceBase, UnitsUpdate
+from sectormon.sources.sim.regions import KernelRegions
 
 SIM_DEFAULT_TIMESLICE = 10e-6
 SIM_DEFAULT_INTERVAL = 250e-6
@@ -49,10 +62,6 @@ TRACE_WARMUP = 0.0  # a trace is the measured region: all of it counts
 
 class SimEventError(SectormonError):
     """An event the model does not count was opened (the probe reports it first)."""
-
-
-def _ns(ticks: int) -> int:
-    return int(ticks / TICKS / FREQ_HZ * 1e9)
 
 
 class SimCounterGroup:
@@ -113,7 +122,7 @@ class SimCounterGroup:
             now = self._raw()
             values = [a + n - b for a, n, b in zip(values, now, self._base, strict=True)]
             time += self._clock() - self._base_time
-        ns = _ns(time)
+        ns = ticks_to_ns(time)
         return GroupValues(values=tuple(values), time_enabled=ns, time_running=ns)
 
     def close(self) -> None:
@@ -167,6 +176,9 @@ class SimSource(SourceBase):
         self._by_cpu = {t.cpu: t for t in self.machine.threads}
         self._ended_reported: set[int] = set()
         self._lock = threading.Lock()
+        # A kernel's threads mark their measured phase; a trace's program marked nothing.
+        kernel = workload.kernel
+        self._regions = KernelRegions(kernel.name, self.config.energy) if kernel is not None else None
 
     # -- lookups used by the counter groups -------------------------------------------------------
     def thread_of(self, tid: int) -> SimThread | None:
@@ -196,6 +208,8 @@ class SimSource(SourceBase):
                     "before counting started: nothing would be measured (fix: --warmup 0, or a "
                     "larger workload, e.g. --size passes=...)"
                 )
+        if self._regions is not None:
+            self._regions.begin(self.machine)  # the measured phase starts where the warm-up ends
 
     def now(self) -> float:
         return (self.machine.tick - self._origin) / TICKS / FREQ_HZ
@@ -262,6 +276,8 @@ class SimSource(SourceBase):
             raise SimEventError(f"CMG {unit.cmg} runs no simulated thread")
         if unit.kind == "cpu":
             raise SimEventError("the simulator counts per simulated thread and per CMG, not per CPU")
+        if self._regions is not None:
+            self._regions.add_group(events)
         return SimCounterGroup(self, unit, events)
 
     def probe(self, events: Sequence[EventDef]) -> Mapping[str, ProbeResult]:
@@ -282,6 +298,13 @@ class SimSource(SourceBase):
 
     def finished(self) -> bool:
         return self.machine.finished()
+
+    def read_regions(self) -> RegionSnapshot | None:
+        """The kernel's region in every thread (:mod:`.regions`) when it changed since the last call."""
+        if self._regions is None:
+            return None
+        with self._lock:
+            return self._regions.read_changed(self.machine)
 
     def target_cpu(self) -> TargetCpu | None:
         """Every simulated thread's own clock: exactly what its counters could have counted."""
