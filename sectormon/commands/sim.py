@@ -14,7 +14,7 @@ import sys
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
-from typing import Any
+from typing import Any, cast
 
 from sectormon.commands.front_end import (
     add_session_options,
@@ -32,12 +32,15 @@ from sectormon.io import strict_json
 from sectormon.profiles.resolve import resolve_profile
 from sectormon.session.setup import open_session
 from sectormon.sim import advisor
+from sectormon.sim.qemu.capture import Program, trace_program
 from sectormon.sim.thread import SimThread
+from sectormon.sources.perf.launch import describe_exit, shell_status
 from sectormon.sources.sim.source import (
     SIM_DEFAULT_INTERVAL,
     SIM_DEFAULT_TIMESLICE,
     SimSource,
     build_sim_source,
+    check_program_options,
 )
 
 
@@ -79,6 +82,12 @@ def configure(parser: argparse.ArgumentParser) -> None:
             f"with --advise: rows of the table (default {advisor.DEFAULT_TOP}; --json gives every one)"
         ),
     )
+    parser.add_argument(
+        "sim_command",
+        nargs=argparse.REMAINDER,
+        metavar="-- CMD ARGS",
+        help="trace this x86_64 or aarch64 program under QEMU and simulate its own loads and stores",
+    )
     how = parser.add_argument_group("how to count")
     how.add_argument("--profile", default="auto", help="event profile (default a64fx)")
     add_session_options(
@@ -91,6 +100,33 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    program = _trace_command(args)
+    status = _run(args)
+    if program is None or status:
+        return status
+    if program.exit_code:
+        print_warning(f"{program.argv[0]}: {describe_exit(program.exit_code)}")
+    return shell_status(program.exit_code)
+
+
+def _trace_command(args: argparse.Namespace) -> Program | None:
+    """``sim -- CMD ARGS``: check the other options, run the program under QEMU and keep its
+    capture in ``args.sim_program`` for every source built from the options."""
+    command = list(args.sim_command or [])
+    dashes = command[:1] == ["--"]
+    command = command[1:] if dashes else command
+    if not command and not dashes:
+        return None
+    if not command or not command[0].strip():
+        raise UsageError("no program name after --: write the program to trace, e.g. sectormon sim -- ./app")
+    if not dashes:
+        raise UsageError(f"sim {command[0]}: put -- before the program to trace (sectormon sim -- CMD ARGS)")
+    check_program_options(sim_options(args))  # the options' errors before the program runs
+    args.sim_program = trace_program(command)
+    return cast(Program, args.sim_program)
+
+
+def _run(args: argparse.Namespace) -> int:
     if args.advise:
         return _advise(args)
     given = [o for o, v in (("--rank-by", args.rank_by), ("--budget", args.budget), ("--top", args.top)) if v]

@@ -1,0 +1,107 @@
+"""Real programs through the installed command: ``sectormon sim -- ./prog`` under qemu-x86_64.
+
+The first check of issue 32: with the sector cache off and no prefetch, the model's L1D accesses
+and refills of a program are within 2 % of cachegrind's D refs and D1 misses (its D1 set to the
+A64FX's L1D: 64 KiB, 4 ways, 256-byte lines) on the same binary. Then the program's own output
+and exit status pass through, and threads are the simulated threads.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.e2e.helpers import run_sectormon
+
+PROGRAMS = Path(__file__).parent / "programs"
+
+pytestmark = [
+    pytest.mark.e2e,
+    pytest.mark.skipif(shutil.which("qemu-x86_64") is None, reason="qemu-x86_64 missing (install qemu-user)"),
+    pytest.mark.skipif(shutil.which("gcc") is None, reason="gcc missing (it builds the traced programs)"),
+]
+
+
+def _build(tmp_path: Path, name: str, *flags: str) -> Path:
+    out = tmp_path / name
+    subprocess.run(["gcc", "-O2", "-o", str(out), str(PROGRAMS / f"{name}.c"), *flags], check=True)
+    return out
+
+
+def _summary(stdout: str) -> dict[str, Any]:
+    """The summary: the last line (the program's own output comes first)."""
+    data: dict[str, Any] = json.loads(stdout.strip().splitlines()[-1])
+    return data
+
+
+def _cachegrind(program: Path) -> tuple[int, int]:
+    options = ["--tool=cachegrind", "--cache-sim=yes", "--D1=65536,4,256", "--cachegrind-out-file=/dev/null"]
+    run = subprocess.run(["valgrind", *options, str(program)], capture_output=True, text=True, check=True)
+
+    def figure(label: str) -> int:
+        match = re.search(rf"{label}:\s+([\d,]+)", run.stderr)
+        assert match, run.stderr
+        return int(match.group(1).replace(",", ""))
+
+    return figure(r"D\s+refs"), figure(r"D1\s+misses")
+
+
+@pytest.mark.skipif(shutil.which("valgrind") is None, reason="valgrind missing (the reference counts)")
+def test_l1d_accesses_and_refills_are_within_2_percent_of_cachegrind(tmp_path: Path) -> None:
+    program = _build(tmp_path, "stream_table")
+    run = run_sectormon("sim", "--summary", "--sector-cache", "off", "--no-prefetch", "--", str(program))
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.startswith("sum "), "the program's stdout passes through first"
+    counts = _summary(run.stdout)["counts"]
+    refs, misses = _cachegrind(program)
+    assert refs > 17_000_000 and misses > 300_000  # the stream and the table were traced
+    assert counts["L1D_CACHE"] == pytest.approx(refs, rel=0.02)
+    assert counts["L1D_CACHE_REFILL"] == pytest.approx(misses, rel=0.02)
+
+
+def test_a_programs_threads_are_the_simulated_threads(tmp_path: Path) -> None:
+    program = _build(tmp_path, "threads", "-pthread")
+    run = run_sectormon("sim", "--summary", "--", str(program))
+    assert run.returncode == 0, run.stderr
+    summary = _summary(run.stdout)
+    threads = summary["threads"]
+    assert len(threads) == 3  # main and its two workers
+    per_thread = [t["counts"]["L1D_CACHE"] for t in threads.values()]
+    assert sum(per_thread) == summary["counts"]["L1D_CACHE"]
+    workers = sorted(per_thread)[1:]
+    assert all(w > 2 * 4 * (1 << 17) for w in workers)  # each streamed its array 4 times, load and store
+    assert [t["cpu"] for t in threads.values()] == [0, 12, 24]  # spread over the CMGs like kernels'
+    traced = summary["kernel"]["traced_threads"]
+    assert [t["accesses"] for t in traced] == per_thread
+
+
+def test_a_faulting_programs_output_and_status_pass_through(tmp_path: Path) -> None:
+    program = _build(tmp_path, "hostile")
+    run = run_sectormon("sim", "--summary", "--", str(program), "segv")
+    assert run.returncode == 139  # 128 + SIGSEGV, as a shell reports it
+    assert run.stdout.startswith("before the fault\n")
+    assert _summary(run.stdout)["counts"]["L1D_CACHE"] > 0  # what ran before the fault is simulated
+    assert "SIGSEGV" in run.stderr
+
+
+def test_an_exit_status_passes_through(tmp_path: Path) -> None:
+    program = _build(tmp_path, "hostile")
+    run = run_sectormon("sim", "--summary", "--", str(program))
+    assert run.returncode == 3
+    assert run.stderr.startswith("to stderr\n")
+    assert "exited with status 3" in run.stderr
+
+
+def test_the_json_stream_runs_a_program(tmp_path: Path) -> None:
+    program = _build(tmp_path, "hostile")
+    run = run_sectormon("sim", "--json", "--", str(program))
+    assert run.returncode == 3
+    lines = [json.loads(line) for line in run.stdout.splitlines()]
+    assert lines[0]["schema"].startswith("sectormon/header/")
+    assert len(lines) >= 2
