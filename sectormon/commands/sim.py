@@ -33,6 +33,8 @@ from sectormon.profiles.resolve import resolve_profile
 from sectormon.session.setup import open_session
 from sectormon.sim import advisor
 from sectormon.sim.qemu.capture import Program, trace_program
+from sectormon.sim.qemu.symbols import check_assign
+from sectormon.sim.qemu.target import read_target
 from sectormon.sim.thread import SimThread
 from sectormon.sources.perf.launch import describe_exit, shell_status
 from sectormon.sources.sim.source import (
@@ -121,7 +123,10 @@ def _trace_command(args: argparse.Namespace) -> Program | None:
         raise UsageError("no program name after --: write the program to trace, e.g. sectormon sim -- ./app")
     if not dashes:
         raise UsageError(f"sim {command[0]}: put -- before the program to trace (sectormon sim -- CMD ARGS)")
-    check_program_options(sim_options(args))  # the options' errors before the program runs
+    options = sim_options(args)
+    check_program_options(options)  # the options' errors before the program runs
+    if options.assign and options.objects is None:
+        check_assign(read_target(command[0]).path, dict(options.assign))
     args.sim_program = trace_program(command)
     return cast(Program, args.sim_program)
 

@@ -268,6 +268,10 @@ static PyObject *Capture_get_dropped(Capture *c, void *Py_UNUSED(closure)) {
     return PyLong_FromUnsignedLongLong(c->ring ? __atomic_load_n(&c->ring->dropped, __ATOMIC_RELAXED) : 0);
 }
 
+static PyObject *Capture_get_start_code(Capture *c, void *Py_UNUSED(closure)) {
+    return PyLong_FromUnsignedLongLong(c->ring ? __atomic_load_n(&c->ring->start_code, __ATOMIC_ACQUIRE) : 0);
+}
+
 static PyObject *Capture_get_truncated(Capture *c, void *Py_UNUSED(closure)) { return PyLong_FromLongLong(c->truncated); }
 
 static PyMethodDef Capture_methods[] = {
@@ -281,6 +285,7 @@ static PyMethodDef Capture_methods[] = {
 
 static PyGetSetDef Capture_getset[] = {
     {"dropped", (getter)Capture_get_dropped, NULL, "Accesses the plugin could not hand over.", NULL},
+    {"start_code", (getter)Capture_get_start_code, NULL, "Where the program's code was loaded (0: unknown).", NULL},
     {"truncated", (getter)Capture_get_truncated, NULL, "Accesses past the records cap, not kept.", NULL},
     {NULL, NULL, NULL, NULL, NULL},
 };

@@ -23,6 +23,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import IO, TYPE_CHECKING
 
+from sectormon.sim.objects import DataObjects
+from sectormon.sim.qemu.symbols import symbol_objects
 from sectormon.sim.qemu.target import Target, check_built, read_target
 
 if TYPE_CHECKING:
@@ -49,7 +51,8 @@ class CapturedThread:
 @dataclass(frozen=True, slots=True)
 class Program:
     """A traced run: the command, how QEMU ran it, its threads and how it ended (``exit_code``
-    as :mod:`subprocess` gives it: negative for a signal)."""
+    as :mod:`subprocess` gives it: negative for a signal); ``objects`` its global variables where
+    its symbols say (:mod:`.symbols`)."""
 
     argv: tuple[str, ...]
     target: Target
@@ -58,6 +61,7 @@ class Program:
     dropped: int
     truncated: int
     wall_s: float
+    objects: DataObjects | None = None
 
     def to_json(self) -> dict[str, object]:
         return {
@@ -69,6 +73,7 @@ class Program:
             "traced_threads": [t.to_json() for t in self.threads],
             "accesses_not_kept": self.dropped + self.truncated,
             "trace_wall_s": round(self.wall_s, 3),
+            "objects_from": "ELF symbols" if self.objects is not None else None,
         }
 
 
@@ -98,9 +103,11 @@ def trace_program(argv: Sequence[str]) -> Program:
             if process.poll() is None:  # an error or an interrupt in sectormon: the program ends too
                 process.send_signal(signal.SIGKILL)
                 process.wait()
-        dropped, truncated = capture.dropped, capture.truncated
+        dropped, truncated, start_code = capture.dropped, capture.truncated, capture.start_code
         capture.close()
-        return Program(tuple(argv), target, threads, code, dropped, truncated, time.monotonic() - started)
+        wall = time.monotonic() - started
+        objects = symbol_objects(target.path, start_code - target.code_vaddr) if start_code else None
+        return Program(tuple(argv), target, threads, code, dropped, truncated, wall, objects)
     finally:
         os.close(fd)
 

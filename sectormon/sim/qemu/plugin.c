@@ -54,6 +54,7 @@ struct qemu_plugin_insn *qemu_plugin_tb_get_insn(const struct qemu_plugin_tb *tb
 unsigned int qemu_plugin_mem_size_shift(qemu_plugin_meminfo_t info);
 bool qemu_plugin_mem_is_store(qemu_plugin_meminfo_t info);
 void qemu_plugin_outs(const char *string);
+uint64_t qemu_plugin_start_code(void);
 QEMU_PLUGIN_EXPORT int qemu_plugin_version = 1;
 /* ---------------------------------------------------------------------------------------------- */
 
@@ -144,6 +145,10 @@ static void on_tb_exec(unsigned int index, void *udata) {
 
 static void on_tb_trans(qemu_plugin_id_t id, struct qemu_plugin_tb *tb) {
     (void)id;
+    /* Where the program was loaded (a PIE's bias), read once a vCPU exists: its global variables
+     * are found at ELF address + bias. Not the entry point: with an ELF interpreter, QEMU's is
+     * the interpreter's. */
+    if (ring->start_code == 0) __atomic_store_n(&ring->start_code, qemu_plugin_start_code(), __ATOMIC_RELEASE);
     size_t n = qemu_plugin_tb_n_insns(tb);
     /* Instructions per executed block: a block left early (a fault) counts in full. */
     qemu_plugin_register_vcpu_tb_exec_cb(tb, on_tb_exec, QEMU_PLUGIN_CB_NO_REGS, (void *)(uintptr_t)n);

@@ -31,7 +31,8 @@ struct smq_header {
     uint32_t closed;        /* the producer has flushed everything and ends */
     uint32_t consumer_gone; /* the consumer stopped reading: the producer drops instead of waiting */
     uint64_t dropped;       /* accesses the producer could not hand over (vCPU index past its table) */
-    uint64_t pad[2];
+    uint64_t start_code;    /* where the program's executable segment was loaded (load bias + its ELF address), 0 unknown */
+    uint64_t pad;
 };
 
 static inline uint64_t *smq_data(struct smq_header *h) { return (uint64_t *)(h + 1); }

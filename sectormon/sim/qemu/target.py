@@ -20,17 +20,20 @@ from sectormon.errors import UsageError
 PLUGIN = Path(__file__).parent / "lib" / "sectormon-qemu.so"
 AARCH64_SYSROOT = "/usr/aarch64-linux-gnu"
 _MACHINES = {62: "x86_64", 183: "aarch64"}  # ELF e_machine
-_PT_INTERP = 3
+_PT_LOAD, _PT_INTERP = 1, 3
+_PF_X = 1
 _OTHER_MACHINES = {3: "i386", 40: "arm (32-bit)", 8: "mips", 20: "powerpc", 21: "powerpc64", 243: "riscv64"}
 
 
 @dataclass(frozen=True, slots=True)
 class Target:
-    """The program to trace: its path, architecture and whether it has an ELF interpreter."""
+    """The program to trace: its path, architecture, whether it has an ELF interpreter, and the
+    ELF address of its executable segment (with where QEMU loaded it, the load bias of a PIE)."""
 
     path: str
     arch: str
     dynamic: bool
+    code_vaddr: int = 0
 
     def qemu_command(self, plugin_args: str) -> list[str]:
         """The QEMU command line that runs this program with the plugin (the program's own
@@ -89,12 +92,15 @@ def read_target(command: str) -> Target:
     if arch is None:
         name = _OTHER_MACHINES.get(machine, f"ELF machine {machine}")
         raise UsageError(f"sim -- {command}: a {name} binary; sectormon sim runs x86_64 and aarch64 programs")
-    dynamic = any(
-        struct.unpack_from("<I", table, i * phentsize)[0] == _PT_INTERP
+    # (p_type, p_flags, p_offset, p_vaddr) of each program header
+    headers = [
+        struct.unpack_from("<IIQQ", table, i * phentsize)
         for i in range(phnum)
-        if (i + 1) * phentsize <= len(table) and phentsize >= 4
-    )
-    return Target(path, arch, dynamic)
+        if (i + 1) * phentsize <= len(table) and phentsize >= 24
+    ]
+    dynamic = any(h[0] == _PT_INTERP for h in headers)
+    code = [h[3] for h in headers if h[0] == _PT_LOAD and h[1] & _PF_X]
+    return Target(path, arch, dynamic, min(code, default=0))
 
 
 def check_built() -> None:

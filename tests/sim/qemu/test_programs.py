@@ -105,3 +105,30 @@ def test_the_json_stream_runs_a_program(tmp_path: Path) -> None:
     lines = [json.loads(line) for line in run.stdout.splitlines()]
     assert lines[0]["schema"].startswith("sectormon/header/")
     assert len(lines) >= 2
+
+
+def test_assign_names_the_programs_global_arrays(tmp_path: Path) -> None:
+    program = _build(tmp_path, "stream_table")
+    base = ["sim", "--summary", "--no-prefetch", "--", str(program)]
+    off = _summary(run_sectormon(*base[:-2], "--sector-cache", "off", *base[-2:]).stdout)
+    on = run_sectormon(
+        "sim", "--summary", "--no-prefetch", "--sector-cache", "on", "--l1-sectors", "3,1,0,0",
+        "--assign", "table=0,stream=1", "--", str(program),
+    )  # fmt: skip
+    assert on.returncode == 0, on.stderr
+    protected = _summary(on.stdout)
+    assert protected["kernel"]["object_sectors"] == {"table": 0, "stream": 1}
+    table_off, table_on = off["objects"]["table"], protected["objects"]["table"]
+    assert table_off["accesses"] == table_on["accesses"] == 5120 + 2 * (32 << 20) // 64  # init + 2 passes
+    assert off["objects"]["stream"]["accesses"] == 2 * 2 * (32 << 20) // 8  # a load and a store each
+    assert table_off["l1d_demand_refills"] > 50_000  # the stream evicts the table...
+    assert table_on["l1d_demand_refills"] < 200  # ...unless it is confined to one way: its 160 lines, cold
+
+
+def test_an_unknown_variable_is_refused_before_the_program_runs(tmp_path: Path) -> None:
+    program = _build(tmp_path, "stream_table")
+    run = run_sectormon("sim", "--summary", "--assign", "nosuch=1", "--", str(program))
+    assert run.returncode == 2
+    assert run.stdout == ""
+    assert f"--assign nosuch=1: {program} has no object 'nosuch'" in run.stderr
+    assert len(run.stderr.splitlines()) == 1
