@@ -123,6 +123,11 @@ def _trace_command(args: argparse.Namespace) -> Program | None:
         raise UsageError("no program name after --: write the program to trace, e.g. sectormon sim -- ./app")
     if not dashes:
         raise UsageError(f"sim {command[0]}: put -- before the program to trace (sectormon sim -- CMD ARGS)")
+    if args.advise:
+        raise UsageError(
+            '--advise does not run on a traced program yet (docs/sim.md, "Real programs"): compare '
+            "sim --summary runs with --assign VARIABLE=SECTOR and --l1-sectors/--l2-sectors instead"
+        )
     options = sim_options(args)
     check_program_options(options)  # the options' errors before the program runs
     if options.assign and options.objects is None:
