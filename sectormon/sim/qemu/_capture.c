@@ -146,12 +146,15 @@ static inline void access_line(Capture *c, Vcpu *v, uint64_t addr, int write) {
     v->run.kind = write;
 }
 
-/* One batch: its header words are at data[at], its accesses follow (wrapping at mask). */
+/* One batch: its header words are at data[at], its accesses follow (wrapping at mask). -1 when
+ * it cannot be kept (no memory or file), -2 when it is not a batch the plugin writes: the guest
+ * shares QEMU's address space, so a program that scribbles over the ring must not crash sectormon. */
 static int batch(Capture *c, const uint64_t *data, uint64_t at, uint64_t mask) {
     uint64_t head = data[at & mask];
+    uint64_t n = head & 0xffffffffu, insns = data[(at + 1) & mask];
+    if (n > SMQ_BATCH || (head >> 32) >= SMQ_MAX_VCPUS) return -2;
     Vcpu *v = vcpu_at(c, (Py_ssize_t)(head >> 32));
     if (v == NULL) return -1;
-    uint64_t n = head & 0xffffffffu, insns = data[(at + 1) & mask];
     at += 2;
     for (uint64_t i = 0; i < n; i++) {
         uint64_t w = data[(at + i) & mask];
@@ -186,7 +189,7 @@ static PyObject *Capture_pump(Capture *c, PyObject *arg) {
     const uint64_t *data = smq_data(ring);
     const uint64_t mask = ring->words - 1;
     long long consumed = 0;
-    int failed = 0, closed = 0;
+    int failed = 0, closed = 0;  /* failed: batch()'s -1 or -2 */
     Py_BEGIN_ALLOW_THREADS
     struct timespec start, now, nap = {0, 200000};
     clock_gettime(CLOCK_MONOTONIC, &start);
@@ -194,10 +197,15 @@ static PyObject *Capture_pump(Capture *c, PyObject *arg) {
         uint64_t tail = ring->tail;
         uint64_t head = __atomic_load_n(&ring->head, __ATOMIC_ACQUIRE);
         if (head != tail) {
+            if (head - tail > ring->words) {
+                failed = -2;
+                break;
+            }
             while (tail != head) {
                 uint64_t n = data[tail & mask] & 0xffffffffu;
-                if (batch(c, data, tail, mask) < 0) {
-                    failed = 1;
+                int done = n + 2 <= head - tail ? batch(c, data, tail, mask) : -2;
+                if (done < 0) {
+                    failed = done;
                     break;
                 }
                 tail += n + 2;
@@ -219,6 +227,10 @@ static PyObject *Capture_pump(Capture *c, PyObject *arg) {
         nanosleep(&nap, NULL);
     }
     Py_END_ALLOW_THREADS
+    if (failed == -2) {
+        PyErr_SetString(PyExc_ValueError, "the plugin's ring holds no valid batch (the program wrote over it?)");
+        return NULL;
+    }
     if (failed) {
         PyErr_SetString(PyExc_OSError, "the capture could not keep a traced thread (out of memory or temporary files)");
         return NULL;

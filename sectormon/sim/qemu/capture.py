@@ -23,6 +23,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import IO, TYPE_CHECKING
 
+from sectormon.errors import SectormonError
 from sectormon.sim.objects import DataObjects
 from sectormon.sim.qemu.symbols import symbol_objects
 from sectormon.sim.qemu.target import Target, check_built, read_target
@@ -92,13 +93,15 @@ def trace_program(argv: Sequence[str]) -> Program:
         try:
             process = subprocess.Popen(command)
         except OSError as exc:
-            raise OSError(f"cannot start {command[0]}: {exc.strerror}") from None
+            raise SectormonError(f"sim -- {argv[0]}: cannot start {command[0]} ({exc.strerror})") from None
         try:
             code = _drain(capture, process)
             threads = tuple(
                 CapturedThread(vcpu, os.fdopen(tfd, "rb"), accesses, instructions)
                 for vcpu, tfd, _records, accesses, instructions in capture.threads()
             )
+        except (OSError, ValueError) as exc:  # the capture's own failures (_capture.c says which)
+            raise SectormonError(f"sim -- {argv[0]}: {exc}; nothing was simulated") from None
         finally:
             if process.poll() is None:  # an error or an interrupt in sectormon: the program ends too
                 process.send_signal(signal.SIGKILL)

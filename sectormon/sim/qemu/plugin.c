@@ -58,7 +58,7 @@ uint64_t qemu_plugin_start_code(void);
 QEMU_PLUGIN_EXPORT int qemu_plugin_version = 1;
 /* ---------------------------------------------------------------------------------------------- */
 
-#define MAX_VCPUS 4096 /* vCPU indexes past this are counted in the ring's `dropped` */
+#define MAX_VCPUS SMQ_MAX_VCPUS /* vCPU indexes past this are counted in the ring's `dropped` */
 
 struct vcpu {
     uint64_t n;     /* accesses buffered */

@@ -20,7 +20,8 @@
 #define SMQ_ADDR_MASK ((UINT64_C(1) << 56) - 1)
 #define SMQ_SIZE_SHIFT 56
 #define SMQ_STORE (UINT64_C(1) << 63)
-#define SMQ_BATCH 4096 /* accesses a thread buffers before it hands them over */
+#define SMQ_BATCH 4096     /* accesses a thread buffers before it hands them over */
+#define SMQ_MAX_VCPUS 4096 /* threads (vCPU indexes) traced; the plugin counts others' accesses as dropped */
 
 struct smq_header {
     uint32_t magic;

@@ -155,3 +155,10 @@ def test_a_packed_chunk_reads_as_record_tuples() -> None:
 
     chunk = PackedChunk(struct.pack("=6q", 5, 2, 1, -4, 0, FL_IFETCH))
     assert list(chunk) == [(5, 2, 1), (-4, 0, FL_IFETCH)]
+
+
+def test_a_ring_written_over_is_an_error_not_a_crash(ring: RingWriter) -> None:
+    ring.batch(0, [(0x1000, 8, False)], 1)
+    ring.batch(1 << 20, [(0x1000, 8, False)], 1)  # no vCPU the plugin numbers
+    with pytest.raises(ValueError, match="the plugin's ring holds no valid batch"):
+        ring.drain()
