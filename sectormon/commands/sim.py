@@ -14,7 +14,7 @@ import sys
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
-from typing import Any, cast
+from typing import Any
 
 from sectormon.commands.front_end import (
     add_session_options,
@@ -132,8 +132,11 @@ def _trace_command(args: argparse.Namespace) -> Program | None:
     check_program_options(options)  # the options' errors before the program runs
     if options.assign and options.objects is None:
         check_assign(read_target(command[0]).path, dict(options.assign))
-    args.sim_program = trace_program(command)
-    return cast(Program, args.sim_program)
+    program = trace_program(command)
+    args.sim_program = program
+    if (untraced := program.untraced_sve()) is not None:
+        print_warning(untraced)
+    return program
 
 
 def _run(args: argparse.Namespace) -> int:

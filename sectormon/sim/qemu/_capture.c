@@ -284,6 +284,12 @@ static PyObject *Capture_get_start_code(Capture *c, void *Py_UNUSED(closure)) {
     return PyLong_FromUnsignedLongLong(c->ring ? __atomic_load_n(&c->ring->start_code, __ATOMIC_ACQUIRE) : 0);
 }
 
+static PyObject *Capture_get_sve(Capture *c, void *Py_UNUSED(closure)) {
+    if (c->ring == NULL) return Py_BuildValue("(KK)", 0ULL, 0ULL);
+    return Py_BuildValue("(KK)", (unsigned long long)__atomic_load_n(&c->ring->sve_insns, __ATOMIC_RELAXED),
+                         (unsigned long long)__atomic_load_n(&c->ring->sve_accesses, __ATOMIC_RELAXED));
+}
+
 static PyObject *Capture_get_truncated(Capture *c, void *Py_UNUSED(closure)) { return PyLong_FromLongLong(c->truncated); }
 
 static PyMethodDef Capture_methods[] = {
@@ -298,6 +304,8 @@ static PyMethodDef Capture_methods[] = {
 static PyGetSetDef Capture_getset[] = {
     {"dropped", (getter)Capture_get_dropped, NULL, "Accesses the plugin could not hand over.", NULL},
     {"start_code", (getter)Capture_get_start_code, NULL, "Where the program's code was loaded (0: unknown).", NULL},
+    {"sve", (getter)Capture_get_sve, NULL,
+     "(SVE memory instructions executed, accesses QEMU reported for them), aarch64.", NULL},
     {"truncated", (getter)Capture_get_truncated, NULL, "Accesses past the records cap, not kept.", NULL},
     {NULL, NULL, NULL, NULL, NULL},
 };

@@ -33,7 +33,8 @@ struct smq_header {
     uint32_t consumer_gone; /* the consumer stopped reading: the producer drops instead of waiting */
     uint64_t dropped;       /* accesses the producer could not hand over (vCPU index past its table) */
     uint64_t start_code;    /* where the program's executable segment was loaded (load bias + its ELF address), 0 unknown */
-    uint64_t pad;
+    uint64_t sve_insns;     /* SVE load/store/prefetch instructions executed (aarch64) */
+    uint64_t sve_accesses;  /* accesses QEMU reported for them: QEMU 7.2 reports none for contiguous ones */
 };
 
 static inline uint64_t *smq_data(struct smq_header *h) { return (uint64_t *)(h + 1); }
