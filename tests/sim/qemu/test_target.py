@@ -74,3 +74,13 @@ def test_a_missing_program_or_qemu_says_what_to_do(tmp_path: Path, monkeypatch: 
     monkeypatch.setattr(target.os.path, "isdir", lambda path: False)
     with pytest.raises(UsageError, match="install the package libc6-arm64-cross"):
         Target("./p", "aarch64", True).qemu_command("ring=R")
+
+
+def test_a_plugin_not_built_is_one_line_saying_how_to_build_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(target, "PLUGIN", tmp_path / "absent.so")
+    with pytest.raises(
+        UsageError, match=re.escape("the QEMU plugin is not built (reinstall with a C compiler")
+    ):
+        target.check_built()
