@@ -7,8 +7,8 @@ the consumer keeps up waits for it instead of losing accesses. The capture is ta
 the model runs: every run of the model (a summary, each configuration of ``--advise``, a looping
 TUI) reads the same threads again.
 
-The ring is an anonymous shared-memory file (``memfd``) the plugin opens through
-``/proc/<sectormon>/fd/N``: the program itself never inherits it, and nothing is left in /dev/shm.
+The ring is an anonymous shared-memory file (``memfd``) QEMU inherits and the plugin maps and
+closes before the program starts: the program never sees it, and nothing is left in /dev/shm.
 A capture keeps at most :data:`MAX_RECORDS` records (each 16 bytes on disk, one per run of
 accesses to a line); accesses past it are counted as ``truncated``, not simulated.
 """
@@ -106,10 +106,10 @@ def trace_program(argv: Sequence[str]) -> Program:
     try:
         os.ftruncate(fd, HEADER_BYTES + RING_WORDS * 8)
         capture = Capture(fd, RING_WORDS, MAX_RECORDS)
-        command = [*target.qemu_command(f"ring=/proc/{os.getpid()}/fd/{fd}"), *argv[1:]]
+        command = [*target.qemu_command(f"ring_fd={fd}"), *argv[1:]]
         started = time.monotonic()
         try:
-            process = subprocess.Popen(command)
+            process = subprocess.Popen(command, pass_fds=(fd,))
         except OSError as exc:
             raise SectormonError(f"sim -- {argv[0]}: cannot start {command[0]} ({exc.strerror})") from None
         try:

@@ -1,7 +1,9 @@
 /* sectormon's QEMU TCG plugin: every load and store of the traced program, per thread, handed to
  * sectormon in batches through a shared-memory ring (ring.h), with the thread's instruction count.
  *
- * Loaded by `sectormon sim -- CMD` as `qemu-<arch> -plugin <this>.so,ring=/proc/PID/fd/N`.
+ * Loaded by `sectormon sim -- CMD` as `qemu-<arch> -plugin <this>.so,ring_fd=N`: QEMU inherits the
+ * ring's descriptor N, and the plugin maps it and closes it before the program starts, so the
+ * program never sees it.
  * Each vCPU (a guest thread in user mode) fills its own buffer without a lock; a full buffer, the
  * thread's exit and QEMU's exit copy it into the ring under one mutex. A full ring makes the
  * thread wait for sectormon (back pressure: nothing is lost); a consumer that has gone makes it
@@ -12,7 +14,6 @@
  * (include/qemu/qemu-plugin.h, API version 1) that this file uses are written out below.
  */
 #define _GNU_SOURCE
-#include <fcntl.h>
 #include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -206,19 +207,17 @@ static void on_qemu_exit(qemu_plugin_id_t id, void *udata) {
 
 QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_t *info, int argc, char **argv) {
     aarch64 = info != NULL && info->target_name != NULL && strcmp(info->target_name, "aarch64") == 0;
-    const char *path = NULL;
+    int fd = -1;
     for (int i = 0; i < argc; i++) {
-        if (strncmp(argv[i], "ring=", 5) == 0) path = argv[i] + 5;
+        if (strncmp(argv[i], "ring_fd=", 8) == 0) fd = atoi(argv[i] + 8);
     }
-    if (path == NULL) {
-        qemu_plugin_outs("sectormon plugin: give ring=PATH (sectormon sim -- CMD starts it so)\n");
+    if (fd < 0) {
+        qemu_plugin_outs("sectormon plugin: give ring_fd=N (sectormon sim -- CMD starts it so)\n");
         return -1;
     }
-    int fd = open(path, O_RDWR | O_CLOEXEC);
     struct stat st;
-    if (fd < 0 || fstat(fd, &st) < 0 || (size_t)st.st_size < sizeof(struct smq_header)) {
-        qemu_plugin_outs("sectormon plugin: cannot open the ring\n");
-        if (fd >= 0) close(fd);
+    if (fstat(fd, &st) < 0 || (size_t)st.st_size < sizeof(struct smq_header)) {
+        qemu_plugin_outs("sectormon plugin: ring_fd is not sectormon's ring\n");
         return -1;
     }
     void *map = mmap(NULL, (size_t)st.st_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);

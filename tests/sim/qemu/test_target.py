@@ -36,12 +36,12 @@ def test_the_elf_header_picks_the_emulator(tmp_path: Path) -> None:
 def test_an_aarch64_program_runs_as_an_a64fx(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(target.shutil, "which", lambda name: f"/usr/bin/{name}")
     monkeypatch.setattr(target.os.path, "isdir", lambda path: path == target.AARCH64_SYSROOT)
-    command = Target("./p", "aarch64", True).qemu_command("ring=R")
+    command = Target("./p", "aarch64", True).qemu_command("ring_fd=3")
     assert command == [
         "/usr/bin/qemu-aarch64", "-cpu", "a64fx", "-L", target.AARCH64_SYSROOT,
-        "-plugin", f"{target.PLUGIN},ring=R", "./p",
+        "-plugin", f"{target.PLUGIN},ring_fd=3", "./p",
     ]  # fmt: skip
-    assert "-L" not in Target("./p", "aarch64", False).qemu_command("ring=R")
+    assert "-L" not in Target("./p", "aarch64", False).qemu_command("ring_fd=3")
 
 
 @pytest.mark.parametrize(
@@ -69,11 +69,11 @@ def test_a_missing_program_or_qemu_says_what_to_do(tmp_path: Path, monkeypatch: 
         read_target(str(tmp_path / "absent"))
     monkeypatch.setattr(target.shutil, "which", lambda name: None)
     with pytest.raises(UsageError, match="qemu-x86_64 is not installed \\(install the package qemu-user\\)"):
-        Target("./p", "x86_64", False).qemu_command("ring=R")
+        Target("./p", "x86_64", False).qemu_command("ring_fd=3")
     monkeypatch.setattr(target.shutil, "which", lambda name: f"/usr/bin/{name}")
     monkeypatch.setattr(target.os.path, "isdir", lambda path: False)
     with pytest.raises(UsageError, match="install the package libc6-arm64-cross"):
-        Target("./p", "aarch64", True).qemu_command("ring=R")
+        Target("./p", "aarch64", True).qemu_command("ring_fd=3")
 
 
 def test_a_plugin_not_built_is_one_line_saying_how_to_build_it(
