@@ -9,6 +9,10 @@
   ``sectormon/regions/lib/libsectormon-markers.so``, so ``-L DIR -lsectormon-markers`` links it like
   any other. A failed build only warns: the rest installs and ``sectormon markers`` says what is
   missing (docs/regions.md).
+- The QEMU plugin that traces a real program (sectormon/sim/qemu/plugin.c), a plain shared library
+  ``sectormon/sim/qemu/lib/sectormon-qemu.so`` QEMU loads with ``-plugin``, and the consumer of its
+  ring (sectormon/sim/qemu/_capture.c), ``optional=True``. Either failing only warns: ``sectormon
+  sim -- CMD`` says what is missing (docs/sim.md, "Real programs").
 """
 
 from __future__ import annotations
@@ -24,6 +28,8 @@ COMPILE_ARGS = ["-O2", "-std=c11", "-Wall", "-Wextra", "-Wno-missing-field-initi
 MARKER_SOURCES = ["sectormon/regions/markers.c", "sectormon/regions/api.c"]
 MARKER_INCLUDES = ["sectormon/regions/include", "sectormon/regions"]
 MARKER_LIBRARY = "sectormon-markers"
+QEMU_PLUGIN_SOURCES = ["sectormon/sim/qemu/plugin.c"]
+QEMU_PLUGIN = "sectormon-qemu.so"
 
 
 class BuildWithMarkers(build_ext):
@@ -32,6 +38,7 @@ class BuildWithMarkers(build_ext):
     def run(self) -> None:
         super().run()
         self._build_marker_library()
+        self._build_qemu_plugin()
 
     def _build_marker_library(self) -> None:
         # Imported here: setuptools vendors distutils, and these names exist only once it is set up.
@@ -57,6 +64,25 @@ class BuildWithMarkers(build_ext):
         except (CCompilerError, DistutilsExecError, DistutilsPlatformError, OSError) as exc:
             self.warn(f"the marker library was not built ({exc}): `sectormon markers` will say so")
 
+    def _build_qemu_plugin(self) -> None:
+        from distutils.errors import CCompilerError, DistutilsExecError, DistutilsPlatformError
+
+        parts = ("sectormon", "sim", "qemu", "lib")
+        out_dir = os.path.join(*parts) if self.inplace else os.path.join(self.build_lib, *parts)
+        os.makedirs(out_dir, exist_ok=True)
+        try:
+            objects = self.compiler.compile(
+                QEMU_PLUGIN_SOURCES,
+                output_dir=self.build_temp,
+                extra_postargs=["-O2", "-std=c11", "-fPIC", "-fvisibility=hidden", "-Wall", "-Wextra"],
+            )
+            # QEMU resolves the plugin API's symbols when it loads the plugin: they are undefined here.
+            self.compiler.link_shared_object(
+                objects, os.path.join(out_dir, QEMU_PLUGIN), extra_postargs=["-pthread"]
+            )
+        except (CCompilerError, DistutilsExecError, DistutilsPlatformError, OSError) as exc:
+            self.warn(f"the QEMU plugin was not built ({exc}): `sectormon sim -- CMD` will say so")
+
 
 setup(
     cmdclass={"build_ext": BuildWithMarkers},
@@ -68,5 +94,11 @@ setup(
             extra_compile_args=COMPILE_ARGS,
         ),
         Extension("sectormon.io._rows", ["sectormon/io/_rows.c"], optional=True, extra_compile_args=COMPILE_ARGS),
+        Extension(
+            "sectormon.sim.qemu._capture",
+            ["sectormon/sim/qemu/_capture.c"],
+            optional=True,
+            extra_compile_args=COMPILE_ARGS,
+        ),
     ],
 )

@@ -8,7 +8,10 @@ records of one access each, then grouped by line) and once with the full model (
 sectors, timing). Then the built-in kernels on both cores. Then ``--objects``: a trace whose
 accesses spread over 256 to 4,096 named objects (the most a file may name), run as ``sectormon sim
 --trace T --objects O --summary`` runs it; the time per object must stay flat (it grew with the
-objects squared: 5,000 objects took 80 s).
+objects squared: 5,000 objects took 80 s). Last, a real program (``sectormon sim -- ./prog``: the
+issue 32 stream-and-table C program, tests/sim/qemu/programs) against cachegrind on the same
+binary: traced under QEMU and simulated with the full model, in this process, against ``valgrind
+--tool=cachegrind --cache-sim=yes``, accesses per second of each (cachegrind's D refs).
 
     .venv/bin/python benchmarks/bench_sim.py [--quick]
 
@@ -21,10 +24,14 @@ from __future__ import annotations
 import argparse
 import os
 import random
+import re
+import shutil
+import subprocess
 import tempfile
 import time
 from collections.abc import Callable, Iterator
 from functools import partial
+from pathlib import Path
 
 from sectormon.commands.sim import summarize
 from sectormon.sim import native
@@ -32,6 +39,7 @@ from sectormon.sim.config import L1_SETS, L1_WAYS, L2_SETS, ModelConfig, Prefetc
 from sectormon.sim.engine import Machine
 from sectormon.sim.kernels import make_kernel
 from sectormon.sim.objects import parse_objects
+from sectormon.sim.qemu.capture import trace_program
 from sectormon.sim.stream import Record, ThreadSpec
 from sectormon.sim.trace import open_trace
 from sectormon.sim.workload import kernel_workload
@@ -136,6 +144,56 @@ def _objects(count: int, accesses: int, core: str, folder: str) -> float:
         del os.environ[native.ENV]
 
 
+PROGRAM = Path(__file__).resolve().parent.parent / "tests" / "sim" / "qemu" / "programs" / "stream_table.c"
+
+
+def _program_under_sectormon(binary: str) -> tuple[int, float]:
+    """(L1D accesses, seconds) of ``sim --summary -- binary``: traced and simulated, full model."""
+    started = time.perf_counter()
+    saved, quiet = os.dup(1), os.open(os.devnull, os.O_WRONLY)
+    os.dup2(quiet, 1)  # the program's own output
+    try:
+        program = trace_program([binary])
+    finally:
+        os.dup2(saved, 1)
+        os.close(saved)
+        os.close(quiet)
+    options = SimOptions(
+        program=program, sector_cache=True, l1_sectors=(3, 1, 0, 0), assign={"table": "0", "stream": "1"}
+    )
+    summary = summarize(build_sim_source(options, loop=False))
+    return int(summary["counts"]["L1D_CACHE"]), time.perf_counter() - started
+
+
+def _program_under_cachegrind(binary: str) -> tuple[int, float]:
+    """(D refs, seconds) of cachegrind with the A64FX's L1D as its D1."""
+    options = ["--tool=cachegrind", "--cache-sim=yes", "--D1=65536,4,256", "--cachegrind-out-file=/dev/null"]
+    started = time.perf_counter()
+    run = subprocess.run(["valgrind", *options, binary], capture_output=True, text=True, check=True)
+    seconds = time.perf_counter() - started
+    match = re.search(r"D\s+refs:\s+([\d,]+)", run.stderr)
+    assert match, run.stderr
+    return int(match.group(1).replace(",", "")), seconds
+
+
+def _real_program(repeat: int) -> None:
+    missing = [tool for tool in ("gcc", "qemu-x86_64", "valgrind") if shutil.which(tool) is None]
+    if missing:
+        print(f"real program: skipped ({', '.join(missing)} missing)")
+        return
+    with tempfile.TemporaryDirectory() as folder:
+        binary = os.path.join(folder, "stream_table")
+        subprocess.run(["gcc", "-O2", "-o", binary, str(PROGRAM)], check=True)
+        ours = cachegrind = (0, float("inf"))
+        for _ in range(repeat):  # alternating, best of each
+            ours = min(ours, _program_under_sectormon(binary), key=lambda r: r[1])
+            cachegrind = min(cachegrind, _program_under_cachegrind(binary), key=lambda r: r[1])
+    rate, peer = ours[0] / ours[1] / 1e6, cachegrind[0] / cachegrind[1] / 1e6
+    print(f"{'program':<28} {'accesses':>10}  {'sectormon':>10}  {'cachegrind':>10}")
+    label = "stream_table (x86_64)"
+    print(f"{label:<28} {ours[0]:>10}  {rate:>10.2f}  {peer:>10.2f}  ({rate / peer:.2f}x cachegrind)")
+
+
 def _best_alternating(runs: list[Callable[[], float]], repeat: int) -> list[float]:
     """The best time of each, measured in turn ``repeat`` times: every contender sees the same
     phases of a shared machine (the slower runs are what other tenants took)."""
@@ -210,6 +268,10 @@ def main() -> None:
                 min(_objects(count, accesses, core, folder) for _ in range(min(repeat, 3))) for core in cores
             ]
             print(f"{count:>8}  " + "  ".join(f"{t:>8.2f} ({t / count * 1e6:>6.0f} ms)" for t in seconds))
+
+    print()
+    print(f"sim --summary -- ./prog (traced and simulated, full model) vs cachegrind, best of {repeat}")
+    _real_program(repeat)
 
 
 if __name__ == "__main__":

@@ -3,7 +3,8 @@
 # the import contracts, vulture, and every test not marked slow on all CPUs (.ci/run adds -m slow).
 # System tools: tmux (TUI end-to-end tests), linux-perf (accuracy peer), jq (replay benchmark peer),
 # prometheus (the OpenMetrics endpoint scraped by the real server), gfortran (a Fortran program
-# marked with fapp calls, tests/regions).
+# marked with fapp calls, tests/regions), qemu-user, valgrind and the aarch64 cross compiler (real
+# programs on the simulated A64FX, their reference counts, aarch64 builds: tests/sim/qemu).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -13,6 +14,9 @@ command -v jq >/dev/null 2>&1 || missing+=(jq)
 command -v perf >/dev/null 2>&1 || missing+=(linux-perf)
 command -v prometheus >/dev/null 2>&1 || missing+=(prometheus)
 command -v gfortran >/dev/null 2>&1 || missing+=(gfortran)
+command -v qemu-x86_64 >/dev/null 2>&1 || missing+=(qemu-user)
+command -v valgrind >/dev/null 2>&1 || missing+=(valgrind)
+command -v aarch64-linux-gnu-gcc >/dev/null 2>&1 || missing+=(gcc-aarch64-linux-gnu libc6-dev-arm64-cross)
 if [ ${#missing[@]} -gt 0 ]; then
   if command -v apt-get >/dev/null 2>&1 && [ "$(id -u)" = 0 ]; then
     export DEBIAN_FRONTEND=noninteractive

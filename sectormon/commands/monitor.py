@@ -193,7 +193,8 @@ def _choose_source(args: argparse.Namespace, modes: Sequence[str]) -> SourceChoi
     outright. The options the chosen source cannot honour are refused here, before anything starts."""
     if (args.source or ("perf" if modes else "sim")) == "sim":
         if modes:
-            raise UsageError(f"--source sim simulates its own threads; it cannot count {modes[0]}")
+            hint = " (sectormon sim -- CMD ARGS runs a program on it)" if modes[0] == "-- CMD" else ""
+            raise UsageError(f"--source sim simulates its own threads; it cannot count {modes[0]}{hint}")
         if args.no_children:
             raise _no_children_refused()
         if args.bind is not None:

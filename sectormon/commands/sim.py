@@ -32,12 +32,17 @@ from sectormon.io import strict_json
 from sectormon.profiles.resolve import resolve_profile
 from sectormon.session.setup import open_session
 from sectormon.sim import advisor
+from sectormon.sim.qemu.capture import Program, trace_program
+from sectormon.sim.qemu.symbols import check_assign
+from sectormon.sim.qemu.target import read_target
 from sectormon.sim.thread import SimThread
+from sectormon.sources.perf.launch import describe_exit, shell_status
 from sectormon.sources.sim.source import (
     SIM_DEFAULT_INTERVAL,
     SIM_DEFAULT_TIMESLICE,
     SimSource,
     build_sim_source,
+    check_program_options,
 )
 
 
@@ -79,6 +84,12 @@ def configure(parser: argparse.ArgumentParser) -> None:
             f"with --advise: rows of the table (default {advisor.DEFAULT_TOP}; --json gives every one)"
         ),
     )
+    parser.add_argument(
+        "sim_command",
+        nargs=argparse.REMAINDER,
+        metavar="-- CMD ARGS",
+        help="trace this x86_64 or aarch64 program under QEMU and simulate its own loads and stores",
+    )
     how = parser.add_argument_group("how to count")
     how.add_argument("--profile", default="auto", help="event profile (default a64fx)")
     add_session_options(
@@ -91,6 +102,44 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    program = _trace_command(args)
+    status = _run(args)
+    if program is None or status:
+        return status
+    if program.exit_code:
+        print_warning(f"{program.argv[0]}: {describe_exit(program.exit_code)}")
+    return shell_status(program.exit_code)
+
+
+def _trace_command(args: argparse.Namespace) -> Program | None:
+    """``sim -- CMD ARGS``: check the other options, run the program under QEMU and keep its
+    capture in ``args.sim_program`` for every source built from the options."""
+    command = list(args.sim_command or [])
+    dashes = command[:1] == ["--"]
+    command = command[1:] if dashes else command
+    if not command and not dashes:
+        return None
+    if not command or not command[0].strip():
+        raise UsageError("no program name after --: write the program to trace, e.g. sectormon sim -- ./app")
+    if not dashes:
+        raise UsageError(f"sim {command[0]}: put -- before the program to trace (sectormon sim -- CMD ARGS)")
+    if args.advise:
+        raise UsageError(
+            '--advise does not run on a traced program yet (docs/sim.md, "Real programs"): compare '
+            "sim --summary runs with --assign VARIABLE=SECTOR and --l1-sectors/--l2-sectors instead"
+        )
+    options = sim_options(args)
+    check_program_options(options)  # the options' errors before the program runs
+    if options.assign and options.objects is None:
+        check_assign(read_target(command[0]).path, dict(options.assign))
+    program = trace_program(command)
+    args.sim_program = program
+    if (untraced := program.untraced_sve()) is not None:
+        print_warning(untraced)
+    return program
+
+
+def _run(args: argparse.Namespace) -> int:
     if args.advise:
         return _advise(args)
     given = [o for o, v in (("--rank-by", args.rank_by), ("--budget", args.budget), ("--top", args.top)) if v]

@@ -497,8 +497,10 @@ typedef struct {
     Cache *l2;
     PyObject *spec;
     PyObject *gen;
-    PyObject *chunk;     /* the current chunk as a fast sequence, or NULL */
+    PyObject *chunk;     /* the current chunk as a fast sequence or packed bytes, or NULL */
     Py_ssize_t pos;      /* the next record's index in it */
+    const i64 *packed;   /* a bytes chunk's int64 (line, n, flags) triples (sectormon/sim/qemu), else NULL */
+    Py_ssize_t npacked;  /* records in it */
     PyObject *sampler;
     i64 tid, cpu, l2base;
     i64 l2_hit, memory, window, mib, mispredict, cpa;
@@ -826,7 +828,7 @@ static PyObject *Thread_run(Thread *t, PyObject *const *args, Py_ssize_t nargs) 
     int failed = 0;
 
     for (;;) {
-        if (t->chunk == NULL || t->pos >= PySequence_Fast_GET_SIZE(t->chunk)) {
+        if (t->chunk == NULL || t->pos >= (t->packed ? t->npacked : PySequence_Fast_GET_SIZE(t->chunk))) {
             /* The chunk is done: the next one, or the stream's end. */
             vec_drop_front(qr, h);
             vec_drop_front(qc, h);
@@ -868,9 +870,23 @@ static PyObject *Thread_run(Thread *t, PyObject *const *args, Py_ssize_t nargs) 
                 qc->len = 0;
                 break;
             }
+            t->pos = 0;
+            t->packed = NULL;
+            if (PyBytes_Check(chunk)) {
+                /* Packed records (a traced program's, sectormon/sim/qemu): read in place. */
+                if (PyBytes_GET_SIZE(chunk) % (Py_ssize_t)(3 * sizeof(i64))) {
+                    Py_DECREF(chunk);
+                    PyErr_SetString(PyExc_ValueError, "a packed chunk holds whole int64 (line, n, flags) triples");
+                    failed = 1;
+                    break;
+                }
+                t->chunk = chunk;
+                t->packed = (const i64 *)PyBytes_AS_STRING(chunk);
+                t->npacked = PyBytes_GET_SIZE(chunk) / (Py_ssize_t)(3 * sizeof(i64));
+                continue;
+            }
             t->chunk = PySequence_Fast(chunk, "a chunk is a list of records");
             Py_DECREF(chunk);
-            t->pos = 0;
             if (t->chunk == NULL) {
                 failed = 1;
                 break;
@@ -878,7 +894,12 @@ static PyObject *Thread_run(Thread *t, PyObject *const *args, Py_ssize_t nargs) 
             continue;
         }
         i64 line, n, fl;
-        if (unpack(PySequence_Fast_GET_ITEM(t->chunk, t->pos), &line, &n, &fl) < 0) {
+        if (t->packed) {
+            const i64 *r = t->packed + 3 * t->pos;
+            line = r[0];
+            n = r[1];
+            fl = r[2];
+        } else if (unpack(PySequence_Fast_GET_ITEM(t->chunk, t->pos), &line, &n, &fl) < 0) {
             failed = 1;
             break;
         }

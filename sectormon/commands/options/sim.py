@@ -169,14 +169,16 @@ def _pairs(values: list[str] | None, option: str) -> dict[str, str]:
 def sim_options(args: argparse.Namespace) -> SimOptions:
     """The typed options of a parsed command line that has :func:`add_sim_options`. Trace and
     objects files are opened here, once: a pipe can be read only once, and every source built
-    from the options (one per configuration of the advisor) reads the same content."""
+    from the options (one per configuration of the advisor) reads the same content. A traced
+    program (``sim -- CMD``, captured once by the command) is ``args.sim_program``."""
     traces = tuple(open_trace(p) for p in args.trace or ())
+    program = getattr(args, "sim_program", None)
     l1 = parse_ways(args.l1_sectors, "--l1-sectors", (4,), L1_WAYS) if args.l1_sectors else None
     l2 = parse_ways(args.l2_sectors, "--l2-sectors", (2, 4), args.l2_ways) if args.l2_sectors else None
     return SimOptions(
         kernel=args.kernel,
         traces=traces,
-        objects=parse_objects(args.objects) if args.objects and traces else args.objects,
+        objects=parse_objects(args.objects) if args.objects and (traces or program) else args.objects,
         threads=args.threads,
         sizes=_pairs(args.size, "--size"),
         assign=_pairs(args.assign, "--assign"),
@@ -190,6 +192,7 @@ def sim_options(args: argparse.Namespace) -> SimOptions:
         tag_override=not args.no_tag_override,
         warmup=args.warmup,
         loop=args.loop,
+        program=program,
     )
 
 

@@ -42,6 +42,8 @@ from sectormon.sim.counters import Cmg
 from sectormon.sim.engine import Machine
 from sectormon.sim.kernels import default_sectors, make_kernel
 from sectormon.sim.objects import DataObjects, object_sectors, parse_objects
+from sectormon.sim.qemu.capture import Program
+from sectormon.sim.qemu.workload import program_workload
 from sectormon.sim.thread import SimThread
 from sectormon.sim.trace import TraceFile
 from sectormon.sim.workload import Workload, kernel_workload, trace_workload
@@ -401,6 +403,7 @@ class SimOptions:
     tag_override: bool = True
     warmup: float | None = None
     loop: bool | None = None
+    program: Program | None = None  # a traced real program (sim -- CMD), captured once
 
 
 def sector_config(options: SimOptions, kernel: str | None) -> SectorConfig:
@@ -428,7 +431,9 @@ def sector_config(options: SimOptions, kernel: str | None) -> SectorConfig:
 
 def build_sim_source(options: SimOptions, *, loop: bool) -> SimSource:
     """The :class:`SimSource` the options describe; ``loop`` where ``options.loop`` is ``None``."""
-    if options.traces:
+    if options.program is not None:
+        workload, sectors = _program_workload(options, options.program)
+    elif options.traces:
         if options.threads is not None and options.threads != len(options.traces):
             raise UsageError(
                 f"--threads {options.threads} with {len(options.traces)} --trace file(s): a trace is one "
@@ -454,5 +459,30 @@ def build_sim_source(options: SimOptions, *, loop: bool) -> SimSource:
     )
     warmup = options.warmup
     if warmup is None:
-        warmup = TRACE_WARMUP if options.traces else DEFAULT_WARMUP
+        warmup = TRACE_WARMUP if options.traces or options.program is not None else DEFAULT_WARMUP
     return SimSource(workload, config, loop=loop if options.loop is None else options.loop, warmup=warmup)
+
+
+def check_program_options(options: SimOptions) -> None:
+    """Refuse the options of a built-in workload with ``sim -- CMD`` (before the program runs)."""
+    given = [
+        o
+        for o, v in (("--trace", options.traces), ("--size", options.sizes), ("--threads", options.threads))
+        if v
+    ]
+    if given:
+        raise UsageError(
+            f"{', '.join(given)}: not with sim -- CMD, which simulates the program's own threads "
+            "(--trace, --size and --threads describe a built-in workload)"
+        )
+
+
+def _program_workload(options: SimOptions, program: Program) -> tuple[Workload, SectorConfig]:
+    """A traced program's workload: like a trace's (sectors off by default, ``--objects`` names
+    its data), one simulated thread per traced thread."""
+    check_program_options(options)
+    sectors = sector_config(options, None)
+    objects = parse_objects(options.objects) if isinstance(options.objects, str) else options.objects
+    objects = objects or program.objects  # --objects FILE, else the program's global variables
+    assign = object_sectors(objects, options.assign) if options.assign else None
+    return program_workload(program, sectors.tag_override, options.prefetch, objects, assign), sectors

@@ -1,0 +1,47 @@
+"""A program's global variables as data objects, from its ELF symbols, at its load bias."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from sectormon.errors import UsageError
+from sectormon.sim.objects import OTHER
+from sectormon.sim.qemu.symbols import check_assign, symbol_objects
+
+pytestmark = pytest.mark.skipif(shutil.which("gcc") is None, reason="gcc missing (it builds the program)")
+SOURCE = Path(__file__).parent / "programs" / "stream_table.c"
+
+
+def _symbol(program: Path, name: str) -> int:
+    for line in subprocess.run(
+        ["nm", str(program)], capture_output=True, text=True, check=True
+    ).stdout.splitlines():
+        fields = line.split()
+        if fields[-1] == name:
+            return int(fields[0], 16)
+    raise AssertionError(f"{name} not in {program}")
+
+
+def test_the_variables_are_objects_at_the_load_bias(tmp_path: Path) -> None:
+    program = tmp_path / "prog"
+    subprocess.run(["gcc", "-O2", "-o", str(program), str(SOURCE)], check=True)
+    objects = symbol_objects(str(program), 0x4000000000)
+    assert objects is not None and objects.names[0] == OTHER
+    table = objects.names.index("table")
+    start = 0x4000000000 + _symbol(program, "table")
+    assert objects.lookup(start) == table
+    assert objects.lookup(start + (40 << 10) - 1) == table
+    assert objects.lookup(start + (40 << 10)) != table
+    assert len(set(objects.names)) == len(objects.names)
+    check_assign(str(program), {"table": "0", "stream": "1"})
+
+
+def test_a_stripped_program_cannot_be_assigned(tmp_path: Path) -> None:
+    program = tmp_path / "prog"
+    subprocess.run(["gcc", "-O2", "-s", "-o", str(program), str(SOURCE)], check=True)
+    with pytest.raises(UsageError, match="has no symbols naming its variables"):
+        check_assign(str(program), {"table": "0"})
