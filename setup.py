@@ -54,7 +54,7 @@ class BuildWithMarkers(build_ext):
                 MARKER_SOURCES,
                 output_dir=self.build_temp,
                 include_dirs=MARKER_INCLUDES,
-                extra_postargs=["-O2", "-std=c11", "-fPIC", "-Wall", "-Wextra", "-Wno-missing-field-initializers"],
+                extra_postargs=[*COMPILE_ARGS, "-fPIC"],
             )
             self.compiler.link_shared_object(
                 objects,
@@ -93,7 +93,9 @@ setup(
             optional=True,
             extra_compile_args=COMPILE_ARGS,
         ),
-        Extension("sectormon.io._rows", ["sectormon/io/_rows.c"], optional=True, extra_compile_args=COMPILE_ARGS),
+        Extension(
+            "sectormon.io._rows", ["sectormon/io/_rows.c"], optional=True, extra_compile_args=COMPILE_ARGS
+        ),
         Extension(
             "sectormon.sim.qemu._capture",
             ["sectormon/sim/qemu/_capture.c"],
