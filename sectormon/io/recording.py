@@ -108,6 +108,17 @@ class RecordingWriter:
             return
         self._write_line(line)
 
+    def write_regions(self, reading: RegionsReading) -> None:
+        """A region table on its own (the newest, at the end of a run: see ``write_slice``)."""
+        if self.failed is not None or self._closed:
+            return
+        try:
+            line = encode(regions_record(reading))
+        except (TypeError, ValueError) as exc:
+            self._fail_message(f"recording to {self.path} stopped: a region table is not recordable ({exc})")
+            return
+        self._write_line(line)
+
     def write_samples(self, batch: SampleBatch) -> None:
         if self.failed is not None or self._closed:
             return

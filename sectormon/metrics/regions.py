@@ -85,6 +85,7 @@ class RegionScopes:
             rates={e: v / seconds for e, v in counts.items()} if seconds > 0 else {},
             metrics=self._metrics.evaluate(counts, seconds, level),
             coverage={**coverage, **metric_coverage},
+            seconds=seconds,
         )
 
     def _summed(self, rows: list[_Reading]) -> tuple[dict[str, float], dict[str, int], dict[str, int]]:

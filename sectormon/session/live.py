@@ -8,6 +8,7 @@ TUI, exporters) without ever waiting for them.
 from __future__ import annotations
 
 import collections
+import dataclasses
 import datetime as _dt
 import signal
 import threading
@@ -19,6 +20,7 @@ from typing import Any
 from sectormon.data.frames import Frame
 from sectormon.data.header import Header
 from sectormon.data.readings import Mark, Slice
+from sectormon.data.regions import RegionsReading
 from sectormon.errors import SectormonError
 from sectormon.io.jsonl import RECORDING_SCHEMA
 from sectormon.io.recording import RecordingWriter
@@ -76,6 +78,8 @@ class LiveSession(SessionBase):
         self._header = header
         self._pending: collections.deque[Mark] = collections.deque()
         self._sampling = sampling
+        self._regions: RegionsReading | None = None  # the newest region table (cumulative)
+        self._regions_recorded = True  # it is in the recording already (or there is none)
         self._recorder: RecordingWriter | None = None
         self.recording_failed = False  # a recording stopped on an error: the run ends with status 1
         # Re-entrant: a write that fails warns, and a warning is written to the recording.
@@ -257,7 +261,7 @@ class LiveSession(SessionBase):
         if self._recorder is not None:
             with self._record_lock:  # not after the end mark of a recording stopped meanwhile
                 if self._recorder is not None:
-                    self._recorder.write_slice(item)
+                    self._recorder.write_slice(self._recordable(item))
         for frame in self._builder.feed(item):
             self._emit(frame)
         after = self.options.baseline_after
@@ -266,6 +270,27 @@ class LiveSession(SessionBase):
             self._apply_mark(Mark(t=item.t, kind="baseline", label="--baseline-after"))
         if self.options.duration is not None and item.t >= self.options.duration:
             self._sampler.stop()
+
+    def _recordable(self, item: Slice) -> Slice:
+        """``item`` as the recording keeps it: the region table goes with the slice that closes a
+        frame (or at the end), the newest one; an open region changes it at every slice, and
+        writing it each time would make a recording several times larger for tables no frame
+        shows. A replay at the recording's interval meets every table its frames used."""
+        if item.regions is not None:
+            self._regions = RegionsReading(item.t, item.index, item.regions)
+            self._regions_recorded = False
+        if self._regions_recorded or not self._builder.clock.reaches_next(item.t):
+            return item if item.regions is None else dataclasses.replace(item, regions=None)
+        self._regions_recorded = True
+        assert self._regions is not None
+        return dataclasses.replace(item, regions=self._regions.snapshot)
+
+    def _record_last_regions(self) -> None:
+        """The newest region table, if no frame-closing slice has recorded it yet (the final
+        frame's ``run.regions`` come from it)."""
+        if self._recorder is not None and self._regions is not None and not self._regions_recorded:
+            self._recorder.write_regions(self._regions)
+            self._regions_recorded = True
 
     def when_counting(self, callback: Callable[[], None]) -> None:
         """Call ``callback`` once the run has opened its units and counts (the JSON stream writes
@@ -360,6 +385,7 @@ class LiveSession(SessionBase):
             self.final_frame = final
             self._publish(final)
         with self._record_lock:
+            self._record_last_regions()
             code = self.command_exit_code()
             self._close_recorder({"exit_status": code} if code is not None else {})
         self._close_markers()
@@ -378,6 +404,7 @@ class LiveSession(SessionBase):
         writer = RecordingWriter(path, header, on_error=self._recording_failed)
         with self._record_lock:
             self._recorder = writer
+            self._regions_recorded = False  # a recording started mid-run gets the newest table too
             for message in list(self._warnings):  # a recording tells what the session said so far
                 self._record_warning(message)
         return None if writer.failed else path

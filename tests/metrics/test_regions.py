@@ -44,7 +44,8 @@ def test_threads_add_scaled_counts_and_coverage_weighs_each_by_its_time() -> Non
     assert (r.calls, r.thread_count, r.open) == (5, 2, True)
     assert dict(r.total.counts) == {"page-faults": 200.0, "task-clock": 3.0}
     assert r.total.coverage["page-faults"] == pytest.approx(250 / 400)
-    assert r.seconds == pytest.approx(300e-9)
+    assert r.seconds == r.total.seconds == pytest.approx(300e-9)
+    assert r.threads["1"].seconds == pytest.approx(100e-9)
     assert r.total.rates["page-faults"] == pytest.approx(200 / 300e-9)
     assert set(r.threads) == {"1", "2"} and r.threads["2"].counts["page-faults"] == 100.0
     assert regions["other#4"].number == 4
