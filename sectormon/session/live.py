@@ -279,11 +279,11 @@ class LiveSession(SessionBase):
         if item.regions is not None:
             self._regions = RegionsReading(item.t, item.index, item.regions)
             self._regions_recorded = False
-        if self._regions_recorded or not self._builder.clock.reaches_next(item.t):
+        newest = self._regions
+        if newest is None or self._regions_recorded or not self._builder.clock.reaches_next(item.t):
             return item if item.regions is None else dataclasses.replace(item, regions=None)
         self._regions_recorded = True
-        assert self._regions is not None
-        return dataclasses.replace(item, regions=self._regions.snapshot)
+        return dataclasses.replace(item, regions=newest.snapshot)
 
     def _record_last_regions(self) -> None:
         """The newest region table, if no frame-closing slice has recorded it yet (the final
