@@ -95,6 +95,7 @@ class FollowedProcesses:
         self._followed: dict[int, _Followed] = {}
         self._new: list[int] = []  # processes followed since the last new_processes()
         self._exited = False
+        self.listing_short_of_fds: int | None = None  # a process whose threads could not be listed (EMFILE)
 
     def follow_roots(self, pids: Sequence[int], *, exit_fd: bool) -> None:
         """Follow the target processes ``pids``; with ``exit_fd``, watch each with a pidfd (real
@@ -178,8 +179,12 @@ class FollowedProcesses:
             names = os.listdir(roots.procfs(pid, "task"))
         except OSError as exc:
             # Out of fds (sectormon's own limit, see Sampler._skip_for_fds) says nothing about the
-            # threads: ending them all would restart every thread's counts at the next read.
-            return exc.errno in (errno.EMFILE, errno.ENFILE)
+            # threads: ending them all would restart every thread's counts at the next read. The
+            # threads started meanwhile are not found: said by the source (listing_short_of_fds).
+            if exc.errno in (errno.EMFILE, errno.ENFILE):
+                self.listing_short_of_fds = pid
+                return True
+            return False
         followed.tids = tuple(sorted(int(n) for n in names if is_ascii_digits(n)))
         return True
 

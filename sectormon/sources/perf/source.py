@@ -160,6 +160,7 @@ class PerfSource(SourceBase):
         self._cpu_units: tuple[Unit, ...] | None = None
         self._thread_count: int | None = None
         self._children_warned = False
+        self._listing_warned = False  # the threads of a process could not be listed for want of fds
         self._scans = 0  # thread list reads (poll_units)
         self._unreported: list[int] = []  # processes found, not yet in a UnitsUpdate
         self._opened_specs: set[str] = set()  # event specs opened on some thread already
@@ -243,8 +244,12 @@ class PerfSource(SourceBase):
         self._thread_count = count
         self._scans += 1
         threads = target.threads(every_thread=self._scans % CHILD_CHECK_SCANS == 1)
+        short = target.listing_short_of_fds
         update = self._with_processes(self._tracker.update(threads, threads, roots=self._scans == 1))
         update = self._with_binding_check(update)
+        if short is not None and not self._listing_warned:
+            self._listing_warned = True
+            update = dataclasses.replace(update, warnings=(*update.warnings, _listing_short_warning(short)))
         if not target.follow_children and not self._children_warned and target.pid is not None:
             tids = [tid for tid, where in threads.items() if where.process == target.pid]
             # The main thread at every read (scripts and launchers fork from it), all threads now and then.
@@ -529,3 +534,13 @@ class PerfSource(SourceBase):
         if not self._closed:
             self._closed = True
             self.target.close()
+
+
+def _listing_short_warning(pid: int) -> str:
+    """What a thread list that found no fd left means for the figures (said once)."""
+    return (
+        f"out of file descriptors (EMFILE) listing the threads of pid {pid}: threads started while "
+        f"the limit holds are not found and have no row of their own; their counts are in pid {pid}'s "
+        "totals (its inherited groups) (fix: raise the limit with `ulimit -n`, or count fewer "
+        "threads or events)"
+    )
