@@ -155,6 +155,11 @@ class CountingControl:
     # -- the sampler thread --------------------------------------------------------------------
 
     @property
+    def holds_some(self) -> bool:
+        """Some group is held off now."""
+        return bool(self._held)
+
+    @property
     def posted(self) -> bool:
         """Whether commands wait to be applied."""
         return bool(self._posted)

@@ -17,7 +17,7 @@ import threading
 import time
 from collections.abc import Callable
 
-from sectormon.data.readings import Slice, Unit, unit_key
+from sectormon.data.readings import Row, Slice, Unit, unit_key
 from sectormon.errors import SectormonError
 from sectormon.rotation.control import CountingControl
 from sectormon.rotation.counters import OpenGroup, OpenUnits, UnitGroups, is_gone
@@ -195,7 +195,7 @@ class Sampler:
                     index=self.slices,
                     duration=self._duration(slice_start, now),
                     group=end.group,
-                    rows=end.rows,
+                    rows=self._held_rows_emptied(end.rows),
                     overhead_s=overhead,
                     ended=end.ended + ended,
                     processes=processes,
@@ -245,6 +245,18 @@ class Sampler:
                 woken = True
             if not woken or self._source.now() >= deadline or self._stop.is_set():
                 return False
+
+    def _held_rows_emptied(self, rows: tuple[Row, ...]) -> tuple[Row, ...]:
+        """``rows`` with each reading of a group control held off for the whole slice made an
+        empty one: the unit was there and the group did not count, which the engine cannot tell
+        from a thread that ran no instruction of it (a zero with full coverage) from its times."""
+        control = self._control
+        if control is None or not control.holds_some:
+            return rows
+        return tuple(
+            row if row.time_enabled or control.lets(row.group) else row._replace(names=(), values=())
+            for row in rows
+        )
 
     def _duration(self, start: float, end: float) -> float:
         """A slice's seconds: all of it, or under control the part in which something counted

@@ -185,6 +185,11 @@ def test_disable_name_holds_that_group_only_and_enable_brings_it_back() -> None:
     assert sum(s.duration for s in run.slices) == pytest.approx(1.0)
     assert run.total("B") == pytest.approx(2 * 2000.0 * 0.7)
     assert run.total("A") == pytest.approx(2 * 1000.0 * 1.0)
+    # While held, G2's readings say the units were there and G2 did not count (empty rows), not
+    # zeros the engine would take for threads that ran none of it (full coverage of a 0).
+    held_slices = [s for s in run.slices if 0.35 < s.t <= 0.55]  # held throughout
+    g2 = [row for s in held_slices for row in s.rows if row.group == "G2"]
+    assert g2 and all(row.names == () and row.values == () for row in g2)
 
 
 def test_an_event_is_named_by_its_profile_name_or_its_spec_and_switches_its_whole_group() -> None:
