@@ -10,6 +10,8 @@ unavailable and runs everything else.
 from __future__ import annotations
 
 import dataclasses
+import os
+import select
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -185,6 +187,25 @@ class PerfSource(SourceBase):
                 )
             self.target.start()
             self._t0 = time.monotonic()
+            if isinstance(self.target, CommandTarget) and self.target.pid is not None:
+                threading.Thread(
+                    target=self._wake_at_exit, args=(self.target.pid,), name="sectormon-exit", daemon=True
+                ).start()
+
+    def _wake_at_exit(self, pid: int) -> None:
+        """Wake the sampler when the command exits: a short command's run ends then, not at the
+        sampler's next tick (a tenth of a second under kernel rotation, most of a `-- true`)."""
+        try:
+            fd = os.pidfd_open(pid)
+        except OSError:  # no pidfd (an old kernel) or no fd left: the next tick notices the exit
+            return
+        try:
+            select.select([fd], [], [])
+        except OSError:
+            return
+        finally:
+            os.close(fd)
+        self.wake()
 
     def now(self) -> float:
         return 0.0 if self._t0 is None else time.monotonic() - self._t0

@@ -18,7 +18,7 @@ import threading
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sectormon.data.readings import Unit
 from sectormon.data.regions import RegionSnapshot
@@ -42,13 +42,14 @@ from sectormon.sim.counters import Cmg
 from sectormon.sim.engine import Machine
 from sectormon.sim.kernels import default_sectors, make_kernel
 from sectormon.sim.objects import DataObjects, object_sectors, parse_objects
-from sectormon.sim.qemu.capture import Program
-from sectormon.sim.qemu.workload import program_workload
 from sectormon.sim.thread import SimThread
 from sectormon.sim.trace import TraceFile
 from sectormon.sim.workload import Workload, kernel_workload, trace_workload
 from sectormon.sources.base import Capabilities, SampleFeed, SampleRequest, SourceBase, UnitsUpdate
 from sectormon.sources.sim.regions import KernelRegions
+
+if TYPE_CHECKING:  # a real program's trace: imported only by the runs that have one
+    from sectormon.sim.qemu.capture import Program
 
 SIM_DEFAULT_TIMESLICE = 10e-6
 SIM_DEFAULT_INTERVAL = 250e-6
@@ -480,6 +481,8 @@ def check_program_options(options: SimOptions) -> None:
 def _program_workload(options: SimOptions, program: Program) -> tuple[Workload, SectorConfig]:
     """A traced program's workload: like a trace's (sectors off by default, ``--objects`` names
     its data), one simulated thread per traced thread."""
+    from sectormon.sim.qemu.workload import program_workload  # ELF symbols: only for a program
+
     check_program_options(options)
     sectors = sector_config(options, None)
     objects = parse_objects(options.objects) if isinstance(options.objects, str) else options.objects
