@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from sectormon.data.binding import ThreadBinding
+from sectormon.files.text import is_ascii_digits
 
 if TYPE_CHECKING:
     from sectormon.data.hotspots import FrameHotspots
@@ -624,5 +625,9 @@ class Frame:
 
     def _proc_json(self, key: str, stats: ScopeStats) -> dict[str, Any]:
         info = self.processes.get(key)
-        named = info.to_json() if info is not None else {"pid": int(key), "command": None}
+        if info is not None:
+            named = info.to_json()
+        else:  # no name seen for it: its pid from the key (a job's keys are node:HOST/proc:PID)
+            pid = key.rsplit(":", 1)[-1]
+            named = {"pid": int(pid) if is_ascii_digits(pid) else None, "command": None}
         return {**named, **stats.to_json()}

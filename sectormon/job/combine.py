@@ -12,7 +12,7 @@ from collections.abc import Mapping, Sequence
 
 from sectormon.data.frames import Frame, ScopeStats, ThreadTime, WindowStats
 from sectormon.job.keys import node_key
-from sectormon.job.regions import JobRegions
+from sectormon.job.regions import JobRegions, summed_scope
 from sectormon.metrics.formulas import MetricSet
 
 
@@ -37,26 +37,7 @@ class JobCombiner:
 
     def summed(self, parts: Sequence[tuple[ScopeStats, float]], seconds: float) -> ScopeStats:
         """The job scope of ``parts`` (each node's scope and its seconds) over ``seconds``."""
-        counts: dict[str, float] = {}
-        covered: dict[str, float] = {}
-        for stats, part_seconds in parts:
-            coverage = stats.coverage
-            for event, count in stats.counts.items():
-                counts[event] = counts.get(event, 0.0) + count
-                covered[event] = covered.get(event, 0.0) + coverage.get(event, 0.0) * part_seconds
-        span = len(self._hosts) * seconds
-        event_coverage = {e: (c / span if span > 0 else 0.0) for e, c in covered.items()}
-        mset = self._metrics
-        metrics = mset.evaluate(counts, seconds, "total")
-        rates = {e: c / seconds for e, c in counts.items()} if seconds > 0 else {}
-        return ScopeStats(
-            counts=counts,
-            rates=rates,
-            metrics=metrics,
-            coverage={**event_coverage, **mset.coverage(event_coverage, "total")},
-            split=mset.split_at("total"),
-            seconds=seconds,
-        )
+        return summed_scope(self._metrics, parts, seconds, len(self._hosts) * seconds)
 
     def window(self, parts: Mapping[str, WindowStats], seconds: float) -> WindowStats:
         return WindowStats(

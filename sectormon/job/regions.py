@@ -60,23 +60,32 @@ class JobRegions:
         )
 
     def summed(self, parts: Sequence[tuple[ScopeStats, float]], seconds: float) -> ScopeStats:
-        """The job scope of the nodes' ``parts`` (each node's scope and its seconds in the region)."""
-        counts: dict[str, float] = {}
-        covered: dict[str, float] = {}
-        for stats, part_seconds in parts:
-            coverage = stats.coverage
-            for event, count in stats.counts.items():
-                counts[event] = counts.get(event, 0.0) + count
-                covered[event] = covered.get(event, 0.0) + coverage.get(event, 0.0) * part_seconds
-        span = sum(part_seconds for _, part_seconds in parts)
-        event_coverage = {e: (min(1.0, c / span) if span > 0 else 0.0) for e, c in covered.items()}
-        mset = self._metrics
-        return ScopeStats(
-            counts=counts,
-            rates={e: c / seconds for e, c in counts.items()} if seconds > 0 else {},
-            metrics=mset.evaluate(counts, seconds, "total"),
-            coverage={**event_coverage, **mset.coverage(event_coverage, "total")},
-        )
+        """The job scope of the nodes' ``parts`` (each node's scope and its seconds in the region):
+        coverage over the nodes' own time inside it."""
+        return summed_scope(self._metrics, parts, seconds, sum(part_seconds for _, part_seconds in parts))
+
+
+def summed_scope(
+    mset: MetricSet, parts: Sequence[tuple[ScopeStats, float]], seconds: float, span: float
+) -> ScopeStats:
+    """The nodes' ``parts`` (each a scope and its seconds) as one job scope over ``seconds``:
+    counts add, each event's coverage is its time counted over ``span`` (the nodes' time)."""
+    counts: dict[str, float] = {}
+    covered: dict[str, float] = {}
+    for stats, part_seconds in parts:
+        coverage = stats.coverage
+        for event, count in stats.counts.items():
+            counts[event] = counts.get(event, 0.0) + count
+            covered[event] = covered.get(event, 0.0) + coverage.get(event, 0.0) * part_seconds
+    event_coverage = {e: (min(1.0, c / span) if span > 0 else 0.0) for e, c in covered.items()}
+    return ScopeStats(
+        counts=counts,
+        rates={e: c / seconds for e, c in counts.items()} if seconds > 0 else {},
+        metrics=mset.evaluate(counts, seconds, "total"),
+        coverage={**event_coverage, **mset.coverage(event_coverage, "total")},
+        split=mset.split_at("total"),
+        seconds=seconds,
+    )
 
 
 def job_ranks(present: Mapping[str, RegionStats]) -> dict[str, ScopeStats]:
