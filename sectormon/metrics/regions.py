@@ -5,9 +5,10 @@ Each (region, thread) reading holds its groups' deltas with their own enabled/ru
 (:class:`~sectormon.data.regions.GroupDelta`), so every count is scaled by its own group and an
 event counted by several groups takes the group that ran longest. Threads add up, with one
 exception: an event the profile scopes to a CMG counts the whole CMG whichever thread reads it, so
-a CMG's value is the reading of one thread there (the one that spent longest in the region) and a
-total adds CMGs, never threads. A scope's time is the longest any of its threads spent inside the
-region (threads run side by side), and its rates are per that time.
+a CMG's value is the reading of one thread there (the one that spent longest in the region), a
+total adds CMGs, never threads, and thread and core rows leave them out, as the frames do. A
+scope's time is the longest any of its threads spent inside the region (threads run side by side),
+and its rates are per that time.
 """
 
 from __future__ import annotations
@@ -75,6 +76,9 @@ class RegionScopes:
 
     def _scope(self, rows: list[_Reading], level: str) -> ScopeStats:
         summed, present, running = self._summed(rows)
+        if level in ("thread", "core"):
+            # As in the frames: a CMG-wide event is the CMG's, never a thread's or a core's.
+            summed = {e: v for e, v in summed.items() if e not in self._cmg_events}
         seconds = max(r.region.seconds for r in rows)
         coverage = {e: (min(1.0, running[e] / present[e]) if present[e] else 0.0) for e in summed}
         # An event no group of the scope counted while inside is unknown (n/a), not 0.
