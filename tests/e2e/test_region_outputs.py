@@ -32,8 +32,9 @@ class Runs:
         for host in HOSTS:
             recording = folder / f"{host}.jsonl.gz"
             env = {**os.environ, "SECTORMON_HOST": host}
-            # 0.1 s frames: the regions move in several of them (the program runs about 0.5 s)
-            args = ("--json", "--interval", "0.1", "--record", str(recording), "--", str(program))
+            # 0.1 s frames; the program idles 0.5 s after its regions, so a replay at 1/50 lasts
+            # the test's scrapes out (a run ends when its command does)
+            args = ("--json", "--interval", "0.1", "--record", str(recording), "--", str(program), "0.5")
             done = run_sectormon(*args, env=env)
             assert done.returncode == 0, done.stderr
             self.recordings.append(recording)
@@ -107,7 +108,7 @@ def test_a_merged_job_replays_and_compares_the_regions_per_node(runs: Runs, tmp_
 
 
 def test_replay_serves_the_regions_its_json_frames_carry(runs: Runs) -> None:
-    recording = str(runs.recordings[0])  # played at 1/50: its 0.5 s last the test's scrapes out
+    recording = str(runs.recordings[0])  # played at 1/50: its 0.6 s last the test's scrapes out
     frames = [
         f for f in read_jsonl(run_sectormon("replay", "--json", recording).stdout)[1:] if not f["final"]
     ]

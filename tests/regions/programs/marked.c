@@ -58,7 +58,7 @@ static void *worker(void *arg) {
     return NULL;
 }
 
-int main(void) {
+int main(int argc, char **argv) {
     page_size = sysconf(_SC_PAGESIZE);
     LIKWID_MARKER_INIT;
     printf("before %lu\n", touch(BEFORE_PAGES));
@@ -83,5 +83,7 @@ int main(void) {
     printf("workers %lu %lu %lu\n", sums[0], sums[1], sums[2]);
     printf("after %lu\n", touch(AFTER_PAGES));
     LIKWID_MARKER_CLOSE;
+    if (argc > 1) /* marked SECONDS: idle that long after the regions, unmarked (a longer run) */
+        usleep((useconds_t)(atof(argv[1]) * 1e6));
     return 0;
 }
