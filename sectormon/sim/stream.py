@@ -32,6 +32,17 @@ Record = tuple[int, int, int]
 Chunks = Iterator[list[Record]]
 
 
+@dataclass(frozen=True, slots=True)
+class RegionMark:
+    """A marker call of a traced program between two chunks of its thread's stream: the thread
+    entered (``start``) or left region ``(name, number)`` (fapp's identity, as in
+    :mod:`sectormon.data.regions`) after the accesses before it and before those after it."""
+
+    start: bool
+    name: str
+    number: int = 0
+
+
 def flags(sector: int, write: bool, tagged: bool, pfe: bool, obj: int = 0) -> int:
     """The flags of an access to data object ``obj``: an untagged access uses the default sector 0."""
     base = (obj << OBJECT_SHIFT) | (FL_WRITE if write else 0)
