@@ -77,6 +77,16 @@ def configure(parser: argparse.ArgumentParser) -> None:
         ),
     )
     advise.add_argument(
+        "--time-limit",
+        type=numbers.ADVISE_TIME_LIMIT.parser("--time-limit"),
+        metavar="S",
+        help=numbers.ADVISE_TIME_LIMIT.help(
+            "with --advise: wall seconds the search may take; it starts no simulation that would end "
+            f"later and says how many ran (default none; {advisor.PROGRAM_TIME_LIMIT:g} for a program "
+            "given after --)"
+        ),
+    )
+    advise.add_argument(
         "--top",
         type=numbers.TOP.parser("--top"),
         metavar="N",
@@ -124,10 +134,7 @@ def _trace_command(args: argparse.Namespace) -> Program | None:
     if not dashes:
         raise UsageError(f"sim {command[0]}: put -- before the program to trace (sectormon sim -- CMD ARGS)")
     if args.advise:
-        raise UsageError(
-            '--advise does not run on a traced program yet (docs/sim.md, "Real programs"): compare '
-            "sim --summary runs with --assign VARIABLE=SECTOR and --l1-sectors/--l2-sectors instead"
-        )
+        _check_advise_options(args)  # before the program runs
     options = sim_options(args)
     check_program_options(options)  # the options' errors before the program runs
     if options.assign and options.objects is None:
@@ -142,7 +149,16 @@ def _trace_command(args: argparse.Namespace) -> Program | None:
 def _run(args: argparse.Namespace) -> int:
     if args.advise:
         return _advise(args)
-    given = [o for o, v in (("--rank-by", args.rank_by), ("--budget", args.budget), ("--top", args.top)) if v]
+    given = [
+        option
+        for option, value in (
+            ("--rank-by", args.rank_by),
+            ("--budget", args.budget),
+            ("--time-limit", args.time_limit),
+            ("--top", args.top),
+        )
+        if value
+    ]
     if given:
         raise UsageError(f"{', '.join(given)} go with --advise (the sector advisor)")
     if args.summary and args.loop:
@@ -209,21 +225,26 @@ _NOT_WITH_ADVISE = (
 )
 
 
-def _advise(args: argparse.Namespace) -> int:
-    """The sector advisor on the workload the options describe (:mod:`sectormon.sim.advisor`)."""
+def _check_advise_options(args: argparse.Namespace) -> None:
     given = [option for option, dest in _NOT_WITH_ADVISE if vars(args)[dest] not in (None, False)]
     if given:
         raise UsageError(
             f"--advise searches the sector options and prints a table; drop {', '.join(given)} "
             "(give only the workload's options: --kernel/--trace, --size, --threads, ...)"
         )
-    budget = args.budget
+
+
+def _advise(args: argparse.Namespace) -> int:
+    """The sector advisor on the workload the options describe (:mod:`sectormon.sim.advisor`); a
+    traced program (``args.sim_program``) is searched on its one capture, within
+    :data:`~sectormon.sim.advisor.PROGRAM_TIME_LIMIT` unless ``--time-limit`` says otherwise."""
+    _check_advise_options(args)
     top = advisor.DEFAULT_TOP if args.top is None else args.top
-    if budget is not None and budget < 1:
-        raise UsageError(f"--budget {budget}: give 1 or more simulations")
-    if top < 1:
-        raise UsageError(f"--top {top}: give 1 or more rows")
     workload = sim_options(args)
+    program = workload.program
+    time_limit = args.time_limit
+    if time_limit is None and program is not None:
+        time_limit = advisor.PROGRAM_TIME_LIMIT
 
     def summary(candidate: advisor.Candidate | None, names: Sequence[str]) -> dict[str, Any]:
         """``sim --summary`` of the workload in the candidate's configuration (None: sectors off)."""
@@ -246,8 +267,10 @@ def _advise(args: argparse.Namespace) -> int:
             summary,
             l2_ways=workload.l2_ways,
             rank_by=args.rank_by or next(iter(advisor.METRICS)),
-            budget=budget,
+            budget=args.budget,
+            time_limit=time_limit,
             progress=progress,
+            command=program.argv if program is not None else (),
         )
     finally:
         progress.close()
@@ -266,15 +289,17 @@ class AdviseProgress:
         self.terminal = sys.stderr.isatty()
         self.drawn = False
 
-    def __call__(self, runs: int, planned: int) -> None:
+    def __call__(self, runs: int, planned: int, left: float | None) -> None:
         elapsed = time.monotonic() - self.started
+        remaining = "" if left is None else f", {max(0.0, left):.0f} s left"
         if not self.terminal:
-            line = f"sectormon: advise: {runs}/{planned} simulations ({elapsed:.1f} s)"
+            line = f"sectormon: advise: {runs}/{planned} simulations ({elapsed:.1f} s{remaining})"
             print(line, file=sys.stderr, flush=True)
             return
         filled = self.WIDTH * runs // max(1, planned)
         bar = "#" * filled + "." * (self.WIDTH - filled)
-        sys.stderr.write(f"\rsectormon: advise [{bar}] {runs}/{planned} simulations, {elapsed:.0f} s")
+        line = f"\rsectormon: advise [{bar}] {runs}/{planned} simulations, {elapsed:.0f} s{remaining}"
+        sys.stderr.write(line + "\x1b[K")  # erase the tail of a longer line drawn before
         sys.stderr.flush()
         self.drawn = True
 
