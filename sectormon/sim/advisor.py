@@ -595,15 +595,13 @@ def render(advice: Mapping[str, Any], top: int) -> str:
     """The advice as text: objects, the search, the baseline, then the ranked table, best first."""
     out = ["Sector advisor (simulated A64FX: a model, not a measurement)", ""]
     out.append("Data objects (sector cache off; refills and memory reads counted after the warm-up):")
-    head = f"  {'object':<16} {'accesses':>10} {'lines':>8} {'reuse':>7}"
+    shown = [o for o in advice["objects"] if o["accesses"] or o["placed"]]
+    width = max([16, *(len(o["name"]) for o in shown)])
+    head = f"  {'object':<{width}} {'accesses':>10} {'lines':>8} {'reuse':>7}"
     out.append(head + f" {'L1D dm refills':>15} {'mem reads':>10}")
-    unused = 0
-    for o in advice["objects"]:
-        if not o["accesses"] and not o["placed"]:
-            unused += 1
-            continue
+    for o in shown:
         out.append(
-            f"  {o['name']:<16} {o['accesses']:>10} {o['lines']:>8} {o['reuse']:>7.1f} "
+            f"  {o['name']:<{width}} {o['accesses']:>10} {o['lines']:>8} {o['reuse']:>7.1f} "
             f"{o.get('l1d_demand_refills', 'n/a'):>15} {o.get('memory_reads', 'n/a'):>10}"
             + (
                 ""
@@ -611,8 +609,8 @@ def render(advice: Mapping[str, Any], top: int) -> str:
                 else f"   not placed (under {PLACE_SHARE * 100:g} % of the accesses: sector 0)"
             )
         )
-    if unused:
-        out.append(f"  ({unused} more object(s) without accesses)")
+    if len(shown) < len(advice["objects"]):
+        out.append(f"  ({len(advice['objects']) - len(shown)} more object(s) without accesses)")
     s = advice["search"]
     out += [
         "",
