@@ -297,8 +297,26 @@ def test_advise_refuses_the_options_it_searches(
 
 
 def test_advisor_options_without_advise_are_refused(capsys: pytest.CaptureFixture[str]) -> None:
-    assert cli.main(["sim", "--summary", "--rank-by", "IPC", "--top", "3"]) == 2
-    assert "--rank-by, --top go with --advise" in capsys.readouterr().err
+    assert cli.main(["sim", "--summary", "--rank-by", "IPC", "--time-limit", "9", "--top", "3"]) == 2
+    assert "--rank-by, --time-limit, --top go with --advise" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("value", ["0", "-1", "nan", "1e9", "ten"])
+def test_a_time_limit_outside_its_range_is_one_line(value: str, capsys: pytest.CaptureFixture[str]) -> None:
+    assert cli.main(["sim", "--advise", "--time-limit", value]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("sectormon: --time-limit ") and "a number of wall seconds" in err
+    assert err.count("\n") == 1
+
+
+def test_the_progress_says_the_time_left_of_a_time_limit(capsys: pytest.CaptureFixture[str]) -> None:
+    small = ["--size", "passes=4", "--threads", "1", "--warmup", "0"]
+    assert cli.main(["sim", "--advise", "--json", "--budget", "2", "--time-limit", "600", *small]) == 0
+    out, err = capsys.readouterr()
+    search_info = json.loads(out)["search"]
+    assert search_info["time_limit_s"] == 600 and search_info["cut_short"] is False
+    assert search_info["planned"] == search_info["simulated"] == 2
+    assert all(line.endswith(" s left)") for line in err.splitlines()), err
 
 
 def test_a_trace_without_objects_has_nothing_to_assign(
