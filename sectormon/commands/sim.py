@@ -271,6 +271,7 @@ def _advise(args: argparse.Namespace) -> int:
             time_limit=time_limit,
             progress=progress,
             command=program.argv if program is not None else (),
+            caveats=[untraced] if program is not None and (untraced := program.untraced_sve()) else [],
         )
     finally:
         progress.close()

@@ -482,13 +482,15 @@ def advise(
     time_limit: float | None = None,
     progress: Progress | None = None,
     command: Sequence[str] = (),
+    caveats: Sequence[str] = (),
 ) -> dict[str, Any]:
     """Run the advisor for the workload of ``threads``. ``summarize(candidate, names)`` is exactly
     what ``sectormon sim --summary`` prints for the workload in that configuration (``None``: the
     sector cache off); ``names`` are the objects the candidate's assignment places, in order.
     ``budget`` ``None``: :func:`default_budget` of the workload's accesses. ``time_limit``: wall
     seconds for everything from here (:class:`TimeLimit`). ``command``: the traced program's
-    command line, which the rows' options go with."""
+    command line, which the rows' options go with; ``caveats``: what the capture missed (SVE
+    accesses QEMU did not report), said with the advice as well as on stderr."""
     limit = TimeLimit(time_limit)
     started = time.perf_counter()
     cpu = time.process_time()
@@ -555,6 +557,7 @@ def advise(
             for o in objects
         ],
         **({"command": list(command)} if command else {}),
+        **({"caveats": list(caveats)} if caveats else {}),
         "baseline": {"options": ["--sector-cache", "off"], "metrics": dict(base.metrics)},
         "rows": rows,
     }
@@ -594,6 +597,8 @@ def _delta(value: float | None) -> str:
 def render(advice: Mapping[str, Any], top: int) -> str:
     """The advice as text: objects, the search, the baseline, then the ranked table, best first."""
     out = ["Sector advisor (simulated A64FX: a model, not a measurement)", ""]
+    for caveat in advice.get("caveats", ()):
+        out += [f"Caveat: {caveat}", ""]
     out.append("Data objects (sector cache off; refills and memory reads counted after the warm-up):")
     shown = [o for o in advice["objects"] if o["accesses"] or o["placed"]]
     width = max([16, *(len(o["name"]) for o in shown)])

@@ -260,12 +260,15 @@ def test_objects_with_a_sliver_of_the_accesses_stay_in_sector_0() -> None:
 
 
 def test_the_text_says_when_no_configuration_ran_in_time() -> None:
+    spec = _spec({1: 300, 2: 700})
     advice = advise(
-        [_spec({1: 300, 2: 700})], _summarize, l2_ways=14, rank_by="IPC", budget=3, time_limit=1e-9
+        [spec], _summarize, l2_ways=14, rank_by="IPC", budget=3, time_limit=1e-9, caveats=["blind"]
     )
     assert advice["rows"] == [] and advice["search"]["cut_short"] is True
     assert advice["search"]["time_limit_s"] == 1e-9 and advice["search"]["planned"] == 3
-    assert "No configuration was simulated within the time limit" in render(advice, 10)
+    text = render(advice, 10)
+    assert "No configuration was simulated within the time limit" in text
+    assert "Caveat: blind" in text and advice["caveats"] == ["blind"]
 
 
 def test_advise_refuses_more_objects_than_it_can_place() -> None:
