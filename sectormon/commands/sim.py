@@ -226,6 +226,7 @@ _NOT_WITH_ADVISE = (
 
 
 def _check_advise_options(args: argparse.Namespace) -> None:
+    """Refuse the options the advisor sets itself (a program's: before it runs)."""
     given = [option for option, dest in _NOT_WITH_ADVISE if vars(args)[dest] not in (None, False)]
     if given:
         raise UsageError(
