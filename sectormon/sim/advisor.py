@@ -447,6 +447,7 @@ def fujitsu(c: Candidate, names: Sequence[str], l2_ways: int) -> dict[str, Any]:
         }
     variables = [n for n in isolated if _IDENTIFIER.fullmatch(n)]
     assign = ", ".join(variables)
+    fortran = ", ".join(dict.fromkeys(f for n in variables if (f := _fortran_name(n)) is not None))
     return {
         "expressible": True,
         "environment": [
@@ -460,15 +461,25 @@ def fujitsu(c: Candidate, names: Sequence[str], l2_ways: int) -> dict[str, Any]:
         ],
         "fortran": [
             f"!ocl scache_isolate_way(L2={c.l2[1]},L1={c.l1[1]})",
-            *([f"!ocl scache_isolate_assign({assign})"] if variables else []),
+            *([f"!ocl scache_isolate_assign({fortran})"] if fortran else []),
         ],
         "not_variables": [n for n in isolated if n not in variables],
         "compile": "-Khpctag (compile and link)",
     }
 
 
-# A name the directives can take: a C identifier (and a Fortran name, case aside).
+# A name the directives can take: a C identifier.
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+# gfortran's symbol of module variable NAME in module MOD: __MOD_MOD_NAME (lower case).
+_GFORTRAN_MODULE = re.compile(r"__[a-z0-9_]+?_MOD_([a-z][a-z0-9_]*)")
+
+
+def _fortran_name(symbol: str) -> str | None:
+    """The Fortran name of a variable's symbol: a module variable's own name, a plain name as it
+    is, None for a name Fortran cannot have (one starting with ``_``)."""
+    if (module := _GFORTRAN_MODULE.fullmatch(symbol)) is not None:
+        return module.group(1)
+    return symbol if symbol[:1].isalpha() else None
 
 
 # ----------------------------------------------------------------------------- the advice

@@ -105,6 +105,13 @@ def test_fujitsu_names_only_variables_in_the_directive() -> None:
     assert none["not_variables"] == ["[other]", "count.0"]
 
 
+def test_the_fortran_form_names_a_gfortran_module_variable_by_its_own_name() -> None:
+    names = ("__grid_MOD_table", "__hidden", "stream")
+    two = fujitsu(Candidate((1, 1, 0), (0, 3, 0, 0), (4, 10)), names, 14)
+    assert two["directives"][1] == "#pragma statement scache_isolate_assign __grid_MOD_table, __hidden"
+    assert two["fortran"][1] == "!ocl scache_isolate_assign(table)"  # no Fortran name starts with _
+
+
 def _fake_run(calls: list[Candidate | None]) -> Any:
     """A model whose IPC is best with object 0 alone, 3 L1D ways for sector 1 and L2 split 4/10."""
 
