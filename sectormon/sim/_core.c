@@ -519,6 +519,7 @@ typedef struct {
 } Thread;
 
 static PyObject *str_demand, *str_prefetch, *str_stream;
+static PyObject *region_mark_type; /* sectormon.sim.stream.RegionMark: a stop point in a stream */
 
 static int thread_traverse(Thread *t, visitproc visit, void *arg) {
     Py_VISIT(t->l1);
@@ -826,6 +827,7 @@ static PyObject *Thread_run(Thread *t, PyObject *const *args, Py_ssize_t nargs) 
     i64 wl1 = 0, l1_wb = 0, miss_wait = 0;
     i64 run_fl = 0, run_start = acc;
     int failed = 0;
+    PyObject *mark = NULL; /* a RegionMark met between two chunks: returned with the state written back */
 
     for (;;) {
         if (t->chunk == NULL || t->pos >= (t->packed ? t->npacked : PySequence_Fast_GET_SIZE(t->chunk))) {
@@ -868,6 +870,10 @@ static PyObject *Thread_run(Thread *t, PyObject *const *args, Py_ssize_t nargs) 
                 }
                 qr->len = 0;
                 qc->len = 0;
+                break;
+            }
+            if ((PyObject *)Py_TYPE(chunk) == region_mark_type) {
+                mark = chunk; /* the caller applies it, then calls run() again */
                 break;
             }
             t->pos = 0;
@@ -1085,6 +1091,7 @@ static PyObject *Thread_run(Thread *t, PyObject *const *args, Py_ssize_t nargs) 
     t->l1_wb += l1_wb;
     t->l1_miss_wait += floor_shift4(miss_wait);
     if (failed) return NULL;
+    if (mark != NULL) return mark;
     Py_RETURN_NONE;
 }
 
@@ -1135,7 +1142,8 @@ static PyMemberDef Thread_members[] = {
 
 static PyMethodDef Thread_methods[] = {
     {"run", (PyCFunction)(void (*)(void))Thread_run, METH_FASTCALL,
-     "Simulate until the clock reaches limit ticks or the stream ends (thread.SimThread.run)."},
+     "Simulate until the clock reaches limit ticks, the stream ends or yields a RegionMark, which it "
+     "returns (thread.SimThread.run)."},
     {NULL, NULL, 0, NULL},
 };
 
@@ -1167,6 +1175,11 @@ PyMODINIT_FUNC PyInit__core(void) {
     str_prefetch = PyUnicode_InternFromString("prefetch");
     str_stream = PyUnicode_InternFromString("stream");
     if (!str_demand || !str_prefetch || !str_stream) return NULL;
+    PyObject *stream = PyImport_ImportModule("sectormon.sim.stream");
+    if (stream == NULL) return NULL;
+    region_mark_type = PyObject_GetAttrString(stream, "RegionMark");
+    Py_DECREF(stream);
+    if (region_mark_type == NULL) return NULL;
     if (PyType_Ready(&CacheType) < 0 || PyType_Ready(&ThreadType) < 0) return NULL;
     PyObject *m = PyModule_Create(&core_module);
     if (m == NULL) return NULL;
