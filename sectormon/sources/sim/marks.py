@@ -66,7 +66,11 @@ class _Span:
 
 
 def _added(total: dict[int, int], now: dict[int, int], then: dict[int, int]) -> dict[int, int]:
-    return {code: total.get(code, 0) + now[code] - then[code] for code in now}
+    """``total`` plus what each event of ``now`` counted since ``then``."""
+    out = dict(total)
+    for code, value in now.items():
+        out[code] = out.get(code, 0) + value - then[code]
+    return out
 
 
 def _objects_added(total: ObjectCounts | None, now: ObjectCounts, then: ObjectCounts) -> ObjectCounts:
