@@ -138,10 +138,11 @@ class MarkedRegions:
     def _at(self, thread: SimThread, cmg: Cmg) -> _At:
         tallies = thread.tallies()
         energy = self._energy
+        then = cmg.at(thread.cyc)
         return _At(
             thread.cyc,
             {code: sim_events.read_pe(code, tallies, energy) for code in sim_events.PE_EVENTS},
-            {code: sim_events.read_cmg(code, cmg.at(thread.cyc), energy) for code in sim_events.CMG_EVENTS},
+            {code: sim_events.read_cmg(code, then, energy) for code in sim_events.CMG_EVENTS},
             thread.object_counts() if self._objects else None,
         )
 
