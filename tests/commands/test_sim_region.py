@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Iterator
 from dataclasses import replace
+from pathlib import Path
 from typing import Any, cast
 
 import pytest
@@ -105,6 +106,34 @@ def test_the_frames_of_a_marked_workload_carry_its_regions(capsys: pytest.Captur
         False,
     )
     assert set(regions["step#1"]["total"]["coverage"].values()) == {1.0}
+
+
+@pytest.mark.usefixtures("marked_kernel")
+def test_marked_regions_replay_as_live_and_compare(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    runs = {sectors: tmp_path / f"{sectors}.jsonl.gz" for sectors in ("off", "on")}
+    live = {
+        sectors: _sim(capsys, "--json", *KERNEL, "--sector-cache", sectors, "--record", str(path))
+        for sectors, path in runs.items()
+    }
+    assert cli.main(["replay", "--json", str(runs["on"])]) == 0
+    replayed = [json.loads(x) for x in capsys.readouterr().out.splitlines()]
+    assert replayed[-1]["run"]["regions"] == live["on"][-1]["run"]["regions"]
+    assert cli.main(["compare", str(runs["off"]), str(runs["on"]), "--region", "step", "--json"]) == 0
+    compared = json.loads(capsys.readouterr().out)["scopes"]["total"]["metrics"]["L1D_demand_refill_ratio"]
+    assert compared["base"] > compared["other"]  # the reused array keeps its ways inside "step" too
+    assert (compared["coverage_base"], compared["coverage_other"]) == (1, 1)
+
+
+def test_a_trace_marks_no_region(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    trace = tmp_path / "t.din"
+    trace.write_text("0 1000\n0 2000\n")
+    assert cli.main(["sim", "--summary", "--trace", str(trace), "--region", "solve"]) == 2
+    assert capsys.readouterr().err == (
+        "sectormon: --region solve: a --trace marks no region (it holds a program's accesses, "
+        "not its marker calls); drop --region\n"
+    )
 
 
 @pytest.mark.usefixtures("marked_kernel")

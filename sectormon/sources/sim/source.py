@@ -471,6 +471,11 @@ def build_sim_source(options: SimOptions, *, loop: bool) -> SimSource:
             )
         if options.sizes:
             raise UsageError("--size sets kernel parameters; a --trace carries its own addresses")
+        if options.region is not None:
+            raise UsageError(
+                f"--region {options.region}: a --trace marks no region (it holds a program's accesses, "
+                "not its marker calls); drop --region"
+            )
         sectors = sector_config(options, None)
         objects = parse_objects(options.objects) if isinstance(options.objects, str) else options.objects
         assign = object_sectors(objects, options.assign) if options.assign else None
