@@ -146,32 +146,38 @@ class MarkedRegions:
             thread.object_counts() if self._objects else None,
         )
 
-    def _now(self, thread: SimThread) -> _At:
-        """The thread's counters for an open call read now: at its end once it has ended."""
+    def _now(self, thread: SimThread, read: dict[int, _At]) -> _At:
+        """The thread's counters for an open call, read once per :meth:`read` (``read``): now, or
+        at its end once it has ended."""
+        now = read.get(thread.tid)
+        if now is not None:
+            return now
         if not thread.done:
-            return self._at(thread, thread.cmg)
-        ended = self._ended.get(thread.tid)
-        if ended is None:
-            ended = self._ended[thread.tid] = self._at(thread, thread.cmg)
-        return ended
+            now = self._at(thread, thread.cmg)
+        else:
+            now = self._ended.get(thread.tid) or self._at(thread, thread.cmg)
+            self._ended[thread.tid] = now
+        read[thread.tid] = now
+        return now
 
     def read(self) -> RegionSnapshot:
         """Every (region, thread) marked so far, an open call counted up to now."""
         if not self._spans and not self._unpaired:
             return EMPTY
+        read: dict[int, _At] = {}
         return RegionSnapshot(
-            threads=tuple(self._reading(key[0], key[1], span) for key, span in self._spans.items()),
+            threads=tuple(self._reading(key[0], key[1], span, read) for key, span in self._spans.items()),
             overflow=frozenset(),
             unpaired=self._unpaired,
             dropped=0,
         )
 
-    def _reading(self, name: str, number: int, span: _Span) -> ThreadRegion:
+    def _reading(self, name: str, number: int, span: _Span, read: dict[int, _At]) -> ThreadRegion:
         thread = span.thread
         counts = span.counts
         ticks = span.ticks
         if span.started is not None:
-            now = self._now(thread)
+            now = self._now(thread, read)
             counts = _added(_added(counts, now.pe, span.started.pe), now.cmg, span.started.cmg)
             ticks += now.cyc - span.started.cyc
         ns = ticks_to_ns(ticks)
@@ -204,7 +210,7 @@ class MarkedRegions:
                 continue
             counts = span.objects
             if span.started is not None:
-                now = self._now(span.thread).objects
+                now = self._now(span.thread, {}).objects
                 if now is None or span.started.objects is None:
                     return None
                 counts = _objects_added(counts, now, span.started.objects)

@@ -157,6 +157,10 @@ def test_read_regions_gives_a_snapshot_when_it_changed() -> None:
     source = _source([[A, RegionMark(START, "r"), B, RegionMark(STOP, "r"), C]])
     source.start()
     assert source.read_regions() is None  # nothing marked yet
+    while not (inside := source.regions().threads):
+        source.machine.run_until(source.machine.cycle + 100)
+    (open_,) = inside  # read while inside: open, counted so far
+    assert open_.open and open_.calls == 1 and 0 < open_.counts()["L1D_CACHE"] < _accesses(B)
     source.run_to_completion()
     snapshot = source.read_regions()
     assert snapshot is not None and [r.key for r in snapshot.threads] == [("r", 0)]
