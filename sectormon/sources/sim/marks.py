@@ -33,7 +33,6 @@ from sectormon.data.regions import EMPTY, GroupDelta, RegionSnapshot, ThreadRegi
 from sectormon.profiles.model import EventDef
 from sectormon.sim import events as sim_events
 from sectormon.sim.config import Energy, ticks_to_ns
-from sectormon.sim.counters import Cmg
 from sectormon.sim.stream import RegionMark
 from sectormon.sim.thread import SimThread
 from sectormon.sources.sim.regions import PID
@@ -104,10 +103,6 @@ class MarkedRegions:
         """Read per-object counts at every mark from now on (:meth:`objects`)."""
         self._objects = True
 
-    @property
-    def unpaired(self) -> int:
-        return self._unpaired
-
     def on_mark(self, thread: SimThread, mark: RegionMark) -> None:
         """Apply ``mark``, met in ``thread``'s stream (its counters are as the mark finds them)."""
         key = (mark.name, mark.number, thread.tid)
@@ -119,12 +114,12 @@ class MarkedRegions:
                 self._unpaired += 1  # started again while open: ignored, as the marker library does
                 return
             span.calls += 1
-            span.started = self._at(thread, thread.cmg)
+            span.started = self._at(thread)
             return
         if span is None or span.started is None:
             self._unpaired += 1  # a stop without a start
             return
-        self._close(span, self._at(thread, thread.cmg))
+        self._close(span, self._at(thread))
 
     def _close(self, span: _Span, now: _At) -> None:
         then = span.started
@@ -135,14 +130,14 @@ class MarkedRegions:
             span.objects = _objects_added(span.objects, now.objects, then.objects)
         span.started = None
 
-    def _at(self, thread: SimThread, cmg: Cmg) -> _At:
+    def _at(self, thread: SimThread) -> _At:
         tallies = thread.tallies()
         energy = self._energy
-        then = cmg.at(thread.cyc)
+        cmg = thread.cmg.at(thread.cyc)  # the CMG at the thread's clock
         return _At(
             thread.cyc,
             {code: sim_events.read_pe(code, tallies, energy) for code in sim_events.PE_EVENTS},
-            {code: sim_events.read_cmg(code, then, energy) for code in sim_events.CMG_EVENTS},
+            {code: sim_events.read_cmg(code, cmg, energy) for code in sim_events.CMG_EVENTS},
             thread.object_counts() if self._objects else None,
         )
 
@@ -153,9 +148,9 @@ class MarkedRegions:
         if now is not None:
             return now
         if not thread.done:
-            now = self._at(thread, thread.cmg)
+            now = self._at(thread)
         else:
-            now = self._ended.get(thread.tid) or self._at(thread, thread.cmg)
+            now = self._ended.get(thread.tid) or self._at(thread)
             self._ended[thread.tid] = now
         read[thread.tid] = now
         return now
