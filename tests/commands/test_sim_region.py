@@ -78,6 +78,7 @@ def test_a_marked_regions_summary(capsys: pytest.CaptureFixture[str]) -> None:
     (solve,) = _sim(capsys, "--summary", "--region", "solve", *options)
     (step,) = _sim(capsys, "--summary", "--region", "step", *options)  # the one number of "step"
     assert solve["region"] == "solve" and step["region"] == "step#1"
+    assert _sim(capsys, "--summary", "--region", "step#1", *options) == [step]
     assert solve["counts"]["L1D_CACHE"] == whole["counts"]["L1D_CACHE"]
     assert solve["counts"]["INST_RETIRED"] == whole["counts"]["INST_RETIRED"]
     assert 0 < step["counts"]["L1D_CACHE"] < solve["counts"]["L1D_CACHE"]
