@@ -25,7 +25,8 @@ from sectormon.commands.front_end import (
 from sectormon.commands.options import numbers
 from sectormon.commands.options.openmetrics import open_exporter
 from sectormon.commands.options.output import require_stdout, write_stdout
-from sectormon.commands.options.sim import add_sim_options, sim_options, sim_source
+from sectormon.commands.options.sim import add_region_option, add_sim_options, sim_options, sim_source
+from sectormon.commands.sim_region import count_region, region_summary
 from sectormon.errors import UsageError
 from sectormon.files.text import print_warning
 from sectormon.io import strict_json
@@ -54,6 +55,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="run to completion and print one JSON object: final counts and metrics",
     )
+    add_region_option(out)
     advise = parser.add_argument_group("sector advisor")
     advise.add_argument(
         "--advise",
@@ -192,6 +194,11 @@ def _run(args: argparse.Namespace) -> int:
         source = sim_source(args, headless=True)
         write_stdout(strict_json.dumps(summarize(source, args.profile)) + "\n")
         return 0
+    if args.region is not None:
+        raise UsageError(
+            f"--region {args.region} picks the region --summary or --advise reports; the frames carry "
+            "every region (regions, run.regions): drop --region, or add --summary"
+        )
     request = session_request(args, "sim")
     output = open_output(args)
     source = sim_source(args, headless=args.headless or output is not None)
@@ -332,7 +339,8 @@ def summarize(source: SimSource, profile_name: str = "auto") -> dict[str, Any]:
     """Run ``source`` to completion; final counts per scope and the metrics over the totals.
 
     Like the frame stream, the summary counts from the end of the warm-up: the counts the warm-up
-    left are subtracted, and ``seconds`` and ``cycles`` start there too.
+    left are subtracted, and ``seconds`` and ``cycles`` start there too. With the source's
+    ``region`` (``--region``), the figures are that marked region's (:mod:`.sim_region`).
     """
     from sectormon.metrics.engine import evaluate_metrics
     from sectormon.sim import events as sim_events
@@ -356,6 +364,8 @@ def summarize(source: SimSource, profile_name: str = "auto") -> dict[str, Any]:
             if e.code in sim_events.CMG_EVENTS
         }
 
+    if source.region is not None:
+        count_region(source, modelled)
     source.start()  # the warm-up, uncounted
     warm_pe = {t.tid: pe_now(t) for t in machine.threads}
     warm_cmg = {c.ident: cmg_now(c) for c in machine.cmgs.values()}
@@ -384,7 +394,7 @@ def summarize(source: SimSource, profile_name: str = "auto") -> dict[str, Any]:
             total[name] = total.get(name, 0) + value
     seconds = source.now()
     described = source.describe()
-    return {
+    summary = {
         "source": "sim",
         "simulated": True,
         "model": described["model"],
@@ -406,3 +416,6 @@ def summarize(source: SimSource, profile_name: str = "auto") -> dict[str, Any]:
         "cmgs": cmgs,
         "unsupported": sorted(n for n, e in profile.events.items() if n not in modelled),
     }
+    if source.region is not None:
+        return region_summary(source, profile, source.region, summary)
+    return summary

@@ -152,6 +152,16 @@ def add_sim_options(parser: argparse._ActionsContainer) -> list[argparse.Action]
     return actions
 
 
+def add_region_option(parser: argparse._ActionsContainer) -> None:
+    """``sim``'s ``--region``: the marked region ``--summary`` (and the advisor) report."""
+    parser.add_argument(
+        "--region",
+        metavar="NAME[#NUMBER]",
+        help="with --summary or --advise: the figures of this marked region (a kernel's is named after "
+        "the kernel; a traced program's are its marker calls') instead of the whole run",
+    )
+
+
 def _pairs(values: list[str] | None, option: str) -> dict[str, str]:
     out: dict[str, str] = {}
     for value in values or []:
@@ -193,6 +203,7 @@ def sim_options(args: argparse.Namespace) -> SimOptions:
         warmup=args.warmup,
         loop=args.loop,
         program=program,
+        region=getattr(args, "region", None),  # sim's own option; --source sim has no --summary
     )
 
 
