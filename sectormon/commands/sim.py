@@ -280,6 +280,7 @@ def _advise(args: argparse.Namespace) -> int:
             progress=progress,
             command=program.argv if program is not None else (),
             caveats=[untraced] if program is not None and (untraced := program.untraced_sve()) else [],
+            region=workload.region,
         )
     finally:
         progress.close()

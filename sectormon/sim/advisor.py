@@ -428,6 +428,7 @@ def advise(
     progress: Progress | None = None,
     command: Sequence[str] = (),
     caveats: Sequence[str] = (),
+    region: str | None = None,
 ) -> dict[str, Any]:
     """Run the advisor for the workload of ``threads``. ``summarize(candidate, names)`` is exactly
     what ``sectormon sim --summary`` prints for the workload in that configuration (``None``: the
@@ -435,7 +436,9 @@ def advise(
     ``budget`` ``None``: :func:`default_budget` of the workload's accesses. ``time_limit``: wall
     seconds for everything from here (:class:`TimeLimit`). ``command``: the traced program's
     command line, which the rows' options go with; ``caveats``: what the capture missed (SVE
-    accesses QEMU did not report), said with the advice as well as on stderr."""
+    accesses QEMU did not report), said with the advice as well as on stderr. ``region``: the
+    marked region ``summarize`` reports (``--region``), which every row's options carry; the object
+    profile that picks the objects to place covers the whole run."""
     limit = TimeLimit(time_limit)
     started = time.perf_counter()
     cpu = time.process_time()
@@ -464,7 +467,7 @@ def advise(
                 "assignment": dict(zip(names, c.assignment, strict=True)),
                 "l1_max_ways": list(c.l1),
                 "l2_max_ways": list(c.l2),
-                "options": c.options(names),
+                "options": [*c.options(names), *(("--region", region) if region is not None else ())],
                 "metrics": dict(o.metrics),
                 "change": {m: _change(o.metrics.get(m), base.metrics.get(m)) for m in METRICS},
                 "objects": {n: dict(v) for n, v in o.objects.items()},
@@ -502,8 +505,12 @@ def advise(
             for o in objects
         ],
         **({"command": list(command)} if command else {}),
+        **({"region": region} if region is not None else {}),
         **({"caveats": list(caveats)} if caveats else {}),
-        "baseline": {"options": ["--sector-cache", "off"], "metrics": dict(base.metrics)},
+        "baseline": {
+            "options": ["--sector-cache", "off", *(("--region", region) if region is not None else ())],
+            "metrics": dict(base.metrics),
+        },
         "rows": rows,
     }
 

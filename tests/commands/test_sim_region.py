@@ -163,3 +163,16 @@ def test_the_advisor_follows_the_region(capsys: pytest.CaptureFixture[str]) -> N
         "--region nope: the simulated run has no such region; its regions: scenario-a"
         in capsys.readouterr().err
     )
+
+
+@pytest.mark.usefixtures("marked_kernel")
+def test_the_advisors_rows_carry_the_region_they_rank(capsys: pytest.CaptureFixture[str]) -> None:
+    """Each row's options, run with --summary, give the row's figures: the region's, so they name it."""
+    (advice,) = _sim(capsys, "--advise", "--region", "step#1", "--budget", "2", "--json", *KERNEL)
+    assert advice["region"] == "step#1"
+    assert advice["baseline"]["options"][-2:] == ["--region", "step#1"]
+    assert advice["rows"] and all(row["options"][-2:] == ["--region", "step#1"] for row in advice["rows"])
+    (row,) = advice["rows"][:1]
+    (direct,) = _sim(capsys, "--summary", *row["options"], *KERNEL)
+    assert direct["region"] == "step#1"
+    assert {m: direct["metrics"].get(m) for m in row["metrics"]} == row["metrics"]
