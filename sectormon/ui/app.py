@@ -32,19 +32,18 @@ from sectormon.data.header import Header
 from sectormon.errors import SectormonError
 from sectormon.files.text import print_message, printable
 from sectormon.session.control import ReplayControl, SessionControl
-from sectormon.ui.attach import AttachOffer, attach_refusal
+from sectormon.ui.attach import AttachOffer, attach_refusal, open_process_list
 from sectormon.ui.context import WINDOW_NAMES, RenderContext
 from sectormon.ui.header_info import parse_core_filter, proxy_words
 from sectormon.ui.history import History
 from sectormon.ui.legend import column_legend, legend_lines, simulator_note
 from sectormon.ui.messages import FrameArrived, OpenDetail, OpenRegion, RedrawWanted, SessionWarning
-from sectormon.ui.process_picker import ProcessListScreen
 from sectormon.ui.region_baseline import RegionBaselines
 from sectormon.ui.screens.dashboard import TABS, DashboardScreen
 from sectormon.ui.screens.detail import DetailScreen
 from sectormon.ui.screens.help import HelpContent, HelpScreen
 from sectormon.ui.screens.region_detail import RegionScreen
-from sectormon.ui.screens.threads import ThreadListScreen, thread_list_refusal
+from sectormon.ui.screens.threads import open_thread_list, thread_list_refusal
 from sectormon.ui.screens.warnings import WarningEntry, WarningsScreen
 from sectormon.ui.themes import DEFAULT_THEME, discover_themes, fallback_variables, load_theme
 from sectormon.ui.widgets.filter_bar import FilterBar
@@ -534,26 +533,11 @@ class SectormonApp(App[int]):
 
     def action_processes(self) -> None:
         """The process list over the monitor; Enter ends this session for one on the chosen pid."""
-        refusal = attach_refusal(self.attach, replay=self.replay)
-        if refusal is not None or self.attach is None:
-            self.notify(refusal or "", severity="warning", timeout=6)
-            return
-        self.push_screen(ProcessListScreen(note=self.attach.note()), self._attach_chosen)
-
-    def _attach_chosen(self, pid: int | None) -> None:
-        refused = self.attach.request(pid) if pid is not None and self.attach is not None else ""
-        if refused is None:
-            self.action_quit()  # the command starts the next session once this one has ended
-        elif refused:
-            self.notify(refused, severity="error", timeout=8)
+        open_process_list(self, self.attach, replay=self.replay, then=self.action_quit)
 
     def action_threads(self) -> None:
         """The counted processes' threads: CPU %, state, last CPU, affinity (read while shown)."""
-        refusal = thread_list_refusal(self.header, replay=self.replay)
-        if refusal is not None:
-            self.notify(refusal, severity="warning", timeout=6)
-            return
-        self.push_screen(ThreadListScreen.of_target(self.header, lambda: self.latest))
+        open_thread_list(self, self.header, lambda: self.latest, replay=self.replay)
 
     def action_sort(self) -> None:
         key = self.dashboard.cycle_sort()

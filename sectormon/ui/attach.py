@@ -10,7 +10,12 @@ command starts the next one, with the same options, on ``--pid PID``.
 
 from __future__ import annotations
 
-from typing import Protocol
+from collections.abc import Callable
+from typing import Any, Protocol
+
+from textual.app import App
+
+from sectormon.ui.process_picker import ProcessListScreen
 
 
 class AttachOffer(Protocol):
@@ -37,3 +42,26 @@ def attach_refusal(offer: AttachOffer | None, *, replay: bool) -> str | None:
     if offer is None:
         return "this command cannot attach to another process: sectormon --pid PID (or top) counts one"
     return offer.refusal()
+
+
+def open_process_list(
+    app: App[Any], offer: AttachOffer | None, *, replay: bool, then: Callable[[], None]
+) -> None:
+    """``p``: the list over ``app``, or a notification saying why not. A pid chosen is requested
+    from ``offer``, then ``then`` ends the session (the command starts the next one); Escape
+    leaves the monitor untouched."""
+    refusal = attach_refusal(offer, replay=replay)
+    if refusal is not None or offer is None:
+        app.notify(refusal or "", severity="warning", timeout=6)
+        return
+
+    def chosen(pid: int | None) -> None:
+        if pid is None:
+            return
+        refused = offer.request(pid)
+        if refused is None:
+            then()
+        else:
+            app.notify(refused, severity="error", timeout=8)
+
+    app.push_screen(ProcessListScreen(note=offer.note()), chosen)

@@ -12,10 +12,10 @@ another has none.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import ClassVar
+from typing import Any, ClassVar
 
 from rich.text import Text
-from textual.app import ComposeResult
+from textual.app import App, ComposeResult
 from textual.binding import Binding, BindingType
 from textual.screen import ModalScreen
 from textual.widgets import DataTable, Footer, Static
@@ -127,3 +127,14 @@ class ThreadListScreen(ModalScreen[None]):
             f"{self._refresh_seconds:g} s (n/a at first); LAST: the CPU it ran on last; S: {STATES}. "
             "Esc closes."
         )
+
+
+def open_thread_list(
+    app: App[Any], header: Header, latest: Callable[[], Frame | None], *, replay: bool
+) -> None:
+    """``T``: the list of a live session's threads over ``app``, or a notification saying why not."""
+    refusal = thread_list_refusal(header, replay=replay)
+    if refusal is not None:
+        app.notify(refusal, severity="warning", timeout=6)
+        return
+    app.push_screen(ThreadListScreen.of_target(header, latest))
