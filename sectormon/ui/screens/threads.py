@@ -4,8 +4,9 @@ Binding matters for the sector cache (PMU document section 6.7): this list shows
 CPU % (of one core, over the last refresh), the kernel's state letter, the CPU it last ran on, its
 affinity as a compact CPU list and whether that is one CPU (bound). It is read from procfs
 (:mod:`sectormon.host.thread_table`) once a second while the list is open, not with every frame:
-two small reads per thread, which on a 48-thread target cost more than a frame's drawing. Only a
-live session on this host's processes has threads to list; :func:`thread_list_refusal` says why
+two small reads per thread, about 2 ms for 48 threads (bench_thread_list in docs/perf-tuning.md),
+which a 0.1 s interval would pay ten times a second for figures no one reads faster. Only a live
+session on this host's processes has threads to list; :func:`thread_list_refusal` says why
 another has none.
 """
 
