@@ -17,6 +17,7 @@ import pytest
 from sectormon.cli import build_parser
 from sectormon.commands import monitor
 from sectormon.commands.reattach import Reattach, recording_for
+from sectormon.errors import SectormonError
 
 
 @pytest.fixture
@@ -113,3 +114,19 @@ def test_run_starts_the_next_session_on_the_chosen_process(
     assert runs[0]["record"] == record and runs[0]["target"].get("pid") != child.pid
     assert runs[1]["target"]["pid"] == child.pid and runs[1]["target"]["mode"] == "pid"
     assert runs[1]["record"] == str(tmp_path / f"run-pid{child.pid}.jsonl.gz")
+
+
+def test_a_chosen_process_that_ends_before_its_session_starts_is_one_line_of_error(
+    child: subprocess.Popen[bytes], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def run_session(session: Any, _output: object, *, attach: Reattach, **_kw: object) -> int:
+        session.discard()
+        assert attach.request(child.pid) is None
+        child.kill()
+        child.wait()
+        return 0
+
+    monkeypatch.setattr(monitor, "run_session", run_session)
+    with pytest.raises(SectormonError) as raised:
+        monitor.run(options("--headless", "--record", str(tmp_path / "run.jsonl"), "--count", "1"))
+    assert str(child.pid) in str(raised.value) and "\n" not in str(raised.value)
