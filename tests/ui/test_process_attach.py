@@ -18,10 +18,11 @@ from sectormon.ui.app import SectormonApp, make_app
 from sectormon.ui.process_picker import ProcessListScreen
 from sectormon.ui.screens.help import HelpScreen
 from tests.ui.fake_controller import FakeReplay, FakeSession
+from tests.ui.frames_fixture import a64fx_frames, a64fx_header
 from tests.ui.screen_text import screen_text
 from tests.ui.test_process_picker import ROWS
 
-pytestmark = pytest.mark.asyncio
+ASYNC = pytest.mark.asyncio
 SIZES = pytest.mark.parametrize("size", [(80, 24), (160, 50)], ids=["80x24", "160x50"])
 NOTE = "Enter ends this session and counts the chosen process. Escape returns to the monitor."
 
@@ -68,6 +69,7 @@ def messages(app: SectormonApp) -> list[str]:
     return [n.message for n in app._notifications]
 
 
+@ASYNC
 @SIZES
 async def test_p_filter_and_enter_ask_to_attach_to_the_chosen_process(
     a64fx_session: FakeSession, child: tuple[subprocess.Popen[bytes], str], size: tuple[int, int]
@@ -91,6 +93,7 @@ async def test_p_filter_and_enter_ask_to_attach_to_the_chosen_process(
     assert "stop" in a64fx_session.calls and app.return_value == 0
 
 
+@ASYNC
 @SIZES
 async def test_escape_returns_to_the_monitor_untouched_and_t_shows_the_tree(
     a64fx_session: FakeSession, monkeypatch: pytest.MonkeyPatch, size: tuple[int, int]
@@ -117,6 +120,7 @@ async def test_escape_returns_to_the_monitor_untouched_and_t_shows_the_tree(
         assert app.theme == theme  # t was the list's tree, not the monitor's next theme
 
 
+@ASYNC
 async def test_a_refused_request_keeps_the_session(
     a64fx_session: FakeSession, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -132,6 +136,7 @@ async def test_a_refused_request_keeps_the_session(
         assert "pid 400 has ended: pick another process" in messages(app)
 
 
+@ASYNC
 async def test_a_replay_says_it_cannot_attach(replay_session: FakeReplay) -> None:
     app = make_app(replay_session, attach=Offer())
     async with app.run_test(size=(80, 24)) as pilot:
@@ -143,6 +148,7 @@ async def test_a_replay_says_it_cannot_attach(replay_session: FakeReplay) -> Non
         assert app.display_paused
 
 
+@ASYNC
 async def test_without_an_offer_or_with_a_refusal_p_says_why(a64fx_session: FakeSession) -> None:
     app = make_app(a64fx_session)  # sectormon sim: its command offers no attach
     async with app.run_test(size=(80, 24)) as pilot:
@@ -158,6 +164,7 @@ async def test_without_an_offer_or_with_a_refusal_p_says_why(a64fx_session: Fake
         assert "cannot attach with these options: --seed" in messages(refusing)
 
 
+@ASYNC
 async def test_z_pauses_the_display_and_the_help_lists_p_and_z(a64fx_session: FakeSession) -> None:
     app = make_app(a64fx_session, attach=Offer())
     async with app.run_test(size=(80, 24)) as pilot:
@@ -170,3 +177,19 @@ async def test_z_pauses_the_display_and_the_help_lists_p_and_z(a64fx_session: Fa
         assert isinstance(app.screen, HelpScreen)
         text = app.screen.text
         assert "space / z" in text and "process list: Enter ends this session" in text
+
+
+@SIZES
+def test_snapshot_process_list_over_the_monitor(
+    snap_compare: Callable[..., bool], monkeypatch: pytest.MonkeyPatch, size: tuple[int, int]
+) -> None:
+    """The list with what attaching does said above it, over a live session (fixed rows)."""
+    monkeypatch.setattr(process_table.ProcessTable, "snapshot", lambda _self: list(ROWS))
+    session = FakeSession(a64fx_header(), a64fx_frames(4))
+
+    async def opened(pilot: Pilot[object]) -> None:
+        session.emit(2)
+        await pilot.press("p")
+        await wait_for(pilot, lambda: isinstance(pilot.app.screen, ProcessListScreen), "the list opens")
+
+    assert snap_compare(make_app(session, attach=Offer()), terminal_size=size, run_before=opened)
