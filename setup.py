@@ -13,11 +13,19 @@
   ``sectormon/sim/qemu/lib/sectormon-qemu.so`` QEMU loads with ``-plugin``, and the consumer of its
   ring (sectormon/sim/qemu/_capture.c), ``optional=True``. Either failing only warns: ``sectormon
   sim -- CMD`` says what is missing (docs/sim.md, "Real programs").
+- The shim preloaded into a traced dynamic program (sectormon/sim/qemu/shim.c), which reports its
+  heap blocks, stacks and marker calls: ``sectormon/sim/qemu/lib/sectormon-shim-ARCH.so``, for the
+  host's architecture with the host compiler and for aarch64 with ``aarch64-linux-gnu-gcc`` when
+  that cross compiler is there. A failed build only warns: ``sectormon sim -- CMD`` then names
+  global variables only, and says so.
 """
 
 from __future__ import annotations
 
 import os
+import platform
+import shutil
+import subprocess
 
 from setuptools import Extension, setup
 from setuptools.command.build_ext import build_ext
@@ -30,6 +38,8 @@ MARKER_INCLUDES = ["sectormon/regions/include", "sectormon/regions"]
 MARKER_LIBRARY = "sectormon-markers"
 QEMU_PLUGIN_SOURCES = ["sectormon/sim/qemu/plugin.c"]
 QEMU_PLUGIN = "sectormon-qemu.so"
+QEMU_SHIM_SOURCE = "sectormon/sim/qemu/shim.c"
+SHIM_FLAGS = ["-O2", "-std=c11", "-fPIC", "-shared", "-fvisibility=hidden", "-Wall", "-Wextra", "-pthread"]
 
 
 class BuildWithMarkers(build_ext):
@@ -39,6 +49,7 @@ class BuildWithMarkers(build_ext):
         super().run()
         self._build_marker_library()
         self._build_qemu_plugin()
+        self._build_qemu_shims()
 
     def _build_marker_library(self) -> None:
         # Imported here: setuptools vendors distutils, and these names exist only once it is set up.
@@ -82,6 +93,26 @@ class BuildWithMarkers(build_ext):
             )
         except (CCompilerError, DistutilsExecError, DistutilsPlatformError, OSError) as exc:
             self.warn(f"the QEMU plugin was not built ({exc}): `sectormon sim -- CMD` will say so")
+
+    def _build_qemu_shims(self) -> None:
+        parts = ("sectormon", "sim", "qemu", "lib")
+        out_dir = os.path.join(*parts) if self.inplace else os.path.join(self.build_lib, *parts)
+        os.makedirs(out_dir, exist_ok=True)
+        host = {"amd64": "x86_64", "arm64": "aarch64"}.get(platform.machine().lower(), platform.machine().lower())
+        compilers = {host: os.environ.get("CC", "cc")}
+        if host != "aarch64" and shutil.which("aarch64-linux-gnu-gcc"):
+            compilers["aarch64"] = "aarch64-linux-gnu-gcc"
+        for arch, compiler in compilers.items():
+            out = os.path.join(out_dir, f"sectormon-shim-{arch}.so")
+            command = [*compiler.split(), *SHIM_FLAGS, "-o", out, QEMU_SHIM_SOURCE, "-ldl"]
+            try:
+                subprocess.run(command, check=True, capture_output=True, text=True)
+            except (OSError, subprocess.CalledProcessError) as exc:
+                detail = exc.stderr.strip() if isinstance(exc, subprocess.CalledProcessError) else str(exc)
+                self.warn(
+                    f"the {arch} shim was not built ({detail[:300]}): `sectormon sim -- CMD` on {arch} "
+                    "programs names global variables only"
+                )
 
 
 setup(

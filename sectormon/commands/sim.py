@@ -145,6 +145,8 @@ def _trace_command(args: argparse.Namespace) -> Program | None:
     args.sim_program = program
     if (untraced := program.untraced_sve()) is not None:
         print_warning(untraced)
+    if (unnamed := program.unnamed_heap()) is not None:
+        print_warning(unnamed)
     return program
 
 

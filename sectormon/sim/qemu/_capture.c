@@ -8,11 +8,21 @@
  * access - and each batch's instruction count a record of its own. An access
  * that straddles two lines is an access to each. The files are the capture: a run of the model,
  * or every run of the advisor, reads them again.
+ * Events (ring.h) come in order with the accesses. Heap blocks and stacks go to one list of the
+ * whole program's events, in the order the ring brought them (a thread's events end its batch,
+ * so another thread's later accesses come after them); a thread's file gets a sync record (the
+ * events so far) wherever that list has grown since its previous batch, and after its own
+ * event. Marker calls are the thread's own: they go, as event records, into its file.
  *
  * Reader: one thread's file as chunks of packed engine records (int64 line, n, flags), the
  * flags of each record looked up from its line's data object (sorted starts, binary search) and a
  * per-object flags table the Python side computes (stream.flags: sector, tag, prefetch, object).
  * The compiled core's Thread.run consumes such a chunk without making a Python object per record.
+ * Past the static ranges (globals), a record's object is the heap block or stack it is in: the
+ * reader replays the program's events up to each sync record into a map of live blocks (sorted,
+ * binary search; a new block replaces any stale one it overlaps, a free of an unknown address
+ * is ignored), naming a block by its call site's object id and a stack by its thread's. A
+ * marker call ends a chunk; the next chunk() returns it as (start, name, number).
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -31,7 +41,15 @@
 #define KIND_READ 0
 #define KIND_WRITE 1
 #define KIND_INSNS 2
+#define KIND_SYNC 3  /* a: the program's events up to here (a count) */
+#define KIND_EVENT 4 /* a: the event's kind, n: its argument records, which follow */
+#define KIND_ARG 5   /* a: one argument word */
 #define FL_IFETCH 64
+
+/* One event of the program's list: kind | vcpu << 8, then its first three words. */
+typedef struct {
+    uint64_t kind_vcpu, a, b, c;
+} Event;
 
 typedef struct {
     int64_t a; /* the address of the record's first access, or a KIND_INSNS record's instructions */
@@ -39,11 +57,27 @@ typedef struct {
     int32_t kind;
 } Stored;
 
+/* A marked region a thread entered, and how often (the summary's regions per thread). */
+typedef struct {
+    char name[SMQ_MARK_NAME_MAX];
+    size_t length;
+    int32_t number;
+    long long calls;
+} Region;
+
+#define MAX_REGIONS 1024 /* per thread: more distinct regions are counted, not listed */
+
 typedef struct {
     FILE *file;
     Stored run; /* the record being grown (n == 0: none) */
     long long records, accesses, instructions;
+    uint64_t synced; /* the program's events this thread's file has a sync record for */
     int seen;
+    char name[SMQ_MARK_NAME_MAX]; /* the next mark's name so far */
+    size_t name_length;
+    Region *regions;
+    size_t nregions;
+    long long unlisted; /* region entries past MAX_REGIONS */
 } Vcpu;
 
 typedef struct {
@@ -54,6 +88,9 @@ typedef struct {
     Py_ssize_t nvcpus;
     long long max_records, records, truncated;
     int failed_errno;
+    Event *events; /* the program's heap and stack events, in order */
+    uint64_t nevents, cap_events;
+    int shim; /* the shim said it is loaded */
 } Capture;
 
 static void capture_release(Capture *c) {
@@ -64,10 +101,15 @@ static void capture_release(Capture *c) {
     }
     for (Py_ssize_t i = 0; i < c->nvcpus; i++) {
         if (c->vcpus[i].file != NULL) fclose(c->vcpus[i].file);
+        PyMem_RawFree(c->vcpus[i].regions);
     }
     PyMem_RawFree(c->vcpus);
     c->vcpus = NULL;
     c->nvcpus = 0;
+    PyMem_RawFree(c->events);
+    c->events = NULL;
+    c->nevents = c->cap_events = 0;
+    c->shim = 0;
 }
 
 static void Capture_dealloc(Capture *c) {
@@ -134,6 +176,99 @@ static void store(Capture *c, Vcpu *v, const Stored *r) {
     v->records += 1;
 }
 
+/* Event and sync records are kept past the cap: they are few, and the accesses kept need them. */
+static void store_always(Capture *c, Vcpu *v, const Stored *r) {
+    if (fwrite(r, sizeof *r, 1, v->file) != 1 && !c->failed_errno) c->failed_errno = errno ? errno : EIO;
+    v->records += 1;
+}
+
+static void end_run(Capture *c, Vcpu *v) {
+    if (v->run.n) store(c, v, &v->run);
+    v->run.n = 0;
+}
+
+static void sync_events(Capture *c, Vcpu *v) {
+    if (v->synced == c->nevents) return;
+    end_run(c, v);
+    Stored r = {(int64_t)c->nevents, 0, KIND_SYNC};
+    store_always(c, v, &r);
+    v->synced = c->nevents;
+}
+
+/* Add a marker event's piece of name; at a start, count the region's entry. -1: out of memory. */
+static int count_mark(Vcpu *v, uint64_t kind, const uint64_t *args) {
+    const char *bytes = (const char *)args;
+    size_t piece = kind == SMQ_EV_MARK_NAME ? SMQ_EVENT_ARGS * 8 : (SMQ_EVENT_ARGS - 1) * 8;
+    const char *from = kind == SMQ_EV_MARK_NAME ? bytes : bytes + 8;
+    size_t length = strnlen(from, piece);
+    if (length > SMQ_MARK_NAME_MAX - v->name_length) length = SMQ_MARK_NAME_MAX - v->name_length;
+    memcpy(v->name + v->name_length, from, length);
+    v->name_length += length;
+    if (kind == SMQ_EV_MARK_NAME) return 0;
+    size_t name_length = v->name_length;
+    v->name_length = 0;
+    if (kind != SMQ_EV_MARK_START) return 0;
+    int32_t number = (int32_t)(uint32_t)args[0];
+    for (size_t i = 0; i < v->nregions; i++) {
+        Region *r = v->regions + i;
+        if (r->number == number && r->length == name_length && memcmp(r->name, v->name, name_length) == 0) {
+            r->calls++;
+            return 0;
+        }
+    }
+    if (v->nregions == MAX_REGIONS) {
+        v->unlisted++;
+        return 0;
+    }
+    if ((v->nregions & (v->nregions - 1)) == 0) { /* 0, 1, 2, 4, ...: grow to twice */
+        Region *grown = PyMem_RawRealloc(v->regions, (v->nregions ? 2 * v->nregions : 1) * sizeof(Region));
+        if (grown == NULL) return -1;
+        v->regions = grown;
+    }
+    Region *r = v->regions + v->nregions++;
+    memcpy(r->name, v->name, name_length);
+    r->length = name_length;
+    r->number = number;
+    r->calls = 1;
+    return 0;
+}
+
+/* One event of vCPU `vcpu` (kind, args: SMQ_EVENT_ARGS words). -1: out of memory. */
+static int event(Capture *c, Vcpu *v, uint64_t vcpu, uint64_t kind, const uint64_t *args) {
+    switch (kind) {
+    case SMQ_EV_ALLOC:
+    case SMQ_EV_FREE:
+    case SMQ_EV_STACK:
+        if (c->nevents == c->cap_events) {
+            uint64_t n = c->cap_events ? 2 * c->cap_events : 1024;
+            Event *grown = PyMem_RawRealloc(c->events, (size_t)n * sizeof(Event));
+            if (grown == NULL) return -1;
+            c->events = grown;
+            c->cap_events = n;
+        }
+        c->events[c->nevents++] = (Event){kind | vcpu << 8, args[0], args[1], args[2]};
+        sync_events(c, v);
+        return 0;
+    case SMQ_EV_MARK_NAME:
+    case SMQ_EV_MARK_START:
+    case SMQ_EV_MARK_STOP: {
+        end_run(c, v);
+        Stored r = {(int64_t)kind, SMQ_EVENT_ARGS, KIND_EVENT};
+        store_always(c, v, &r);
+        for (int i = 0; i < SMQ_EVENT_ARGS; i++) {
+            Stored a = {(int64_t)args[i], 0, KIND_ARG};
+            store_always(c, v, &a);
+        }
+        return count_mark(v, kind, args);
+    }
+    case SMQ_EV_HELLO:
+        c->shim = 1;
+        return 0;
+    default: /* not one the shim sends: a program making our system call itself */
+        return 0;
+    }
+}
+
 static inline void access_line(Capture *c, Vcpu *v, uint64_t addr, int write) {
     if (v->run.n && (uint64_t)v->run.a >> LINE_SHIFT == addr >> LINE_SHIFT) {
         v->run.n += 1;
@@ -155,9 +290,18 @@ static int batch(Capture *c, const uint64_t *data, uint64_t at, uint64_t mask) {
     if (n > SMQ_BATCH || (head >> 32) >= SMQ_MAX_VCPUS) return -2;
     Vcpu *v = vcpu_at(c, (Py_ssize_t)(head >> 32));
     if (v == NULL) return -1;
+    sync_events(c, v);
     at += 2;
     for (uint64_t i = 0; i < n; i++) {
         uint64_t w = data[(at + i) & mask];
+        if (w & SMQ_EVENT) {
+            if (i + SMQ_EVENT_ARGS >= n) return -2; /* an event cut short */
+            uint64_t args[SMQ_EVENT_ARGS];
+            for (int k = 0; k < SMQ_EVENT_ARGS; k++) args[k] = data[(at + i + 1 + (uint64_t)k) & mask];
+            if (event(c, v, head >> 32, w & 0xff, args) < 0) return -1;
+            i += SMQ_EVENT_ARGS;
+            continue;
+        }
         uint64_t addr = w & SMQ_ADDR_MASK, size = (uint64_t)1 << ((w >> SMQ_SIZE_SHIFT) & 15);
         int write = (w & SMQ_STORE) != 0;
         uint64_t last = (addr + size - 1) >> LINE_SHIFT;
@@ -167,8 +311,7 @@ static int batch(Capture *c, const uint64_t *data, uint64_t at, uint64_t mask) {
         v->accesses += 1 + straddles;
     }
     if (insns) {
-        if (v->run.n) store(c, v, &v->run);
-        v->run.n = 0;
+        end_run(c, v);
         Stored r = {(int64_t)insns, 0, KIND_INSNS};
         store(c, v, &r);
         v->instructions += (long long)insns;
@@ -246,8 +389,7 @@ static PyObject *Capture_threads(Capture *c, PyObject *Py_UNUSED(ignored)) {
     for (Py_ssize_t i = 0; i < c->nvcpus; i++) {
         Vcpu *v = c->vcpus + i;
         if (!v->seen) continue;
-        if (v->run.n) store(c, v, &v->run);
-        v->run.n = 0;
+        end_run(c, v);
         if (fflush(v->file) != 0 && !c->failed_errno) c->failed_errno = errno ? errno : EIO;
         if (c->failed_errno) {
             Py_DECREF(out);
@@ -271,6 +413,68 @@ static PyObject *Capture_threads(Capture *c, PyObject *Py_UNUSED(ignored)) {
     return out;
 }
 
+/* events(): the program's heap and stack events so far, packed uint64 (kind | vcpu << 8, a, b, c). */
+static PyObject *Capture_events(Capture *c, PyObject *Py_UNUSED(ignored)) {
+    return PyBytes_FromStringAndSize((const char *)c->events, (Py_ssize_t)(c->nevents * sizeof(Event)));
+}
+
+/* regions(): per traced thread in vCPU order, the regions it entered: (vcpu, name, number, calls),
+ * and (vcpu, None, 0, entries) for the entries of regions past the list's limit. */
+static PyObject *Capture_regions(Capture *c, PyObject *Py_UNUSED(ignored)) {
+    PyObject *out = PyList_New(0);
+    for (Py_ssize_t i = 0; out != NULL && i < c->nvcpus; i++) {
+        Vcpu *v = c->vcpus + i;
+        for (size_t k = 0; out != NULL && k <= v->nregions; k++) {
+            PyObject *row;
+            if (k < v->nregions) {
+                Region *r = v->regions + k;
+                PyObject *name = PyUnicode_DecodeUTF8(r->name, (Py_ssize_t)r->length, "backslashreplace");
+                row = name ? Py_BuildValue("(nNiL)", i, name, (int)r->number, r->calls) : NULL;
+            } else if (v->unlisted) {
+                row = Py_BuildValue("(nOiL)", i, Py_None, 0, v->unlisted);
+            } else {
+                continue;
+            }
+            if (row == NULL || PyList_Append(out, row) < 0) Py_CLEAR(out);
+            Py_XDECREF(row);
+        }
+    }
+    return out;
+}
+
+static int by_address(const void *a, const void *b) {
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* sites(): the distinct call sites of the heap blocks, sorted, as (site, blocks, bytes). */
+static PyObject *Capture_sites(Capture *c, PyObject *Py_UNUSED(ignored)) {
+    uint64_t n = 0;
+    uint64_t *pairs = PyMem_RawMalloc((size_t)(c->nevents ? c->nevents : 1) * 2 * sizeof(uint64_t));
+    if (pairs == NULL) return PyErr_NoMemory();
+    for (uint64_t i = 0; i < c->nevents; i++) {
+        if ((c->events[i].kind_vcpu & 0xff) != SMQ_EV_ALLOC) continue;
+        pairs[2 * n] = c->events[i].c;
+        pairs[2 * n + 1] = c->events[i].b;
+        n++;
+    }
+    qsort(pairs, (size_t)n, 2 * sizeof(uint64_t), by_address);
+    PyObject *out = PyList_New(0);
+    for (uint64_t i = 0; out != NULL && i < n;) {
+        uint64_t site = pairs[2 * i], blocks = 0, bytes = 0;
+        for (; i < n && pairs[2 * i] == site; i++) {
+            blocks++;
+            bytes = pairs[2 * i + 1] > UINT64_MAX - bytes ? UINT64_MAX : bytes + pairs[2 * i + 1];
+        }
+        PyObject *row = Py_BuildValue("(KKK)", (unsigned long long)site, (unsigned long long)blocks,
+                                      (unsigned long long)bytes);
+        if (row == NULL || PyList_Append(out, row) < 0) Py_CLEAR(out);
+        Py_XDECREF(row);
+    }
+    PyMem_RawFree(pairs);
+    return out;
+}
+
 static PyObject *Capture_close(Capture *c, PyObject *Py_UNUSED(ignored)) {
     capture_release(c);
     Py_RETURN_NONE;
@@ -290,6 +494,8 @@ static PyObject *Capture_get_sve(Capture *c, void *Py_UNUSED(closure)) {
                          (unsigned long long)__atomic_load_n(&c->ring->sve_accesses, __ATOMIC_RELAXED));
 }
 
+static PyObject *Capture_get_shim(Capture *c, void *Py_UNUSED(closure)) { return PyBool_FromLong(c->shim); }
+
 static PyObject *Capture_get_truncated(Capture *c, void *Py_UNUSED(closure)) { return PyLong_FromLongLong(c->truncated); }
 
 static PyMethodDef Capture_methods[] = {
@@ -298,6 +504,11 @@ static PyMethodDef Capture_methods[] = {
     {"threads", (PyCFunction)Capture_threads, METH_NOARGS,
      "Every traced thread: (vcpu, fd of its records file, records, accesses, instructions)."},
     {"close", (PyCFunction)Capture_close, METH_NOARGS, "Tell the plugin nobody reads any more; unmap the ring."},
+    {"events", (PyCFunction)Capture_events, METH_NOARGS,
+     "The program's heap and stack events, packed uint64 (kind | vcpu << 8, a, b, c)."},
+    {"sites", (PyCFunction)Capture_sites, METH_NOARGS, "The heap blocks' distinct call sites: (site, blocks, bytes)."},
+    {"regions", (PyCFunction)Capture_regions, METH_NOARGS,
+     "The marked regions each thread entered: (vcpu, name, number, calls); name None: past the limit."},
     {NULL, NULL, 0, NULL},
 };
 
@@ -307,6 +518,7 @@ static PyGetSetDef Capture_getset[] = {
     {"sve", (getter)Capture_get_sve, NULL,
      "(SVE memory instructions executed, accesses QEMU reported for them), aarch64.", NULL},
     {"truncated", (getter)Capture_get_truncated, NULL, "Accesses past the records cap, not kept.", NULL},
+    {"shim", (getter)Capture_get_shim, NULL, "Whether the preloaded shim (shim.c) said it is loaded.", NULL},
     {NULL, NULL, NULL, NULL, NULL},
 };
 
@@ -326,6 +538,11 @@ static PyTypeObject CaptureType = {
 /* ------------------------------------------------------------------------------------------ */
 
 typedef struct {
+    uint64_t start, end;
+    int64_t id;
+} Block;
+
+typedef struct {
     PyObject_HEAD
     int fd;
     long long offset;
@@ -333,6 +550,16 @@ typedef struct {
     int64_t *starts, *ends, *ids; /* sorted by start */
     int64_t *flags;               /* per object id: [read flags, write flags] */
     Py_ssize_t nflags;
+    Py_buffer events;               /* the program's events (Capture.events()) */
+    uint64_t nevents, applied;      /* events in it, events replayed into blocks */
+    int64_t *sites, *site_ids;      /* sorted call sites and their object ids */
+    Py_ssize_t nsites;
+    int64_t *stacks;                /* object id of each vCPU's stack */
+    Py_ssize_t nstacks;
+    Block *blocks;                  /* live heap blocks and stacks, sorted, not overlapping */
+    size_t nblocks, cap_blocks;
+    char name[SMQ_MARK_NAME_MAX + 1]; /* the next mark's name so far */
+    size_t name_length;
 } Reader;
 
 static void Reader_dealloc(Reader *r) {
@@ -340,6 +567,11 @@ static void Reader_dealloc(Reader *r) {
     PyMem_Free(r->ends);
     PyMem_Free(r->ids);
     PyMem_Free(r->flags);
+    PyMem_Free(r->sites);
+    PyMem_Free(r->site_ids);
+    PyMem_Free(r->stacks);
+    PyMem_RawFree(r->blocks);
+    if (r->events.obj != NULL) PyBuffer_Release(&r->events);
     Py_TYPE(r)->tp_free((PyObject *)r);
 }
 
@@ -367,20 +599,49 @@ static int64_t *int_array(PyObject *seq_in, Py_ssize_t *len) {
     return out;
 }
 
-/* Reader(fd, starts, ends, ids, flags): starts/ends/ids the data objects sorted by start (byte
- * addresses), flags[2 * id + write] the engine flags. */
+/* Reader(fd, starts, ends, ids, flags, events=b"", sites=(), site_ids=(), stacks=()): starts/ends/ids
+ * the data objects sorted by start (byte addresses), flags[2 * id + write] the engine flags;
+ * events the program's events (Capture.events()), sites its sorted call sites and site_ids their
+ * objects, stacks[vcpu] the object of that vCPU's stack (ids without an entry: 0, [other]). */
 static int Reader_init(Reader *r, PyObject *args, PyObject *kwds) {
-    static char *kwlist[] = {"fd", "starts", "ends", "ids", "flags", NULL};
-    PyObject *starts, *ends, *ids, *flags;
-    Py_ssize_t ns, ne, ni;
-    if (!PyArg_ParseTupleAndKeywords(args, kwds, "iOOOO", kwlist, &r->fd, &starts, &ends, &ids, &flags)) return -1;
+    static char *kwlist[] = {"fd", "starts", "ends", "ids", "flags", "events", "sites", "site_ids", "stacks", NULL};
+    PyObject *starts, *ends, *ids, *flags, *events = NULL, *sites = NULL, *site_ids = NULL, *stacks = NULL;
+    PyObject *empty = NULL;
+    Py_ssize_t ns, ne, ni, nsi;
+    if (r->starts != NULL) {
+        PyErr_SetString(PyExc_TypeError, "a Reader is initialised once");
+        return -1;
+    }
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "iOOOO|OOOO", kwlist, &r->fd, &starts, &ends, &ids, &flags, &events,
+                                     &sites, &site_ids, &stacks))
+        return -1;
     r->offset = 0;
     if (!(r->starts = int_array(starts, &ns)) || !(r->ends = int_array(ends, &ne)) || !(r->ids = int_array(ids, &ni)) ||
         !(r->flags = int_array(flags, &r->nflags)))
         return -1;
-    if (ns != ne || ns != ni) {
-        PyErr_SetString(PyExc_ValueError, "starts, ends and ids must have one entry per object");
+    if ((empty = PyTuple_New(0)) == NULL) return -1;
+    int bad = !(r->sites = int_array(sites ? sites : empty, &r->nsites)) ||
+              !(r->site_ids = int_array(site_ids ? site_ids : empty, &nsi)) ||
+              !(r->stacks = int_array(stacks ? stacks : empty, &r->nstacks));
+    Py_DECREF(empty);
+    if (bad) return -1;
+    if (events != NULL && PyObject_GetBuffer(events, &r->events, PyBUF_SIMPLE) < 0) return -1;
+    r->nevents = events != NULL ? (uint64_t)r->events.len / sizeof(Event) : 0;
+    if (ns != ne || ns != ni || r->nsites != nsi) {
+        PyErr_SetString(PyExc_ValueError, "starts, ends and ids (sites and site_ids) must have one entry per object");
         return -1;
+    }
+    for (Py_ssize_t i = 0; i < r->nsites; i++) {
+        if (r->site_ids[i] < 0 || 2 * r->site_ids[i] + 1 >= r->nflags || (i && r->sites[i] <= r->sites[i - 1])) {
+            PyErr_SetString(PyExc_ValueError, "sites must be sorted and every site id have flags");
+            return -1;
+        }
+    }
+    for (Py_ssize_t i = 0; i < r->nstacks; i++) {
+        if (r->stacks[i] < 0 || 2 * r->stacks[i] + 1 >= r->nflags) {
+            PyErr_SetString(PyExc_ValueError, "a stack's object id has no flags");
+            return -1;
+        }
     }
     r->nobjects = ns;
     for (Py_ssize_t i = 0; i < ns; i++) {
@@ -404,53 +665,193 @@ static inline int64_t object_of(const Reader *r, uint64_t address) {
         else hi = mid;
     }
     if (lo > 0 && address < (uint64_t)r->ends[lo - 1]) return r->ids[lo - 1];
+    if (r->nblocks == 0) return 0;
+    size_t blo = 0, bhi = r->nblocks; /* the first block starting past address */
+    while (blo < bhi) {
+        size_t mid = (blo + bhi) / 2;
+        if (r->blocks[mid].start <= address) blo = mid + 1;
+        else bhi = mid;
+    }
+    if (blo > 0 && address < r->blocks[blo - 1].end) return r->blocks[blo - 1].id;
     return 0;
 }
 
-/* chunk(max_records): the next records as packed int64 (line, n, flags) triples; None at the end. */
+/* The first block whose end is past `address` (blocks do not overlap: their ends are sorted too). */
+static size_t block_after(const Reader *r, uint64_t address) {
+    size_t lo = 0, hi = r->nblocks;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if (r->blocks[mid].end <= address) lo = mid + 1;
+        else hi = mid;
+    }
+    return lo;
+}
+
+/* A new live block [start, end): any block it overlaps is stale (freed where no event said so). */
+static int add_block(Reader *r, uint64_t start, uint64_t end, int64_t id) {
+    if (end <= start) return 0;
+    size_t at = block_after(r, start), past = at;
+    while (past < r->nblocks && r->blocks[past].start < end) past++;
+    if (past == at && r->nblocks == r->cap_blocks) {
+        size_t n = r->cap_blocks ? 2 * r->cap_blocks : 256;
+        Block *grown = PyMem_RawRealloc(r->blocks, n * sizeof(Block));
+        if (grown == NULL) return -1;
+        r->blocks = grown;
+        r->cap_blocks = n;
+    }
+    /* keep one slot at `at` for the new block, close the gap of the stale ones */
+    size_t keep = past > at ? past - at - 1 : 0;
+    if (past == at) memmove(r->blocks + at + 1, r->blocks + at, (r->nblocks - at) * sizeof(Block));
+    else if (keep) memmove(r->blocks + at + 1, r->blocks + past, (r->nblocks - past) * sizeof(Block));
+    r->nblocks = past == at ? r->nblocks + 1 : r->nblocks - keep;
+    r->blocks[at] = (Block){start, end, id};
+    return 0;
+}
+
+static void free_block(Reader *r, uint64_t start) {
+    size_t at = block_after(r, start);
+    if (at == r->nblocks || r->blocks[at].start != start) return; /* not a block we know */
+    memmove(r->blocks + at, r->blocks + at + 1, (r->nblocks - at - 1) * sizeof(Block));
+    r->nblocks--;
+}
+
+static int64_t site_object(const Reader *r, uint64_t site) {
+    Py_ssize_t lo = 0, hi = r->nsites;
+    while (lo < hi) {
+        Py_ssize_t mid = (lo + hi) / 2;
+        if ((uint64_t)r->sites[mid] < site) lo = mid + 1;
+        else hi = mid;
+    }
+    return lo < r->nsites && (uint64_t)r->sites[lo] == site ? r->site_ids[lo] : 0;
+}
+
+/* Replay the program's events up to `upto` (a sync record's count) into the live blocks. */
+static int replay(Reader *r, uint64_t upto) {
+    if (upto > r->nevents) upto = r->nevents;
+    const Event *events = r->events.buf;
+    for (; r->applied < upto; r->applied++) {
+        const Event *e = events + r->applied;
+        uint64_t kind = e->kind_vcpu & 0xff, vcpu = e->kind_vcpu >> 8;
+        uint64_t end = e->b > UINT64_MAX - e->a ? UINT64_MAX : e->a + e->b; /* ALLOC: a + size */
+        if (kind == SMQ_EV_ALLOC) {
+            if (add_block(r, e->a, end, site_object(r, e->c)) < 0) return -1;
+        } else if (kind == SMQ_EV_FREE) {
+            free_block(r, e->a);
+        } else if (kind == SMQ_EV_STACK) {
+            int64_t id = vcpu < (uint64_t)r->nstacks ? r->stacks[vcpu] : 0;
+            if (add_block(r, e->a, e->b, id) < 0) return -1;
+        }
+    }
+    return 0;
+}
+
+/* A marker event's record i (KIND_EVENT, its arguments after it): a MARK_NAME adds to the name and
+ * returns NULL; MARK_START/STOP return the mark (start, name, number) and start a new name. */
+static PyObject *mark_of(Reader *r, const Stored *e) {
+    uint64_t words[SMQ_EVENT_ARGS];
+    for (int k = 0; k < SMQ_EVENT_ARGS; k++) words[k] = (uint64_t)e[1 + k].a;
+    const char *bytes = (const char *)words;
+    int name_piece = e->a == SMQ_EV_MARK_NAME;
+    size_t piece = name_piece ? sizeof words : sizeof words - sizeof words[0];
+    const char *from = name_piece ? bytes : bytes + sizeof words[0];
+    size_t length = strnlen(from, piece);
+    if (length > SMQ_MARK_NAME_MAX - r->name_length) length = SMQ_MARK_NAME_MAX - r->name_length;
+    memcpy(r->name + r->name_length, from, length);
+    r->name_length += length;
+    if (name_piece) return NULL;
+    PyObject *out = Py_BuildValue("(Ns#i)", PyBool_FromLong(e->a == SMQ_EV_MARK_START), r->name,
+                                  (Py_ssize_t)r->name_length, (int)(int32_t)(uint32_t)words[0]);
+    if (out == NULL && PyErr_ExceptionMatches(PyExc_UnicodeDecodeError)) { /* not UTF-8: shown escaped */
+        PyErr_Clear();
+        PyObject *name = PyUnicode_DecodeUTF8(r->name, (Py_ssize_t)r->name_length, "backslashreplace");
+        out = name ? Py_BuildValue("(NNi)", PyBool_FromLong(e->a == SMQ_EV_MARK_START), name,
+                                   (int)(int32_t)(uint32_t)words[0])
+                   : NULL;
+    }
+    r->name_length = 0;
+    return out;
+}
+
+/* chunk(max_records): the next records as packed int64 (line, n, flags) triples; a marker call as
+ * (start, name, number) (it ends the chunk before it); None at the end. */
 static PyObject *Reader_chunk(Reader *r, PyObject *arg) {
     Py_ssize_t max = PyLong_AsSsize_t(arg);
     if (max == -1 && PyErr_Occurred()) return NULL;
-    if (max < 1) {
-        PyErr_SetString(PyExc_ValueError, "chunk(max_records): give 1 or more");
+    if (max < 2 * SMQ_EVENT_WORDS) {
+        PyErr_Format(PyExc_ValueError, "chunk(max_records): give %d or more", 2 * SMQ_EVENT_WORDS);
         return NULL;
     }
     Stored *in = PyMem_Malloc((size_t)max * sizeof(Stored));
     if (in == NULL) return PyErr_NoMemory();
-    ssize_t got;
-    Py_BEGIN_ALLOW_THREADS
-    got = pread(r->fd, in, (size_t)max * sizeof(Stored), (off_t)r->offset);
-    Py_END_ALLOW_THREADS
-    if (got < 0) {
+    int64_t *packed = PyMem_Malloc((size_t)max * 3 * sizeof(int64_t));
+    if (packed == NULL) {
         PyMem_Free(in);
-        return PyErr_SetFromErrno(PyExc_OSError);
+        return PyErr_NoMemory();
     }
-    Py_ssize_t n = got / (ssize_t)sizeof(Stored);
-    if (n == 0) {
-        PyMem_Free(in);
-        Py_RETURN_NONE;
-    }
-    r->offset += (long long)n * (long long)sizeof(Stored);
-    PyObject *out = PyBytes_FromStringAndSize(NULL, n * 3 * (Py_ssize_t)sizeof(int64_t));
-    if (out == NULL) {
-        PyMem_Free(in);
-        return NULL;
-    }
-    int64_t *o = (int64_t *)PyBytes_AS_STRING(out);
-    for (Py_ssize_t i = 0; i < n; i++, o += 3) {
-        const Stored *s = in + i;
-        if (s->kind == KIND_INSNS) {
-            o[0] = -1 - s->a;
-            o[1] = 0;
-            o[2] = FL_IFETCH;
-        } else {
-            o[0] = (int64_t)((uint64_t)s->a >> LINE_SHIFT);
-            o[1] = s->n;
-            o[2] = r->flags[2 * object_of(r, (uint64_t)s->a) + (s->kind & 1)];
+    Py_ssize_t out_n = 0;
+    PyObject *result = NULL;
+    for (;;) {
+        ssize_t got;
+        Py_BEGIN_ALLOW_THREADS
+        got = pread(r->fd, in, (size_t)max * sizeof(Stored), (off_t)r->offset);
+        Py_END_ALLOW_THREADS
+        if (got < 0) {
+            PyErr_SetFromErrno(PyExc_OSError);
+            goto done;
         }
+        Py_ssize_t n = got / (ssize_t)sizeof(Stored), i = 0;
+        int64_t *o = packed;
+        for (; i < n; i++) {
+            const Stored *s = in + i;
+            if (s->kind == KIND_INSNS) {
+                o[0] = -1 - s->a;
+                o[1] = 0;
+                o[2] = FL_IFETCH;
+                o += 3;
+            } else if (s->kind == KIND_SYNC) {
+                if (replay(r, (uint64_t)s->a) < 0) {
+                    PyErr_NoMemory();
+                    goto done;
+                }
+            } else if (s->kind == KIND_EVENT) {
+                if (s->n != SMQ_EVENT_ARGS) continue; /* not an event the capture writes */
+                if (i + SMQ_EVENT_ARGS >= n) {
+                    if (n < max) i = n; /* the file ends inside it: nothing more */
+                    break;              /* else its arguments are in the next read */
+                }
+                if (s->a == SMQ_EV_MARK_NAME) {
+                    mark_of(r, s);
+                    i += SMQ_EVENT_ARGS;
+                } else if (s->a == SMQ_EV_MARK_START || s->a == SMQ_EV_MARK_STOP) {
+                    if (o != packed) break; /* the accesses before it first */
+                    result = mark_of(r, s);
+                    i += SMQ_EVENT_ARGS + 1;
+                    r->offset += (long long)i * (long long)sizeof(Stored);
+                    goto done;
+                } else {
+                    i += SMQ_EVENT_ARGS;
+                }
+            } else if (s->kind == KIND_READ || s->kind == KIND_WRITE) {
+                o[0] = (int64_t)((uint64_t)s->a >> LINE_SHIFT);
+                o[1] = s->n;
+                o[2] = r->flags[2 * object_of(r, (uint64_t)s->a) + (s->kind & 1)];
+                o += 3;
+            } /* any other kind (a stray argument record): skipped */
+        }
+        r->offset += (long long)i * (long long)sizeof(Stored);
+        out_n = (o - packed) / 3;
+        if (out_n > 0 || n < max) break; /* else only sync or name records so far: read on */
     }
+    if (out_n == 0) {
+        result = Py_None;
+        Py_INCREF(result);
+    } else {
+        result = PyBytes_FromStringAndSize((const char *)packed, out_n * 3 * (Py_ssize_t)sizeof(int64_t));
+    }
+done:
     PyMem_Free(in);
-    return out;
+    PyMem_Free(packed);
+    return result;
 }
 
 static PyMethodDef Reader_methods[] = {

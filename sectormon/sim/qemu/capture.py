@@ -25,6 +25,7 @@ from typing import IO, TYPE_CHECKING
 
 from sectormon.errors import SectormonError
 from sectormon.sim.objects import DataObjects
+from sectormon.sim.qemu.heap import NO_SHIM, HeapObjects, Shim, Site, heap_objects, stack_vcpus
 from sectormon.sim.qemu.symbols import symbol_objects
 from sectormon.sim.qemu.target import Target, check_built, read_target
 
@@ -53,7 +54,8 @@ class CapturedThread:
 class Program:
     """A traced run: the command, how QEMU ran it, its threads and how it ended (``exit_code``
     as :mod:`subprocess` gives it: negative for a signal); ``objects`` its global variables where
-    its symbols say (:mod:`.symbols`)."""
+    its symbols say (:mod:`.symbols`), then its heap blocks by allocation site and its threads'
+    stacks (:mod:`.heap`: ``heap`` the reader's tables for them, ``shim`` whether they were seen)."""
 
     argv: tuple[str, ...]
     target: Target
@@ -64,6 +66,11 @@ class Program:
     wall_s: float
     objects: DataObjects | None = None
     sve: tuple[int, int] = (0, 0)  # SVE memory instructions executed, accesses QEMU reported for them
+    heap: HeapObjects | None = None
+    shim: Shim = NO_SHIM
+    # The marked regions each traced thread entered: (thread, name, number, calls); name None for
+    # the entries of a thread's regions past the capture's list (1,024 a thread).
+    regions: tuple[tuple[int, str | None, int, int], ...] = ()
 
     def to_json(self) -> dict[str, object]:
         return {
@@ -75,13 +82,30 @@ class Program:
             "traced_threads": [t.to_json() for t in self.threads],
             "accesses_not_kept": self.dropped + self.truncated,
             "trace_wall_s": round(self.wall_s, 3),
-            "objects_from": "ELF symbols" if self.objects is not None else None,
+            "objects_from": self._objects_from(),
+            "heap_shim": self.shim.to_json(),
+            **({"heap_objects": self.heap.to_json()} if self.heap is not None else {}),
+            **({"regions": [_region_json(*r) for r in self.regions]} if self.regions else {}),
             **(
                 {"sve_memory": {"instructions": self.sve[0], "accesses_reported": self.sve[1]}}
                 if self.sve[0]
                 else {}
             ),
         }
+
+    def _objects_from(self) -> str | None:
+        if self.heap is not None:
+            return "ELF symbols, heap allocation sites, thread stacks"
+        return "ELF symbols" if self.objects is not None else None
+
+    def unnamed_heap(self) -> str | None:
+        """Why the heap blocks and stacks are ``[other]``, when the shim did not report them."""
+        if self.shim.loaded:
+            return None
+        return (
+            f"{self.argv[0]}: heap blocks and stacks are [other], only global variables are named: "
+            f"the shim (sectormon/sim/qemu/shim.c) was {self.shim.to_json()}"
+        )
 
     def untraced_sve(self) -> str | None:
         """Why the counts miss accesses, when SVE loads and stores ran that QEMU did not report (a
@@ -102,11 +126,12 @@ def trace_program(argv: Sequence[str]) -> Program:
     from sectormon.sim.qemu._capture import HEADER_BYTES, Capture
 
     target = read_target(argv[0])
+    shim = target.shim() if target.dynamic else None
     fd = os.memfd_create("sectormon-qemu-ring", os.MFD_CLOEXEC)
     try:
         os.ftruncate(fd, HEADER_BYTES + RING_WORDS * 8)
         capture = Capture(fd, RING_WORDS, MAX_RECORDS)
-        command = [*target.qemu_command(f"ring_fd={fd}"), *argv[1:]]
+        command = [*target.qemu_command(f"ring_fd={fd}", shim), *argv[1:]]
         started = time.monotonic()
         try:
             process = subprocess.Popen(command, pass_fds=(fd,))
@@ -130,12 +155,45 @@ def trace_program(argv: Sequence[str]) -> Program:
             capture.start_code,
             capture.sve,
         )
+        events, sites, shim_seen = capture.events(), capture.sites(), capture.shim
+        thread_of = {t.vcpu: i for i, t in enumerate(threads)}
+        regions = tuple((thread_of[v], n, k, c) for v, n, k, c in capture.regions() if v in thread_of)
         capture.close()
         wall = time.monotonic() - started
-        objects = symbol_objects(target.path, start_code - target.code_vaddr) if start_code else None
-        return Program(tuple(argv), target, threads, code, dropped, truncated, wall, objects, sve)
+        bias = start_code - target.code_vaddr
+        objects = symbol_objects(target.path, bias) if start_code else None
+        heap = None
+        if shim_seen:
+            objects, heap = heap_objects(
+                target.path,
+                bias,
+                objects,
+                [Site(*s) for s in sites],
+                [t.vcpu for t in threads],
+                sorted(stack_vcpus(events)),
+                events,
+            )
+        status = _shim_status(target, shim, shim_seen)
+        return Program(
+            tuple(argv), target, threads, code, dropped, truncated, wall, objects, sve, heap, status, regions
+        )
     finally:
         os.close(fd)
+
+
+def _region_json(thread: int, name: str | None, number: int, calls: int) -> dict[str, object]:
+    return {"thread": thread, "name": name, "number": number, "calls": calls}
+
+
+def _shim_status(target: Target, shim: object, seen: bool) -> Shim:
+    """Whether the shim named the heap blocks and stacks, and why not."""
+    if seen:
+        return Shim(True)
+    if not target.dynamic:
+        return Shim(False, "a static binary (LD_PRELOAD does not apply: link it dynamically to name them)")
+    if shim is None:
+        return Shim(False, f'the {target.arch} shim is not built (docs/sim.md, "Real programs")')
+    return Shim(False, "the program did not load it")
 
 
 def _drain(capture: Capture, process: subprocess.Popen[bytes]) -> int:

@@ -9,6 +9,10 @@
  * thread wait for sectormon (back pressure: nothing is lost); a consumer that has gone makes it
  * drop. A forked child (same plugin state, same ring) traces nothing: its batches would interleave
  * with the parent's.
+ * The preloaded shim (shim.c) reports heap blocks, stacks and marker calls with a system call no
+ * kernel has (SMQ_SYSCALL): the plugin sees it before QEMU answers ENOSYS, puts it in the thread's
+ * buffer as an event (ring.h) and hands the buffer over at once, so events keep their order with
+ * the accesses of every thread.
  *
  * Debian's qemu-user 7.2 ships no plugin header, so the declarations of the documented plugin API
  * (include/qemu/qemu-plugin.h, API version 1) that this file uses are written out below.
@@ -45,6 +49,10 @@ typedef void (*qemu_plugin_vcpu_simple_cb_t)(qemu_plugin_id_t id, unsigned int v
 typedef void (*qemu_plugin_udata_cb_t)(qemu_plugin_id_t id, void *userdata);
 typedef void (*qemu_plugin_vcpu_mem_cb_t)(unsigned int vcpu_index, qemu_plugin_meminfo_t info, uint64_t vaddr,
                                           void *userdata);
+typedef void (*qemu_plugin_vcpu_syscall_cb_t)(qemu_plugin_id_t id, unsigned int vcpu_index, int64_t num, uint64_t a1,
+                                              uint64_t a2, uint64_t a3, uint64_t a4, uint64_t a5, uint64_t a6,
+                                              uint64_t a7, uint64_t a8);
+void qemu_plugin_register_vcpu_syscall_cb(qemu_plugin_id_t id, qemu_plugin_vcpu_syscall_cb_t cb);
 void qemu_plugin_register_vcpu_tb_trans_cb(qemu_plugin_id_t id, qemu_plugin_vcpu_tb_trans_cb_t cb);
 void qemu_plugin_register_vcpu_exit_cb(qemu_plugin_id_t id, qemu_plugin_vcpu_simple_cb_t cb);
 void qemu_plugin_register_atexit_cb(qemu_plugin_id_t id, qemu_plugin_udata_cb_t cb, void *userdata);
@@ -150,6 +158,29 @@ static void on_mem(unsigned int index, qemu_plugin_meminfo_t info, uint64_t vadd
     if (v->n == SMQ_BATCH) flush(index, v);
 }
 
+static void on_syscall(qemu_plugin_id_t id, unsigned int index, int64_t num, uint64_t a1, uint64_t a2, uint64_t a3,
+                       uint64_t a4, uint64_t a5, uint64_t a6, uint64_t a7, uint64_t a8) {
+    (void)id;
+    (void)a7;
+    (void)a8;
+    if (num != SMQ_SYSCALL) return;
+    struct vcpu *v = vcpu_of(index);
+    if (v == NULL) {
+        __atomic_fetch_add(&ring->dropped, 1, __ATOMIC_RELAXED);
+        return;
+    }
+    if (v->n + SMQ_EVENT_WORDS > SMQ_BATCH) flush(index, v);
+    uint64_t *w = v->words + v->n;
+    w[0] = SMQ_EVENT | (a1 & 0xff);
+    w[1] = a2;
+    w[2] = a3;
+    w[3] = a4;
+    w[4] = a5;
+    w[5] = a6;
+    v->n += SMQ_EVENT_WORDS;
+    flush(index, v);
+}
+
 static void on_tb_exec(unsigned int index, void *udata) {
     struct vcpu *v = vcpu_of(index);
     if (v != NULL) v->insns += (uint64_t)(uintptr_t)udata;
@@ -235,6 +266,7 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_
     owner = getpid();
     qemu_plugin_register_vcpu_tb_trans_cb(id, on_tb_trans);
     qemu_plugin_register_vcpu_exit_cb(id, on_vcpu_exit);
+    qemu_plugin_register_vcpu_syscall_cb(id, on_syscall);
     qemu_plugin_register_atexit_cb(id, on_qemu_exit, NULL);
     return 0;
 }

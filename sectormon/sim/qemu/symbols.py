@@ -4,10 +4,10 @@ Each sized OBJECT symbol of the program's own file (``.symtab``, else ``.dynsym`
 :class:`~sectormon.attribution.elf.ElfImage`) becomes a data object at its ELF address plus the
 load bias QEMU loaded the program with (0 for a fixed-address executable; a PIE's from the entry
 point the plugin reports). So ``--assign table=0,stream=1`` names the program's arrays as the
-Fujitsu directives do. Variables of shared libraries, the heap and the stacks are ``[other]`` for
-now. A symbol nested in one already taken is left out (objects must not overlap); a name used twice
-(two files' statics) gets its address appended. Past :data:`~sectormon.sim.objects.MAX_OBJECTS`
-the largest objects are kept.
+Fujitsu directives do. Heap blocks and stacks are named after the run (:mod:`.heap`); variables
+of shared libraries are ``[other]``. A symbol nested in one already taken is left out (objects
+must not overlap); a name used twice (two files' statics) gets its address appended. Past
+:data:`~sectormon.sim.objects.MAX_OBJECTS` the largest objects are kept.
 """
 
 from __future__ import annotations
@@ -15,11 +15,16 @@ from __future__ import annotations
 from sectormon.attribution.elf import ElfDamaged, ElfImage, NotElf
 from sectormon.errors import DataError, UsageError
 from sectormon.sim.objects import MAX_OBJECTS, OTHER, DataObjects, object_sectors
+from sectormon.sim.qemu.heap import HEAP_PREFIX, STACK_PREFIX
 
 
 def check_assign(path: str, assign: dict[str, str]) -> None:
     """``--assign`` checked against the program's variables before it runs (names only: the load
-    bias is known once it runs): one error naming what is wrong."""
+    bias is known once it runs): one error naming what is wrong. Heap and stack names
+    (``heap:...``, ``stack:T``) exist only once the program has run: they are checked then."""
+    assign = {k: v for k, v in assign.items() if not k.startswith((HEAP_PREFIX, STACK_PREFIX))}
+    if not assign:
+        return
     objects = symbol_objects(path, 0)
     if objects is None:
         raise UsageError(

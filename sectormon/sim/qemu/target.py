@@ -18,6 +18,7 @@ from pathlib import Path
 from sectormon.errors import UsageError
 
 PLUGIN = Path(__file__).parent / "lib" / "sectormon-qemu.so"
+SHIM = Path(__file__).parent / "lib" / "sectormon-shim-{arch}.so"
 AARCH64_SYSROOT = "/usr/aarch64-linux-gnu"
 _MACHINES = {62: "x86_64", 183: "aarch64"}  # ELF e_machine
 _PT_LOAD, _PT_INTERP = 1, 3
@@ -35,9 +36,16 @@ class Target:
     dynamic: bool
     code_vaddr: int = 0
 
-    def qemu_command(self, plugin_args: str) -> list[str]:
-        """The QEMU command line that runs this program with the plugin (the program's own
-        arguments follow it)."""
+    def shim(self) -> Path | None:
+        """The shim to preload into this program (``shim.c``), None where it was not built."""
+        path = Path(str(SHIM).format(arch=self.arch))
+        return path if path.is_file() else None
+
+    def qemu_command(self, plugin_args: str, preload: Path | None = None) -> list[str]:
+        """The QEMU command line that runs this program with the plugin, and ``preload`` in the
+        guest's LD_PRELOAD (ahead of any the user set; QEMU itself is not preloaded); the
+        program's own arguments follow it. An absolute path is found on the host even under
+        ``-L``: QEMU looks in the sysroot first, then at the path itself."""
         qemu = shutil.which(f"qemu-{self.arch}")
         if qemu is None:
             raise UsageError(
@@ -53,6 +61,9 @@ class Target:
                         f"{AARCH64_SYSROOT} (install the package libc6-arm64-cross, or link it -static)"
                     )
                 cmd += ["-L", AARCH64_SYSROOT]
+        if preload is not None:
+            given = os.environ.get("LD_PRELOAD", "")
+            cmd += ["-E", f"LD_PRELOAD={preload}{':' + given if given else ''}"]
         return [*cmd, "-plugin", f"{PLUGIN},{plugin_args}", self.path]
 
 

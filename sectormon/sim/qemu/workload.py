@@ -6,7 +6,11 @@ chunks of packed int64 ``(line, n, flags)`` triples. The compiled core reads suc
 the Python model iterates the same chunk as record tuples (:class:`PackedChunk`), so both cores run
 from the same records. Threads are placed on cores as the kernels' are
 (:func:`~sectormon.sim.workload.placement`); the instructions are the plugin's counts (ifetch
-records), not an assumed number per access.
+records), not an assumed number per access. The program's own objects (globals, heap blocks,
+stacks: :mod:`.heap`) name its accesses unless ``--objects FILE`` names address ranges instead.
+With ``marks=True`` a thread's stream also yields its marker calls, between its chunks, as
+:class:`~sectormon.sim.stream.RegionMark` objects (off by default: the simulated threads learn
+to consume them).
 """
 
 from __future__ import annotations
@@ -19,7 +23,8 @@ from sectormon.errors import UsageError
 from sectormon.sim.config import MAX_THREADS
 from sectormon.sim.objects import OTHER, DataObjects
 from sectormon.sim.qemu.capture import CapturedThread, Program
-from sectormon.sim.stream import Chunks, ThreadSpec, flags
+from sectormon.sim.qemu.heap import HeapObjects
+from sectormon.sim.stream import Chunks, RegionMark, ThreadSpec, flags
 from sectormon.sim.workload import Workload, placement
 
 CHUNK = 4096
@@ -44,15 +49,29 @@ def flag_table(count: int, tag_override: bool, pfe: bool, assign: tuple[int | No
     return out
 
 
-def _stream(thread: CapturedThread, objects: DataObjects | None, table: list[int]) -> Iterator[PackedChunk]:
+def _stream(
+    thread: CapturedThread,
+    objects: DataObjects | None,
+    table: list[int],
+    heap: HeapObjects | None,
+    marks: bool,
+) -> Iterator[PackedChunk | RegionMark]:
     from sectormon.sim.qemu._capture import Reader
 
     starts = objects.starts if objects is not None else ()
     ends = objects.ends if objects is not None else ()
     ids = objects.ids if objects is not None else ()
-    reader = Reader(thread.records.fileno(), starts, ends, ids, table)
+    fd = thread.records.fileno()
+    if heap is None:
+        reader = Reader(fd, starts, ends, ids, table)
+    else:
+        reader = Reader(fd, starts, ends, ids, table, heap.events, heap.sites, heap.site_ids, heap.stacks)
     while (chunk := reader.chunk(CHUNK)) is not None:
-        yield PackedChunk(chunk)
+        if isinstance(chunk, tuple):
+            if marks:
+                yield RegionMark(*chunk)
+        else:
+            yield PackedChunk(chunk)
 
 
 def program_workload(
@@ -61,6 +80,7 @@ def program_workload(
     prefetch: bool,
     objects: DataObjects | None = None,
     assign: tuple[int | None, ...] | None = None,
+    marks: bool = False,
 ) -> Workload:
     """The traced threads of ``program`` as simulated threads (see the module docstring)."""
     threads = program.threads
@@ -73,10 +93,11 @@ def program_workload(
         )
     names = objects.names if objects is not None else (OTHER,)
     table = flag_table(len(names), tag_override, prefetch, assign)
+    heap = program.heap if objects is program.objects else None  # not with --objects FILE
 
     def factory(thread: CapturedThread) -> Any:
         # The engine's chunks are record lists by type; a PackedChunk reads as one (see above).
-        return lambda: cast(Chunks, _stream(thread, objects, table))
+        return lambda: cast(Chunks, _stream(thread, objects, table, heap, marks))
 
     specs = tuple(
         ThreadSpec(t, placement(t, len(threads)), factory(thread), 1.0, 0.0, names)

@@ -1,0 +1,236 @@
+/* The library `sectormon sim -- CMD` preloads into a traced dynamic program (qemu's -E LD_PRELOAD):
+ * it tells the plugin (plugin.c) what QEMU 7.2's plugin API cannot see - heap blocks with their
+ * allocation sites, each thread's stack, and the program's marker calls.
+ *
+ * Each report is one system call with a number no kernel has (SMQ_SYSCALL, ring.h): kind plus five
+ * words. The plugin sees the call, with its arguments, in the calling thread in order with the
+ * thread's accesses; QEMU then answers ENOSYS and the program goes on. Outside the plugin the
+ * call is a harmless ENOSYS too.
+ *
+ * - Heap: malloc, calloc, realloc, free, posix_memalign, aligned_alloc and memalign are wrapped
+ *   around glibc's own __libc_* entry points (not dlsym: dlsym may call calloc before it can
+ *   answer, and a wrapper that needs dlsym would recurse). ALLOC carries the address, the size
+ *   and the call site (the wrapper's return address: the caller's code, which names the block);
+ *   it is sent after the block exists, FREE before it is released, so the allocator's own
+ *   bookkeeping in a freed block is not counted to it. gfortran's ALLOCATE calls malloc from the
+ *   program's code, so Fortran arrays are named by their ALLOCATE statement.
+ * - Stacks: the main thread's from the constructor, every other thread's from a wrapper of its
+ *   start routine (pthread_create), as pthread_getattr_np gives them.
+ * - Marks: the entry points of fapp, LIKWID's marker API and sectormon's own (regions/include)
+ *   are defined here and, preloaded, take the place of the real library's: each sends the region's
+ *   name and number (names past SMQ_MARK_NAME_MAX bytes are cut).
+ * A static binary cannot preload anything: sectormon says so, and globals are still named.
+ */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <errno.h>
+#include <pthread.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "ring.h"
+
+#define EXPORT __attribute__((visibility("default")))
+
+extern void *__libc_malloc(size_t size);
+extern void *__libc_calloc(size_t n, size_t size);
+extern void *__libc_realloc(void *p, size_t size);
+extern void __libc_free(void *p);
+extern void *__libc_memalign(size_t alignment, size_t size);
+
+static void report(uint64_t kind, uint64_t a, uint64_t b, uint64_t c, uint64_t d, uint64_t e) {
+    int saved = errno; /* the ENOSYS must not leak into the program's errno */
+    syscall(SMQ_SYSCALL, kind, a, b, c, d, e);
+    errno = saved;
+}
+
+#define SITE() ((uint64_t)(uintptr_t)__builtin_return_address(0))
+
+static void *allocated(void *p, size_t size, uint64_t site) {
+    if (p != NULL) report(SMQ_EV_ALLOC, (uint64_t)(uintptr_t)p, size, site, 0, 0);
+    return p;
+}
+
+EXPORT void *malloc(size_t size) { return allocated(__libc_malloc(size), size, SITE()); }
+
+EXPORT void *calloc(size_t n, size_t size) {
+    size_t bytes;
+    if (__builtin_mul_overflow(n, size, &bytes)) bytes = SIZE_MAX; /* calloc fails: nothing reported */
+    return allocated(__libc_calloc(n, size), bytes, SITE());
+}
+
+EXPORT void free(void *p) {
+    if (p != NULL) report(SMQ_EV_FREE, (uint64_t)(uintptr_t)p, 0, 0, 0, 0);
+    __libc_free(p);
+}
+
+EXPORT void *realloc(void *p, size_t size) {
+    uint64_t site = SITE();
+    void *moved = __libc_realloc(p, size);
+    /* After the call: a failed realloc leaves the block where it was. Its copy is counted to the
+     * old block's object (it is still live for the consumer), the new block's from now on. */
+    if (moved != NULL) {
+        if (p != NULL) report(SMQ_EV_FREE, (uint64_t)(uintptr_t)p, 0, 0, 0, 0);
+        allocated(moved, size, site);
+    } else if (p != NULL && size == 0) {
+        report(SMQ_EV_FREE, (uint64_t)(uintptr_t)p, 0, 0, 0, 0); /* glibc's realloc(p, 0) frees p */
+    }
+    return moved;
+}
+
+EXPORT void *memalign(size_t alignment, size_t size) {
+    return allocated(__libc_memalign(alignment, size), size, SITE());
+}
+
+EXPORT void *aligned_alloc(size_t alignment, size_t size) {
+    return allocated(__libc_memalign(alignment, size), size, SITE());
+}
+
+EXPORT int posix_memalign(void **out, size_t alignment, size_t size) {
+    if (alignment % sizeof(void *) != 0 || (alignment & (alignment - 1)) != 0 || alignment == 0) return EINVAL;
+    void *p = allocated(__libc_memalign(alignment, size), size, SITE());
+    if (p == NULL) return ENOMEM;
+    *out = p;
+    return 0;
+}
+
+/* ---- stacks ---- */
+
+static void report_stack(void) {
+    pthread_attr_t attr;
+    void *low;
+    size_t size;
+    if (pthread_getattr_np(pthread_self(), &attr) != 0) return;
+    if (pthread_attr_getstack(&attr, &low, &size) == 0)
+        report(SMQ_EV_STACK, (uint64_t)(uintptr_t)low, (uint64_t)(uintptr_t)low + size, 0, 0, 0);
+    pthread_attr_destroy(&attr);
+}
+
+__attribute__((constructor)) static void shim_start(void) {
+    report(SMQ_EV_HELLO, 0, 0, 0, 0, 0);
+    report_stack();
+}
+
+struct start {
+    void *(*routine)(void *);
+    void *arg;
+};
+
+static void *started(void *raw) {
+    struct start s = *(struct start *)raw;
+    __libc_free(raw); /* the shim's own: never reported */
+    report_stack();
+    return s.routine(s.arg);
+}
+
+typedef int (*create_fn)(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *);
+
+EXPORT int pthread_create(pthread_t *thread, const pthread_attr_t *attr, void *(*routine)(void *), void *arg) {
+    static create_fn real;
+    if (real == NULL) real = (create_fn)dlsym(RTLD_NEXT, "pthread_create");
+    if (real == NULL) return EAGAIN;
+    struct start *s = __libc_malloc(sizeof *s);
+    if (s == NULL) return EAGAIN;
+    s->routine = routine;
+    s->arg = arg;
+    int rc = real(thread, attr, started, s);
+    if (rc != 0) __libc_free(s);
+    return rc;
+}
+
+/* ---- marks ---- */
+
+/* Send region (name, number): its name in events of 40 bytes, the last 32 with the number. */
+static void mark(uint64_t kind, const char *name, size_t length, int number) {
+    if (name == NULL) length = 0;
+    if (length > SMQ_MARK_NAME_MAX) length = SMQ_MARK_NAME_MAX;
+    uint64_t w[5];
+    size_t at = 0;
+    while (length - at > 32) {
+        memset(w, 0, sizeof w);
+        size_t piece = length - at - 32 < 40 ? length - at - 32 : 40;
+        memcpy(w, name + at, piece);
+        report(SMQ_EV_MARK_NAME, w[0], w[1], w[2], w[3], w[4]);
+        at += piece;
+    }
+    memset(w, 0, sizeof w);
+    if (length > at) memcpy(w, name + at, length - at);
+    report(kind, (uint64_t)(uint32_t)number, w[0], w[1], w[2], w[3]);
+}
+
+static size_t c_length(const char *name) { return name == NULL ? 0 : strnlen(name, SMQ_MARK_NAME_MAX); }
+
+/* A Fortran CHARACTER argument: its declared length, trailing blanks not part of the name. */
+static size_t fortran_length(const char *name, size_t length) {
+    if (name == NULL) return 0;
+    while (length > 0 && name[length - 1] == ' ') length--;
+    return length;
+}
+
+EXPORT void fapp_start(const char *name, int number, int level) {
+    (void)level;
+    mark(SMQ_EV_MARK_START, name, c_length(name), number);
+}
+
+EXPORT void fapp_stop(const char *name, int number, int level) {
+    (void)level;
+    mark(SMQ_EV_MARK_STOP, name, c_length(name), number);
+}
+
+EXPORT void fapp_start_(const char *name, const int *number, const int *level, size_t name_length) {
+    (void)level;
+    mark(SMQ_EV_MARK_START, name, fortran_length(name, name_length), number ? *number : 0);
+}
+
+EXPORT void fapp_stop_(const char *name, const int *number, const int *level, size_t name_length) {
+    (void)level;
+    mark(SMQ_EV_MARK_STOP, name, fortran_length(name, name_length), number ? *number : 0);
+}
+
+EXPORT void sectormon_region_begin(const char *name) { mark(SMQ_EV_MARK_START, name, c_length(name), 0); }
+EXPORT void sectormon_region_end(const char *name) { mark(SMQ_EV_MARK_STOP, name, c_length(name), 0); }
+
+EXPORT void sectormon_region_begin_numbered(const char *name, int number, int level) {
+    (void)level;
+    mark(SMQ_EV_MARK_START, name, c_length(name), number);
+}
+
+EXPORT void sectormon_region_end_numbered(const char *name, int number, int level) {
+    (void)level;
+    mark(SMQ_EV_MARK_STOP, name, c_length(name), number);
+}
+
+/* Marks are seen whenever the shim is loaded: the traced program counts as measured. */
+EXPORT int sectormon_markers_active(void) { return 1; }
+
+EXPORT void likwid_markerInit(void) {}
+EXPORT void likwid_markerThreadInit(void) {}
+EXPORT void likwid_markerNextGroup(void) {}
+EXPORT void likwid_markerClose(void) {}
+EXPORT int likwid_markerRegisterRegion(const char *tag) {
+    (void)tag;
+    return 0;
+}
+EXPORT int likwid_markerStartRegion(const char *tag) {
+    mark(SMQ_EV_MARK_START, tag, c_length(tag), 0);
+    return 0;
+}
+EXPORT int likwid_markerStopRegion(const char *tag) {
+    mark(SMQ_EV_MARK_STOP, tag, c_length(tag), 0);
+    return 0;
+}
+EXPORT int likwid_markerResetRegion(const char *tag) {
+    (void)tag;
+    return 0;
+}
+EXPORT void likwid_markerGetRegion(const char *tag, int *nr_events, double *events, double *time, int *count) {
+    (void)tag;
+    (void)events;
+    if (nr_events != NULL) *nr_events = 0;
+    if (time != NULL) *time = 0.0;
+    if (count != NULL) *count = 0;
+}
