@@ -125,7 +125,7 @@ def heap_objects(
         globals_.ends if globals_ is not None else (),
         globals_.ids if globals_ is not None else (),
     )
-    stacks = tuple(stack_ids.get(v, 0) for v in range(max(stacked, default=-1) + 1))
+    stacks = tuple(stack_ids.get(v, 0) for v in range(max(stack_ids, default=-1) + 1))
     tables = HeapObjects(
         events,
         tuple(s.address for _, s in named),

@@ -14,14 +14,15 @@ import pytest
 from sectormon.sim import native
 from sectormon.sim.config import ModelConfig, Prefetch
 from sectormon.sim.engine import Machine
-from sectormon.sim.objects import parse_objects
+from sectormon.sim.objects import OTHER, DataObjects, parse_objects
 from sectormon.sim.qemu.capture import CapturedThread, Program
+from sectormon.sim.qemu.heap import HeapObjects, Shim
 from sectormon.sim.qemu.target import Target
 from sectormon.sim.qemu.workload import PackedChunk, flag_table, program_workload
-from sectormon.sim.stream import FL_IFETCH, FL_WRITE, OBJECT_SHIFT, flags
+from sectormon.sim.stream import FL_IFETCH, FL_WRITE, OBJECT_SHIFT, RegionMark, flags
 from tests.sim.cores import NOT_BUILT
 from tests.sim.golden_cases import machine_state
-from tests.sim.qemu.ring_writer import Access, RingWriter
+from tests.sim.qemu.ring_writer import ALLOC, EVENT, FREE, STACK, Access, Event, RingWriter, mark_events
 
 pytest.importorskip("sectormon.sim.qemu._capture", reason="the QEMU ring consumer is not built")
 
@@ -162,3 +163,166 @@ def test_a_ring_written_over_is_an_error_not_a_crash(ring: RingWriter) -> None:
     ring.batch(1 << 20, [(0x1000, 8, False)], 1)  # no vCPU the plugin numbers
     with pytest.raises(ValueError, match="the plugin's ring holds no valid batch"):
         ring.drain()
+
+
+# ---- heap blocks, stacks and marks: the shim's events (ring.h) ----------------------------------
+
+SITE_A, SITE_B = 0x401234, 0x405678
+HEAP_NAMES = (OTHER, "heap:a", "heap:b", "stack:0", "stack:1")
+
+
+def _heap_program(ring: RingWriter, stacks: tuple[int, ...] = (3, 4)) -> Program:
+    """The ring's threads with objects heap:a (SITE_A), heap:b (SITE_B) and the two vCPUs' stacks."""
+    ring.drain()
+    threads = tuple(
+        CapturedThread(vcpu, os.fdopen(fd, "rb"), accesses, instructions)
+        for vcpu, fd, _records, accesses, instructions in ring.capture.threads()
+    )
+    objects = DataObjects("./prog", HEAP_NAMES, (), (), ())
+    heap = HeapObjects(ring.capture.events(), (SITE_A, SITE_B), (1, 2), stacks)
+    return Program(
+        ("./prog",),
+        Target("./prog", "x86_64", True),
+        threads,
+        0,
+        0,
+        0,
+        0.0,
+        objects,
+        heap=heap,
+        shim=Shim(True),
+    )
+
+
+def _objects(program: Program, thread: int, marks: bool = False) -> list[object]:
+    """Thread ``thread``'s stream: (line, n, object name) per access record, marks as they are."""
+    workload = program_workload(program, False, False, program.objects, marks=marks)
+    out: list[object] = []
+    for item in workload.specs[thread].stream():
+        if isinstance(item, RegionMark):
+            out.append(item)
+            continue
+        out += [(line, n, HEAP_NAMES[f >> OBJECT_SHIFT]) for line, n, f in item if not f & FL_IFETCH]
+    return out
+
+
+def test_a_heap_block_is_its_sites_object_until_it_is_freed(ring: RingWriter) -> None:
+    a, b = 0x100000, 0x200000
+    ring.batch(0, [Event(ALLOC, (a, 1024, SITE_A)), Event(ALLOC, (b, 512, SITE_B))], 0)
+    ring.batch(0, [(a, 8, False), (b + 256, 8, True), (a + 1024, 8, False)], 1)  # the last is past a's end
+    ring.batch(1, [(a + 512, 8, False)], 1)  # another thread's access to vCPU 0's block
+    # freed, then the same address taken at the other site: the new block is its site's
+    ring.batch(0, [Event(FREE, (b,)), (b, 8, False), Event(ALLOC, (b, 256, SITE_A)), (b, 8, False)], 1)
+    ring.close()
+    program = _heap_program(ring)
+    line = LINE
+    assert _objects(program, 0) == [
+        (a // line, 1, "heap:a"),
+        (b // line + 1, 1, "heap:b"),
+        (a // line + 4, 1, OTHER),
+        (b // line, 1, OTHER),  # between the free and the new block
+        (b // line, 1, "heap:a"),
+    ]
+    assert _objects(program, 1) == [(a // line + 2, 1, "heap:a")]
+    assert ring.capture.sites() == [(SITE_A, 2, 1024 + 256), (SITE_B, 1, 512)]
+
+
+def test_a_threads_stack_is_its_own_object_wherever_it_is_read(ring: RingWriter) -> None:
+    ring.batch(0, [Event(STACK, (0x7000000, 0x7100000))], 0)
+    ring.batch(1, [Event(STACK, (0x6000000, 0x6100000)), (0x60FF000, 8, True), (0x70FF000, 8, False)], 0)
+    ring.batch(2, [Event(STACK, (0x5000000, 0x5100000)), (0x50FF000, 8, True)], 0)  # no stack object
+    ring.close()
+    program = _heap_program(ring)
+    assert _objects(program, 1) == [(0x60FF000 // LINE, 1, "stack:1"), (0x70FF000 // LINE, 1, "stack:0")]
+    assert _objects(program, 2) == [(0x50FF000 // LINE, 1, OTHER)]
+
+
+def test_hostile_events_are_ignored_or_refused_never_a_crash(ring: RingWriter) -> None:
+    a = 0x100000
+    ring.batch(0, [Event(FREE, (0xDEAD0,)), Event(99, (1, 2, 3, 4, 5)), Event(ALLOC, (a, 0, SITE_A))], 0)
+    ring.batch(0, [(a, 8, False)], 0)  # a block of 0 bytes holds nothing
+    ring.batch(0, [Event(ALLOC, (a, 4096, SITE_B)), Event(ALLOC, (a + 1024, 64, SITE_A))], 0)  # a stale b
+    ring.batch(0, [(a, 8, False), (a + 1024, 8, False), Event(FREE, (a,)), (a, 8, False)], 0)
+    ring.batch(0, [Event(ALLOC, (0x900000, (1 << 64) - 1, SITE_A)), ((1 << 56) - 8, 8, False)], 0)
+    ring.close()
+    program = _heap_program(ring, stacks=())
+    assert _objects(program, 0) == [
+        (a // LINE, 1, OTHER),
+        (a // LINE, 1, OTHER),  # the block that overlapped a newer one is gone
+        ((a + 1024) // LINE, 1, "heap:a"),
+        (a // LINE, 1, OTHER),  # the free of a block no longer known changes nothing...
+        (((1 << 56) - 8) // LINE, 1, "heap:a"),  # ...and a huge block ends at the address space's end
+    ]
+
+
+def test_an_event_cut_short_is_an_error_not_a_crash(ring: RingWriter) -> None:
+    ring.raw_batch(0, [EVENT | ALLOC, 0x1000, 64])  # two of its five words
+    with pytest.raises(ValueError, match="the plugin's ring holds no valid batch"):
+        ring.drain()
+
+
+def test_marks_come_between_chunks_in_order_with_their_names_and_numbers(ring: RingWriter) -> None:
+    a = 0x100000
+    body: list[Access | Event] = [(a, 8, False), *mark_events(True, b"solve", 3), (a + LINE, 8, False)]
+    body += [
+        *mark_events(False, b"solve", 3),
+        *mark_events(True, b"x" * 80, -1),
+        *mark_events(True, b"y" * 300),
+    ]
+    ring.batch(0, body, 2)
+    ring.close()
+    program = _heap_program(ring)
+    assert _objects(program, 0, marks=True) == [
+        (a // LINE, 1, OTHER),
+        RegionMark(True, "solve", 3),
+        (a // LINE + 1, 1, OTHER),
+        RegionMark(False, "solve", 3),
+        RegionMark(True, "x" * 80, -1),  # three events: two of 40 bytes' name, the last 32 with the number
+        RegionMark(True, "y" * 256, 0),  # cut at SMQ_MARK_NAME_MAX
+    ]
+    assert _objects(program, 0) == [(a // LINE, 1, OTHER), (a // LINE + 1, 1, OTHER)]  # marks are opt-in
+    assert ring.capture.regions() == [(0, "solve", 3, 1), (0, "x" * 80, -1, 1), (0, "y" * 256, 0, 1)]
+
+
+def test_the_reader_gives_the_same_stream_whatever_its_chunk_size(ring: RingWriter) -> None:
+    """Events and marks that straddle two reads of the records file are read whole."""
+    from sectormon.sim.qemu._capture import Reader
+
+    for i in range(60):
+        body: list[Access | Event] = [(0x100000 + 64 * i, 8, i % 2 == 0)]
+        body += [Event(ALLOC, (0x200000 + 4096 * i, 4096, SITE_A if i % 3 else SITE_B))]
+        body += [(0x200000 + 4096 * (i // 2), 8, False), *mark_events(i % 2 == 0, b"r" * (i % 90), i)]
+        ring.batch(i % 2, body, i)
+    ring.close()
+    program = _heap_program(ring)
+    assert program.heap is not None
+    heap = program.heap
+
+    def stream(thread: CapturedThread, size: int) -> list[object]:
+        reader = Reader(thread.records.fileno(), (), (), (), [0, 1] * 5, *_tables(heap))
+        out: list[object] = []
+        while (chunk := reader.chunk(size)) is not None:
+            out += [chunk] if isinstance(chunk, tuple) else list(PackedChunk(chunk))
+        return out
+
+    for thread in program.threads:
+        whole = stream(thread, 1 << 16)
+        assert len(whole) > 100
+        assert stream(thread, 12) == stream(thread, 13) == whole
+    with pytest.raises(ValueError, match="give 12 or more"):
+        Reader(0, (), (), (), [0, 1]).chunk(11)
+
+
+def _tables(heap: HeapObjects) -> tuple[bytes, tuple[int, ...], tuple[int, ...], tuple[int, ...]]:
+    return heap.events, heap.sites, heap.site_ids, heap.stacks
+
+
+def test_the_reader_refuses_tables_it_cannot_use() -> None:
+    from sectormon.sim.qemu._capture import Reader
+
+    with pytest.raises(ValueError, match="sites must be sorted"):
+        Reader(0, (), (), (), [0, 1, 2, 3], b"", (5, 4), (1, 1), ())
+    with pytest.raises(ValueError, match="sites must be sorted and every site id have flags"):
+        Reader(0, (), (), (), [0, 1], b"", (5,), (1,), ())
+    with pytest.raises(ValueError, match="a stack's object id has no flags"):
+        Reader(0, (), (), (), [0, 1], b"", (), (), (3,))
