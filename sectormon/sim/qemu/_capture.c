@@ -19,10 +19,10 @@
  * per-object flags table the Python side computes (stream.flags: sector, tag, prefetch, object).
  * The compiled core's Thread.run consumes such a chunk without making a Python object per record.
  * Past the static ranges (globals), a record's object is the heap block or stack it is in: the
- * reader replays the program's events up to each sync record into a map of live blocks (sorted,
- * binary search; a new block replaces any stale one it overlaps, a free of an unknown address
- * is ignored), naming a block by its call site's object id and a stack by its thread's. A
- * marker call ends a chunk; the next chunk() returns it as (start, name, number).
+ * reader replays the program's events up to each sync record into the live blocks (blocks.h: a
+ * new block replaces any stale one it overlaps, a free of an unknown address is ignored), naming
+ * a block by its call site's object id and a stack by its thread's. A marker call (marks.h) ends
+ * a chunk; the next chunk() returns it as (start, name, number).
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -35,6 +35,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "blocks.h"
+#include "marks.h"
 #include "ring.h"
 
 #define LINE_SHIFT 8
@@ -59,8 +61,7 @@ typedef struct {
 
 /* A marked region a thread entered, and how often (the summary's regions per thread). */
 typedef struct {
-    char name[SMQ_MARK_NAME_MAX];
-    size_t length;
+    MarkName name;
     int32_t number;
     long long calls;
 } Region;
@@ -73,8 +74,7 @@ typedef struct {
     long long records, accesses, instructions;
     uint64_t synced; /* the program's events this thread's file has a sync record for */
     int seen;
-    char name[SMQ_MARK_NAME_MAX]; /* the next mark's name so far */
-    size_t name_length;
+    MarkName name; /* the next mark's name so far */
     Region *regions;
     size_t nregions;
     long long unlisted; /* region entries past MAX_REGIONS */
@@ -195,23 +195,17 @@ static void sync_events(Capture *c, Vcpu *v) {
     v->synced = c->nevents;
 }
 
-/* Add a marker event's piece of name; at a start, count the region's entry. -1: out of memory. */
+/* A marker event: at a start, count the region's entry. -1: out of memory. */
 static int count_mark(Vcpu *v, uint64_t kind, const uint64_t *args) {
-    const char *bytes = (const char *)args;
-    size_t piece = kind == SMQ_EV_MARK_NAME ? SMQ_EVENT_ARGS * 8 : (SMQ_EVENT_ARGS - 1) * 8;
-    const char *from = kind == SMQ_EV_MARK_NAME ? bytes : bytes + 8;
-    size_t length = strnlen(from, piece);
-    if (length > SMQ_MARK_NAME_MAX - v->name_length) length = SMQ_MARK_NAME_MAX - v->name_length;
-    memcpy(v->name + v->name_length, from, length);
-    v->name_length += length;
-    if (kind == SMQ_EV_MARK_NAME) return 0;
-    size_t name_length = v->name_length;
-    v->name_length = 0;
+    if (!mark_name_add(&v->name, kind, args)) return 0;
+    MarkName name = v->name;
+    v->name.length = 0;
     if (kind != SMQ_EV_MARK_START) return 0;
-    int32_t number = (int32_t)(uint32_t)args[0];
+    int32_t number = mark_number(args);
     for (size_t i = 0; i < v->nregions; i++) {
         Region *r = v->regions + i;
-        if (r->number == number && r->length == name_length && memcmp(r->name, v->name, name_length) == 0) {
+        if (r->number == number && r->name.length == name.length &&
+            memcmp(r->name.bytes, name.bytes, name.length) == 0) {
             r->calls++;
             return 0;
         }
@@ -225,11 +219,7 @@ static int count_mark(Vcpu *v, uint64_t kind, const uint64_t *args) {
         if (grown == NULL) return -1;
         v->regions = grown;
     }
-    Region *r = v->regions + v->nregions++;
-    memcpy(r->name, v->name, name_length);
-    r->length = name_length;
-    r->number = number;
-    r->calls = 1;
+    v->regions[v->nregions++] = (Region){name, number, 1};
     return 0;
 }
 
@@ -428,7 +418,7 @@ static PyObject *Capture_regions(Capture *c, PyObject *Py_UNUSED(ignored)) {
             PyObject *row;
             if (k < v->nregions) {
                 Region *r = v->regions + k;
-                PyObject *name = PyUnicode_DecodeUTF8(r->name, (Py_ssize_t)r->length, "backslashreplace");
+                PyObject *name = PyUnicode_DecodeUTF8(r->name.bytes, (Py_ssize_t)r->name.length, "backslashreplace");
                 row = name ? Py_BuildValue("(nNiL)", i, name, (int)r->number, r->calls) : NULL;
             } else if (v->unlisted) {
                 row = Py_BuildValue("(nOiL)", i, Py_None, 0, v->unlisted);
@@ -538,11 +528,6 @@ static PyTypeObject CaptureType = {
 /* ------------------------------------------------------------------------------------------ */
 
 typedef struct {
-    uint64_t start, end;
-    int64_t id;
-} Block;
-
-typedef struct {
     PyObject_HEAD
     int fd;
     long long offset;
@@ -556,10 +541,8 @@ typedef struct {
     Py_ssize_t nsites;
     int64_t *stacks;                /* object id of each vCPU's stack */
     Py_ssize_t nstacks;
-    Block *blocks;                  /* live heap blocks and stacks, sorted, not overlapping */
-    size_t nblocks, cap_blocks;
-    char name[SMQ_MARK_NAME_MAX + 1]; /* the next mark's name so far */
-    size_t name_length;
+    Blocks blocks;                  /* live heap blocks and stacks (blocks.h) */
+    MarkName name;                  /* the next mark's name so far */
 } Reader;
 
 static void Reader_dealloc(Reader *r) {
@@ -570,7 +553,7 @@ static void Reader_dealloc(Reader *r) {
     PyMem_Free(r->sites);
     PyMem_Free(r->site_ids);
     PyMem_Free(r->stacks);
-    PyMem_RawFree(r->blocks);
+    blocks_destroy(&r->blocks);
     if (r->events.obj != NULL) PyBuffer_Release(&r->events);
     Py_TYPE(r)->tp_free((PyObject *)r);
 }
@@ -612,6 +595,7 @@ static int Reader_init(Reader *r, PyObject *args, PyObject *kwds) {
         PyErr_SetString(PyExc_TypeError, "a Reader is initialised once");
         return -1;
     }
+    blocks_init(&r->blocks);
     if (!PyArg_ParseTupleAndKeywords(args, kwds, "iOOOO|OOOO", kwlist, &r->fd, &starts, &ends, &ids, &flags, &events,
                                      &sites, &site_ids, &stacks))
         return -1;
@@ -657,7 +641,7 @@ static int Reader_init(Reader *r, PyObject *args, PyObject *kwds) {
     return 0;
 }
 
-static inline int64_t object_of(const Reader *r, uint64_t address) {
+static inline int64_t object_of(Reader *r, uint64_t address) {
     Py_ssize_t lo = 0, hi = r->nobjects; /* the first start > address */
     while (lo < hi) {
         Py_ssize_t mid = (lo + hi) / 2;
@@ -665,54 +649,7 @@ static inline int64_t object_of(const Reader *r, uint64_t address) {
         else hi = mid;
     }
     if (lo > 0 && address < (uint64_t)r->ends[lo - 1]) return r->ids[lo - 1];
-    if (r->nblocks == 0) return 0;
-    size_t blo = 0, bhi = r->nblocks; /* the first block starting past address */
-    while (blo < bhi) {
-        size_t mid = (blo + bhi) / 2;
-        if (r->blocks[mid].start <= address) blo = mid + 1;
-        else bhi = mid;
-    }
-    if (blo > 0 && address < r->blocks[blo - 1].end) return r->blocks[blo - 1].id;
-    return 0;
-}
-
-/* The first block whose end is past `address` (blocks do not overlap: their ends are sorted too). */
-static size_t block_after(const Reader *r, uint64_t address) {
-    size_t lo = 0, hi = r->nblocks;
-    while (lo < hi) {
-        size_t mid = (lo + hi) / 2;
-        if (r->blocks[mid].end <= address) lo = mid + 1;
-        else hi = mid;
-    }
-    return lo;
-}
-
-/* A new live block [start, end): any block it overlaps is stale (freed where no event said so). */
-static int add_block(Reader *r, uint64_t start, uint64_t end, int64_t id) {
-    if (end <= start) return 0;
-    size_t at = block_after(r, start), past = at;
-    while (past < r->nblocks && r->blocks[past].start < end) past++;
-    if (past == at && r->nblocks == r->cap_blocks) {
-        size_t n = r->cap_blocks ? 2 * r->cap_blocks : 256;
-        Block *grown = PyMem_RawRealloc(r->blocks, n * sizeof(Block));
-        if (grown == NULL) return -1;
-        r->blocks = grown;
-        r->cap_blocks = n;
-    }
-    /* keep one slot at `at` for the new block, close the gap of the stale ones */
-    size_t keep = past > at ? past - at - 1 : 0;
-    if (past == at) memmove(r->blocks + at + 1, r->blocks + at, (r->nblocks - at) * sizeof(Block));
-    else if (keep) memmove(r->blocks + at + 1, r->blocks + past, (r->nblocks - past) * sizeof(Block));
-    r->nblocks = past == at ? r->nblocks + 1 : r->nblocks - keep;
-    r->blocks[at] = (Block){start, end, id};
-    return 0;
-}
-
-static void free_block(Reader *r, uint64_t start) {
-    size_t at = block_after(r, start);
-    if (at == r->nblocks || r->blocks[at].start != start) return; /* not a block we know */
-    memmove(r->blocks + at, r->blocks + at + 1, (r->nblocks - at - 1) * sizeof(Block));
-    r->nblocks--;
+    return blocks_lookup(&r->blocks, address);
 }
 
 static int64_t site_object(const Reader *r, uint64_t site) {
@@ -734,42 +671,27 @@ static int replay(Reader *r, uint64_t upto) {
         uint64_t kind = e->kind_vcpu & 0xff, vcpu = e->kind_vcpu >> 8;
         uint64_t end = e->b > UINT64_MAX - e->a ? UINT64_MAX : e->a + e->b; /* ALLOC: a + size */
         if (kind == SMQ_EV_ALLOC) {
-            if (add_block(r, e->a, end, site_object(r, e->c)) < 0) return -1;
+            if (blocks_add(&r->blocks, e->a, end, site_object(r, e->c)) < 0) return -1;
         } else if (kind == SMQ_EV_FREE) {
-            free_block(r, e->a);
+            blocks_free(&r->blocks, e->a);
         } else if (kind == SMQ_EV_STACK) {
             int64_t id = vcpu < (uint64_t)r->nstacks ? r->stacks[vcpu] : 0;
-            if (add_block(r, e->a, e->b, id) < 0) return -1;
+            if (blocks_add(&r->blocks, e->a, e->b, id) < 0) return -1;
         }
     }
     return 0;
 }
 
-/* A marker event's record i (KIND_EVENT, its arguments after it): a MARK_NAME adds to the name and
- * returns NULL; MARK_START/STOP return the mark (start, name, number) and start a new name. */
+/* A marker event's records (KIND_EVENT, its arguments after it): NULL after a piece of name, else
+ * the mark (start, name, number); the name shown escaped where it is not UTF-8. */
 static PyObject *mark_of(Reader *r, const Stored *e) {
-    uint64_t words[SMQ_EVENT_ARGS];
-    for (int k = 0; k < SMQ_EVENT_ARGS; k++) words[k] = (uint64_t)e[1 + k].a;
-    const char *bytes = (const char *)words;
-    int name_piece = e->a == SMQ_EV_MARK_NAME;
-    size_t piece = name_piece ? sizeof words : sizeof words - sizeof words[0];
-    const char *from = name_piece ? bytes : bytes + sizeof words[0];
-    size_t length = strnlen(from, piece);
-    if (length > SMQ_MARK_NAME_MAX - r->name_length) length = SMQ_MARK_NAME_MAX - r->name_length;
-    memcpy(r->name + r->name_length, from, length);
-    r->name_length += length;
-    if (name_piece) return NULL;
-    PyObject *out = Py_BuildValue("(Ns#i)", PyBool_FromLong(e->a == SMQ_EV_MARK_START), r->name,
-                                  (Py_ssize_t)r->name_length, (int)(int32_t)(uint32_t)words[0]);
-    if (out == NULL && PyErr_ExceptionMatches(PyExc_UnicodeDecodeError)) { /* not UTF-8: shown escaped */
-        PyErr_Clear();
-        PyObject *name = PyUnicode_DecodeUTF8(r->name, (Py_ssize_t)r->name_length, "backslashreplace");
-        out = name ? Py_BuildValue("(NNi)", PyBool_FromLong(e->a == SMQ_EV_MARK_START), name,
-                                   (int)(int32_t)(uint32_t)words[0])
-                   : NULL;
-    }
-    r->name_length = 0;
-    return out;
+    uint64_t args[SMQ_EVENT_ARGS];
+    for (int k = 0; k < SMQ_EVENT_ARGS; k++) args[k] = (uint64_t)e[1 + k].a;
+    if (!mark_name_add(&r->name, (uint64_t)e->a, args)) return NULL;
+    PyObject *name = PyUnicode_DecodeUTF8(r->name.bytes, (Py_ssize_t)r->name.length, "backslashreplace");
+    r->name.length = 0;
+    return name ? Py_BuildValue("(NNi)", PyBool_FromLong(e->a == SMQ_EV_MARK_START), name, (int)mark_number(args))
+                : NULL;
 }
 
 /* chunk(max_records): the next records as packed int64 (line, n, flags) triples; a marker call as

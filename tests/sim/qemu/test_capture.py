@@ -326,3 +326,86 @@ def test_the_reader_refuses_tables_it_cannot_use() -> None:
         Reader(0, (), (), (), [0, 1], b"", (5,), (1,), ())
     with pytest.raises(ValueError, match="a stack's object id has no flags"):
         Reader(0, (), (), (), [0, 1], b"", (), (), (3,))
+
+
+def _reference_objects(steps: list[tuple[list[Event], int]], site_ids: dict[int, int]) -> list[int]:
+    """The object of each step's access after its events, by a plain model of the live blocks."""
+    import bisect
+
+    starts: list[int] = []
+    blocks: dict[int, tuple[int, int]] = {}  # start -> end, object
+    out = []
+    for events, address in steps:
+        for e in events:
+            if e.kind == FREE and e.args[0] in blocks:
+                del blocks[e.args[0]]
+                starts.remove(e.args[0])
+            elif e.kind == ALLOC and e.args[1]:
+                start, end = e.args[0], e.args[0] + e.args[1]
+                for other in [s for s in starts if s < end and blocks[s][0] > start]:
+                    del blocks[other]
+                    starts.remove(other)
+                blocks[start] = (end, site_ids.get(e.args[2], 0))
+                bisect.insort(starts, start)
+        i = bisect.bisect_right(starts, address) - 1
+        out.append(blocks[starts[i]][1] if i >= 0 and address < blocks[starts[i]][0] else 0)
+    return out
+
+
+def test_the_live_blocks_follow_any_order_of_allocations_and_frees(ring: RingWriter) -> None:
+    """Random allocations (some overlapping stale blocks, some of 0 bytes), frees of live and of
+    unknown blocks, by two threads: each access's object is the plain model's."""
+    import random
+
+    rng = random.Random(7)
+    separator = 0x7000000000  # accessed after each access, so no two share a record
+    steps: list[tuple[list[Event], int]] = []
+    vcpus: list[int] = []
+    live: list[int] = []
+    for _ in range(3000):
+        events = []
+        for _ in range(rng.randrange(3)):
+            roll = rng.random()
+            if roll < 0.5 or not live:
+                start = 0x100000 + 16 * rng.randrange(1 << 14)
+                size = rng.choice([0, 16, 48, 256, 4096])
+                events.append(Event(ALLOC, (start, size, rng.choice([SITE_A, SITE_B, 7]))))
+                live.append(start)
+            elif roll < 0.9:
+                events.append(Event(FREE, (live.pop(rng.randrange(len(live))),)))
+            else:
+                events.append(Event(FREE, (0x100000 + 8 * rng.randrange(1 << 15),)))  # mostly unknown
+        steps.append((events, 0x100000 + 8 * rng.randrange(1 << 15)))
+        vcpus.append(rng.randrange(2))
+    for (events, address), vcpu in zip(steps, vcpus, strict=True):
+        ring.batch(vcpu, [*events, (address, 8, False), (separator, 8, False)], 0)
+        ring.capture.pump(0.0)
+    ring.close()
+    program = _heap_program(ring)
+    expected = [HEAP_NAMES[i] for i in _reference_objects(steps, {SITE_A: 1, SITE_B: 2})]
+    assert len(set(expected)) == 3  # both sites and [other] were met
+    for t, thread in enumerate(program.threads):
+        mine = [name for name, vcpu in zip(expected, vcpus, strict=True) if vcpu == thread.vcpu]
+        got = [name for _, _, name in _objects(program, t)]  # type: ignore[misc]
+        assert got[0::2] == mine and set(got[1::2]) == {OTHER}
+
+
+def test_many_blocks_freed_in_the_order_they_came_are_not_quadratic(ring: RingWriter) -> None:
+    """199,800 live blocks freed first to last: a sorted array would move them all on each free."""
+    count, base = 199_800, 0x1000000
+    for first in range(0, count, 600):
+        ring.batch(0, [Event(ALLOC, (base + 64 * i, 64, SITE_A)) for i in range(first, first + 600)], 0)
+        ring.capture.pump(0.0)
+    ring.batch(0, [(base + 64 * (count - 1), 8, False)], 0)
+    ring.capture.pump(0.0)
+    for first in range(0, count - 1, 600):
+        ring.batch(0, [Event(FREE, (base + 64 * i,)) for i in range(first, min(first + 600, count - 1))], 0)
+        ring.capture.pump(0.0)
+    ring.batch(0, [(base + 64 * (count - 1), 8, True), (base, 8, False)], 0)
+    ring.close()
+    program = _heap_program(ring)
+    assert _objects(program, 0) == [
+        ((base + 64 * (count - 1)) // LINE, 1, "heap:a"),
+        ((base + 64 * (count - 1)) // LINE, 1, "heap:a"),  # the last block is still live...
+        (base // LINE, 1, OTHER),  # ...the first was freed
+    ]
