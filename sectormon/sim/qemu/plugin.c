@@ -10,9 +10,11 @@
  * drop. A forked child (same plugin state, same ring) traces nothing: its batches would interleave
  * with the parent's.
  * The preloaded shim (shim.c) reports heap blocks, stacks and marker calls with a system call no
- * kernel has (SMQ_SYSCALL): the plugin sees it before QEMU answers ENOSYS, puts it in the thread's
- * buffer as an event (ring.h) and hands the buffer over at once, so events keep their order with
- * the accesses of every thread.
+ * kernel has (SMQ_SYSCALL): the plugin sees it before QEMU answers ENOSYS and puts it in the
+ * thread's buffer as an event (ring.h), in order with the thread's accesses. Once the program has
+ * more than one thread, the buffer is handed over at once after each event, and a thread's
+ * buffer before it creates another (clone): so an event reaches sectormon before any access
+ * another thread makes after it.
  *
  * Debian's qemu-user 7.2 ships no plugin header, so the declarations of the documented plugin API
  * (include/qemu/qemu-plugin.h, API version 1) that this file uses are written out below.
@@ -83,6 +85,7 @@ struct vcpu {
 };
 
 static struct vcpu *vcpus[MAX_VCPUS];
+static unsigned int vcpus_seen; /* vCPU slots made so far: more than one, events are handed over at once */
 static struct smq_header *ring;
 static pthread_mutex_t ring_lock = PTHREAD_MUTEX_INITIALIZER;
 static pid_t owner;
@@ -94,6 +97,7 @@ static struct vcpu *vcpu_of(unsigned int index) {
     if (v == NULL) { /* only the vCPU's own thread reaches its slot */
         v = calloc(1, sizeof *v);
         vcpus[index] = v;
+        if (v != NULL) __atomic_fetch_add(&vcpus_seen, 1, __ATOMIC_RELAXED);
     }
     return v;
 }
@@ -163,7 +167,14 @@ static void on_syscall(qemu_plugin_id_t id, unsigned int index, int64_t num, uin
     (void)id;
     (void)a7;
     (void)a8;
-    if (num != SMQ_SYSCALL) return;
+    if (num != SMQ_SYSCALL) {
+        /* A new thread: what this one did before, its events included, reaches the ring first. */
+        if (num == (aarch64 ? 220 : 56) || num == 435) { /* clone, clone3 */
+            struct vcpu *v = vcpu_of(index);
+            if (v != NULL) flush(index, v);
+        }
+        return;
+    }
     struct vcpu *v = vcpu_of(index);
     if (v == NULL) {
         __atomic_fetch_add(&ring->dropped, 1, __ATOMIC_RELAXED);
@@ -178,7 +189,9 @@ static void on_syscall(qemu_plugin_id_t id, unsigned int index, int64_t num, uin
     w[4] = a5;
     w[5] = a6;
     v->n += SMQ_EVENT_WORDS;
-    flush(index, v);
+    /* With one thread its buffer keeps the order; with more, another thread may read the block
+     * next, so the event must not wait behind this thread's next 4,096 accesses. */
+    if (__atomic_load_n(&vcpus_seen, __ATOMIC_RELAXED) > 1 || v->n == SMQ_BATCH) flush(index, v);
 }
 
 static void on_tb_exec(unsigned int index, void *udata) {

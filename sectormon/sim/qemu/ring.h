@@ -10,9 +10,9 @@
  * An *event* (a heap block allocated or freed, a thread's stack, a marker call: shim.c reports them
  * with the system call SMQ_SYSCALL) takes SMQ_EVENT_WORDS words of the batch, in order with the
  * thread's accesses: a word with bit 62 set (no access word has it: addresses use bits 0-55) and
- * the event's kind in bits 0-7, then its SMQ_EVENT_ARGS argument words. A batch ends after an
- * event, so the threads' events reach the consumer in the order the program made them, each one
- * before any access another thread made after it.
+ * the event's kind in bits 0-7, then its SMQ_EVENT_ARGS argument words. With more than one
+ * thread a batch ends after an event (plugin.c), so the threads' events reach the consumer in the
+ * order the program made them, each one before any access another thread made after it.
  *
  * head (words written) is advanced by the producer after the batch's words are in place
  * (release), tail (words consumed) by the consumer after it has read them; both only grow.

@@ -125,9 +125,9 @@ def _need(commands: list[str]) -> None:
 
 
 @pytest.mark.e2e
-def test_each_thread_has_its_own_stack_object(tmp_path: Path) -> None:
+def test_each_thread_has_its_own_stack_and_sees_the_blocks_of_others(tmp_path: Path) -> None:
     _need(["qemu-x86_64", "gcc"])
-    program = _build(tmp_path, "stacks", "gcc", "-O2", "-pthread")
+    program = _build(tmp_path, "stacks", "gcc", "-O2", "-g", "-pthread")
     run = run_sectormon("sim", "--summary", "--", str(program))
     assert run.returncode == 0, run.stderr
     objects = _summary(run.stdout)["objects"]
@@ -135,6 +135,8 @@ def test_each_thread_has_its_own_stack_object(tmp_path: Path) -> None:
     for name in ("stack:0", "stack:1"):
         assert stores <= objects[name]["accesses"] <= stores + 6000, name  # and its calls' own traffic
     assert "stack:2" not in objects
+    shared = f"heap:main:{_line_of(PROGRAMS / 'stacks.c', 'site: shared')}"
+    assert objects[shared]["accesses"] == 4 * 4096  # main allocated it, the worker wrote it
 
 
 @pytest.mark.e2e
