@@ -8,8 +8,10 @@
  * call is a harmless ENOSYS too.
  *
  * - Heap: malloc, calloc, realloc, free, posix_memalign, aligned_alloc and memalign are wrapped
- *   around glibc's own __libc_* entry points (not dlsym: dlsym may call calloc before it can
- *   answer, and a wrapper that needs dlsym would recurse). ALLOC carries the address, the size
+ *   around the next definitions (dlsym RTLD_NEXT: glibc's, or the allocator the program links,
+ *   such as jemalloc, so the program keeps its own). dlsym itself may allocate before it has
+ *   answered: those few allocations come from a small static area, never freed, never reported.
+ *   ALLOC carries the address, the size
  *   and the call site (the wrapper's return address: the caller's code, which names the block);
  *   it is sent after the block exists, FREE before it is released, so the allocator's own
  *   bookkeeping in a freed block is not counted to it. gfortran's ALLOCATE calls malloc from the
@@ -34,11 +36,44 @@
 
 #define EXPORT __attribute__((visibility("default")))
 
-extern void *__libc_malloc(size_t size);
-extern void *__libc_calloc(size_t n, size_t size);
-extern void *__libc_realloc(void *p, size_t size);
-extern void __libc_free(void *p);
-extern void *__libc_memalign(size_t alignment, size_t size);
+/* ---- the next allocator ---- */
+
+static void *(*next_malloc)(size_t);
+static void *(*next_calloc)(size_t, size_t);
+static void *(*next_realloc)(void *, size_t);
+static void (*next_free)(void *);
+static void *(*next_memalign)(size_t, size_t);
+static void *(*next_aligned_alloc)(size_t, size_t);
+static int (*next_posix_memalign)(void **, size_t, size_t);
+
+static _Alignas(16) char early[8192]; /* what dlsym allocates while the shim looks up the others */
+static size_t early_used;
+static __thread int resolving __attribute__((tls_model("initial-exec"))); /* no allocation to reach it */
+
+static int is_early(const void *p) { return (const char *)p >= early && (const char *)p < early + sizeof early; }
+
+static void *early_alloc(size_t size) {
+    if (size > sizeof early) return NULL;
+    size = (size + 15) & ~(size_t)15;
+    size_t at = __atomic_fetch_add(&early_used, size, __ATOMIC_RELAXED);
+    return size <= sizeof early && at <= sizeof early - size ? early + at : NULL; /* zeroed: static */
+}
+
+#define NEXT(name) (__typeof__(next_##name))dlsym(RTLD_NEXT, #name)
+
+/* Find the next allocator's functions (once; a race only repeats the same lookups). */
+static void resolve(void) {
+    if (__atomic_load_n(&next_free, __ATOMIC_ACQUIRE) != NULL) return;
+    resolving = 1;
+    next_malloc = NEXT(malloc);
+    next_calloc = NEXT(calloc);
+    next_realloc = NEXT(realloc);
+    next_memalign = NEXT(memalign);
+    next_aligned_alloc = NEXT(aligned_alloc);
+    next_posix_memalign = NEXT(posix_memalign);
+    __atomic_store_n(&next_free, NEXT(free), __ATOMIC_RELEASE);
+    resolving = 0;
+}
 
 /* The system call itself, inline: no libc wrapper, so no errno to save, and next to nothing of the
  * shim's own on the traced stack (the plugin traces the shim's accesses like the program's). */
@@ -68,22 +103,39 @@ static void *allocated(void *p, size_t size, uint64_t site) {
     return p;
 }
 
-EXPORT void *malloc(size_t size) { return allocated(__libc_malloc(size), size, SITE()); }
+EXPORT void *malloc(size_t size) {
+    if (resolving) return early_alloc(size);
+    resolve();
+    return next_malloc ? allocated(next_malloc(size), size, SITE()) : NULL;
+}
 
 EXPORT void *calloc(size_t n, size_t size) {
     size_t bytes;
     if (__builtin_mul_overflow(n, size, &bytes)) bytes = SIZE_MAX; /* calloc fails: nothing reported */
-    return allocated(__libc_calloc(n, size), bytes, SITE());
+    if (resolving) return early_alloc(bytes);
+    resolve();
+    return next_calloc ? allocated(next_calloc(n, size), bytes, SITE()) : NULL;
 }
 
 EXPORT void free(void *p) {
-    if (p != NULL) report(SMQ_EV_FREE, (uint64_t)(uintptr_t)p, 0, 0, 0, 0);
-    __libc_free(p);
+    if (p == NULL || is_early(p)) return;
+    report(SMQ_EV_FREE, (uint64_t)(uintptr_t)p, 0, 0, 0, 0);
+    resolve();
+    if (next_free) next_free(p);
 }
 
 EXPORT void *realloc(void *p, size_t size) {
     uint64_t site = SITE();
-    void *moved = __libc_realloc(p, size);
+    if (resolving || is_early(p)) { /* an early block moves to the next allocator's heap */
+        if (p != NULL && !is_early(p)) return NULL; /* not one of ours while resolving: left as it is */
+        void *moved = resolving ? early_alloc(size) : malloc(size);
+        size_t left = p != NULL ? (size_t)(early + sizeof early - (char *)p) : 0; /* the old size is at most this */
+        if (moved != NULL && p != NULL) memmove(moved, p, size < left ? size : left);
+        return moved;
+    }
+    resolve();
+    if (next_realloc == NULL) return NULL;
+    void *moved = next_realloc(p, size);
     /* After the call: a failed realloc leaves the block where it was. Its copy is counted to the
      * old block's object (it is still live for the consumer), the new block's from now on. */
     if (moved != NULL) {
@@ -96,19 +148,21 @@ EXPORT void *realloc(void *p, size_t size) {
 }
 
 EXPORT void *memalign(size_t alignment, size_t size) {
-    return allocated(__libc_memalign(alignment, size), size, SITE());
+    resolve();
+    return next_memalign ? allocated(next_memalign(alignment, size), size, SITE()) : NULL;
 }
 
 EXPORT void *aligned_alloc(size_t alignment, size_t size) {
-    return allocated(__libc_memalign(alignment, size), size, SITE());
+    resolve();
+    return next_aligned_alloc ? allocated(next_aligned_alloc(alignment, size), size, SITE()) : NULL;
 }
 
 EXPORT int posix_memalign(void **out, size_t alignment, size_t size) {
-    if (alignment % sizeof(void *) != 0 || (alignment & (alignment - 1)) != 0 || alignment == 0) return EINVAL;
-    void *p = allocated(__libc_memalign(alignment, size), size, SITE());
-    if (p == NULL) return ENOMEM;
-    *out = p;
-    return 0;
+    resolve();
+    if (next_posix_memalign == NULL) return ENOMEM;
+    int rc = next_posix_memalign(out, alignment, size);
+    if (rc == 0) allocated(*out, size, SITE());
+    return rc;
 }
 
 /* ---- stacks ---- */
@@ -135,7 +189,7 @@ struct start {
 
 static void *started(void *raw) {
     struct start s = *(struct start *)raw;
-    __libc_free(raw); /* the shim's own: never reported */
+    next_free(raw); /* the shim's own: never reported */
     report_stack();
     return s.routine(s.arg);
 }
@@ -146,12 +200,13 @@ EXPORT int pthread_create(pthread_t *thread, const pthread_attr_t *attr, void *(
     static create_fn real;
     if (real == NULL) real = (create_fn)dlsym(RTLD_NEXT, "pthread_create");
     if (real == NULL) return EAGAIN;
-    struct start *s = __libc_malloc(sizeof *s);
+    resolve();
+    struct start *s = next_malloc ? next_malloc(sizeof *s) : NULL;
     if (s == NULL) return EAGAIN;
     s->routine = routine;
     s->arg = arg;
     int rc = real(thread, attr, started, s);
-    if (rc != 0) __libc_free(s);
+    if (rc != 0) next_free(s);
     return rc;
 }
 

@@ -211,3 +211,18 @@ def test_the_shim_outside_qemu_under_ubsan_changes_nothing(tmp_path: Path) -> No
     stacks = _build(tmp_path, "stacks", "gcc", "-O2", "-pthread")
     run = subprocess.run([str(stacks)], capture_output=True, text=True, env=env, timeout=60, check=False)
     assert run.returncode == 0 and run.stderr == ""
+
+
+@pytest.mark.e2e
+def test_fortran_arrays_are_named_by_their_allocate_statement(tmp_path: Path) -> None:
+    _need(["qemu-x86_64", "gfortran"])
+    source = PROGRAMS / "allocate.f90"
+    program = tmp_path / "allocate"
+    # -O1: one load or store per element (no vectorized sum)
+    subprocess.run(["gfortran", "-O1", "-g", "-o", str(program), str(source)], check=True)
+    run = run_sectormon("sim", "--summary", "--", str(program))
+    assert run.returncode == 0, run.stderr
+    objects = _summary(run.stdout)["objects"]
+    a, b = (f"heap:MAIN__:{_line_of(source, f'site: {n}')}" for n in "ab")
+    assert objects[a]["accesses"] == 2 * 10000  # written, then summed
+    assert objects[b]["accesses"] == 2 * 20000
