@@ -39,7 +39,9 @@ MARKER_LIBRARY = "sectormon-markers"
 QEMU_PLUGIN_SOURCES = ["sectormon/sim/qemu/plugin.c"]
 QEMU_PLUGIN = "sectormon-qemu.so"
 QEMU_SHIM_SOURCE = "sectormon/sim/qemu/shim.c"
-SHIM_FLAGS = ["-O2", "-std=c11", "-fPIC", "-shared", "-fvisibility=hidden", "-Wall", "-Wextra", "-pthread"]
+# -fexceptions: a C++ exception thrown by operator new passes through the shim's wrapper (shim.c)
+SHIM_FLAGS = ["-O2", "-std=c11", "-fPIC", "-shared", "-fvisibility=hidden", "-fexceptions", "-Wall", "-Wextra"]
+SHIM_FLAGS += ["-pthread"]
 
 
 class BuildWithMarkers(build_ext):

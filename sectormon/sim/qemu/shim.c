@@ -11,7 +11,8 @@
  *   around the next definitions (dlsym RTLD_NEXT: glibc's, or the allocator the program links,
  *   such as jemalloc, so the program keeps its own). dlsym itself may allocate before it has
  *   answered: those few allocations come from a small static area, never freed, never reported.
- *   ALLOC carries the address, the size
+ *   C++'s operator new (all its forms) is wrapped too, so a C++ block is named by the code that
+ *   called new, not by libstdc++'s call of malloc. ALLOC carries the address, the size
  *   and the call site (the wrapper's return address: the caller's code, which names the block);
  *   it is sent after the block exists, FREE before it is released, so the allocator's own
  *   bookkeeping in a freed block is not counted to it. gfortran's ALLOCATE calls malloc from the
@@ -98,8 +99,11 @@ static inline __attribute__((always_inline)) void report(uint64_t kind, uint64_t
 
 #define SITE() ((uint64_t)(uintptr_t)__builtin_return_address(0))
 
+/* Inside C++'s operator new: its own call of malloc is not reported, the operator's is (below). */
+static __thread int inside_new __attribute__((tls_model("initial-exec")));
+
 static void *allocated(void *p, size_t size, uint64_t site) {
-    if (p != NULL) report(SMQ_EV_ALLOC, (uint64_t)(uintptr_t)p, size, site, 0, 0);
+    if (p != NULL && !inside_new) report(SMQ_EV_ALLOC, (uint64_t)(uintptr_t)p, size, site, 0, 0);
     return p;
 }
 
@@ -164,6 +168,40 @@ EXPORT int posix_memalign(void **out, size_t alignment, size_t size) {
     if (rc == 0) allocated(*out, size, SITE());
     return rc;
 }
+
+/* ---- C++'s operator new ----
+ * libstdc++'s operator new calls malloc from libstdc++: every C++ block would be named heap:lib.
+ * Wrapping the operators names a block by the code that called new. An operator that throws
+ * (bad_alloc) leaves through the cleanup, which ends the "inside" state (built with -fexceptions).
+ * Parameters: std::align_val_t is a size_t, std::nothrow_t const & a pointer. */
+static void leave_new(int *unused) {
+    (void)unused;
+    inside_new--;
+}
+
+#define WRAP_NEW(symbol, params, args)                                                      \
+    EXPORT void *symbol params {                                                            \
+        static void *(*next) params;                                                        \
+        uint64_t site = SITE();                                                             \
+        if (next == NULL) next = (void *(*) params)dlsym(RTLD_NEXT, #symbol);               \
+        if (next == NULL) abort(); /* only C++ code calls it, and libstdc++ defines it */   \
+        void *p;                                                                            \
+        {                                                                                   \
+            int inside __attribute__((cleanup(leave_new))) = ++inside_new;                  \
+            (void)inside;                                                                   \
+            p = next args;                                                                  \
+        }                                                                                   \
+        return allocated(p, size, site);                                                    \
+    }
+
+WRAP_NEW(_Znwm, (size_t size), (size))
+WRAP_NEW(_Znam, (size_t size), (size))
+WRAP_NEW(_ZnwmRKSt9nothrow_t, (size_t size, const void *nothrow), (size, nothrow))
+WRAP_NEW(_ZnamRKSt9nothrow_t, (size_t size, const void *nothrow), (size, nothrow))
+WRAP_NEW(_ZnwmSt11align_val_t, (size_t size, size_t align), (size, align))
+WRAP_NEW(_ZnamSt11align_val_t, (size_t size, size_t align), (size, align))
+WRAP_NEW(_ZnwmSt11align_val_tRKSt9nothrow_t, (size_t size, size_t align, const void *nothrow), (size, align, nothrow))
+WRAP_NEW(_ZnamSt11align_val_tRKSt9nothrow_t, (size_t size, size_t align, const void *nothrow), (size, align, nothrow))
 
 /* ---- stacks ---- */
 

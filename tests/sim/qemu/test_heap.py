@@ -198,6 +198,7 @@ def test_the_shim_outside_qemu_under_ubsan_changes_nothing(tmp_path: Path) -> No
     _need(["gcc"])
     shim = tmp_path / "shim-ubsan.so"
     flags = ["-O1", "-g", "-fsanitize=undefined", "-fno-sanitize-recover=all", "-fPIC", "-shared", "-pthread"]
+    flags.append("-fexceptions")
     source = Path(__file__).resolve().parents[3] / "sectormon" / "sim" / "qemu" / "shim.c"
     built = subprocess.run(
         ["gcc", *flags, "-o", str(shim), str(source), "-ldl"], capture_output=True, text=True
@@ -226,3 +227,19 @@ def test_fortran_arrays_are_named_by_their_allocate_statement(tmp_path: Path) ->
     a, b = (f"heap:MAIN__:{_line_of(source, f'site: {n}')}" for n in "ab")
     assert objects[a]["accesses"] == 2 * 10000  # written, then summed
     assert objects[b]["accesses"] == 2 * 20000
+
+
+@pytest.mark.e2e
+def test_cxx_blocks_are_named_by_the_code_calling_new_even_after_a_throw(tmp_path: Path) -> None:
+    _need(["qemu-x86_64", "g++"])
+    source = PROGRAMS / "heap_cxx.cc"
+    program = tmp_path / "heap_cxx"
+    subprocess.run(["g++", "-O2", "-g", "-o", str(program), str(source)], check=True)
+    run = run_sectormon("sim", "--summary", "--", str(program))
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.startswith("threw 1\n")  # bad_alloc passed through the shim's operator new[]
+    objects = _summary(run.stdout)["objects"]
+    cells = f"heap:main:{_line_of(source, 'site: cells')}"
+    nodes = f"heap:make_nodes:{_line_of(source, 'site: nodes')}"  # the function that called new
+    assert objects[cells]["accesses"] == 3 * 4096
+    assert objects[nodes]["accesses"] == 2 * 4096 + 1  # named although the new before it threw

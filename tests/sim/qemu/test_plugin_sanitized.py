@@ -16,7 +16,7 @@ from sectormon.sim.qemu.capture import trace_program
 
 PROGRAMS = Path(__file__).parent / "programs"
 SOURCES = Path(target.__file__).parent
-FLAGS = ["-O1", "-g", "-std=c11", "-fPIC", "-shared", "-fvisibility=hidden", "-pthread"]
+FLAGS = ["-O1", "-g", "-std=c11", "-fPIC", "-shared", "-fvisibility=hidden", "-fexceptions", "-pthread"]
 FLAGS += ["-fsanitize=undefined", "-fno-sanitize-recover=all", "-Wall", "-Wextra"]
 
 
