@@ -62,6 +62,16 @@ static void *early_alloc(size_t size) {
 
 #define NEXT(name) (__typeof__(next_##name))dlsym(RTLD_NEXT, #name)
 
+/* `f`: the next allocator's `name`, looked up on first use (one load after that, the traced
+ * program's only extra access besides the stack's); `early` what to do while dlsym runs. */
+#define NEXT_OR(f, name, early, failed)               \
+    __typeof__(next_##name) f = next_##name;          \
+    if (__builtin_expect(f == NULL, 0)) {             \
+        if (resolving) early;                         \
+        resolve();                                    \
+        if ((f = next_##name) == NULL) failed;        \
+    }
+
 /* Find the next allocator's functions (once; a race only repeats the same lookups). */
 static void resolve(void) {
     if (__atomic_load_n(&next_free, __ATOMIC_ACQUIRE) != NULL) return;
@@ -108,38 +118,39 @@ static void *allocated(void *p, size_t size, uint64_t site) {
 }
 
 EXPORT void *malloc(size_t size) {
-    if (resolving) return early_alloc(size);
-    resolve();
-    return next_malloc ? allocated(next_malloc(size), size, SITE()) : NULL;
+    NEXT_OR(next, malloc, return early_alloc(size), return NULL);
+    return allocated(next(size), size, SITE());
 }
 
 EXPORT void *calloc(size_t n, size_t size) {
     size_t bytes;
     if (__builtin_mul_overflow(n, size, &bytes)) bytes = SIZE_MAX; /* calloc fails: nothing reported */
-    if (resolving) return early_alloc(bytes);
-    resolve();
-    return next_calloc ? allocated(next_calloc(n, size), bytes, SITE()) : NULL;
+    NEXT_OR(next, calloc, return early_alloc(bytes), return NULL);
+    return allocated(next(n, size), bytes, SITE());
 }
 
 EXPORT void free(void *p) {
     if (p == NULL || is_early(p)) return;
+    NEXT_OR(next, free, return, return); /* a block freed while dlsym runs is kept */
     report(SMQ_EV_FREE, (uint64_t)(uintptr_t)p, 0, 0, 0, 0);
-    resolve();
-    if (next_free) next_free(p);
+    next(p);
+}
+
+/* An early block moves to the next allocator's heap (its old size is at most what is left of the
+ * area after it); while dlsym runs, only an early block is reallocated, from the area. */
+static void *realloc_early(void *p, size_t size) {
+    if (p != NULL && !is_early(p)) return NULL;
+    void *moved = resolving ? early_alloc(size) : malloc(size);
+    size_t left = p != NULL ? (size_t)(early + sizeof early - (char *)p) : 0;
+    if (moved != NULL && p != NULL) memmove(moved, p, size < left ? size : left);
+    return moved;
 }
 
 EXPORT void *realloc(void *p, size_t size) {
     uint64_t site = SITE();
-    if (resolving || is_early(p)) { /* an early block moves to the next allocator's heap */
-        if (p != NULL && !is_early(p)) return NULL; /* not one of ours while resolving: left as it is */
-        void *moved = resolving ? early_alloc(size) : malloc(size);
-        size_t left = p != NULL ? (size_t)(early + sizeof early - (char *)p) : 0; /* the old size is at most this */
-        if (moved != NULL && p != NULL) memmove(moved, p, size < left ? size : left);
-        return moved;
-    }
-    resolve();
-    if (next_realloc == NULL) return NULL;
-    void *moved = next_realloc(p, size);
+    if (is_early(p)) return realloc_early(p, size);
+    NEXT_OR(next, realloc, return realloc_early(p, size), return NULL);
+    void *moved = next(p, size);
     /* After the call: a failed realloc leaves the block where it was. Its copy is counted to the
      * old block's object (it is still live for the consumer), the new block's from now on. */
     if (moved != NULL) {
@@ -152,19 +163,18 @@ EXPORT void *realloc(void *p, size_t size) {
 }
 
 EXPORT void *memalign(size_t alignment, size_t size) {
-    resolve();
-    return next_memalign ? allocated(next_memalign(alignment, size), size, SITE()) : NULL;
+    NEXT_OR(next, memalign, return NULL, return NULL);
+    return allocated(next(alignment, size), size, SITE());
 }
 
 EXPORT void *aligned_alloc(size_t alignment, size_t size) {
-    resolve();
-    return next_aligned_alloc ? allocated(next_aligned_alloc(alignment, size), size, SITE()) : NULL;
+    NEXT_OR(next, aligned_alloc, return NULL, return NULL);
+    return allocated(next(alignment, size), size, SITE());
 }
 
 EXPORT int posix_memalign(void **out, size_t alignment, size_t size) {
-    resolve();
-    if (next_posix_memalign == NULL) return ENOMEM;
-    int rc = next_posix_memalign(out, alignment, size);
+    NEXT_OR(next, posix_memalign, return ENOMEM, return ENOMEM);
+    int rc = next(out, alignment, size);
     if (rc == 0) allocated(*out, size, SITE());
     return rc;
 }
@@ -227,7 +237,7 @@ struct start {
 
 static void *started(void *raw) {
     struct start s = *(struct start *)raw;
-    next_free(raw); /* the shim's own: never reported */
+    if (next_free != NULL) next_free(raw); /* the shim's own: never reported */
     report_stack();
     return s.routine(s.arg);
 }
@@ -238,13 +248,13 @@ EXPORT int pthread_create(pthread_t *thread, const pthread_attr_t *attr, void *(
     static create_fn real;
     if (real == NULL) real = (create_fn)dlsym(RTLD_NEXT, "pthread_create");
     if (real == NULL) return EAGAIN;
-    resolve();
-    struct start *s = next_malloc ? next_malloc(sizeof *s) : NULL;
+    NEXT_OR(next, malloc, return EAGAIN, return EAGAIN);
+    struct start *s = next(sizeof *s);
     if (s == NULL) return EAGAIN;
     s->routine = routine;
     s->arg = arg;
     int rc = real(thread, attr, started, s);
-    if (rc != 0) next_free(s);
+    if (rc != 0 && next_free != NULL) next_free(s);
     return rc;
 }
 
