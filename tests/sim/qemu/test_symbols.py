@@ -45,3 +45,13 @@ def test_a_stripped_program_cannot_be_assigned(tmp_path: Path) -> None:
     subprocess.run(["gcc", "-O2", "-s", "-o", str(program), str(SOURCE)], check=True)
     with pytest.raises(UsageError, match="has no symbols naming its variables"):
         check_assign(str(program), {"table": "0"})
+
+
+def test_heap_and_stack_names_wait_for_the_run(tmp_path: Path) -> None:
+    """They exist once the program has run (the shim names them): not refused before, even
+    without symbols; a global name still is."""
+    program = tmp_path / "prog"
+    subprocess.run(["gcc", "-O2", "-s", "-o", str(program), str(SOURCE)], check=True)
+    check_assign(str(program), {"heap:main:12": "1", "stack:0": "2"})
+    with pytest.raises(UsageError, match="has no symbols naming its variables"):
+        check_assign(str(program), {"heap:main:12": "1", "table": "0"})
