@@ -8,11 +8,13 @@
  * access - and each batch's instruction count a record of its own. An access
  * that straddles two lines is an access to each. The files are the capture: a run of the model,
  * or every run of the advisor, reads them again.
- * Events (ring.h) come in order with the accesses. Heap blocks and stacks go to one list of the
+ * Events (ring.h) come in order with the accesses. Heap blocks and stacks go to one file of the
  * whole program's events, in the order the ring brought them (a thread's events end its batch,
  * so another thread's later accesses come after them); a thread's file gets a sync record (the
  * events so far) wherever that list has grown since its previous batch, and after its own
- * event. Marker calls are the thread's own: they go, as event records, into its file.
+ * event. The capture counts the allocation sites (a hash table: sites are few, blocks many) and
+ * which threads reported a stack, so nothing grows in memory with the number of blocks. Marker
+ * calls are the thread's own: they go, as event records, into its file.
  *
  * Reader: one thread's file as chunks of packed engine records (int64 line, n, flags), the
  * flags of each record looked up from its line's data object (sorted starts, binary search) and a
@@ -73,12 +75,17 @@ typedef struct {
     Stored run; /* the record being grown (n == 0: none) */
     long long records, accesses, instructions;
     uint64_t synced; /* the program's events this thread's file has a sync record for */
-    int seen;
+    int seen, stack; /* stack: it reported its stack */
     MarkName name; /* the next mark's name so far */
     Region *regions;
     size_t nregions;
     long long unlisted; /* region entries past MAX_REGIONS */
 } Vcpu;
+
+typedef struct {
+    uint64_t site, blocks, bytes;
+    int used;
+} Site;
 
 typedef struct {
     PyObject_HEAD
@@ -88,8 +95,10 @@ typedef struct {
     Py_ssize_t nvcpus;
     long long max_records, records, truncated;
     int failed_errno;
-    Event *events; /* the program's heap and stack events, in order */
-    uint64_t nevents, cap_events;
+    FILE *events; /* the program's heap and stack events, in order */
+    uint64_t nevents;
+    Site *sites; /* open addressing by site; capacity a power of two, at most half full */
+    size_t nsites, cap_sites;
     int shim; /* the shim said it is loaded */
 } Capture;
 
@@ -106,9 +115,12 @@ static void capture_release(Capture *c) {
     PyMem_RawFree(c->vcpus);
     c->vcpus = NULL;
     c->nvcpus = 0;
-    PyMem_RawFree(c->events);
+    if (c->events != NULL) fclose(c->events);
     c->events = NULL;
-    c->nevents = c->cap_events = 0;
+    c->nevents = 0;
+    PyMem_RawFree(c->sites);
+    c->sites = NULL;
+    c->nsites = c->cap_sites = 0;
     c->shim = 0;
 }
 
@@ -223,22 +235,53 @@ static int count_mark(Vcpu *v, uint64_t kind, const uint64_t *args) {
     return 0;
 }
 
+/* Count a block of `bytes` at `site`. -1: out of memory. */
+static int count_site(Capture *c, uint64_t site, uint64_t bytes) {
+    if (2 * (c->nsites + 1) > c->cap_sites) {
+        size_t n = c->cap_sites ? 2 * c->cap_sites : 256;
+        Site *grown = PyMem_RawCalloc(n, sizeof(Site));
+        if (grown == NULL) return -1;
+        for (size_t i = 0; i < c->cap_sites; i++) {
+            if (!c->sites[i].used) continue;
+            size_t at = (size_t)(c->sites[i].site * UINT64_C(0x9e3779b97f4a7c15) >> 32) & (n - 1);
+            while (grown[at].used) at = (at + 1) & (n - 1);
+            grown[at] = c->sites[i];
+        }
+        PyMem_RawFree(c->sites);
+        c->sites = grown;
+        c->cap_sites = n;
+    }
+    size_t mask = c->cap_sites - 1, at = (size_t)(site * UINT64_C(0x9e3779b97f4a7c15) >> 32) & mask;
+    while (c->sites[at].used && c->sites[at].site != site) at = (at + 1) & mask;
+    Site *s = c->sites + at;
+    if (!s->used) {
+        *s = (Site){site, 0, 0, 1};
+        c->nsites++;
+    }
+    s->blocks++;
+    s->bytes = bytes > UINT64_MAX - s->bytes ? UINT64_MAX : s->bytes + bytes;
+    return 0;
+}
+
 /* One event of vCPU `vcpu` (kind, args: SMQ_EVENT_ARGS words). -1: out of memory. */
 static int event(Capture *c, Vcpu *v, uint64_t vcpu, uint64_t kind, const uint64_t *args) {
     switch (kind) {
     case SMQ_EV_ALLOC:
     case SMQ_EV_FREE:
     case SMQ_EV_STACK:
-        if (c->nevents == c->cap_events) {
-            uint64_t n = c->cap_events ? 2 * c->cap_events : 1024;
-            Event *grown = PyMem_RawRealloc(c->events, (size_t)n * sizeof(Event));
-            if (grown == NULL) return -1;
-            c->events = grown;
-            c->cap_events = n;
+    {
+        if (c->events == NULL) {
+            if ((c->events = tmpfile()) == NULL) return -1;
+            setvbuf(c->events, NULL, _IOFBF, 1 << 16);
         }
-        c->events[c->nevents++] = (Event){kind | vcpu << 8, args[0], args[1], args[2]};
+        Event e = {kind | vcpu << 8, args[0], args[1], args[2]};
+        if (fwrite(&e, sizeof e, 1, c->events) != 1 && !c->failed_errno) c->failed_errno = errno ? errno : EIO;
+        c->nevents++;
+        if (kind == SMQ_EV_ALLOC && count_site(c, args[2], args[1]) < 0) return -1;
+        if (kind == SMQ_EV_STACK) v->stack = 1;
         sync_events(c, v);
         return 0;
+    }
     case SMQ_EV_MARK_NAME:
     case SMQ_EV_MARK_START:
     case SMQ_EV_MARK_STOP: {
@@ -403,9 +446,41 @@ static PyObject *Capture_threads(Capture *c, PyObject *Py_UNUSED(ignored)) {
     return out;
 }
 
-/* events(): the program's heap and stack events so far, packed uint64 (kind | vcpu << 8, a, b, c). */
+/* events(): a new descriptor of the program's heap and stack events file (packed uint64
+ * kind | vcpu << 8, a, b, c), owned by the caller; -1 when there were none. */
 static PyObject *Capture_events(Capture *c, PyObject *Py_UNUSED(ignored)) {
-    return PyBytes_FromStringAndSize((const char *)c->events, (Py_ssize_t)(c->nevents * sizeof(Event)));
+    if (c->events == NULL) return PyLong_FromLong(-1);
+    if (fflush(c->events) != 0 && !c->failed_errno) c->failed_errno = errno ? errno : EIO;
+    if (c->failed_errno) {
+        errno = c->failed_errno;
+        return PyErr_SetFromErrno(PyExc_OSError);
+    }
+    int fd = dup(fileno(c->events));
+    return fd < 0 ? PyErr_SetFromErrno(PyExc_OSError) : PyLong_FromLong(fd);
+}
+
+static int by_site(const void *a, const void *b) {
+    uint64_t x = ((const Site *)a)->site, y = ((const Site *)b)->site;
+    return (x > y) - (x < y);
+}
+
+/* sites(): the distinct call sites of the heap blocks, sorted, as (site, blocks, bytes). */
+static PyObject *Capture_sites(Capture *c, PyObject *Py_UNUSED(ignored)) {
+    Site *sorted = PyMem_RawMalloc((c->nsites ? c->nsites : 1) * sizeof(Site));
+    if (sorted == NULL) return PyErr_NoMemory();
+    size_t n = 0;
+    for (size_t i = 0; i < c->cap_sites; i++)
+        if (c->sites[i].used) sorted[n++] = c->sites[i];
+    qsort(sorted, n, sizeof(Site), by_site);
+    PyObject *out = PyList_New(0);
+    for (size_t i = 0; out != NULL && i < n; i++) {
+        PyObject *row = Py_BuildValue("(KKK)", (unsigned long long)sorted[i].site, (unsigned long long)sorted[i].blocks,
+                                      (unsigned long long)sorted[i].bytes);
+        if (row == NULL || PyList_Append(out, row) < 0) Py_CLEAR(out);
+        Py_XDECREF(row);
+    }
+    PyMem_RawFree(sorted);
+    return out;
 }
 
 /* regions(): per traced thread in vCPU order, the regions it entered: (vcpu, name, number, calls),
@@ -432,36 +507,15 @@ static PyObject *Capture_regions(Capture *c, PyObject *Py_UNUSED(ignored)) {
     return out;
 }
 
-static int by_address(const void *a, const void *b) {
-    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-    return (x > y) - (x < y);
-}
-
-/* sites(): the distinct call sites of the heap blocks, sorted, as (site, blocks, bytes). */
-static PyObject *Capture_sites(Capture *c, PyObject *Py_UNUSED(ignored)) {
-    uint64_t n = 0;
-    uint64_t *pairs = PyMem_RawMalloc((size_t)(c->nevents ? c->nevents : 1) * 2 * sizeof(uint64_t));
-    if (pairs == NULL) return PyErr_NoMemory();
-    for (uint64_t i = 0; i < c->nevents; i++) {
-        if ((c->events[i].kind_vcpu & 0xff) != SMQ_EV_ALLOC) continue;
-        pairs[2 * n] = c->events[i].c;
-        pairs[2 * n + 1] = c->events[i].b;
-        n++;
-    }
-    qsort(pairs, (size_t)n, 2 * sizeof(uint64_t), by_address);
+/* stacks(): the vCPUs that reported their stack, in order. */
+static PyObject *Capture_stacks(Capture *c, PyObject *Py_UNUSED(ignored)) {
     PyObject *out = PyList_New(0);
-    for (uint64_t i = 0; out != NULL && i < n;) {
-        uint64_t site = pairs[2 * i], blocks = 0, bytes = 0;
-        for (; i < n && pairs[2 * i] == site; i++) {
-            blocks++;
-            bytes = pairs[2 * i + 1] > UINT64_MAX - bytes ? UINT64_MAX : bytes + pairs[2 * i + 1];
-        }
-        PyObject *row = Py_BuildValue("(KKK)", (unsigned long long)site, (unsigned long long)blocks,
-                                      (unsigned long long)bytes);
-        if (row == NULL || PyList_Append(out, row) < 0) Py_CLEAR(out);
-        Py_XDECREF(row);
+    for (Py_ssize_t i = 0; out != NULL && i < c->nvcpus; i++) {
+        if (!c->vcpus[i].stack) continue;
+        PyObject *vcpu = PyLong_FromSsize_t(i);
+        if (vcpu == NULL || PyList_Append(out, vcpu) < 0) Py_CLEAR(out);
+        Py_XDECREF(vcpu);
     }
-    PyMem_RawFree(pairs);
     return out;
 }
 
@@ -495,7 +549,8 @@ static PyMethodDef Capture_methods[] = {
      "Every traced thread: (vcpu, fd of its records file, records, accesses, instructions)."},
     {"close", (PyCFunction)Capture_close, METH_NOARGS, "Tell the plugin nobody reads any more; unmap the ring."},
     {"events", (PyCFunction)Capture_events, METH_NOARGS,
-     "The program's heap and stack events, packed uint64 (kind | vcpu << 8, a, b, c)."},
+     "A new fd of the program's heap and stack events (packed uint64 kind | vcpu << 8, a, b, c); -1: none."},
+    {"stacks", (PyCFunction)Capture_stacks, METH_NOARGS, "The vCPUs that reported their stack."},
     {"sites", (PyCFunction)Capture_sites, METH_NOARGS, "The heap blocks' distinct call sites: (site, blocks, bytes)."},
     {"regions", (PyCFunction)Capture_regions, METH_NOARGS,
      "The marked regions each thread entered: (vcpu, name, number, calls); name None: past the limit."},
@@ -535,8 +590,10 @@ typedef struct {
     int64_t *starts, *ends, *ids; /* sorted by start */
     int64_t *flags;               /* per object id: [read flags, write flags] */
     Py_ssize_t nflags;
-    Py_buffer events;               /* the program's events (Capture.events()) */
-    uint64_t nevents, applied;      /* events in it, events replayed into blocks */
+    int events;                     /* the program's events file (Capture.events()), -1 none */
+    uint64_t applied;               /* events replayed into blocks */
+    Event buffered[512];            /* events read ahead: from number buffered_from on */
+    uint64_t buffered_from, nbuffered;
     int64_t *sites, *site_ids;      /* sorted call sites and their object ids */
     Py_ssize_t nsites;
     int64_t *stacks;                /* object id of each vCPU's stack */
@@ -554,7 +611,6 @@ static void Reader_dealloc(Reader *r) {
     PyMem_Free(r->site_ids);
     PyMem_Free(r->stacks);
     blocks_destroy(&r->blocks);
-    if (r->events.obj != NULL) PyBuffer_Release(&r->events);
     Py_TYPE(r)->tp_free((PyObject *)r);
 }
 
@@ -582,13 +638,13 @@ static int64_t *int_array(PyObject *seq_in, Py_ssize_t *len) {
     return out;
 }
 
-/* Reader(fd, starts, ends, ids, flags, events=b"", sites=(), site_ids=(), stacks=()): starts/ends/ids
+/* Reader(fd, starts, ends, ids, flags, events=-1, sites=(), site_ids=(), stacks=()): starts/ends/ids
  * the data objects sorted by start (byte addresses), flags[2 * id + write] the engine flags;
- * events the program's events (Capture.events()), sites its sorted call sites and site_ids their
+ * events the fd of the program's events (Capture.events()), sites its sorted call sites and site_ids their
  * objects, stacks[vcpu] the object of that vCPU's stack (ids without an entry: 0, [other]). */
 static int Reader_init(Reader *r, PyObject *args, PyObject *kwds) {
     static char *kwlist[] = {"fd", "starts", "ends", "ids", "flags", "events", "sites", "site_ids", "stacks", NULL};
-    PyObject *starts, *ends, *ids, *flags, *events = NULL, *sites = NULL, *site_ids = NULL, *stacks = NULL;
+    PyObject *starts, *ends, *ids, *flags, *sites = NULL, *site_ids = NULL, *stacks = NULL;
     PyObject *empty = NULL;
     Py_ssize_t ns, ne, ni, nsi;
     if (r->starts != NULL) {
@@ -596,7 +652,8 @@ static int Reader_init(Reader *r, PyObject *args, PyObject *kwds) {
         return -1;
     }
     blocks_init(&r->blocks);
-    if (!PyArg_ParseTupleAndKeywords(args, kwds, "iOOOO|OOOO", kwlist, &r->fd, &starts, &ends, &ids, &flags, &events,
+    r->events = -1;
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "iOOOO|iOOO", kwlist, &r->fd, &starts, &ends, &ids, &flags, &r->events,
                                      &sites, &site_ids, &stacks))
         return -1;
     r->offset = 0;
@@ -609,8 +666,6 @@ static int Reader_init(Reader *r, PyObject *args, PyObject *kwds) {
               !(r->stacks = int_array(stacks ? stacks : empty, &r->nstacks));
     Py_DECREF(empty);
     if (bad) return -1;
-    if (events != NULL && PyObject_GetBuffer(events, &r->events, PyBUF_SIMPLE) < 0) return -1;
-    r->nevents = events != NULL ? (uint64_t)r->events.len / sizeof(Event) : 0;
     if (ns != ne || ns != ni || r->nsites != nsi) {
         PyErr_SetString(PyExc_ValueError, "starts, ends and ids (sites and site_ids) must have one entry per object");
         return -1;
@@ -662,21 +717,40 @@ static int64_t site_object(const Reader *r, uint64_t site) {
     return lo < r->nsites && (uint64_t)r->sites[lo] == site ? r->site_ids[lo] : 0;
 }
 
-/* Replay the program's events up to `upto` (a sync record's count) into the live blocks. */
+/* Replay the program's events up to `upto` (a sync record's count) into the live blocks, reading
+ * the events file ahead. -1: out of memory or the file could not be read (an exception set). */
 static int replay(Reader *r, uint64_t upto) {
-    if (upto > r->nevents) upto = r->nevents;
-    const Event *events = r->events.buf;
     for (; r->applied < upto; r->applied++) {
-        const Event *e = events + r->applied;
+        if (r->applied - r->buffered_from >= r->nbuffered) {
+            ssize_t got = -1;
+            if (r->events >= 0) {
+                off_t at = (off_t)(r->applied * sizeof(Event));
+                Py_BEGIN_ALLOW_THREADS
+                got = pread(r->events, r->buffered, sizeof r->buffered, at);
+                Py_END_ALLOW_THREADS
+                if (got < 0) {
+                    PyErr_SetFromErrno(PyExc_OSError);
+                    return -1;
+                }
+            }
+            r->buffered_from = r->applied;
+            r->nbuffered = got > 0 ? (uint64_t)got / sizeof(Event) : 0;
+            if (r->nbuffered == 0) return 0; /* fewer events than the sync record says: all there are */
+        }
+        const Event *e = r->buffered + (r->applied - r->buffered_from);
         uint64_t kind = e->kind_vcpu & 0xff, vcpu = e->kind_vcpu >> 8;
         uint64_t end = e->b > UINT64_MAX - e->a ? UINT64_MAX : e->a + e->b; /* ALLOC: a + size */
+        int failed = 0;
         if (kind == SMQ_EV_ALLOC) {
-            if (blocks_add(&r->blocks, e->a, end, site_object(r, e->c)) < 0) return -1;
+            failed = blocks_add(&r->blocks, e->a, end, site_object(r, e->c));
         } else if (kind == SMQ_EV_FREE) {
             blocks_free(&r->blocks, e->a);
         } else if (kind == SMQ_EV_STACK) {
-            int64_t id = vcpu < (uint64_t)r->nstacks ? r->stacks[vcpu] : 0;
-            if (blocks_add(&r->blocks, e->a, e->b, id) < 0) return -1;
+            failed = blocks_add(&r->blocks, e->a, e->b, vcpu < (uint64_t)r->nstacks ? r->stacks[vcpu] : 0);
+        }
+        if (failed) {
+            PyErr_NoMemory();
+            return -1;
         }
     }
     return 0;
@@ -731,10 +805,7 @@ static PyObject *Reader_chunk(Reader *r, PyObject *arg) {
                 o[2] = FL_IFETCH;
                 o += 3;
             } else if (s->kind == KIND_SYNC) {
-                if (replay(r, (uint64_t)s->a) < 0) {
-                    PyErr_NoMemory();
-                    goto done;
-                }
+                if (replay(r, (uint64_t)s->a) < 0) goto done;
             } else if (s->kind == KIND_EVENT) {
                 if (s->n != SMQ_EVENT_ARGS) continue; /* not an event the capture writes */
                 if (i + SMQ_EVENT_ARGS >= n) {

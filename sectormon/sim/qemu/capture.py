@@ -25,7 +25,7 @@ from typing import IO, TYPE_CHECKING
 
 from sectormon.errors import SectormonError
 from sectormon.sim.objects import DataObjects
-from sectormon.sim.qemu.heap import NO_SHIM, HeapObjects, Shim, Site, heap_objects, stack_vcpus
+from sectormon.sim.qemu.heap import NO_SHIM, HeapObjects, Shim, Site, heap_objects
 from sectormon.sim.qemu.symbols import symbol_objects
 from sectormon.sim.qemu.target import Target, check_built, read_target
 
@@ -155,7 +155,13 @@ def trace_program(argv: Sequence[str]) -> Program:
             capture.start_code,
             capture.sve,
         )
-        events, sites, shim_seen = capture.events(), capture.sites(), capture.shim
+        events_fd, sites, stacks, shim_seen = (
+            capture.events(),
+            capture.sites(),
+            capture.stacks(),
+            capture.shim,
+        )
+        events = os.fdopen(events_fd, "rb") if events_fd >= 0 else None
         thread_of = {t.vcpu: i for i, t in enumerate(threads)}
         regions = tuple((thread_of[v], n, k, c) for v, n, k, c in capture.regions() if v in thread_of)
         capture.close()
@@ -170,7 +176,7 @@ def trace_program(argv: Sequence[str]) -> Program:
                 objects,
                 [Site(*s) for s in sites],
                 [t.vcpu for t in threads],
-                sorted(stack_vcpus(events)),
+                stacks,
                 events,
             )
         status = _shim_status(target, shim, shim_seen)

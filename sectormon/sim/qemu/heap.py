@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import IO
 
 from sectormon.attribution.elf import ElfDamaged, ElfImage, NotElf
 from sectormon.errors import DataError
@@ -28,7 +29,6 @@ from sectormon.sim.objects import MAX_OBJECTS, OTHER, DataObjects
 LIBRARY_SITE = "heap:lib"
 HEAP_PREFIX = "heap:"
 STACK_PREFIX = "stack:"
-STACK_EVENT = 3  # ring.h's SMQ_EV_STACK
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,10 +43,10 @@ class Site:
 @dataclass(frozen=True, slots=True)
 class HeapObjects:
     """What the compiled reader needs to name each access to a heap block or a stack: the
-    program's events (``Capture.events()``), its sorted call sites and each one's object id, and
-    the object id of each vCPU's stack (0, ``[other]``, where none)."""
+    program's events file (``Capture.events()``, None: there were none), its sorted call sites
+    and each one's object id, and the object id of each vCPU's stack (0, ``[other]``, where none)."""
 
-    events: bytes
+    events: IO[bytes] | None
     sites: tuple[int, ...]
     site_ids: tuple[int, ...]
     stacks: tuple[int, ...]
@@ -97,7 +97,7 @@ def heap_objects(
     sites: Sequence[Site],
     vcpus: Sequence[int],
     stack_vcpus: Sequence[int],
-    events: bytes,
+    events: IO[bytes] | None,
 ) -> tuple[DataObjects, HeapObjects]:
     """The program's objects (``globals_``, then one per site name, then ``stack:T`` for each
     traced thread whose stack the shim reported: ``vcpus[T]`` is its vCPU, ``stack_vcpus`` the
@@ -134,10 +134,3 @@ def heap_objects(
         tuple((name, blocks[name], by_bytes[name]) for name in sorted(by_bytes)),
     )
     return objects, tables
-
-
-def stack_vcpus(events: bytes) -> set[int]:
-    """The vCPUs whose stack the shim reported, from the capture's events (``_capture.c``: four
-    uint64 each, the first ``kind | vcpu << 8``)."""
-    heads = memoryview(events).cast("Q")[0::4]
-    return {head >> 8 for head in heads if head & 0xFF == STACK_EVENT}

@@ -65,7 +65,8 @@ def _stream(
     if heap is None:
         reader = Reader(fd, starts, ends, ids, table)
     else:
-        reader = Reader(fd, starts, ends, ids, table, heap.events, heap.sites, heap.site_ids, heap.stacks)
+        events = heap.events.fileno() if heap.events is not None else -1
+        reader = Reader(fd, starts, ends, ids, table, events, heap.sites, heap.site_ids, heap.stacks)
     while (chunk := reader.chunk(CHUNK)) is not None:
         if isinstance(chunk, tuple):
             if marks:

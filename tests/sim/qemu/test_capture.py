@@ -179,7 +179,8 @@ def _heap_program(ring: RingWriter, stacks: tuple[int, ...] = (3, 4)) -> Program
         for vcpu, fd, _records, accesses, instructions in ring.capture.threads()
     )
     objects = DataObjects("./prog", HEAP_NAMES, (), (), ())
-    heap = HeapObjects(ring.capture.events(), (SITE_A, SITE_B), (1, 2), stacks)
+    events = ring.capture.events()
+    heap = HeapObjects(os.fdopen(events, "rb") if events >= 0 else None, (SITE_A, SITE_B), (1, 2), stacks)
     return Program(
         ("./prog",),
         Target("./prog", "x86_64", True),
@@ -313,19 +314,19 @@ def test_the_reader_gives_the_same_stream_whatever_its_chunk_size(ring: RingWrit
         Reader(0, (), (), (), [0, 1]).chunk(11)
 
 
-def _tables(heap: HeapObjects) -> tuple[bytes, tuple[int, ...], tuple[int, ...], tuple[int, ...]]:
-    return heap.events, heap.sites, heap.site_ids, heap.stacks
+def _tables(heap: HeapObjects) -> tuple[int, tuple[int, ...], tuple[int, ...], tuple[int, ...]]:
+    return heap.events.fileno() if heap.events else -1, heap.sites, heap.site_ids, heap.stacks
 
 
 def test_the_reader_refuses_tables_it_cannot_use() -> None:
     from sectormon.sim.qemu._capture import Reader
 
     with pytest.raises(ValueError, match="sites must be sorted"):
-        Reader(0, (), (), (), [0, 1, 2, 3], b"", (5, 4), (1, 1), ())
+        Reader(0, (), (), (), [0, 1, 2, 3], -1, (5, 4), (1, 1), ())
     with pytest.raises(ValueError, match="sites must be sorted and every site id have flags"):
-        Reader(0, (), (), (), [0, 1], b"", (5,), (1,), ())
+        Reader(0, (), (), (), [0, 1], -1, (5,), (1,), ())
     with pytest.raises(ValueError, match="a stack's object id has no flags"):
-        Reader(0, (), (), (), [0, 1], b"", (), (), (3,))
+        Reader(0, (), (), (), [0, 1], -1, (), (), (3,))
 
 
 def _reference_objects(steps: list[tuple[list[Event], int]], site_ids: dict[int, int]) -> list[int]:
@@ -409,3 +410,23 @@ def test_many_blocks_freed_in_the_order_they_came_are_not_quadratic(ring: RingWr
         ((base + 64 * (count - 1)) // LINE, 1, "heap:a"),  # the last block is still live...
         (base // LINE, 1, OTHER),  # ...the first was freed
     ]
+
+
+def test_the_capture_counts_every_allocation_site_and_stack(ring: RingWriter) -> None:
+    sites = [0x400000 + 17 * i for i in range(1500)]  # past the site table's first sizes
+    for first in range(0, len(sites), 500):
+        ring.batch(
+            0,
+            [Event(ALLOC, (0x100000 + 64 * i, 16 + i, s)) for i, s in enumerate(sites[first : first + 500])],
+            0,
+        )
+        ring.capture.pump(0.0)
+    ring.batch(0, [Event(ALLOC, (0x900000, 8, sites[0])), Event(STACK, (0x7000, 0x8000))], 0)
+    ring.batch(3, [Event(STACK, (0x5000, 0x6000))], 0)
+    ring.batch(2, [(0x100, 8, False)], 0)
+    ring.close()
+    ring.drain()
+    assert ring.capture.sites() == [
+        (s, 1 + (s == sites[0]), 16 + i % 500 + 8 * (s == sites[0])) for i, s in enumerate(sites)
+    ]
+    assert ring.capture.stacks() == [0, 3]

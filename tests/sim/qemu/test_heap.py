@@ -15,7 +15,7 @@ import pytest
 
 from sectormon.sim.objects import OTHER, DataObjects
 from sectormon.sim.qemu import heap
-from sectormon.sim.qemu.heap import HeapObjects, Site, heap_objects, stack_vcpus
+from sectormon.sim.qemu.heap import HeapObjects, Site, heap_objects
 from sectormon.sim.qemu.target import SHIM
 from tests.e2e.helpers import run_sectormon
 from tests.regions.regions_helpers import marker_flags
@@ -25,7 +25,7 @@ N = 8192  # heap_sites.c's doubles per array
 
 
 def test_sites_with_one_name_are_one_object_and_stacks_follow_the_threads() -> None:
-    events = bytes(32)  # one event of kind 0: no stack
+    events = None
     objects, tables = heap_objects(
         "/nonexistent/prog", 0, None, [Site(0x10, 1, 10), Site(0x20, 2, 20)], [0, 2], [2, 5], events
     )
@@ -38,14 +38,9 @@ def test_past_the_object_limit_the_smallest_sites_are_other(monkeypatch: pytest.
     monkeypatch.setattr(heap, "site_name", lambda image, vaddr: f"heap:s{vaddr}")
     globals_ = DataObjects("prog", (OTHER, "table"), (0x100,), (0x200,), (1,))
     sites = [Site(11, 1, 500), Site(21, 1, 100), Site(31, 1, 900)]
-    objects, tables = heap_objects("prog", 0, globals_, sites, [0], [], b"")
+    objects, tables = heap_objects("prog", 0, globals_, sites, [0], [], None)
     assert objects.names == (OTHER, "table", "heap:s10", "heap:s30")  # 3 objects besides [other]
     assert objects.starts == (0x100,) and tables.site_ids == (2, 0, 3)
-
-
-def test_the_stacks_reported_are_read_from_the_events() -> None:
-    words = [3 | 4 << 8, 1, 2, 0, 1 | 9 << 8, 1, 2, 3, 3 | 0 << 8, 5, 6, 0]
-    assert stack_vcpus(b"".join(w.to_bytes(8, "little") for w in words)) == {0, 4}
 
 
 def _summary(stdout: str) -> dict[str, Any]:
