@@ -6,8 +6,11 @@
  * the start, so insertion, free and lookup are O(log n) expected whatever the order the program
  * allocates and frees in: a sorted array would move half of itself on each insert or free, and a
  * program freeing a million small blocks in order would take hours. The nodes live in one array
- * (indexes, a free list), and the last block a lookup found is remembered: consecutive records
- * mostly fall in the same block.
+ * (indexes, a free list). Lookups remember the last RECENT blocks they found and the last gap
+ * between blocks they fell in: a thread's records mostly alternate between a few blocks (its
+ * stack, two or three arrays) and [other]. A block removed is forgotten there, and the gap when
+ * a new block falls in it; other changes keep them (a program allocating all the time would
+ * otherwise walk the tree for most of its accesses).
  */
 #ifndef SECTORMON_QEMU_BLOCKS_H
 #define SECTORMON_QEMU_BLOCKS_H
@@ -23,11 +26,20 @@ typedef struct {
     uint32_t left, right, priority;
 } BlockNode;
 
+#define RECENT 4
+
 typedef struct {
     BlockNode *nodes;
     uint32_t root, free_list, used, capacity;
-    uint32_t last; /* the block the previous lookup found, NIL none */
+    uint32_t recent[RECENT]; /* blocks lookups found lately, NIL none */
+    unsigned next_recent;
+    uint64_t gap_start, gap_end; /* [start, end): no block there (empty: start == end) */
 } Blocks;
+
+static inline void blocks_forget(Blocks *b, uint32_t t) {
+    for (int i = 0; i < RECENT; i++)
+        if (b->recent[i] == t) b->recent[i] = NIL;
+}
 
 static inline uint32_t block_priority(uint64_t start) {
     uint64_t x = start * UINT64_C(0x9e3779b97f4a7c15);
@@ -63,6 +75,7 @@ static void blocks_release(Blocks *b, uint32_t t) { /* a whole subtree back to t
     if (t == NIL) return;
     blocks_release(b, b->nodes[t].left);
     blocks_release(b, b->nodes[t].right);
+    blocks_forget(b, t);
     b->nodes[t].left = b->free_list;
     b->free_list = t;
 }
@@ -78,6 +91,7 @@ static uint32_t blocks_drop_last_overlapping(Blocks *b, uint32_t t, uint64_t sta
     }
     if (n[t].end <= start) return t;
     uint32_t rest = n[t].left;
+    blocks_forget(b, t);
     n[t].left = b->free_list;
     b->free_list = t;
     return rest;
@@ -109,7 +123,7 @@ static int blocks_add(Blocks *b, uint64_t start, uint64_t end, int64_t id) {
     blocks_release(b, inside);
     before = blocks_drop_last_overlapping(b, before, start);
     b->root = blocks_merge(n, blocks_merge(n, before, t), after);
-    b->last = NIL;
+    if (start < b->gap_end && b->gap_start < end) b->gap_start = b->gap_end = 0;
     return 0;
 }
 
@@ -120,32 +134,43 @@ static void blocks_free(Blocks *b, uint64_t start) {
     blocks_split(b->nodes, b->root, start, &before, &rest);
     blocks_split(b->nodes, rest, start + 1, &found, &after);
     blocks_release(b, found);
-    b->root = blocks_merge(b->nodes, before, after);
-    b->last = NIL;
+    b->root = blocks_merge(b->nodes, before, after); /* the gap cached is still one */
 }
 
 /* The object of the block holding `address`, or 0 ([other]). */
 static inline int64_t blocks_lookup(Blocks *b, uint64_t address) {
     const BlockNode *n = b->nodes;
-    if (b->last != NIL && n[b->last].start <= address && address < n[b->last].end) return n[b->last].id;
-    uint32_t t = b->root, floor = NIL;
+    if (address - b->gap_start < b->gap_end - b->gap_start) return 0;
+    for (int i = 0; i < RECENT; i++) {
+        uint32_t r = b->recent[i];
+        if (r != NIL && n[r].start <= address && address < n[r].end) return n[r].id;
+    }
+    uint32_t t = b->root, floor = NIL, above = NIL; /* the last block starting at or before address, the first after */
     while (t != NIL) {
         if (n[t].start <= address) {
             floor = t;
             t = n[t].right;
         } else {
+            above = t;
             t = n[t].left;
         }
     }
-    if (floor == NIL || address >= n[floor].end) return 0;
-    b->last = floor;
+    if (floor == NIL || address >= n[floor].end) {
+        b->gap_start = floor == NIL ? 0 : n[floor].end;
+        b->gap_end = above == NIL ? UINT64_MAX : n[above].start;
+        return 0;
+    }
+    b->recent[b->next_recent++ % RECENT] = floor;
     return n[floor].id;
 }
 
 static inline void blocks_init(Blocks *b) {
     b->nodes = NULL;
-    b->root = b->free_list = b->last = NIL;
+    b->root = b->free_list = NIL;
     b->used = b->capacity = 0;
+    b->next_recent = 0;
+    for (int i = 0; i < RECENT; i++) b->recent[i] = NIL;
+    b->gap_start = b->gap_end = 0;
 }
 
 static inline void blocks_destroy(Blocks *b) {
