@@ -528,4 +528,5 @@ def _program_workload(options: SimOptions, program: Program) -> tuple[Workload, 
     objects = parse_objects(options.objects) if isinstance(options.objects, str) else options.objects
     objects = objects or program.objects  # --objects FILE, else the program's global variables
     assign = object_sectors(objects, options.assign) if options.assign else None
-    return program_workload(program, sectors.tag_override, options.prefetch, objects, assign), sectors
+    workload = program_workload(program, sectors.tag_override, options.prefetch, objects, assign, marks=True)
+    return workload, sectors

@@ -159,6 +159,12 @@ def test_the_capture_sees_each_threads_marks_in_order(tmp_path: Path) -> None:
     ]
     plain = program_workload(program, False, False, program.objects)
     assert not any(isinstance(c, RegionMark) for spec in plain.specs for c in spec.stream())  # opt-in
+    for region, calls in (("solve", 2), ("worker", 3)):  # the simulated threads consume them
+        run = run_sectormon("sim", "--summary", "--region", region, "--", str(program_path))
+        assert run.returncode == 0, run.stderr
+        summary = _summary(run.stdout)
+        assert (summary["calls"], summary["open"]) == (calls, False)
+        assert 0 < summary["counts"]["L1D_CACHE"] < 5000  # a few accesses and the marker calls' own
 
 
 @pytest.mark.e2e
