@@ -5,7 +5,9 @@ stack; the capture keeps these events in order (``_capture.c``). Here each call 
 a user can type in ``--assign NAME=SECTOR``:
 
 - ``heap:FUNCTION:LINE``, the function and source line of the call, when the program has DWARF
-  line information (``-g``); ``heap:FUNCTION+0xOFFSET`` with symbols only; outside the program's
+  line information (``-g``); a call in inlined code (C++'s ``std::vector``) has the line the
+  outermost inlined call has in FUNCTION (:mod:`.call_lines`), so two vectors of one function
+  are two objects; ``heap:FUNCTION+0xOFFSET`` with symbols only; outside the program's
   own file (a library allocating for it, C++'s ``operator new``) ``heap:lib``. Sites with the same
   name are one object: a loop's allocations, or two calls on one line, are the same array.
 - ``stack:T`` for traced thread ``T`` (the summary's thread number).
@@ -25,6 +27,7 @@ from typing import IO
 from sectormon.attribution.elf import ElfDamaged, ElfImage, NotElf
 from sectormon.errors import DataError
 from sectormon.sim.objects import MAX_OBJECTS, OTHER, DataObjects
+from sectormon.sim.qemu.call_lines import inlined_call_lines
 
 LIBRARY_SITE = "heap:lib"
 HEAP_PREFIX = "heap:"
@@ -70,8 +73,9 @@ class Shim:
 NO_SHIM = Shim(False, "not traced with the shim")
 
 
-def site_name(image: ElfImage | None, vaddr: int) -> str:
-    """The object name of a call site at ELF address ``vaddr`` of the program (see the module)."""
+def site_name(image: ElfImage | None, vaddr: int, call_line: int | None = None) -> str:
+    """The object name of a call site at ELF address ``vaddr`` of the program (see the module);
+    ``call_line`` its line in its function when it is in inlined code."""
     if image is None or not image.contains(vaddr):
         return LIBRARY_SITE
     function = image.functions.lookup(vaddr)
@@ -79,7 +83,8 @@ def site_name(image: ElfImage | None, vaddr: int) -> str:
         return f"{HEAP_PREFIX}{image.name}+0x{vaddr:x}"
     place = image.source(vaddr)
     if place is not None:
-        return f"{HEAP_PREFIX}{function[0]}:{place.rpartition(':')[2]}"
+        line = call_line if call_line is not None else place.rpartition(":")[2]
+        return f"{HEAP_PREFIX}{function[0]}:{line}"
     return f"{HEAP_PREFIX}{function[0]}+0x{function[1]:x}"
 
 
@@ -104,7 +109,9 @@ def heap_objects(
     vCPUs with a stack) and the reader's tables for them."""
     image = _image(path) if sites else None
     # The call's return address less one: the call instruction itself, on the caller's line.
-    named = [(site_name(image, s.address - bias - 1), s) for s in sites]
+    vaddrs = [s.address - bias - 1 for s in sites]
+    calls = inlined_call_lines(path, vaddrs) if image is not None and image.has_lines else {}
+    named = [(site_name(image, v, calls.get(v)), s) for v, s in zip(vaddrs, sites, strict=True)]
     base = globals_.names if globals_ is not None else (OTHER,)
     stacked = set(stack_vcpus)
     stack_names = [f"{STACK_PREFIX}{t}" for t, vcpu in enumerate(vcpus) if vcpu in stacked]

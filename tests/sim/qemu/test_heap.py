@@ -35,7 +35,7 @@ def test_sites_with_one_name_are_one_object_and_stacks_follow_the_threads() -> N
 
 def test_past_the_object_limit_the_smallest_sites_are_other(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(heap, "MAX_OBJECTS", 3)
-    monkeypatch.setattr(heap, "site_name", lambda image, vaddr: f"heap:s{vaddr}")
+    monkeypatch.setattr(heap, "site_name", lambda image, vaddr, call_line=None: f"heap:s{vaddr}")
     globals_ = DataObjects("prog", (OTHER, "table"), (0x100,), (0x200,), (1,))
     sites = [Site(11, 1, 500), Site(21, 1, 100), Site(31, 1, 900)]
     objects, tables = heap_objects("prog", 0, globals_, sites, [0], [], None)
@@ -231,7 +231,7 @@ def test_fortran_arrays_are_named_by_their_allocate_statement(tmp_path: Path) ->
 
 
 @pytest.mark.e2e
-def test_cxx_blocks_are_named_by_the_code_calling_new_even_after_a_throw(tmp_path: Path) -> None:
+def test_cxx_blocks_are_named_by_the_code_calling_new_and_inlined_calls_by_their_line(tmp_path: Path) -> None:
     _need(["qemu-x86_64", "g++"])
     source = PROGRAMS / "heap_cxx.cc"
     program = tmp_path / "heap_cxx"
@@ -244,3 +244,7 @@ def test_cxx_blocks_are_named_by_the_code_calling_new_even_after_a_throw(tmp_pat
     nodes = f"heap:make_nodes:{_line_of(source, 'site: nodes')}"  # the function that called new
     assert objects[cells]["accesses"] == 3 * 4096
     assert objects[nodes]["accesses"] == 2 * 4096 + 1  # named although the new before it threw
+    left, right = (f"heap:main:{_line_of(source, f'site: {n}')}" for n in ("left", "right"))
+    # each also has its zero fill's stores (libc's memset: as many as its instructions make)
+    assert objects[left]["accesses"] > 2 * 4096 and objects[right]["accesses"] > 4096
+    assert objects[left]["accesses"] - objects[right]["accesses"] == pytest.approx(4096, abs=8)
