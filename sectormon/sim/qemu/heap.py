@@ -124,7 +124,7 @@ def heap_objects(
     kept = sorted(sorted(by_bytes, key=lambda n: -by_bytes[n])[: max(room, 0)])
     ids = {name: len(base) + i for i, name in enumerate(kept)}
     stack_ids = {vcpu: len(base) + len(kept) + i for i, vcpu in enumerate(v for v in vcpus if v in stacked)}
-    names = (*base, *kept, *(f"{STACK_PREFIX}{t}" for t, v in enumerate(vcpus) if v in stacked))
+    names = (*base, *kept, *stack_names)
     objects = DataObjects(
         globals_.path if globals_ is not None else path,
         names,
