@@ -225,9 +225,37 @@ static void report_stack(void) {
     pthread_attr_destroy(&attr);
 }
 
+/* Take the shim out of the LD_PRELOAD the program's children inherit: a child runs untraced (a
+ * forked one) or is another program (exec), and a host program an aarch64 program starts (system's
+ * /bin/sh) cannot load the aarch64 shim: its loader would print an error. The user's own entries
+ * stay. */
+static void leave_children_alone(void) {
+    const char *given = getenv("LD_PRELOAD");
+    if (given == NULL) return;
+    static char kept[4096];
+    size_t used = 0;
+    for (const char *at = given; *at != '\0';) {
+        size_t length = strcspn(at, ": ");
+        const char *slash = memrchr(at, '/', length);
+        const char *name = slash != NULL ? slash + 1 : at;
+        int ours = strncmp(name, "sectormon-shim-", 15) == 0;
+        if (!ours && length > 0 && used + length + 1 < sizeof kept) {
+            if (used > 0) kept[used++] = ':';
+            memcpy(kept + used, at, length);
+            used += length;
+        }
+        at += length;
+        if (*at != '\0') at++;
+    }
+    kept[used] = '\0';
+    if (used > 0) setenv("LD_PRELOAD", kept, 1);
+    else unsetenv("LD_PRELOAD");
+}
+
 __attribute__((constructor)) static void shim_start(void) {
     report(SMQ_EV_HELLO, 0, 0, 0, 0, 0);
     report_stack();
+    leave_children_alone();
 }
 
 struct start {

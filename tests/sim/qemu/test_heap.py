@@ -248,3 +248,25 @@ def test_cxx_blocks_are_named_by_the_code_calling_new_and_inlined_calls_by_their
     # each also has its zero fill's stores (libc's memset: as many as its instructions make)
     assert objects[left]["accesses"] > 2 * 4096 and objects[right]["accesses"] > 4096
     assert objects[left]["accesses"] - objects[right]["accesses"] == pytest.approx(4096, abs=8)
+
+
+@pytest.mark.e2e
+@pytest.mark.parametrize("arch", ARCHES)
+def test_the_programs_children_do_not_inherit_the_shim(tmp_path: Path, arch: str) -> None:
+    """The user's own LD_PRELOAD passes through; an aarch64 program's shell (a host program)
+    would otherwise fail to load the aarch64 shim and say so."""
+    _need(["qemu-x86_64", "gcc"])
+    if arch == "aarch64" and (
+        shutil.which("qemu-aarch64") is None or not Path(str(SHIM).format(arch="aarch64")).is_file()
+    ):
+        pytest.skip("qemu-aarch64 or the aarch64 shim missing (qemu-user, gcc-aarch64-linux-gnu)")
+    compiler, *flags = ARCHES[arch]
+    program = _build(tmp_path, "children", compiler, *flags)
+    run = run_sectormon("sim", "--summary", "--", str(program))
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.startswith("LD_PRELOAD=(unset)\nstatus 0\n")
+    assert "ld.so" not in run.stderr and _summary(run.stdout)["kernel"]["heap_shim"] == "loaded"
+    if arch == "x86_64":
+        env = {**os.environ, "LD_PRELOAD": "libm.so.6"}  # loadable by sectormon's Python too
+        run = run_sectormon("sim", "--summary", "--", str(program), env=env)
+        assert run.stdout.startswith("LD_PRELOAD=libm.so.6\nstatus 0\n"), run.stderr
