@@ -49,7 +49,8 @@ from sectormon.sources.base import Capabilities, SampleFeed, SampleRequest, Sour
 from sectormon.sources.sim.regions import KernelRegions
 
 if TYPE_CHECKING:  # a real program's trace: imported only by the runs that have one
-    from sectormon.sim.qemu.capture import Program
+    from sectormon.sim.qemu.capture import Program, TracedRun
+    from sectormon.sim.qemu.workload import LiveProgram
 
 SIM_DEFAULT_TIMESLICE = 10e-6
 SIM_DEFAULT_INTERVAL = 250e-6
@@ -160,6 +161,7 @@ class SimSource(SourceBase):
         loop: bool = False,
         warmup: float = 0.0,
         pace: float = 0.0,
+        live: LiveProgram | None = None,
     ) -> None:
         self.config = config or ModelConfig()
         # Wall seconds per simulated second that wait_until keeps to at least (0: as fast as the
@@ -179,6 +181,10 @@ class SimSource(SourceBase):
         self._by_cpu = {t.cpu: t for t in self.machine.threads}
         self._ended_reported: set[int] = set()
         self._lock = threading.Lock()
+        # A running program (sim -- CMD): its threads join the machine as they appear, and the
+        # cycles before a thread joined are not its own (target_cpu).
+        self.live = live
+        self._joined_at: dict[int, int] = {}
         # A kernel's threads mark their measured phase; a trace's program marked nothing.
         kernel = workload.kernel
         self._regions = KernelRegions(kernel.name, self.config.energy) if kernel is not None else None
@@ -221,7 +227,19 @@ class SimSource(SourceBase):
         if self.pace > 0:
             self._keep_pace(t)
         with self._lock:
+            self._join_live_threads()
             self.machine.run_until(t * FREQ_HZ + self._origin / TICKS)
+
+    def _join_live_threads(self) -> None:
+        """A running program's threads that appeared since the last look, added to the machine
+        at its present tick (called with the lock held)."""
+        if self.live is None:
+            return
+        for spec in self.live.new_specs():
+            thread = self.machine.add_thread(spec)
+            self._threads[thread.tid] = thread
+            self._by_cpu[thread.cpu] = thread
+            self._joined_at[thread.tid] = self.machine.tick
 
     def _keep_pace(self, t: float) -> None:
         """Sleep until simulated time ``t`` is due at ``pace`` wall seconds per simulated second."""
@@ -243,6 +261,8 @@ class SimSource(SourceBase):
             self.machine.run_to_completion()
 
     def poll_units(self) -> UnitsUpdate:
+        with self._lock:
+            self._join_live_threads()
         alive = []
         ended = []
         for t in self.machine.threads:
@@ -300,7 +320,26 @@ class SimSource(SourceBase):
         return out
 
     def finished(self) -> bool:
-        return self.machine.finished()
+        if self.live is None:
+            return self.machine.finished()
+        with self._lock:
+            self._join_live_threads()
+            return self.machine.finished() and self.live.exhausted()
+
+    @property
+    def exit_code(self) -> int | None:
+        """A running program's exit code once it ended by itself (negative: a signal), else None."""
+        if self.live is None or self.live.run.stopped:
+            return None
+        return self.live.run.exit_code
+
+    def end_note(self) -> str | None:
+        code = self.exit_code
+        if not code or self.live is None:
+            return None
+        from sectormon.sources.perf.launch import describe_exit
+
+        return f"{self.live.run.argv[0]}: {describe_exit(code)}"
 
     def read_regions(self) -> RegionSnapshot | None:
         """The kernel's region in every thread (:mod:`.regions`) when it changed since the last call."""
@@ -311,7 +350,8 @@ class SimSource(SourceBase):
 
     def target_cpu(self) -> TargetCpu | None:
         """Every simulated thread's own clock: exactly what its counters could have counted."""
-        return TargetCpu(sum(t.cyc for t in self.machine.threads) / TICKS / FREQ_HZ)
+        cycles = sum(t.cyc - self._joined_at.get(t.tid, 0) for t in self.machine.threads)
+        return TargetCpu(cycles / TICKS / FREQ_HZ)
 
     def describe(self) -> dict[str, Any]:
         return {
@@ -349,8 +389,44 @@ class SimSource(SourceBase):
             self.machine, self.workload, self.config.energy, request, profile, origin=self._origin
         )
 
+    def program_note(self) -> str | None:
+        """What a running program's session simulated, once it is closed: how the program ended,
+        the accesses simulated of those traced, and what was not simulated (None without one)."""
+        live = self.live
+        if live is None:
+            return None
+        from sectormon.sim.qemu.workload import left_out_note
+        from sectormon.sources.perf.launch import describe_exit
+
+        run = live.run
+        program = run.result()
+        code = program.exit_code
+        ended = (
+            "stopped with the session (SIGTERM)"
+            if run.stopped
+            else describe_exit(code).replace("the command ", "")
+        )
+        traced = sum(t.accesses for t in program.threads)
+        simulated = sum(t.acc for t in self.machine.threads)
+        looped = " (its records looped)" if simulated > traced else ""
+        parts = [
+            f"sim -- {program.argv[0]}: {ended}; simulated {simulated:,} of its {traced:,} traced accesses"
+            f"{looped} in {len(self.machine.threads)} thread(s)"
+        ]
+        threads, accesses = live.left_out(program)
+        if threads:
+            parts.append(left_out_note(threads, accesses, len(live.cpus)))
+        if program.dropped + program.truncated:
+            parts.append(f"{program.dropped + program.truncated:,} accesses not kept by the capture")
+        if (untraced := program.untraced_sve()) is not None:
+            parts.append(untraced)
+        return "; ".join(parts)
+
     def close(self) -> None:
-        """Nothing to release: the model lives in memory."""
+        """A running program is stopped (SIGTERM, then SIGKILL), as a session ends its command;
+        otherwise nothing to release: the model lives in memory."""
+        if self.live is not None:
+            self.live.run.close()
 
     # -- live reconfiguration (TUI) -------------------------------------------------------------
     def sector_presets(self) -> tuple[str, ...]:
@@ -405,6 +481,8 @@ class SimOptions:
     warmup: float | None = None
     loop: bool | None = None
     program: Program | None = None  # a traced real program (sim -- CMD), captured once
+    running: TracedRun | None = None  # a program running under QEMU, simulated while it runs
+    cpus: tuple[int, ...] = ()  # --bind: the simulated CPU of a program's t-th thread
 
 
 def sector_config(options: SimOptions, kernel: str | None) -> SectorConfig:
@@ -432,7 +510,11 @@ def sector_config(options: SimOptions, kernel: str | None) -> SectorConfig:
 
 def build_sim_source(options: SimOptions, *, loop: bool) -> SimSource:
     """The :class:`SimSource` the options describe; ``loop`` where ``options.loop`` is ``None``."""
-    if options.program is not None:
+    live = None
+    if options.running is not None:
+        live, sectors = _live_program(options, options.running)
+        workload = Workload((), live.describe())
+    elif options.program is not None:
         workload, sectors = _program_workload(options, options.program)
     elif options.traces:
         if options.threads is not None and options.threads != len(options.traces):
@@ -460,8 +542,10 @@ def build_sim_source(options: SimOptions, *, loop: bool) -> SimSource:
     )
     warmup = options.warmup
     if warmup is None:
-        warmup = TRACE_WARMUP if options.traces or options.program is not None else DEFAULT_WARMUP
-    return SimSource(workload, config, loop=loop if options.loop is None else options.loop, warmup=warmup)
+        program = options.program is not None or options.running is not None
+        warmup = TRACE_WARMUP if options.traces or program else DEFAULT_WARMUP
+    loop = loop if options.loop is None else options.loop
+    return SimSource(workload, config, loop=loop, warmup=warmup, live=live)
 
 
 def check_program_options(options: SimOptions) -> None:
@@ -488,4 +572,21 @@ def _program_workload(options: SimOptions, program: Program) -> tuple[Workload, 
     objects = parse_objects(options.objects) if isinstance(options.objects, str) else options.objects
     objects = objects or program.objects  # --objects FILE, else the program's global variables
     assign = object_sectors(objects, options.assign) if options.assign else None
-    return program_workload(program, sectors.tag_override, options.prefetch, objects, assign), sectors
+    workload = program_workload(
+        program, sectors.tag_override, options.prefetch, objects, assign, options.cpus
+    )
+    return workload, sectors
+
+
+def _live_program(options: SimOptions, run: TracedRun) -> tuple[LiveProgram, SectorConfig]:
+    """A running program's threads, simulated as they appear (its data objects are known once it
+    runs: the options' are checked then)."""
+    from sectormon.sim.qemu.workload import LiveProgram
+
+    check_program_options(options)
+    run.wait_started()  # its first thread: the program's variables are known by then
+    sectors = sector_config(options, None)
+    objects = parse_objects(options.objects) if isinstance(options.objects, str) else options.objects
+    objects = objects or run.objects
+    assign = object_sectors(objects, options.assign) if options.assign else None
+    return LiveProgram(run, sectors.tag_override, options.prefetch, objects, assign, options.cpus), sectors
