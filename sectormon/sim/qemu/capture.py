@@ -15,7 +15,9 @@ accesses to a line); accesses past it are counted as ``truncated``, not simulate
 
 from __future__ import annotations
 
+import contextlib
 import os
+import resource
 import signal
 import subprocess
 import threading
@@ -96,6 +98,17 @@ class Program:
         )
 
 
+def _allow_open_files() -> None:
+    """Raise the soft limit of open files to the hard one: each traced thread's records are a
+    file, open twice (the consumer's and the reader's), so a program of 1,000 threads needs some
+    2,000 descriptors, past the usual soft limit of 1,024. The program inherits the raised soft
+    limit (its hard limit is the same as without sectormon)."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft != hard:
+        with contextlib.suppress(ValueError, OSError):  # an unlimited hard limit the kernel refuses
+            resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
+
+
 def trace_program(argv: Sequence[str]) -> Program:
     """Run ``argv`` under QEMU with the plugin to its end; its threads' captured records."""
     return TracedRun(argv).result()
@@ -123,6 +136,8 @@ class TracedRun:
     ) -> None:
         check_built()
         from sectormon.sim.qemu._capture import HEADER_BYTES, Capture
+
+        _allow_open_files()
 
         self.argv = tuple(argv)
         self.target = read_target(argv[0])
