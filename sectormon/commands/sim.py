@@ -37,7 +37,7 @@ from sectormon.sim.config import MAX_THREADS
 from sectormon.sim.qemu.capture import Program, TracedRun, trace_program
 from sectormon.sim.qemu.symbols import check_assign
 from sectormon.sim.qemu.target import read_target
-from sectormon.sim.qemu.workload import left_out_note
+from sectormon.sim.qemu.workload import left_out_note, not_simulated
 from sectormon.sim.thread import SimThread
 from sectormon.sources.perf.launch import describe_exit, shell_status
 from sectormon.sources.sim.source import (
@@ -148,10 +148,10 @@ def _trace_command(args: argparse.Namespace) -> Program | None:
 
 def _left_out(program: Program, cpus: Sequence[int]) -> str | None:
     """The warning for a program's threads past the simulated CPUs, None when all are simulated."""
-    cores = len(cpus) or MAX_THREADS
-    rest = program.threads[cores:]
+    rest = not_simulated(program, cpus)
     if not rest:
         return None
+    cores = len(cpus) or MAX_THREADS
     return f"sim -- {program.argv[0]}: " + left_out_note(len(rest), sum(t.accesses for t in rest), cores)
 
 
@@ -220,9 +220,11 @@ def _run(args: argparse.Namespace, command: Sequence[str] | None = None) -> int:
     output = open_output(args)
     headless = args.headless or output is not None
     log = None if command is None or headless else CommandLog.create()
-    running = None if command is None else _start_program(args, command, log)
+    running = None
     started = False  # run_session shows the log at its end
     try:
+        if command is not None:
+            running = _start_program(args, command, log)
         source = sim_source(args, headless=headless)
         profile, _ = resolve_profile(args.profile, None)
         exporter = open_exporter(args)  # the port is bound before anything starts

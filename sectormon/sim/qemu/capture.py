@@ -1,11 +1,13 @@
 """Run a program under QEMU with sectormon's plugin and capture its loads and stores per thread.
 
-The program runs as it would alone: its stdin, stdout and stderr are sectormon's, its exit status
-is kept for sectormon to return (:class:`Program`). Meanwhile the compiled consumer drains the
-plugin's ring (the GIL released while it waits), so a program that accesses memory faster than
-the consumer keeps up waits for it instead of losing accesses. The capture is taken once, before
-the model runs: every run of the model (a summary, each configuration of ``--advise``, a looping
-TUI) reads the same threads again.
+The program runs as it would alone: its stdin, stdout and stderr are sectormon's (or where the
+caller sends them), its exit status is kept for sectormon to return (:class:`Program`). Meanwhile
+the compiled consumer drains the plugin's ring in a thread of its own (the GIL released while it
+waits), so a program that accesses memory faster than the consumer keeps up waits for it instead
+of losing accesses. A :class:`TracedRun` is one such run: :func:`trace_program` waits for its end
+(``sim --summary``: every run of the model then reads the same threads again); a *live* one writes
+the records to the threads' files as they come and lists its threads as they appear, so the frame
+stream simulates the program while it runs (:class:`~sectormon.sim.qemu.workload.LiveProgram`).
 
 The ring is an anonymous shared-memory file (``memfd``) QEMU inherits and the plugin maps and
 closes before the program starts: the program never sees it, and nothing is left in /dev/shm.

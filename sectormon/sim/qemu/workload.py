@@ -4,9 +4,17 @@ Each thread reads its records file again for every run (a loop's next pass, each
 the advisor): the compiled reader (``_capture.Reader``) looks up each record's data object and gives
 chunks of packed int64 ``(line, n, flags)`` triples. The compiled core reads such a chunk in place;
 the Python model iterates the same chunk as record tuples (:class:`PackedChunk`), so both cores run
-from the same records. Threads are placed on cores as the kernels' are
-(:func:`~sectormon.sim.workload.placement`); the instructions are the plugin's counts (ifetch
-records), not an assumed number per access.
+from the same records. The instructions are the plugin's counts (ifetch records), not an assumed
+number per access.
+
+Placement (:func:`thread_cpus`): the t-th thread on the t-th CPU of ``--bind``, else spread over
+the CMGs as the kernels' threads are (:func:`~sectormon.sim.workload.placement`). A simulated core
+runs one thread (its own L1D: time-sharing one would need a context switch the model does not
+have), so threads past the CPUs are not simulated; their accesses are counted and said.
+
+A running program (:class:`LiveProgram`): its threads are handed out as they appear, and a thread
+at the end of its file waits for more, or for the program's end: QEMU says nothing when a thread
+ends (a later thread reuses its index), so only the program's end ends a thread's stream.
 """
 
 from __future__ import annotations
@@ -93,6 +101,11 @@ def thread_cpus(threads: int, cpus: Sequence[int] = ()) -> list[int]:
     return [placement(t, MAX_THREADS) for t in range(min(threads, MAX_THREADS))]
 
 
+def not_simulated(program: Program, cpus: Sequence[int] = ()) -> tuple[CapturedThread, ...]:
+    """A program's threads past the CPUs its threads are placed on (:func:`thread_cpus`)."""
+    return program.threads[len(thread_cpus(len(program.threads), cpus)) :]
+
+
 def left_out_note(threads: int, accesses: int, cores: int) -> str:
     """The warning for threads past the cores: what was not simulated, and why."""
     fix = (
@@ -130,7 +143,7 @@ def program_workload(
         ThreadSpec(t, cpu, factory(thread), 1.0, 0.0, names)
         for t, (thread, cpu) in enumerate(zip(threads, placed, strict=False))
     )
-    left_out = threads[len(specs) :]
+    left_out = not_simulated(program, cpus)
     return Workload(
         specs,
         {
@@ -211,7 +224,7 @@ class LiveProgram:
             "arch": run.target.arch,
             "dynamic": run.target.dynamic,
             "live": True,
-            "cpus": self.cpus,
+            "placement": self.cpus,
             **({"data_objects": self.objects.to_json()} if self.objects is not None else {}),
-            "note": NOTE + "; simulated while the program runs: thread t on the t-th of cpus",
+            "note": NOTE + "; simulated while the program runs: its t-th thread on the t-th CPU of placement",
         }

@@ -9,7 +9,9 @@ model), hence the sim defaults below: a 10 us timeslice
 and a 250 us frame interval, so the six SC groups rotate about four times per frame. The TUI paces
 the simulated clock (``pace``) so a frame comes every half second, not as fast as the model runs.
 A kernel's threads mark their measured phase, after the warm-up, as a region named after the
-kernel (:mod:`.regions`): the slices carry it through :meth:`SimSource.read_regions`.
+kernel (:mod:`.regions`): the slices carry it through :meth:`SimSource.read_regions`. A program
+running under QEMU (``live``) adds its threads to the machine as they appear, as new units (a
+thread's clock starts at the machine's), and ends with the session like a launched command.
 """
 
 from __future__ import annotations
@@ -401,11 +403,7 @@ class SimSource(SourceBase):
         run = live.run
         program = run.result()
         code = program.exit_code
-        ended = (
-            "stopped with the session (SIGTERM)"
-            if run.stopped
-            else describe_exit(code).replace("the command ", "")
-        )
+        ended = "stopped with the session (SIGTERM)" if run.stopped else describe_exit(code)
         traced = sum(t.accesses for t in program.threads)
         simulated = sum(t.acc for t in self.machine.threads)
         looped = " (its records looped)" if simulated > traced else ""
@@ -585,6 +583,8 @@ def _live_program(options: SimOptions, run: TracedRun) -> tuple[LiveProgram, Sec
 
     check_program_options(options)
     run.wait_started()  # its first thread: the program's variables are known by then
+    if not run.threads_seen():
+        raise UsageError(f"sim -- {run.argv[0]}: the program made no memory access QEMU could trace")
     sectors = sector_config(options, None)
     objects = parse_objects(options.objects) if isinstance(options.objects, str) else options.objects
     objects = objects or run.objects
