@@ -31,6 +31,7 @@ from sectormon.errors import UsageError
 from sectormon.files.text import print_message, print_warning
 from sectormon.io import strict_json
 from sectormon.profiles.resolve import resolve_profile
+from sectormon.session import stopping
 from sectormon.session.setup import open_session
 from sectormon.sim import advisor
 from sectormon.sim.config import MAX_THREADS
@@ -108,7 +109,11 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     if not args.summary and (command := _checked_command(args)) is not None:
-        return _run(args, command)  # the frame stream: simulated while the program runs
+        # The frame stream, simulated while the program runs: SIGINT/SIGTERM end it as they end
+        # the monitor's session with its command (sectormon.session.stopping), so a session
+        # whose model waits for a thread of the program that does not go on still ends.
+        with stopping.installed():
+            return _run(args, command)
     program = _trace_command(args)
     status = _run(args)
     if program is None or status:
@@ -128,6 +133,9 @@ def _start_program(args: argparse.Namespace, command: Sequence[str], log: Comman
         stdio = (None, None if args.json and args.output else 2, None)
     running = TracedRun(command, live=True, stdio=stdio)
     args.sim_running = running
+    latch = stopping.current()
+    if latch is not None:
+        latch.on_force = running.kill
     return running
 
 

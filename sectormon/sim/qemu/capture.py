@@ -284,6 +284,13 @@ class TracedRun:
                 self._process.send_signal(signal.SIGKILL)
         self._pump.join()
 
+    def kill(self) -> None:
+        """SIGKILL the program at once, without waiting: sectormon is ending without closing
+        its session (:mod:`sectormon.session.stopping`) and leaves no orphan behind."""
+        if self._process.poll() is None:
+            self.stopped = True
+            self._process.send_signal(signal.SIGKILL)
+
     def result(self) -> Program:
         """The traced run once the program has ended (waits for it)."""
         try:

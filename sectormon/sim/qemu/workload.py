@@ -19,6 +19,7 @@ ends (a later thread reuses its index), so only the program's end ends a thread'
 
 from __future__ import annotations
 
+import os
 import struct
 from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, Any, cast
@@ -79,17 +80,22 @@ def _live_stream(
     run: TracedRun, fd: int, objects: DataObjects | None, table: list[int]
 ) -> Iterator[PackedChunk]:
     """A running program's thread: at the end of what its file holds, wait for more, or for the
-    program's end (only then is a thread known to have no more records)."""
-    reader = _reader(fd, objects, table)
-    while True:
-        ended = run.ended  # before the read: everything written before the end is read after
-        chunk = reader.chunk(CHUNK)
-        if chunk is not None:
-            yield PackedChunk(chunk)
-        elif ended:
-            return
-        else:
-            run.wait(LIVE_WAIT_S)
+    program's end (only then is a thread known to have no more records). It reads a descriptor of
+    its own: the run closing its descriptors at the end cannot pull the file from under a read."""
+    own = os.dup(fd)
+    try:
+        reader = _reader(own, objects, table)
+        while True:
+            ended = run.ended  # before the read: everything written before the end is read after
+            chunk = reader.chunk(CHUNK)
+            if chunk is not None:
+                yield PackedChunk(chunk)
+            elif ended:
+                return
+            else:
+                run.wait(LIVE_WAIT_S)
+    finally:
+        os.close(own)
 
 
 def thread_cpus(threads: int, cpus: Sequence[int] = ()) -> list[int]:

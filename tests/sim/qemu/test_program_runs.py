@@ -7,14 +7,16 @@ from __future__ import annotations
 import os
 import re
 import shutil
+import signal
 import struct
+import subprocess
 import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.e2e.helpers import read_jsonl, run_sectormon
+from tests.e2e.helpers import read_jsonl, run_sectormon, sectormon_command, wait_until
 from tests.sim.qemu.test_programs import _build, _summary
 
 pytestmark = [
@@ -34,8 +36,9 @@ def _simulated(stderr: str) -> tuple[int, int, int]:
     return simulated, traced, threads
 
 
-def _running(program: Path) -> list[int]:
-    """Processes whose command line names ``program`` (a QEMU running it, or the program)."""
+def _running(program: Path, under: str = "") -> list[int]:
+    """Processes whose command line names ``program`` (sectormon, the QEMU running it, or the
+    program), and starts with ``under`` when given."""
     pids = []
     for entry in Path("/proc").iterdir():
         if entry.name.isdigit():
@@ -43,7 +46,8 @@ def _running(program: Path) -> list[int]:
                 cmdline = (entry / "cmdline").read_bytes()
             except OSError:
                 continue
-            if str(program).encode() in cmdline:
+            command = os.path.basename(cmdline.split(b"\0")[0])
+            if str(program).encode() in cmdline and command.startswith(under.encode()):
                 pids.append(int(entry.name))
     return pids
 
@@ -205,3 +209,32 @@ def test_a_missing_qemu_names_the_package_to_install(tmp_path: Path, output: str
     assert run.stderr == (
         f"sectormon: sim -- {program}: qemu-x86_64 is not installed (install the package qemu-user)\n"
     )
+
+
+@pytest.mark.slow
+def test_a_program_that_waits_forever_still_ends_with_sigterm(tmp_path: Path) -> None:
+    """The model needs a thread's records; a program blocked on its stdin before its first batch
+    hands over none, so no session can start: the stop latch ends sectormon and the program."""
+    program = _build(tmp_path, "waits", "-static", "-nostdlib")
+    stdin, keep_open = os.pipe()  # it waits on it while the write end is open
+    err = tmp_path / "err"
+    with err.open("wb") as stderr:
+        process = subprocess.Popen(
+            [sectormon_command(), "sim", "--json", "--", str(program)],
+            stdin=stdin,
+            stdout=subprocess.DEVNULL,
+            stderr=stderr,
+        )
+    try:
+        wait_until(lambda: _running(program, "qemu-"), "the program runs under QEMU")  # the latch is set
+        process.send_signal(signal.SIGTERM)
+        process.wait(timeout=60)
+    finally:
+        os.close(keep_open)
+        os.close(stdin)
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+    assert process.returncode == 128 + signal.SIGTERM
+    assert "sectormon: the session did not end within 10 s of SIGTERM" in err.read_text()
+    assert _running(program) == []
