@@ -251,11 +251,11 @@ class TracedRun:
         self._objects_read = True
 
     # -- what the other threads ask ---------------------------------------------------------------
-    def threads_seen(self) -> list[tuple[int, int]]:
-        """``(vcpu, fd)`` of every thread seen so far (a live run), in the order they appeared;
-        the descriptors belong to this run (:meth:`close` closes them)."""
+    def threads_seen(self, first: int = 0) -> list[tuple[int, int]]:
+        """``(vcpu, fd)`` of the threads seen so far (a live run) from the ``first``-th, in the
+        order they appeared; the descriptors belong to this run (:meth:`close` closes them)."""
         with self._changed:
-            return list(self._seen)
+            return self._seen[first:]
 
     def wait_started(self) -> None:
         """Wait until the first thread is seen (a live run), or the program has ended."""

@@ -196,15 +196,15 @@ class LiveProgram:
 
     def new_specs(self) -> list[ThreadSpec]:
         """Specs of the threads seen since the last call that have a CPU to run on."""
-        seen = self.run.threads_seen()
+        fresh = self.run.threads_seen(self._handed)
         out = []
-        for vcpu, fd in seen[self._handed :]:
+        for vcpu, fd in fresh:
             t = len(self.simulated)
             if t < len(self.cpus):
                 stream = self._factory(fd)
                 out.append(ThreadSpec(t, self.cpus[t], stream, 1.0, 0.0, self.names))
                 self.simulated.append(vcpu)
-        self._handed = len(seen)
+        self._handed += len(fresh)
         return out
 
     def _factory(self, fd: int) -> Any:
@@ -213,7 +213,7 @@ class LiveProgram:
 
     def exhausted(self) -> bool:
         """Whether the program has ended and every thread it had was handed out."""
-        return self.run.ended and self._handed == len(self.run.threads_seen())
+        return self.run.ended and not self.run.threads_seen(self._handed)
 
     def left_out(self, program: Program) -> tuple[int, int]:
         """Threads not simulated (past the CPUs) and their accesses, from the ended run."""

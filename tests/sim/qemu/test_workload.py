@@ -39,8 +39,8 @@ class FakeRun:
         assert self.steps, "the stream waited after the program's end"
         self.steps.pop(0)(self)
 
-    def threads_seen(self) -> list[tuple[int, int]]:
-        return list(self.seen)
+    def threads_seen(self, first: int = 0) -> list[tuple[int, int]]:
+        return self.seen[first:]
 
 
 @pytest.fixture
