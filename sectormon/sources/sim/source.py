@@ -53,6 +53,7 @@ from sectormon.sources.sim.regions import KernelRegions
 if TYPE_CHECKING:  # a real program's trace: imported only by the runs that have one
     from sectormon.sim.qemu.capture import Program, TracedRun
     from sectormon.sim.qemu.workload import LiveProgram
+    from sectormon.sources.sim.samples import SimSampleFeed
 
 SIM_DEFAULT_TIMESLICE = 10e-6
 SIM_DEFAULT_INTERVAL = 250e-6
@@ -187,6 +188,7 @@ class SimSource(SourceBase):
         # cycles before a thread joined are not its own (target_cpu).
         self.live = live
         self._joined_at: dict[int, int] = {}
+        self._samples: SimSampleFeed | None = None  # --sample: a joining thread is sampled too
         # A kernel's threads mark their measured phase; a trace's program marked nothing.
         kernel = workload.kernel
         self._regions = KernelRegions(kernel.name, self.config.energy) if kernel is not None else None
@@ -242,6 +244,8 @@ class SimSource(SourceBase):
             self._threads[thread.tid] = thread
             self._by_cpu[thread.cpu] = thread
             self._joined_at[thread.tid] = self.machine.tick
+            if self._samples is not None:
+                self._samples.adopt(thread)
 
     def _keep_pace(self, t: float) -> None:
         """Sleep until simulated time ``t`` is due at ``pace`` wall seconds per simulated second."""
@@ -387,9 +391,11 @@ class SimSource(SourceBase):
         """Sample the model's L1D refills from now on (after the warm-up)."""
         from sectormon.sources.sim.samples import SimSampleFeed
 
-        return SimSampleFeed(
-            self.machine, self.workload, self.config.energy, request, profile, origin=self._origin
-        )
+        with self._lock:
+            self._samples = SimSampleFeed(
+                self.machine, self.workload, self.config.energy, request, profile, origin=self._origin
+            )
+        return self._samples
 
     def program_note(self) -> str | None:
         """What a running program's session simulated, once it is closed: how the program ended,

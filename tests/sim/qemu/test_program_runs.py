@@ -147,6 +147,16 @@ def test_bind_places_the_threads_and_two_on_one_cmg_share_its_l2(tmp_path: Path)
     assert apart["counts"]["L2D_CACHE_REFILL"] > 2.5 * lines
 
 
+def test_threads_that_join_while_it_runs_are_sampled(tmp_path: Path) -> None:
+    program = _build(tmp_path, "shared", "-pthread")
+    run = run_sectormon("sim", "--json", "--sample", "L1D_CACHE_REFILL:101", "--", str(program))
+    assert run.returncode == 0, run.stderr
+    hotspots = read_jsonl(run.stdout)[-1]["hotspots"]["run"]
+    assert hotspots["counted_total"] > 50_000  # the workers' 2 MiB array, read from L2 by each
+    assert hotspots["scale"] == pytest.approx(1.0, abs=0.1)  # every thread's refills were sampled
+    assert hotspots["objects"][0]["name"] == "shared"
+
+
 @pytest.mark.parametrize(
     ("args", "message"),
     [
