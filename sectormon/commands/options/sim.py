@@ -164,7 +164,7 @@ def add_sim_options(parser: argparse._ActionsContainer) -> list[argparse.Action]
 BIND_HELP = (
     "with -- CMD: run the program's t-th thread on the t-th of these simulated CPUs (FX700 numbering "
     "0-47, CMG = CPU // 12), e.g. 0,1,12: its first two threads share CMG 0's L2; threads past the "
-    "list are not simulated (default: spread over the 4 CMGs, thread t on CMG t % 4)"
+    "list are not simulated (default: spread over the 4 CMGs, thread t on CMG t %% 4)"
 )
 
 

@@ -199,7 +199,8 @@ class TracedRun:
                 capture.sve,
             )
         except (OSError, ValueError) as exc:  # the capture's own failures (_capture.c says which)
-            self._error = f"sim -- {self.argv[0]}: {exc}; nothing more was simulated"
+            simulated = "nothing more was simulated" if self.live else "nothing was simulated"
+            self._error = f"sim -- {self.argv[0]}: {exc}; {simulated}"
         finally:
             if self._process.poll() is None:  # a failed capture: the program ends too
                 self._process.send_signal(signal.SIGKILL)

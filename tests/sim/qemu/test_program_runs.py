@@ -174,6 +174,13 @@ def test_a_bad_bind_is_one_line_before_the_program_runs(
     assert len(run.stderr.splitlines()) == 1 and message in run.stderr
 
 
+def test_the_help_says_what_bind_does() -> None:
+    run = run_sectormon("sim", "--help")  # a help text is %-formatted: a bare % broke it
+    assert run.returncode == 0, run.stderr
+    assert "run the program's t-th thread on the t-th" in run.stdout
+    assert "thread t on CMG t % 4" in " ".join(run.stdout.split())
+
+
 def test_bind_without_a_program_says_what_it_is_for() -> None:
     run = run_sectormon("sim", "--summary", "--bind", "0,1")
     assert run.returncode == 2
