@@ -213,6 +213,7 @@ class SimSource(SourceBase):
         """
         if self.warmup > 0 and self._origin == 0:
             with self._lock:
+                self._join_live_threads()  # a running program's first threads warm up too
                 self.machine.run_until(self.warmup * FREQ_HZ)
                 self._origin = self.machine.tick
             if self.machine.finished():

@@ -147,6 +147,14 @@ def test_bind_places_the_threads_and_two_on_one_cmg_share_its_l2(tmp_path: Path)
     assert apart["counts"]["L2D_CACHE_REFILL"] > 2.5 * lines
 
 
+def test_a_warm_up_runs_the_programs_first_thread(tmp_path: Path) -> None:
+    program = _build(tmp_path, "shared", "-pthread")
+    run = run_sectormon("sim", "--json", "--warmup", "0.00001", "--", str(program))
+    assert run.returncode == 0, run.stderr  # it was "the workload ended within the --warmup"
+    assert read_jsonl(run.stdout)[0]["source"]["warmup_s"] == 0.00001
+    assert _simulated(run.stderr)[2] == 3
+
+
 def test_threads_that_join_while_it_runs_are_sampled(tmp_path: Path) -> None:
     program = _build(tmp_path, "shared", "-pthread")
     run = run_sectormon("sim", "--json", "--sample", "L1D_CACHE_REFILL:101", "--", str(program))
