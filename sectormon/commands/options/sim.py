@@ -250,11 +250,14 @@ def sim_source(args: argparse.Namespace, *, headless: bool) -> SimSource:
     long to run (a single pass of a kernel can be shorter than one interval), or it serves
     ``--openmetrics``: an endpoint is there to be scraped, so it loops until SIGINT/SIGTERM. The
     TUI's simulated clock, and a served endpoint's, keep ``--pace`` (default :data:`TUI_PACE`)
-    wall seconds per frame interval."""
+    wall seconds per frame interval. A program simulated while it runs ends a headless run when
+    it ends, as a monitored command does (``--count``/``--duration`` are then at most)."""
     numbers.read_clock_options(args, "sim")
     bounded = args.count is not None or args.duration is not None
     serving = getattr(args, "openmetrics", None) is not None and not bounded
-    source = build_sim_source(sim_options(args), loop=bounded or serving or not headless)
+    running = getattr(args, "sim_running", None) is not None
+    loop = not headless if running else bounded or serving or not headless
+    source = build_sim_source(sim_options(args), loop=loop)
     paced = serving or not headless
     pace = args.pace if args.pace is not None else TUI_PACE if paced else 0.0
     source.pace = pace / (args.interval or SIM_DEFAULT_INTERVAL)

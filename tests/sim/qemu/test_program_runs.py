@@ -69,6 +69,16 @@ def test_the_frames_come_while_the_program_runs_and_their_budget_stops_it(
     assert _running(program) == []  # and it does not outlive sectormon
 
 
+def test_a_program_that_ends_first_ends_the_frames_as_a_monitored_command_does(tmp_path: Path) -> None:
+    program = _build(tmp_path, "shared", "-pthread")
+    run = run_sectormon("sim", "--json", "--count", "1000", "--", str(program))
+    assert run.returncode == 0, run.stderr
+    frames = read_jsonl(run.stdout)[1:]
+    assert frames[-1]["final"] is True and len(frames) < 1000
+    simulated, traced, threads = _simulated(run.stderr)
+    assert simulated == traced and threads == 3  # once: its records did not loop
+
+
 def test_a_live_programs_fault_output_and_status_pass_through(tmp_path: Path) -> None:
     program = _build(tmp_path, "hostile", "-pthread")
     run = run_sectormon("sim", "--json", "--", str(program), "segv")
