@@ -11,9 +11,12 @@ accesses spread over 256 to 4,096 named objects (the most a file may name), run 
 objects squared: 5,000 objects took 80 s). Last, a real program (``sectormon sim -- ./prog``: the
 issue 32 stream-and-table C program, tests/sim/qemu/programs) against cachegrind on the same
 binary: traced under QEMU and simulated with the full model, in this process, against ``valgrind
---tool=cachegrind --cache-sim=yes``, accesses per second of each (cachegrind's D refs).
+--tool=cachegrind --cache-sim=yes``, accesses per second of each (cachegrind's D refs). Then the
+worked example's advisor, as a user runs it: ``sectormon sim --advise --json -- ./stream_table``
+(examples/), wall seconds of the whole command (trace included), the simulations it ran, and
+simulated accesses per second of its search (``--advise-only``: this section alone).
 
-    .venv/bin/python benchmarks/bench_sim.py [--quick]
+    .venv/bin/python benchmarks/bench_sim.py [--quick] [--advise-only]
 
 Numbers vary with the machine and its load; the ratios within one run are what to compare. Each
 repetition times every contender in turn (alternating), and the best of each is printed.
@@ -22,11 +25,13 @@ repetition times every contender in turn (alternating), and the best of each is 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import random
 import re
 import shutil
 import subprocess
+import sys
 import tempfile
 import time
 from collections.abc import Callable, Iterator
@@ -194,6 +199,44 @@ def _real_program(repeat: int) -> None:
     print(f"{label:<28} {ours[0]:>10}  {rate:>10.2f}  {peer:>10.2f}  ({rate / peer:.2f}x cachegrind)")
 
 
+EXAMPLE = Path(__file__).resolve().parent.parent / "examples" / "stream_table.c"
+
+
+def _advise_example(repeat: int) -> None:
+    """The worked example's advisor through the installed command, best of ``repeat`` runs."""
+    missing = [tool for tool in ("gcc", "qemu-x86_64") if shutil.which(tool) is None]
+    command = Path(sys.executable).with_name("sectormon")
+    if missing or not command.exists():
+        print(f"advisor: skipped ({', '.join(missing) or 'the sectormon command'} missing)")
+        return
+    with tempfile.TemporaryDirectory() as folder:
+        binary = os.path.join(folder, "stream_table")
+        subprocess.run(["gcc", "-O2", "-g", "-o", binary, str(EXAMPLE)], check=True)
+        best: tuple[float, dict[str, object]] = (float("inf"), {})
+        for _ in range(repeat):
+            started = time.perf_counter()
+            run = subprocess.run(
+                [str(command), "sim", "--advise", "--json", "--", binary],
+                capture_output=True,
+                text=True,
+                check=True,
+            )
+            elapsed = time.perf_counter() - started
+            best = min(best, (elapsed, json.loads(run.stdout.splitlines()[-1])), key=lambda r: r[0])
+    elapsed, advice = best
+    print(f"sim --advise -- ./stream_table (examples/, x86_64), the whole command, best of {repeat}")
+    search = advice["search"]
+    assert isinstance(search, dict) and isinstance(advice["objects"], list)
+    runs = search["simulated"] + 1  # the baseline too
+    accesses = sum(o["accesses"] for o in advice["objects"])
+    print(f"{'command':<40} {'wall s':>7} {'search s':>9} {'CPU s':>6} {'runs':>5} {'M acc/s':>8}")
+    print(
+        f"{'sim --advise -- ./stream_table':<40} {elapsed:>7.1f} {search['seconds']:>9.1f} "
+        f"{search['cpu_seconds']:>6.1f} {runs:>5} {runs * accesses / search['seconds'] / 1e6:>8.1f}"
+        f"  ({search['how'].split(':')[0]}{', cut short' if search['cut_short'] else ''})"
+    )
+
+
 def _best_alternating(runs: list[Callable[[], float]], repeat: int) -> list[float]:
     """The best time of each, measured in turn ``repeat`` times: every contender sees the same
     phases of a shared machine (the slower runs are what other tenants took)."""
@@ -207,7 +250,11 @@ def _best_alternating(runs: list[Callable[[], float]], repeat: int) -> list[floa
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="smaller inputs, one repetition")
+    parser.add_argument("--advise-only", action="store_true", help="only the worked example's advisor")
     args = parser.parse_args()
+    if args.advise_only:
+        _advise_example(1 if args.quick else 3)
+        return
     n = 100_000 if args.quick else 400_000
     repeat = 1 if args.quick else 5
     cores = [core for core in ("c", "python") if core == "python" or native.compiled is not None]
@@ -272,6 +319,9 @@ def main() -> None:
     print()
     print(f"sim --summary -- ./prog (traced and simulated, full model) vs cachegrind, best of {repeat}")
     _real_program(repeat)
+
+    print()
+    _advise_example(1 if args.quick else 3)
 
 
 if __name__ == "__main__":

@@ -31,6 +31,7 @@ from sectormon.sources.perf.launch import shell_status
 if TYPE_CHECKING:  # the session and the exporter are imported by the commands that make them
     from sectormon.export.server import OpenMetricsExporter
     from sectormon.session.live import LiveSession
+    from sectormon.ui.attach import AttachOffer
 
 TIMESLICE = numbers.TIMESLICE_OPTION
 INTERVAL = numbers.INTERVAL_OPTION
@@ -265,10 +266,11 @@ def run_session(
     theme: str | None = None,
     command_log: CommandLog | None = None,
     exporter: OpenMetricsExporter | None = None,
+    attach: AttachOffer | None = None,
 ) -> int:
     """Run ``session`` into ``output`` (JSON Lines), ``headless`` (only the recording and the
-    ``exporter`` see its frames) or in the TUI; the exit status (a launched command's own when it
-    ended by itself)."""
+    ``exporter`` see its frames) or in the TUI (``attach``: what its ``p`` offers); the exit status
+    (a launched command's own when it ended by itself)."""
     latch = stopping.current()
     if latch is not None and latch.attach(session.stop):
         # SIGINT/SIGTERM came while the session was set up: it ends before it counts.
@@ -292,7 +294,7 @@ def run_session(
 
             stopping.release()  # the TUI quits on SIGTERM its own way
             try:
-                status = run_tui(session, theme=theme)
+                status = run_tui(session, theme=theme, attach=attach)
             finally:
                 if command_log is not None:
                     command_log.show_and_remove()

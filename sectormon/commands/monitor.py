@@ -28,8 +28,9 @@ from sectormon.commands.options.events import RunEvents, add_events_option, run_
 from sectormon.commands.options.openmetrics import open_exporter
 from sectormon.commands.options.output import require_terminal
 from sectormon.commands.options.sim import add_sim_options, sim_source
+from sectormon.commands.reattach import Reattach
 from sectormon.errors import UsageError
-from sectormon.files.text import print_warning
+from sectormon.files.text import print_message, print_warning
 from sectormon.host.topology import Topology, load_topology, parse_cpu_list
 from sectormon.profiles.model import Profile
 from sectormon.session import stopping
@@ -110,6 +111,25 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    """Count what the options say; then, as long as ``p`` in the TUI picked a process to attach
+    to, the same options on that process (:mod:`sectormon.commands.reattach`)."""
+    reattach = Reattach(args, _attach_check)
+    status = _run_target(args, reattach)
+    while (options := reattach.next_options()) is not None:
+        print_message(f"attaching to pid {options.pid[0]}")
+        reattach = Reattach(options, _attach_check)
+        status = _run_target(options, reattach)
+    return status
+
+
+def _attach_check(args: argparse.Namespace) -> None:
+    """Raise the :class:`UsageError` a run of these options on ``--pid`` would meet before counting."""
+    modes = _target_modes(args, [])
+    if _choose_source(args, modes).clock == "perf":
+        perf_profile(args, load_topology())
+
+
+def _run_target(args: argparse.Namespace, reattach: Reattach) -> int:
     if args.pid is PICK:
         chosen = pick_process()
         if chosen is None:
@@ -155,7 +175,13 @@ def run(args: argparse.Namespace) -> int:
             command_log.show_and_remove()
         raise
     return run_session(
-        session, output, headless=args.headless, theme=args.theme, command_log=command_log, exporter=exporter
+        session,
+        output,
+        headless=args.headless,
+        theme=args.theme,
+        command_log=command_log,
+        exporter=exporter,
+        attach=reattach,
     )
 
 

@@ -26,7 +26,14 @@ from sectormon.commands.front_end import (
 from sectormon.commands.options import numbers
 from sectormon.commands.options.openmetrics import open_exporter
 from sectormon.commands.options.output import require_stdout, write_stdout
-from sectormon.commands.options.sim import add_placement_option, add_sim_options, sim_options, sim_source
+from sectormon.commands.options.sim import (
+    add_placement_option,
+    add_region_option,
+    add_sim_options,
+    sim_options,
+    sim_source,
+)
+from sectormon.commands.sim_region import count_region, region_summary
 from sectormon.errors import UsageError
 from sectormon.files.text import print_message, print_warning
 from sectormon.io import strict_json
@@ -60,6 +67,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="run to completion and print one JSON object: final counts and metrics",
     )
+    add_region_option(out)
     advise = parser.add_argument_group("sector advisor")
     advise.add_argument(
         "--advise",
@@ -80,6 +88,16 @@ def configure(parser: argparse.ArgumentParser) -> None:
             "with --advise: simulate every configuration if there are at most N, else prune the "
             f"search (default {advisor.DEFAULT_BUDGET}, fewer for a workload of over "
             f"{advisor.ACCESS_BUDGET // advisor.DEFAULT_BUDGET:,} accesses)"
+        ),
+    )
+    advise.add_argument(
+        "--time-limit",
+        type=numbers.ADVISE_TIME_LIMIT.parser("--time-limit"),
+        metavar="S",
+        help=numbers.ADVISE_TIME_LIMIT.help(
+            "with --advise: wall seconds the search may take; it starts no simulation that would end "
+            f"later and says how many ran (default none; {advisor.PROGRAM_TIME_LIMIT:g} for a program "
+            "given after --)"
         ),
     )
     advise.add_argument(
@@ -108,7 +126,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    if not args.summary and (command := _checked_command(args)) is not None:
+    if not (args.summary or args.advise) and (command := _checked_command(args)) is not None:
         # The frame stream, simulated while the program runs: SIGINT/SIGTERM end it as they end
         # the monitor's session with its command (sectormon.session.stopping), so a session
         # whose model waits for a thread of the program that does not go on still ends.
@@ -175,10 +193,7 @@ def _checked_command(args: argparse.Namespace) -> list[str] | None:
     if not dashes:
         raise UsageError(f"sim {command[0]}: put -- before the program to trace (sectormon sim -- CMD ARGS)")
     if args.advise:
-        raise UsageError(
-            '--advise does not run on a traced program yet (docs/sim.md, "Real programs"): compare '
-            "sim --summary runs with --assign VARIABLE=SECTOR and --l1-sectors/--l2-sectors instead"
-        )
+        _check_advise_options(args)  # before the program runs
     options = sim_options(args)
     check_program_options(options)  # the options' errors before the program runs
     if options.assign and options.objects is None:
@@ -190,7 +205,16 @@ def _run(args: argparse.Namespace, command: Sequence[str] | None = None) -> int:
     """``command``: a program to simulate while it runs (the frame stream only)."""
     if args.advise:
         return _advise(args)
-    given = [o for o, v in (("--rank-by", args.rank_by), ("--budget", args.budget), ("--top", args.top)) if v]
+    given = [
+        option
+        for option, value in (
+            ("--rank-by", args.rank_by),
+            ("--budget", args.budget),
+            ("--time-limit", args.time_limit),
+            ("--top", args.top),
+        )
+        if value
+    ]
     if given:
         raise UsageError(f"{', '.join(given)} go with --advise (the sector advisor)")
     if args.summary and args.loop:
@@ -224,6 +248,11 @@ def _run(args: argparse.Namespace, command: Sequence[str] | None = None) -> int:
         source = sim_source(args, headless=True)
         write_stdout(strict_json.dumps(summarize(source, args.profile)) + "\n")
         return 0
+    if args.region is not None:
+        raise UsageError(
+            f"--region {args.region} picks the region --summary or --advise reports; the frames carry "
+            "every region (regions, run.regions): drop --region, or add --summary"
+        )
     request = session_request(args, "sim")
     output = open_output(args)
     headless = args.headless or output is not None
@@ -276,21 +305,27 @@ _NOT_WITH_ADVISE = (
 )
 
 
-def _advise(args: argparse.Namespace) -> int:
-    """The sector advisor on the workload the options describe (:mod:`sectormon.sim.advisor`)."""
+def _check_advise_options(args: argparse.Namespace) -> None:
+    """Refuse the options the advisor sets itself (a program's: before it runs)."""
     given = [option for option, dest in _NOT_WITH_ADVISE if vars(args)[dest] not in (None, False)]
     if given:
         raise UsageError(
             f"--advise searches the sector options and prints a table; drop {', '.join(given)} "
             "(give only the workload's options: --kernel/--trace, --size, --threads, ...)"
         )
-    budget = args.budget
+
+
+def _advise(args: argparse.Namespace) -> int:
+    """The sector advisor on the workload the options describe (:mod:`sectormon.sim.advisor`); a
+    traced program (``args.sim_program``) is searched on its one capture, within
+    :data:`~sectormon.sim.advisor.PROGRAM_TIME_LIMIT` unless ``--time-limit`` says otherwise."""
+    _check_advise_options(args)
     top = advisor.DEFAULT_TOP if args.top is None else args.top
-    if budget is not None and budget < 1:
-        raise UsageError(f"--budget {budget}: give 1 or more simulations")
-    if top < 1:
-        raise UsageError(f"--top {top}: give 1 or more rows")
     workload = sim_options(args)
+    program = workload.program
+    time_limit = args.time_limit
+    if time_limit is None and program is not None:
+        time_limit = advisor.PROGRAM_TIME_LIMIT
 
     def summary(candidate: advisor.Candidate | None, names: Sequence[str]) -> dict[str, Any]:
         """``sim --summary`` of the workload in the candidate's configuration (None: sectors off)."""
@@ -313,8 +348,12 @@ def _advise(args: argparse.Namespace) -> int:
             summary,
             l2_ways=workload.l2_ways,
             rank_by=args.rank_by or next(iter(advisor.METRICS)),
-            budget=budget,
+            budget=args.budget,
+            time_limit=time_limit,
             progress=progress,
+            command=program.argv if program is not None else (),
+            caveats=[untraced] if program is not None and (untraced := program.untraced_sve()) else [],
+            region=workload.region,
         )
     finally:
         progress.close()
@@ -333,15 +372,17 @@ class AdviseProgress:
         self.terminal = sys.stderr.isatty()
         self.drawn = False
 
-    def __call__(self, runs: int, planned: int) -> None:
+    def __call__(self, runs: int, planned: int, left: float | None) -> None:
         elapsed = time.monotonic() - self.started
+        remaining = "" if left is None else f", {max(0.0, left):.0f} s left"
         if not self.terminal:
-            line = f"sectormon: advise: {runs}/{planned} simulations ({elapsed:.1f} s)"
+            line = f"sectormon: advise: {runs}/{planned} simulations ({elapsed:.1f} s{remaining})"
             print(line, file=sys.stderr, flush=True)
             return
         filled = self.WIDTH * runs // max(1, planned)
         bar = "#" * filled + "." * (self.WIDTH - filled)
-        sys.stderr.write(f"\rsectormon: advise [{bar}] {runs}/{planned} simulations, {elapsed:.0f} s")
+        line = f"\rsectormon: advise [{bar}] {runs}/{planned} simulations, {elapsed:.0f} s{remaining}"
+        sys.stderr.write(line + "\x1b[K")  # erase the tail of a longer line drawn before
         sys.stderr.flush()
         self.drawn = True
 
@@ -372,7 +413,8 @@ def summarize(source: SimSource, profile_name: str = "auto") -> dict[str, Any]:
     """Run ``source`` to completion; final counts per scope and the metrics over the totals.
 
     Like the frame stream, the summary counts from the end of the warm-up: the counts the warm-up
-    left are subtracted, and ``seconds`` and ``cycles`` start there too.
+    left are subtracted, and ``seconds`` and ``cycles`` start there too. With the source's
+    ``region`` (``--region``), the figures are that marked region's (:mod:`.sim_region`).
     """
     from sectormon.metrics.engine import evaluate_metrics
     from sectormon.sim import events as sim_events
@@ -396,6 +438,8 @@ def summarize(source: SimSource, profile_name: str = "auto") -> dict[str, Any]:
             if e.code in sim_events.CMG_EVENTS
         }
 
+    if source.region is not None:
+        count_region(source, modelled)
     source.start()  # the warm-up, uncounted
     warm_pe = {t.tid: pe_now(t) for t in machine.threads}
     warm_cmg = {c.ident: cmg_now(c) for c in machine.cmgs.values()}
@@ -424,7 +468,7 @@ def summarize(source: SimSource, profile_name: str = "auto") -> dict[str, Any]:
             total[name] = total.get(name, 0) + value
     seconds = source.now()
     described = source.describe()
-    return {
+    summary = {
         "source": "sim",
         "simulated": True,
         "model": described["model"],
@@ -446,3 +490,6 @@ def summarize(source: SimSource, profile_name: str = "auto") -> dict[str, Any]:
         "cmgs": cmgs,
         "unsupported": sorted(n for n, e in profile.events.items() if n not in modelled),
     }
+    if source.region is not None:
+        return region_summary(source, profile, source.region, summary)
+    return summary

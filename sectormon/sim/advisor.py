@@ -1,15 +1,19 @@
 """The sector advisor (``sectormon sim --advise``): which data object gets its own sector, with how many ways.
 
-1. **Objects.** Per data object (kernel array, or ``--objects`` of a trace): its accesses, distinct
-   256-byte lines and reuse (line touches per distinct line) from one pass over the workload's
-   streams, and its L1D demand refills and memory reads with the sector cache off.
+1. **Objects.** Per data object (kernel array, ``--objects`` of a trace, a traced program's
+   variables): its accesses, distinct 256-byte lines and reuse (line touches per distinct line)
+   from one pass over the workload's streams, and its L1D demand refills and memory reads with the
+   sector cache off. The objects with at least :data:`PLACE_SHARE` of the accesses are placed; the
+   others stay untagged in sector 0, where Fujitsu's runtime keeps every variable no directive names.
 2. **Search.** Assignments of the objects to sector ids, up to relabelings that change nothing
    (ids 0/2 share L2 sector 0 of a set, 1/3 share L2 sector 1), each with every way split: the 4
    L1D ways of a core among the sectors used (0 ways: the sector bypasses L1D), and the usable L2
    ways of a CMG between the set's two sectors (the same split in SET0 and SET1), or the L2 not
    partitioned. Exhaustive when the space fits the budget; else pruned (said in the output): first
    every L1D split with the L2 not partitioned and every L2 split with the L1D not partitioned, then
-   the best L1D splits crossed with the best L2 splits of the best assignments.
+   the best L1D splits crossed with the best L2 splits of the best assignments. A time limit
+   (``--time-limit``, a default for a traced program) stops it starting simulations that would not
+   end in time; the output says how many of how many ran.
 3. **Prediction.** Each candidate is simulated exactly as ``sectormon sim --summary`` with its
    options (printed with it) simulates it, and ranked by the change of one metric against the
    sector cache off (default IPC); the table shows the changes of the demand refill ratio, the
@@ -18,6 +22,7 @@
 
 from __future__ import annotations
 
+import shlex
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -27,7 +32,8 @@ from typing import Any, TypeVar
 from sectormon.errors import UsageError
 from sectormon.sim import native
 from sectormon.sim.config import L1_WAYS
-from sectormon.sim.stream import FL_SPECIAL, OBJECT_SHIFT, ThreadSpec
+from sectormon.sim.directives import fujitsu, registers
+from sectormon.sim.stream import FL_SPECIAL, OBJECT_SHIFT, RegionMark, ThreadSpec
 
 # Metric -> which direction is better (a64fx profile). The first is the default ranking.
 METRICS: dict[str, str] = {
@@ -45,14 +51,23 @@ DEFAULT_BUDGET = 120
 # never from a clock, so the same command always makes the same search.
 ACCESS_BUDGET = 1_000_000_000
 MIN_BUDGET = 10
+# A traced program's search without --time-limit stops starting simulations after this many wall
+# seconds: its run time is the program's, not one the access budget above was sized for, and the
+# worked example (examples/) then finishes, its trace included, within a minute here.
+PROGRAM_TIME_LIMIT = 50.0
 DEFAULT_TOP = 10
 T = TypeVar("T")
 PRUNE_KEEP = 3  # stage 2 of a pruned search: assignments, L1D splits and L2 splits kept from stage 1
 # The most objects the search places: their assignments are enumerated (4**objects of them before
 # the relabelings are folded), 65,536 at 8.
 MAX_OBJECTS = 8
-# ``progress(runs, planned)``: how many simulations ran, of how many the search plans.
-Progress = Callable[[int, int], None]
+# An object with fewer of the workload's accesses than this share is not placed (it stays in sector
+# 0): a traced program's startup variables (``completed.0``, ``_DYNAMIC``) would otherwise multiply
+# the assignments by 4 each for nothing a cache can show.
+PLACE_SHARE = 0.01
+# ``progress(runs, planned, seconds_left)``: how many simulations ran, of how many the search plans,
+# and the wall seconds left of the time limit (None: no limit).
+Progress = Callable[[int, int, float | None], None]
 
 
 # ----------------------------------------------------------------------------- the search space
@@ -158,24 +173,60 @@ class ObjectProfile:
 
 
 def profile_objects(specs: Sequence[ThreadSpec]) -> list[ObjectProfile]:
-    """One pass over every thread's stream: accesses, distinct lines and line touches per object."""
+    """One pass over every thread's stream: accesses, distinct lines and line touches per object.
+    A touch is an access to a line other than the object's previous one in the thread: a program's
+    records of one line are split by the other objects' accesses between them (a stream element,
+    then a table read, then the next element), which are not reuse of the streamed line."""
     names = specs[0].objects
     accesses = [0] * len(names)
     touches = [0] * len(names)
     lines: list[set[tuple[int, int]]] = [set() for _ in names]
     for spec in specs:
+        last = [-1] * len(names)
         for chunk in spec.stream():
+            if isinstance(chunk, RegionMark):  # a traced program's marker call: no access
+                continue
             for line, n, fl in chunk:
                 if fl & FL_SPECIAL:
                     continue
                 obj = fl >> OBJECT_SHIFT
                 accesses[obj] += n
-                touches[obj] += 1
-                lines[obj].add((spec.tid, line))
+                if line != last[obj]:
+                    last[obj] = line
+                    touches[obj] += 1
+                    lines[obj].add((spec.tid, line))
     return [ObjectProfile(names[i], accesses[i], len(lines[i]), touches[i]) for i in range(len(names))]
 
 
 # ----------------------------------------------------------------------------- evaluation
+class TimeLimit:
+    """The wall time a search may take, from its start: another simulation starts only while the
+    time left is at least the longest simulation so far, so the search ends within the limit
+    unless one run is slower than every earlier one (the baseline always runs: without it nothing
+    can be ranked). ``seconds`` None: no limit."""
+
+    def __init__(self, seconds: float | None, clock: Callable[[], float] = time.monotonic) -> None:
+        self.seconds = seconds
+        self.clock = clock
+        self.started = clock()
+        self.longest = 0.0
+
+    def left(self) -> float | None:
+        """Wall seconds left (negative once past the limit); None without a limit."""
+        return None if self.seconds is None else self.seconds - (self.clock() - self.started)
+
+    def allows_another(self) -> bool:
+        left = self.left()
+        return left is None or left >= self.longest
+
+    def timed(self, run: Callable[[], T]) -> T:
+        """``run()``, its duration kept for the estimate of the next one."""
+        began = self.clock()
+        out = run()
+        self.longest = max(self.longest, self.clock() - began)
+        return out
+
+
 @dataclass(frozen=True, slots=True)
 class Outcome:
     candidate: Candidate | None  # None: the baseline, sector cache off
@@ -215,6 +266,8 @@ class Search:
     space: int
     pruned: bool
     how: str
+    planned: int  # the simulations the budget allowed, the baseline aside
+    cut_short: bool  # the time limit stopped it before ``planned``
 
 
 def spread(items: Sequence[T]) -> list[T]:
@@ -252,9 +305,11 @@ def search(
     metric: str,
     budget: int,
     progress: Progress | None = None,
+    limit: TimeLimit | None = None,
 ) -> Search:
-    """Simulate the baseline and the candidates: all of them when they fit the budget, else at
-    most ``budget`` in three stages (the baseline is not counted):
+    """Simulate the baseline and the candidates: all of them when they fit the budget (middle
+    splits first, so a search the time limit cuts short has seen the range), else at most
+    ``budget`` in stages (the baseline is not counted):
 
     1. the L1D splits of every assignment with the L2 not partitioned, middle splits first and
        spread over the assignments, until two thirds of the budget are used;
@@ -263,7 +318,8 @@ def search(
     3. the best L1D splits crossed with the best L2 splits of those assignments;
     4. while the budget lasts, the other configurations, best assignments first.
 
-    ``progress(runs, planned)`` is called after every simulation, the baseline's included.
+    ``progress(runs, planned, seconds_left)`` is called after every simulation, the baseline's
+    included. ``limit``: no simulation starts once :meth:`TimeLimit.allows_another` says no.
     """
     if n_objects > MAX_OBJECTS:
         raise UsageError(
@@ -273,37 +329,59 @@ def search(
     groups = [present(a, reuse) for a in assignments(n_objects)]
     if not groups:
         raise UsageError(
-            "--advise needs at least two data objects to put in different sectors "
-            "(a trace names them with --objects FILE)"
+            f"--advise needs at least two data objects with {PLACE_SHARE * 100:g} % or more of the accesses "
+            "each to put in different sectors (a trace names them with --objects FILE; a program's "
+            "are its global variables, or --objects FILE)"
         )
     full = [Candidate(a, l1, l2) for a in groups for l1 in l1_splits(a) for l2 in l2_splits(l2_ways)]
-    planned = 1 + min(budget, len(full))
+    planned = min(budget, len(full))
+    clock = limit if limit is not None else TimeLimit(None)
     runs = 0
+    cut_short = False
 
     def run(c: Candidate | None) -> Outcome:
         nonlocal runs
-        outcome = simulate(c)
+        outcome = clock.timed(lambda: simulate(c))
         runs += 1
         if progress is not None:
-            progress(runs, planned)
+            progress(runs, planned + 1, clock.left())
         return outcome
 
     baseline = run(None)
     key = _key(metric, baseline)
-    if len(full) <= budget:
-        ranked = sorted((run(c) for c in full), key=key)
-        return Search(baseline, ranked, len(full), False, f"exhaustive: all {len(full)} configurations")
     done: dict[Candidate, Outcome] = {}
 
-    def stage(candidates: Iterable[Candidate], limit: int) -> int:
-        """Simulate the candidates not yet done, up to ``limit`` runs in all; how many ran."""
+    def stage(candidates: Iterable[Candidate], most: int) -> int:
+        """Simulate the candidates not yet done, up to ``most`` runs in all and while the time
+        limit allows; how many ran."""
+        nonlocal cut_short
         before = len(done)
         for c in candidates:
-            if len(done) >= limit:
+            if len(done) >= most or cut_short:
                 break
-            if c not in done:
-                done[c] = run(c)
+            if c in done:
+                continue
+            if not clock.allows_another():
+                cut_short = True
+                break
+            done[c] = run(c)
         return len(done) - before
+
+    def cut(how: str) -> str:
+        if not cut_short:
+            return how
+        return (
+            f"cut short by the time limit ({clock.seconds:g} s) after {len(done)} of the {planned} "
+            f"simulations planned; {how}"
+        )
+
+    if len(full) <= budget:
+        stage(spread(full), budget)
+        ranked = sorted(done.values(), key=key)
+        how = f"exhaustive: all {len(full)} configurations"
+        if cut_short:
+            how = cut(f"an exhaustive search, middle splits first, of {len(full)} configurations")
+        return Search(baseline, ranked, len(full), False, how, planned, cut_short)
 
     flat_l2 = (l2_ways, l2_ways)
     splits2 = l2_splits(l2_ways)
@@ -335,48 +413,7 @@ def search(
         f"{PRUNE_KEEP} L1D x {PRUNE_KEEP} L2 splits combined"
         + (f", then {ran4} more, best assignments first" if ran4 else "")
     )
-    return Search(baseline, sorted(done.values(), key=key), len(full), True, how)
-
-
-# ----------------------------------------------------------------------------- Fujitsu settings
-def registers(c: Candidate) -> dict[str, str]:
-    """The sector registers' values (facts sheet: IMP_SCCR_L1_EL0 sector maxima at bits [2:0],
-    [6:4], [10:8], [14:12]; IMP_SCCR_SETn_L2_EL1 two 5-bit maxima at [4:0] and [12:8])."""
-    l1 = c.l1[0] | c.l1[1] << 4 | c.l1[2] << 8 | c.l1[3] << 12
-    l2 = c.l2[0] | c.l2[1] << 8
-    return {
-        "IMP_SCCR_L1_EL0": f"0x{l1:04x}",
-        "IMP_SCCR_SET0_L2_EL1": f"0x{l2:04x}",
-        "IMP_SCCR_SET1_L2_EL1": f"0x{l2:04x}",
-    }
-
-
-def fujitsu(c: Candidate, names: Sequence[str], l2_ways: int) -> dict[str, Any]:
-    """The Fujitsu runtime's environment and compiler directives (facts sheet; Fujitsu's C user's
-    guide): they know two sectors, 0 (default) and 1 (``scache_isolate_assign``), each directive
-    setting sector 1's ways and sector 0 keeping the rest."""
-    isolated = [n for n, s in zip(names, c.assignment, strict=True) if s == 1]
-    if set(c.assignment) != {0, 1}:
-        return {"expressible": False, "why": "needs sector ids 2-3: set the tag bits and IMP_SCCR_* directly"}
-    if c.l2[0] + c.l2[1] != l2_ways:
-        return {
-            "expressible": False,
-            "why": f"the L2 not partitioned and an L1D split: FLIB_L2_SECTOR_NWAYS_INIT={l2_ways},{l2_ways} "
-            "with no directive for the L1D alone",
-        }
-    return {
-        "expressible": True,
-        "environment": [
-            "FLIB_SCCR_CNTL=TRUE",
-            "FLIB_L1_SCCR_CNTL=TRUE",
-            f"FLIB_L2_SECTOR_NWAYS_INIT={c.l2[0]},{c.l2[1]}",
-        ],
-        "directives": [
-            f"#pragma statement scache_isolate_way L2={c.l2[1]} L1={c.l1[1]}",
-            f"#pragma statement scache_isolate_assign {', '.join(isolated)}",
-        ],
-        "compile": "-Khpctag (compile and link)",
-    }
+    return Search(baseline, sorted(done.values(), key=key), len(full), True, cut(how), planned, cut_short)
 
 
 # ----------------------------------------------------------------------------- the advice
@@ -387,27 +424,38 @@ def advise(
     l2_ways: int,
     rank_by: str,
     budget: int | None,
+    time_limit: float | None = None,
     progress: Progress | None = None,
+    command: Sequence[str] = (),
+    caveats: Sequence[str] = (),
+    region: str | None = None,
 ) -> dict[str, Any]:
     """Run the advisor for the workload of ``threads``. ``summarize(candidate, names)`` is exactly
     what ``sectormon sim --summary`` prints for the workload in that configuration (``None``: the
     sector cache off); ``names`` are the objects the candidate's assignment places, in order.
-    ``budget`` ``None``: :func:`default_budget` of the workload's accesses."""
+    ``budget`` ``None``: :func:`default_budget` of the workload's accesses. ``time_limit``: wall
+    seconds for everything from here (:class:`TimeLimit`). ``command``: the traced program's
+    command line, which the rows' options go with; ``caveats``: what the capture missed (SVE
+    accesses QEMU did not report), said with the advice as well as on stderr. ``region``: the
+    marked region ``summarize`` reports (``--region``), which every row's options carry; the object
+    profile that picks the objects to place covers the whole run."""
+    limit = TimeLimit(time_limit)
     started = time.perf_counter()
     cpu = time.process_time()
     objects = profile_objects(threads)
+    total = sum(o.accesses for o in objects)
     # An object the workload never accesses (a trace's [other] when the file maps every address)
-    # has nothing to place: it stays out of the search.
-    active = [o for o in objects if o.accesses]
+    # has nothing to place, nor one with a sliver of the accesses: they stay in sector 0.
+    active = [o for o in objects if o.accesses and o.accesses >= PLACE_SHARE * total]
     names = tuple(o.name for o in active)
     if budget is None:
-        budget = default_budget(sum(o.accesses for o in objects))
+        budget = default_budget(total)
 
     def run(c: Candidate | None) -> Outcome:
         summary = summarize(c, names)
         return Outcome(c, {m: summary["metrics"].get(m) for m in METRICS}, summary["objects"])
 
-    found = search(len(names), [o.reuse for o in active], l2_ways, run, rank_by, budget, progress)
+    found = search(len(names), [o.reuse for o in active], l2_ways, run, rank_by, budget, progress, limit)
     base = found.baseline
     rows = []
     for rank, o in enumerate(found.ranked, 1):
@@ -419,7 +467,7 @@ def advise(
                 "assignment": dict(zip(names, c.assignment, strict=True)),
                 "l1_max_ways": list(c.l1),
                 "l2_max_ways": list(c.l2),
-                "options": c.options(names),
+                "options": [*c.options(names), *(("--region", region) if region is not None else ())],
                 "metrics": dict(o.metrics),
                 "change": {m: _change(o.metrics.get(m), base.metrics.get(m)) for m in METRICS},
                 "objects": {n: dict(v) for n, v in o.objects.items()},
@@ -437,6 +485,9 @@ def advise(
             "simulated": len(found.ranked),
             "pruned": found.pruned,
             "how": found.how,
+            "planned": found.planned,
+            "cut_short": found.cut_short,
+            "time_limit_s": time_limit,
             "l2_split": "the same in SET0 and SET1 (sectors 0/1 of a set; ids 0/2 and 1/3 share them)",
             "seconds": round(time.perf_counter() - started, 2),
             "cpu_seconds": round(time.process_time() - cpu, 2),
@@ -448,11 +499,18 @@ def advise(
                 "accesses": o.accesses,
                 "lines": o.lines,
                 "reuse": round(o.reuse, 2),
+                "placed": o.name in names,
                 **dict(base.objects.get(o.name, {})),
             }
             for o in objects
         ],
-        "baseline": {"options": ["--sector-cache", "off"], "metrics": dict(base.metrics)},
+        **({"command": list(command)} if command else {}),
+        **({"region": region} if region is not None else {}),
+        **({"caveats": list(caveats)} if caveats else {}),
+        "baseline": {
+            "options": ["--sector-cache", "off", *(("--region", region) if region is not None else ())],
+            "metrics": dict(base.metrics),
+        },
         "rows": rows,
     }
 
@@ -491,14 +549,25 @@ def _delta(value: float | None) -> str:
 def render(advice: Mapping[str, Any], top: int) -> str:
     """The advice as text: objects, the search, the baseline, then the ranked table, best first."""
     out = ["Sector advisor (simulated A64FX: a model, not a measurement)", ""]
+    for caveat in advice.get("caveats", ()):
+        out += [f"Caveat: {caveat}", ""]
     out.append("Data objects (sector cache off; refills and memory reads counted after the warm-up):")
-    head = f"  {'object':<16} {'accesses':>10} {'lines':>8} {'reuse':>7}"
+    shown = [o for o in advice["objects"] if o["accesses"] or o["placed"]]
+    width = max([16, *(len(o["name"]) for o in shown)])
+    head = f"  {'object':<{width}} {'accesses':>10} {'lines':>8} {'reuse':>7}"
     out.append(head + f" {'L1D dm refills':>15} {'mem reads':>10}")
-    for o in advice["objects"]:
+    for o in shown:
         out.append(
-            f"  {o['name']:<16} {o['accesses']:>10} {o['lines']:>8} {o['reuse']:>7.1f} "
+            f"  {o['name']:<{width}} {o['accesses']:>10} {o['lines']:>8} {o['reuse']:>7.1f} "
             f"{o.get('l1d_demand_refills', 'n/a'):>15} {o.get('memory_reads', 'n/a'):>10}"
+            + (
+                ""
+                if o["placed"]
+                else f"   not placed (under {PLACE_SHARE * 100:g} % of the accesses: sector 0)"
+            )
         )
+    if len(shown) < len(advice["objects"]):
+        out.append(f"  ({len(advice['objects']) - len(shown)} more object(s) without accesses)")
     s = advice["search"]
     out += [
         "",
@@ -520,16 +589,29 @@ def render(advice: Mapping[str, Any], top: int) -> str:
     out.append("")
     head = f"{'#':>3}  " + "  ".join(f"{label:>15}" for _, label in _COLUMNS)
     out.append(head + "   (change against sectors off)")
-    for row in advice["rows"][:top]:
+    if not rows:
+        out.append(
+            f"No configuration was simulated within the time limit ({s['time_limit_s']:g} s): "
+            "give a longer --time-limit"
+        )
+    program = f" -- {shlex.join(advice['command'])}" if "command" in advice else ""
+    for row in rows[:top]:
         cells = "  ".join(f"{_delta(row['change'][m]['delta']):>15}" for m, _ in _COLUMNS)
         ipc = row["change"]["IPC"]["percent"]
         out.append(f"{row['rank']:>3}  {cells}   IPC {_fmt(ipc, 1)} %")
-        out.append(f"     sectormon sim ... {' '.join(row['options'])}")
+        out.append(f"     sectormon sim ... {shlex.join(row['options'])}{program}")
         f = row["fujitsu"]
         if f["expressible"]:
             out.append(f"     Fujitsu: {' '.join(f['environment'])}")
             for line in f["directives"]:
                 out.append(f"              {line}")
+            for line in f["fortran"]:
+                out.append(f"              {line}  (Fortran)")
+            if f["not_variables"]:
+                out.append(
+                    f"              and the variables holding {', '.join(f['not_variables'])} "
+                    "(not variable names: name the array or the pointer that holds them)"
+                )
         else:
             out.append(f"     Fujitsu: no directive form ({f['why']})")
         regs = ", ".join(f"{k}={v}" for k, v in row["registers"].items())

@@ -133,6 +133,19 @@ class Tallies(ThreadTotals):
         self.fcount = thread.fcount
         self._flag_totals: dict[int, int] = {}
         self._not_sec0: int | None = None
+        self._by_low: list[tuple[int, int]] | None = None
+
+    def _low_total(self, wanted: Callable[[int], bool]) -> int:
+        """As the thread's, over the accesses per low flags value folded once for every total
+        (a marked region reads four at each of its marks), only the values that occurred."""
+        if self._by_low is None:
+            fcount = self.fcount
+            self._by_low = [
+                (fl, total)
+                for fl in range(FLAG_SLOTS)
+                if not fl & FL_SPECIAL and (total := sum(fcount[fl::FLAG_SLOTS]))
+            ]
+        return sum(total for fl, total in self._by_low if wanted(fl))
 
     def flag_total(self, bit: int) -> int:
         total = self._flag_totals.get(bit)

@@ -5,17 +5,23 @@ A :class:`Machine` builds one thread per :class:`~.stream.ThreadSpec` on the cor
 :mod:`.thread`), one :class:`~.counters.Cmg` per CMG its threads use, and interleaves the threads
 quantum by quantum so that they share each CMG's L2 as the hardware's cores do. A sector change
 asked for from another thread waits for the next quantum boundary.
+
+A traced program's marker call (:class:`~.stream.RegionMark`) stops its thread's run loop where it
+stands in the stream: the machine hands it to ``on_mark`` with the thread's counters exactly as they
+are after the accesses before it, then runs the thread on. The cores test one class per chunk for it,
+so a stream without marks runs as before.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import cast
 
 from sectormon.sim import native
 from sectormon.sim.cache import SectorCache
 from sectormon.sim.config import CPUS_PER_CMG, L1_SETS, L1_WAYS, L2_SETS, TICKS, ModelConfig, SectorConfig
 from sectormon.sim.counters import Cmg
-from sectormon.sim.stream import ThreadSpec
+from sectormon.sim.stream import RegionMark, ThreadSpec
 from sectormon.sim.thread import SimThread, ThreadParams
 
 
@@ -63,6 +69,8 @@ class Machine:
     ``run_until`` is the only method that moves the model. A sector change requested from another
     thread (:meth:`request_sectors`) is applied between two quanta, never in the middle of one.
     ``core`` picks the compiled core or the Python model (default: :func:`native.choose`).
+    ``on_mark`` receives every :class:`~.stream.RegionMark` a thread's stream yields, with that
+    thread, at the mark (none set: marks are skipped).
     """
 
     def __init__(
@@ -77,6 +85,7 @@ class Machine:
         for spec in specs:
             self.add_thread(spec)
         self._pending: SectorConfig | None = None
+        self.on_mark: Callable[[SimThread, RegionMark], None] | None = None
 
     def add_thread(self, spec: ThreadSpec) -> SimThread:
         """A thread on ``spec.cpu`` that starts now (a traced program's new thread joins the
@@ -113,7 +122,8 @@ class Machine:
             step = min(target, self.tick + quantum)
             for t in threads:
                 if not t.done and t.cyc < step:
-                    t.run(step)
+                    while (mark := t.run(step)) is not None:
+                        self._mark(t, mark)
             self.tick = step
             for c in self.cmgs.values():
                 c.tick = step
@@ -144,9 +154,15 @@ class Machine:
                 self._pending = None
             step = min(target, self.tick + quantum)
             if thread.cyc < step:
-                thread.run(step, next_step)
+                # After a mark, ``step`` is the limit next_step last gave: the run goes on to it.
+                while (mark := thread.run(step, next_step)) is not None:
+                    self._mark(thread, mark)
             self.tick = step
             thread.cmg.tick = step
+
+    def _mark(self, thread: SimThread, mark: RegionMark) -> None:
+        if self.on_mark is not None:
+            self.on_mark(thread, mark)
 
     def run_to_completion(self, max_cycles: float = float("inf")) -> None:
         while not self.finished() and self.cycle < max_cycles:

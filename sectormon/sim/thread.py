@@ -34,6 +34,7 @@ from sectormon.sim.stream import (
     FLAG_SLOTS,
     Chunks,
     Record,
+    RegionMark,
     ThreadSpec,
 )
 
@@ -184,8 +185,11 @@ class SimThread(ThreadTotals):
         return list(reversed(self.recent_newest))
 
     # ----------------------------------------------------------------- the hot loop
-    def run(self, limit: int, next_limit: Callable[[int], int] | None = None) -> None:
-        """Simulate until this core's clock reaches ``limit`` ticks or the stream ends.
+    def run(self, limit: int, next_limit: Callable[[int], int] | None = None) -> RegionMark | None:
+        """Simulate until this core's clock reaches ``limit`` ticks, the stream ends, or it yields
+        a :class:`~.stream.RegionMark` between two chunks: then run() returns the mark with every
+        counter written back, exactly as it is after the accesses before the mark, and the caller
+        applies it and calls run() again to go on (:meth:`.engine.Machine.run_until`).
 
         ``next_limit``, if given, is called with the clock (ticks) each time it reaches ``limit``
         and returns the next limit, or 0 to stop there: a thread alone on its machine runs its
@@ -205,7 +209,7 @@ class SimThread(ThreadTotals):
         both pop arrived entries first, so one comparison per access replaces the queue walk.
         """
         if self.done:
-            return
+            return None
         l1 = self.l1
         tags = l1.tags
         sets = l1.sets
@@ -260,6 +264,7 @@ class SimThread(ThreadTotals):
         # change far less often than every record): ``acc - run_start`` more for ``run_fl``.
         run_fl = 0
         run_start = acc
+        mark = None
         it = self.it
         while True:
             for line, n, fl in it:
@@ -434,6 +439,9 @@ class SimThread(ThreadTotals):
                     qr.clear()
                     qc.clear()
                     break
+                if chunk.__class__ is RegionMark:  # a stop point: the caller applies it
+                    mark = chunk
+                    break
                 it = iter(chunk)
                 continue
             break
@@ -451,6 +459,7 @@ class SimThread(ThreadTotals):
         self.l1_wb += l1_wb
         self.l2_wb += l2_wb
         self.l1_miss_wait += miss_wait >> 4
+        return mark
 
     def _count_misses(self, from_memory: list[int], from_l2: list[int]) -> int:
         """Add run()'s demand misses to the per-flags counts (a stream has few distinct flags, so

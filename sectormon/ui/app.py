@@ -32,6 +32,7 @@ from sectormon.data.header import Header
 from sectormon.errors import SectormonError
 from sectormon.files.text import print_message, printable
 from sectormon.session.control import ReplayControl, SessionControl
+from sectormon.ui.attach import AttachOffer, attach_refusal, open_process_list
 from sectormon.ui.context import WINDOW_NAMES, RenderContext
 from sectormon.ui.header_info import parse_core_filter, proxy_words
 from sectormon.ui.history import History
@@ -42,6 +43,7 @@ from sectormon.ui.screens.dashboard import TABS, DashboardScreen
 from sectormon.ui.screens.detail import DetailScreen
 from sectormon.ui.screens.help import HelpContent, HelpScreen
 from sectormon.ui.screens.region_detail import RegionScreen
+from sectormon.ui.screens.threads import open_thread_list, thread_list_refusal
 from sectormon.ui.screens.warnings import WarningEntry, WarningsScreen
 from sectormon.ui.themes import DEFAULT_THEME, discover_themes, fallback_variables, load_theme
 from sectormon.ui.widgets.filter_bar import FilterBar
@@ -88,7 +90,9 @@ class SectormonApp(App[int]):
         Binding("question_mark", "help", "help"),  # second: the footer is cut at 80 columns
         Binding("ctrl+c", "quit", "quit", show=False, priority=True),  # as in htop, not Textual's hint
         Binding("space", "space", "pause", priority=True),
-        Binding("p", "pause_display", "pause display", show=False),
+        Binding("z", "pause_display", "pause display", show=False),  # htop's Z; p opens the processes
+        Binding("p", "processes", "processes", show=False),
+        Binding("T", "threads", "threads", show=False),
         Binding("b", "baseline", "baseline"),
         Binding("d", "deltas", "Δ/values", show=False),
         Binding("r", "record", "record"),
@@ -121,9 +125,11 @@ class SectormonApp(App[int]):
         theme: str | None = None,
         theme_dirs: Iterable[Path] | None = None,
         history_length: int = 120,
+        attach: AttachOffer | None = None,
     ) -> None:
         super().__init__()
         self.controller = controller
+        self.attach = attach  # the command's offer to count another process next (``p``)
         self.header: Header = controller.header
         self.timeline_control: ReplayControl | None = controller.timeline()
         self.replay = self.timeline_control is not None
@@ -525,6 +531,14 @@ class SectormonApp(App[int]):
                 timeout=6,
             )
 
+    def action_processes(self) -> None:
+        """The process list over the monitor; Enter ends this session for one on the chosen pid."""
+        open_process_list(self, self.attach, replay=self.replay, then=self.action_quit)
+
+    def action_threads(self) -> None:
+        """The counted processes' threads: CPU %, state, last CPU, affinity (read while shown)."""
+        open_thread_list(self, self.header, lambda: self.latest, replay=self.replay)
+
     def action_sort(self) -> None:
         key = self.dashboard.cycle_sort()
         labels = {c.metric: c.label for c in self.ctx.panels.core}
@@ -604,6 +618,8 @@ class SectormonApp(App[int]):
             hotspots=self.dashboard.sampling,
             proxy=proxy_words(self.header),
             warnings=tuple(self.warnings),
+            attach=attach_refusal(self.attach, replay=self.replay) is None,
+            threads=thread_list_refusal(self.header, replay=self.replay) is None,
         )
 
     def action_help(self) -> None:
@@ -635,14 +651,18 @@ def _freeze_startup_objects() -> None:
     gc.freeze()
 
 
-def make_app(controller: SessionControl, *, theme: str | None = None) -> SectormonApp:
-    """The TUI for a session or a replay (the CLI and the tests share this factory)."""
-    return SectormonApp(controller, theme=theme)
+def make_app(
+    controller: SessionControl, *, theme: str | None = None, attach: AttachOffer | None = None
+) -> SectormonApp:
+    """The TUI for a session or a replay (the CLI and the tests share this factory); ``attach``:
+    the command's offer to count another process next (``p``; :mod:`sectormon.ui.attach`)."""
+    return SectormonApp(controller, theme=theme, attach=attach)
 
 
-def run_tui(controller: SessionControl, theme: str | None = None) -> int:
-    """Run the TUI until the user quits; stops the session on the way out. Returns the exit code."""
-    app = make_app(controller, theme=theme)
+def run_tui(controller: SessionControl, theme: str | None = None, attach: AttachOffer | None = None) -> int:
+    """Run the TUI until the user quits (or attaches elsewhere: ``attach`` was told the pid);
+    stops the session on the way out. Returns the exit code."""
+    app = make_app(controller, theme=theme, attach=attach)
     try:
         result = app.run()
     finally:

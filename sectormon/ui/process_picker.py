@@ -1,10 +1,12 @@
-"""The process list (``sectormon top``, ``sectormon --pid`` with no value): pick what to count.
+"""The process list (``sectormon top``, ``sectormon --pid`` with no value, ``p`` in the monitor).
 
 htop's habits: a table of pid, user, CPU %, threads, resident memory and command, refreshed every
 second; ``P``/``M``/``N``/``T`` sort by CPU, memory, pid or threads; ``/`` (or F4) filters as you
 type; ``t`` (or F5) shows the tree; Enter attaches to the highlighted process; ``q`` or Escape
-leaves without choosing. The app returns the chosen pid (``None``: nothing chosen), so the caller
-starts counting it as ``sectormon --pid PID`` would: the list itself counts nothing.
+leaves without choosing. :class:`ProcessListScreen` is the list; it is dismissed with the chosen
+pid (``None``: nothing chosen), so whoever opened it decides what attaching means: before a
+session (:class:`ProcessPicker`, whose app returns the pid to the command) or over the monitor
+(``p``, see :mod:`sectormon.ui.attach`). The list itself counts nothing.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from typing import ClassVar
 from rich.text import Text
 from textual.app import App, ComposeResult
 from textual.binding import Binding, BindingType
+from textual.screen import ModalScreen
 from textual.widgets import DataTable, Footer, Input, Static
 
 from sectormon.files.text import printable
@@ -25,15 +28,18 @@ REFRESH_SECONDS = 1.0
 Snapshot = Callable[[], list[ProcessRow]]
 
 
-class ProcessPicker(App[int | None]):
-    """A list of processes to attach to; ``snapshot`` gives the rows (tests give their own)."""
+class ProcessListScreen(ModalScreen[int | None]):
+    """A list of processes to attach to; ``snapshot`` gives the rows (tests give their own),
+    ``note`` says what attaching does (over the monitor: to the running session)."""
 
-    TITLE = "sectormon: pick a process to count"
-    CSS = """
-    #title { height: 1; background: $primary-background; color: $text; padding: 0 1; }
-    #filter { height: 3; display: none; }
-    #filter.shown { display: block; }
-    DataTable { height: 1fr; }
+    DEFAULT_CSS = """
+    ProcessListScreen { background: $background; }
+    ProcessListScreen #title { height: 1; background: $primary-background; color: $text; padding: 0 1; }
+    ProcessListScreen #note { height: auto; color: $text-warning; padding: 0 1; display: none; }
+    ProcessListScreen #note.shown { display: block; }
+    ProcessListScreen #filter { height: 3; display: none; }
+    ProcessListScreen #filter.shown { display: block; }
+    ProcessListScreen DataTable { height: 1fr; }
     """
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("enter", "attach", "Attach", show=True, priority=False),
@@ -46,10 +52,13 @@ class ProcessPicker(App[int | None]):
         Binding("q,escape", "leave", "Quit"),
     ]
 
-    def __init__(self, snapshot: Snapshot | None = None, *, refresh_seconds: float = REFRESH_SECONDS) -> None:
+    def __init__(
+        self, snapshot: Snapshot | None = None, *, refresh_seconds: float = REFRESH_SECONDS, note: str = ""
+    ) -> None:
         super().__init__()
         self._snapshot: Snapshot = snapshot or ProcessTable().snapshot
         self._refresh_seconds = refresh_seconds
+        self._note = note
         self._rows: list[ProcessRow] = []
         self._sort = "cpu"
         self._tree = False
@@ -57,7 +66,8 @@ class ProcessPicker(App[int | None]):
         self.shown: list[int] = []  # the pids in display order (what Enter picks from)
 
     def compose(self) -> ComposeResult:
-        yield Static("", id="title")
+        yield Static("", id="title", markup=False)
+        yield Static(printable(self._note), id="note", markup=False, classes="shown" if self._note else "")
         yield Input(
             placeholder="filter: part of a command, user or pid (Enter or Escape to leave)", id="filter"
         )
@@ -102,7 +112,7 @@ class ProcessPicker(App[int | None]):
         if chosen in self.shown:
             table.move_cursor(row=self.shown.index(chosen))
         view = "tree" if self._tree else f"sorted by {self._sort}"
-        where = f", filter {self._filter!r}" if self._filter else ""
+        where = f", filter {printable(self._filter)!r}" if self._filter else ""
         self.query_one("#title", Static).update(
             f"{len(self.shown)} of {len(self._rows)} processes, {view}{where}: Enter attaches"
         )
@@ -117,7 +127,7 @@ class ProcessPicker(App[int | None]):
     def action_attach(self) -> None:
         pid = self._highlighted()
         if pid is not None:
-            self.exit(pid)
+            self.dismiss(pid)
 
     def action_filter(self) -> None:
         box = self.query_one(Input)
@@ -137,16 +147,19 @@ class ProcessPicker(App[int | None]):
         if box.has_focus:
             self._close_filter()
             return
-        self.exit(None)
+        self.dismiss(None)
 
-    def on_data_table_row_selected(self, _event: DataTable.RowSelected) -> None:
+    def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
+        event.stop()
         self.action_attach()  # Enter on the table: the table takes the key and says so
 
     def on_input_changed(self, event: Input.Changed) -> None:
+        event.stop()
         self._filter = event.value
         self._show()
 
-    def on_input_submitted(self, _event: Input.Submitted) -> None:
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        event.stop()  # the monitor's own filter bar answers its own Submitted, not this one's
         self._close_filter()
 
     def _close_filter(self) -> None:
@@ -154,3 +167,21 @@ class ProcessPicker(App[int | None]):
         if not box.value:
             box.remove_class("shown")
         self.query_one(DataTable).focus()
+
+
+class ProcessPicker(App[int | None]):
+    """The list on its own, before any session (``sectormon top``): the app's result is the pid."""
+
+    TITLE = "sectormon: pick a process to count"
+
+    def __init__(self, snapshot: Snapshot | None = None, *, refresh_seconds: float = REFRESH_SECONDS) -> None:
+        super().__init__()
+        self.list = ProcessListScreen(snapshot, refresh_seconds=refresh_seconds)
+
+    @property
+    def shown(self) -> list[int]:
+        """The pids in display order."""
+        return self.list.shown
+
+    def on_mount(self) -> None:
+        self.push_screen(self.list, self.exit)

@@ -20,15 +20,18 @@ from sectormon.sim.advisor import (
     MIN_BUDGET,
     Candidate,
     Outcome,
+    TimeLimit,
+    advise,
     assignments,
     default_budget,
-    fujitsu,
     l1_splits,
     l2_splits,
     present,
-    registers,
+    profile_objects,
+    render,
     search,
 )
+from sectormon.sim.stream import RegionMark, ThreadSpec, flags
 from tests.e2e.helpers import run_sectormon
 
 
@@ -56,30 +59,6 @@ def test_two_groups_put_the_most_reused_object_in_sector_1() -> None:
     assert present((0, 1), [200.0, 1.0]) == (1, 0)
     assert present((0, 1), [1.0, 200.0]) == (0, 1)
     assert present((0, 1, 2), [9.0, 1.0, 1.0]) == (0, 1, 2)  # Fujitsu's form is for two sectors
-
-
-def test_register_values_follow_the_field_layout() -> None:
-    c = Candidate((1, 0), (1, 3, 0, 0), (2, 12))
-    assert registers(c) == {
-        "IMP_SCCR_L1_EL0": "0x0031",
-        "IMP_SCCR_SET0_L2_EL1": "0x0c02",
-        "IMP_SCCR_SET1_L2_EL1": "0x0c02",
-    }
-
-
-def test_fujitsu_form_for_two_sectors_only() -> None:
-    names = ("reused", "stream")
-    two = fujitsu(Candidate((1, 0), (1, 3, 0, 0), (2, 12)), names, 14)
-    assert two["expressible"] is True
-    assert "FLIB_L2_SECTOR_NWAYS_INIT=2,12" in two["environment"]
-    assert two["directives"] == [
-        "#pragma statement scache_isolate_way L2=12 L1=3",
-        "#pragma statement scache_isolate_assign reused",
-    ]
-    flat = fujitsu(Candidate((1, 0), (1, 3, 0, 0), (14, 14)), names, 14)
-    assert flat["expressible"] is False and "not partitioned" in flat["why"]
-    three = fujitsu(Candidate((0, 1, 2), (1, 1, 2, 0), (2, 12)), ("A", "B", "C"), 14)
-    assert three["expressible"] is False and "sector ids 2-3" in three["why"]
 
 
 def _fake_run(calls: list[Candidate | None]) -> Any:
@@ -112,13 +91,140 @@ def test_search_beyond_the_budget_runs_at_most_the_budget_and_says_so(budget: in
     assert found.pruned and found.space == 960
     assert len(calls) - 1 == budget == len(found.ranked)  # the baseline is not counted
     assert found.how.startswith(f"pruned: {budget} of 960 configurations simulated (budget {budget})")
-    assert progress == [(i, budget + 1) for i in range(1, budget + 2)]
+    assert progress == [(i, budget + 1, None) for i in range(1, budget + 2)]  # no time limit
+
+
+class FakeClock:
+    """A clock each simulation moves on by ``step`` seconds (the search reads it around every run)."""
+
+    def __init__(self, step: float) -> None:
+        self.now = 0.0
+        self.step = step
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def _timed_run(clock: FakeClock, calls: list[Candidate | None]) -> Any:
+    inner = _fake_run(calls)
+
+    def run(c: Candidate | None) -> Outcome:
+        clock.now += clock.step
+        return inner(c)
+
+    return run
+
+
+@pytest.mark.parametrize("budget", [100, 10])  # exhaustive, and pruned
+def test_a_time_limit_stops_the_search_before_a_run_would_pass_it(budget: int) -> None:
+    clock = FakeClock(step=2.0)
+    calls: list[Candidate | None] = []
+    progress: list[tuple[int, int, float | None]] = []
+    limit = TimeLimit(9.0, clock)
+    found = search(
+        2, [5.0, 1.0], 14, _timed_run(clock, calls), "IPC", budget, lambda *p: progress.append(p), limit
+    )
+    # runs of 2 s within 9 s: the baseline and 3 candidates end at 8 s; a fifth would end at 10 s
+    assert len(calls) == 4 and clock.now == 8.0
+    assert found.cut_short and found.planned == min(budget, 80) and len(found.ranked) == 3
+    assert found.how.startswith(
+        f"cut short by the time limit (9 s) after 3 of the {found.planned} simulations"
+    )
+    assert [p[2] for p in progress] == [7.0, 5.0, 3.0, 1.0]  # the seconds left after each run
+
+
+def test_a_time_limit_the_search_fits_in_changes_nothing() -> None:
+    clock = FakeClock(step=0.1)
+    calls: list[Candidate | None] = []
+    found = search(2, [5.0, 1.0], 14, _timed_run(clock, calls), "IPC", 100, None, TimeLimit(60.0, clock))
+    assert (
+        not found.cut_short and len(found.ranked) == 80 and found.how == "exhaustive: all 80 configurations"
+    )
+
+
+def test_an_exhaustive_search_cut_short_has_seen_both_ends_of_the_splits() -> None:
+    clock = FakeClock(step=1.0)
+    found = search(2, [5.0, 1.0], 14, _timed_run(clock, []), "IPC", 100, None, TimeLimit(9.0, clock))
+    seen = {o.candidate.l1 for o in found.ranked if o.candidate is not None}
+    l2s = {o.candidate.l2 for o in found.ranked if o.candidate is not None}
+    assert len(found.ranked) == 8
+    assert len(seen) >= 3 and len(l2s) >= 3  # spread, not the first L1D split's L2 splits only
+
+
+def test_a_baseline_past_the_limit_leaves_no_row_and_says_so() -> None:
+    clock = FakeClock(step=5.0)
+    calls: list[Candidate | None] = []
+    found = search(2, [5.0, 1.0], 14, _timed_run(clock, calls), "IPC", 100, None, TimeLimit(4.0, clock))
+    assert calls == [None] and found.ranked == [] and found.cut_short
 
 
 def test_pruned_search_still_combines_the_best_l1d_and_l2_splits() -> None:
     found = search(3, [5.0, 1.0, 1.0], 14, _fake_run([]), "IPC", budget=120)
     best = found.ranked[0].candidate
     assert best is not None and best.l1[1] == 3 and best.l2 == (4, 10)
+
+
+def test_a_touch_is_a_line_other_than_the_objects_previous_one_in_the_thread() -> None:
+    table, stream = flags(0, False, False, False, 1), flags(0, True, False, False, 2)
+    # a streamed line's records split by table reads between them, the table read at two lines
+    chunk = [(10, 1, stream), (500, 1, table), (10, 2, stream), (501, 1, table), (11, 4, stream)]
+    marks: list[Any] = [chunk, RegionMark(True, "loop"), [(10, 1, stream), (500, 1, table)]]
+    spec = ThreadSpec(0, 0, lambda: iter(marks), objects=("[other]", "table", "stream"))
+    other, table_profile, stream_profile = profile_objects([spec])
+    assert (stream_profile.accesses, stream_profile.lines, stream_profile.touches) == (8, 2, 3)
+    assert stream_profile.reuse == 1.5  # line 10 twice (the second pass), line 11 once
+    assert (table_profile.accesses, table_profile.lines, table_profile.touches) == (3, 2, 3)
+    assert other.accesses == 0 and other.reuse == 0.0
+
+
+def _spec(accesses: dict[int, int]) -> ThreadSpec:
+    """A thread reading ``accesses[obj]`` distinct lines of each object once."""
+    chunk = [
+        (obj * 1000 + i, 1, flags(0, False, False, False, obj))
+        for obj, n in accesses.items()
+        for i in range(n)
+    ]
+    return ThreadSpec(0, 0, lambda: iter([chunk]), objects=("[other]", "table", "stream", "completed.0"))
+
+
+def _summarize(c: Candidate | None, names: Sequence[str]) -> dict[str, Any]:
+    ipc = 1.0 if c is None else 1.0 + c.l1[c.assignment[0]] / 10
+    return {"metrics": {**dict.fromkeys(METRICS, 1.0), "IPC": ipc}, "objects": {}}
+
+
+def test_objects_with_a_sliver_of_the_accesses_stay_in_sector_0() -> None:
+    seen: list[Sequence[str]] = []
+
+    def summarize(c: Candidate | None, names: Sequence[str]) -> dict[str, Any]:
+        seen.append(names)
+        return _summarize(c, names)
+
+    spec = _spec({0: 5, 1: 300, 2: 700, 3: 5})  # [other] and completed.0: 0.5 % each
+    advice = advise([spec], summarize, l2_ways=14, rank_by="IPC", budget=3, command=["./prog", "a b"])
+    assert {n for names in seen for n in names} == {"table", "stream"}
+    assert {o["name"]: o["placed"] for o in advice["objects"]} == {
+        "[other]": False,
+        "table": True,
+        "stream": True,
+        "completed.0": False,
+    }
+    assert advice["command"] == ["./prog", "a b"]
+    assert all(set(r["assignment"]) == {"table", "stream"} for r in advice["rows"])
+    text = render(advice, 1)
+    assert "not placed (under 1 % of the accesses: sector 0)" in text
+    assert text.count("-- ./prog 'a b'") == 1  # the rows' options go with the traced command, quoted
+
+
+def test_the_text_says_when_no_configuration_ran_in_time() -> None:
+    spec = _spec({1: 300, 2: 700})
+    advice = advise(
+        [spec], _summarize, l2_ways=14, rank_by="IPC", budget=3, time_limit=1e-9, caveats=["blind"]
+    )
+    assert advice["rows"] == [] and advice["search"]["cut_short"] is True
+    assert advice["search"]["time_limit_s"] == 1e-9 and advice["search"]["planned"] == 3
+    text = render(advice, 10)
+    assert "No configuration was simulated within the time limit" in text
+    assert "Caveat: blind" in text and advice["caveats"] == ["blind"]
 
 
 def test_advise_refuses_more_objects_than_it_can_place() -> None:
@@ -150,8 +256,26 @@ def test_advise_refuses_the_options_it_searches(
 
 
 def test_advisor_options_without_advise_are_refused(capsys: pytest.CaptureFixture[str]) -> None:
-    assert cli.main(["sim", "--summary", "--rank-by", "IPC", "--top", "3"]) == 2
-    assert "--rank-by, --top go with --advise" in capsys.readouterr().err
+    assert cli.main(["sim", "--summary", "--rank-by", "IPC", "--time-limit", "9", "--top", "3"]) == 2
+    assert "--rank-by, --time-limit, --top go with --advise" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("value", ["0", "-1", "nan", "1e9", "ten"])
+def test_a_time_limit_outside_its_range_is_one_line(value: str, capsys: pytest.CaptureFixture[str]) -> None:
+    assert cli.main(["sim", "--advise", "--time-limit", value]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("sectormon: --time-limit ") and "a number of wall seconds" in err
+    assert err.count("\n") == 1
+
+
+def test_the_progress_says_the_time_left_of_a_time_limit(capsys: pytest.CaptureFixture[str]) -> None:
+    small = ["--size", "passes=4", "--threads", "1", "--warmup", "0"]
+    assert cli.main(["sim", "--advise", "--json", "--budget", "2", "--time-limit", "600", *small]) == 0
+    out, err = capsys.readouterr()
+    search_info = json.loads(out)["search"]
+    assert search_info["time_limit_s"] == 600 and search_info["cut_short"] is False
+    assert search_info["planned"] == search_info["simulated"] == 2
+    assert all(line.endswith(" s left)") for line in err.splitlines()), err
 
 
 def test_a_trace_without_objects_has_nothing_to_assign(

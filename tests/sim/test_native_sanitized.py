@@ -16,6 +16,7 @@ TESTS = [
     "tests/sim/test_golden.py",
     "tests/sim/test_sectors.py",
     "tests/sim/test_fast_paths.py",
+    "tests/sim/test_marks.py",
     "tests/sources/sim/test_sampling.py",
     # hostile inputs: 10,600 generated traces, objects files and kernel sizes (about 2 min here)
     "tests/sim/test_fuzz_sim_inputs.py",

@@ -162,7 +162,7 @@ async def test_space_pauses_the_display_not_the_sampling(
         if size == WIDE:
             assert "t 1.00s" in screen_text(app)
         await pilot.press("w", "w")
-        await pilot.press("p")
+        await pilot.press("z")
         await pilot.pause()
         assert not app.display_paused
         assert "t 3.00s" in screen_text(app)
@@ -453,7 +453,7 @@ async def test_replay_keys(replay_session: FakeReplay) -> None:
         ]
         text = screen_text(app)
         assert "⏸ paused 0.5x  10:00 / 10:00" in text and "◆" in text
-        await pilot.press("p")
+        await pilot.press("z")
         assert app.display_paused
         await pilot.press("question_mark")
         await pilot.pause()

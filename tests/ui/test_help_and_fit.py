@@ -141,7 +141,7 @@ async def test_the_header_shows_target_window_and_state_at_every_width(size: tup
     app = make_app(fake)
     async with app.run_test(size=size) as pilot:
         fake.emit(2)
-        await pilot.press("p")
+        await pilot.press("z")
         await pilot.pause()
         line1, line2 = screen_text(app).splitlines()[:2]
         assert "target pid 4242" in line1 and "stream_mix" in line1 and not line1.rstrip().endswith("…")

@@ -24,6 +24,7 @@ from sectormon.data.readings import Mark
 from sectormon.io.jsonl import encode_mark
 from sectormon.session.control import SessionControl
 from sectormon.ui.app import SectormonApp, make_app, run_tui
+from sectormon.ui.attach import AttachOffer
 from sectormon.ui.messages import FrameArrived, SessionWarning
 from sectormon.ui.screens.help import HelpScreen
 from sectormon.ui.screens.warnings import WarningsScreen
@@ -67,9 +68,11 @@ def tui_under_pilot(
     """Make the commands' TUI run under Pilot (no terminal needed); ``drive`` plays the user."""
     apps: list[SectormonApp] = []
 
-    def run_tui(controller: SessionControl, theme: str | None = None) -> int:
+    def run_tui(
+        controller: SessionControl, theme: str | None = None, attach: AttachOffer | None = None
+    ) -> int:
         async def main() -> None:
-            app = make_app(controller, theme=theme)
+            app = make_app(controller, theme=theme, attach=attach)
             apps.append(app)
             async with app.run_test(size=(160, 50)) as pilot:
                 await drive(app, pilot)

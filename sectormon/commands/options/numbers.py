@@ -197,6 +197,7 @@ PROXY = whole(1, 4096, "units per CMG")
 DELAY_MS = whole(-1, 7 * 86_400_000, "ms")
 REGION_LEVEL = whole(0, 2**31 - 1, "a fapp region level")
 BUDGET = whole(1, 1_000_000, "simulations")
+ADVISE_TIME_LIMIT = Range(1.0, DAY, "a number of wall seconds")
 PRECISE = whole(0, 3)
 
 # -- reports ---------------------------------------------------------------------------------------

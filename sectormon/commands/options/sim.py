@@ -188,6 +188,16 @@ def sim_cpus(text: str | None) -> tuple[int, ...]:
     return cpus
 
 
+def add_region_option(parser: argparse._ActionsContainer) -> None:
+    """``sim``'s ``--region``: the marked region ``--summary`` (and the advisor) report."""
+    parser.add_argument(
+        "--region",
+        metavar="NAME[#NUMBER]",
+        help="with --summary or --advise: the figures of this marked region (a kernel's is named after "
+        "the kernel; a traced program's are its marker calls') instead of the whole run",
+    )
+
+
 def _pairs(values: list[str] | None, option: str) -> dict[str, str]:
     out: dict[str, str] = {}
     for value in values or []:
@@ -241,6 +251,7 @@ def sim_options(args: argparse.Namespace) -> SimOptions:
         program=program,
         running=running,
         cpus=cpus,
+        region=getattr(args, "region", None),  # sim's own option; --source sim has no --summary
     )
 
 

@@ -53,7 +53,7 @@ class _Entry:
 
 class KernelRegions:
     """The region ``name`` of every simulated thread, read as a
-    :class:`~sectormon.data.regions.RegionSnapshot` whenever it changed (:meth:`read_changed`)."""
+    :class:`~sectormon.data.regions.RegionSnapshot` (:meth:`read`)."""
 
     def __init__(self, name: str, energy: Energy) -> None:
         self.name = name
@@ -63,7 +63,6 @@ class KernelRegions:
         self._cmg_start: dict[int, dict[int, int]] = {}  # CMG -> its counts at the region's start
         self._cmg_end: dict[int, dict[int, int]] = {}  # CMG -> its counts when its last thread left
         self._done: dict[int, ThreadRegion] = {}  # threads whose readings can no longer change
-        self._last = EMPTY
 
     def add_group(self, events: Sequence[EventDef]) -> None:
         """A counter group the sampler opened; each becomes one :class:`GroupDelta` of every
@@ -88,22 +87,17 @@ class KernelRegions:
         }
         self._cmg_start = {ident: self._cmg_counts(c) for ident, c in machine.cmgs.items()}
 
-    def read_changed(self, machine: Machine) -> RegionSnapshot | None:
-        """The region of every thread that entered it, or ``None`` when that is as it was at the
-        previous call (or nothing entered it yet)."""
+    def read(self, machine: Machine) -> RegionSnapshot:
+        """The region of every thread that entered it (none before the warm-up's end)."""
         if self._entries is None or not self._entries:
-            return None
+            return EMPTY
         cmg_counts = {ident: self._cmg_now(c) for ident, c in machine.cmgs.items()}
-        snapshot = RegionSnapshot(
+        return RegionSnapshot(
             threads=tuple(self._reading(entry, cmg_counts) for entry in self._entries.values()),
             overflow=frozenset(),
             unpaired=0,
             dropped=0,
         )
-        if snapshot == self._last:
-            return None
-        self._last = snapshot
-        return snapshot
 
     def _reading(self, entry: _Entry, cmg_counts: dict[int, dict[int, int]]) -> ThreadRegion:
         thread = entry.thread

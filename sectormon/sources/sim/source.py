@@ -9,9 +9,10 @@ model), hence the sim defaults below: a 10 us timeslice
 and a 250 us frame interval, so the six SC groups rotate about four times per frame. The TUI paces
 the simulated clock (``pace``) so a frame comes every half second, not as fast as the model runs.
 A kernel's threads mark their measured phase, after the warm-up, as a region named after the
-kernel (:mod:`.regions`): the slices carry it through :meth:`SimSource.read_regions`. A program
-running under QEMU (``live``) adds its threads to the machine as they appear, as new units (a
-thread's clock starts at the machine's), and ends with the session like a launched command.
+kernel (:mod:`.regions`), and a traced program's marker calls mark its own regions (:mod:`.marks`):
+the slices carry them through :meth:`SimSource.read_regions`. A program running under QEMU
+(``live``) adds its threads to the machine as they appear, as new units (a thread's clock starts
+at the machine's), and ends with the session like a launched command.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from sectormon.data.readings import Unit
-from sectormon.data.regions import RegionSnapshot
+from sectormon.data.regions import EMPTY, RegionSnapshot
 from sectormon.errors import SectormonError, UsageError
 from sectormon.host.cpu_time import TargetCpu
 from sectormon.perf.group import GroupValues
@@ -48,6 +49,7 @@ from sectormon.sim.thread import SimThread
 from sectormon.sim.trace import TraceFile
 from sectormon.sim.workload import Workload, kernel_workload, trace_workload
 from sectormon.sources.base import Capabilities, SampleFeed, SampleRequest, SourceBase, UnitsUpdate
+from sectormon.sources.sim.marks import MarkedRegions
 from sectormon.sources.sim.regions import KernelRegions
 
 if TYPE_CHECKING:  # a real program's trace: imported only by the runs that have one
@@ -165,8 +167,11 @@ class SimSource(SourceBase):
         warmup: float = 0.0,
         pace: float = 0.0,
         live: LiveProgram | None = None,
+        region: str | None = None,
     ) -> None:
         self.config = config or ModelConfig()
+        # The region ``sim --summary`` reports instead of the whole run (NAME or NAME#NUMBER).
+        self.region = region
         # Wall seconds per simulated second that wait_until keeps to at least (0: as fast as the
         # model runs), and the (wall, simulated) moment the pace counts from.
         self.pace = pace
@@ -189,9 +194,12 @@ class SimSource(SourceBase):
         self.live = live
         self._joined_at: dict[int, int] = {}
         self._samples: SimSampleFeed | None = None  # --sample: a joining thread is sampled too
-        # A kernel's threads mark their measured phase; a trace's program marked nothing.
+        # A kernel's threads mark their measured phase; a traced program's streams carry its marks.
         kernel = workload.kernel
         self._regions = KernelRegions(kernel.name, self.config.energy) if kernel is not None else None
+        self.marks = MarkedRegions(self.config.energy)
+        self.machine.on_mark = self.marks.on_mark
+        self._regions_read = EMPTY
 
     # -- lookups used by the counter groups -------------------------------------------------------
     def thread_of(self, tid: int) -> SimThread | None:
@@ -306,9 +314,14 @@ class SimSource(SourceBase):
             raise SimEventError(f"CMG {unit.cmg} runs no simulated thread")
         if unit.kind == "cpu":
             raise SimEventError("the simulator counts per simulated thread and per CMG, not per CPU")
+        self.add_region_group(events)
+        return SimCounterGroup(self, unit, events)
+
+    def add_region_group(self, events: Sequence[EventDef]) -> None:
+        """Count ``events`` (modelled ones) in every region: one group of each reading."""
         if self._regions is not None:
             self._regions.add_group(events)
-        return SimCounterGroup(self, unit, events)
+        self.marks.add_group(events)
 
     def probe(self, events: Sequence[EventDef]) -> Mapping[str, ProbeResult]:
         energy = self.config.energy
@@ -349,11 +362,26 @@ class SimSource(SourceBase):
         return f"{self.live.run.argv[0]}: {describe_exit(code)}"
 
     def read_regions(self) -> RegionSnapshot | None:
-        """The kernel's region in every thread (:mod:`.regions`) when it changed since the last call."""
-        if self._regions is None:
+        """Every region (a kernel's, a program's marked ones) when it changed since the last call."""
+        snapshot = self.regions()
+        if snapshot == self._regions_read:
             return None
+        self._regions_read = snapshot
+        return snapshot
+
+    def regions(self) -> RegionSnapshot:
+        """Every region in every thread now: the kernel's (:mod:`.regions`), then the marked ones
+        (:mod:`.marks`) in the order they were first marked."""
         with self._lock:
-            return self._regions.read_changed(self.machine)
+            marked = self.marks.read()
+            if self._regions is None:
+                return marked
+            kernel = self._regions.read(self.machine)
+        if not marked.threads and not marked.unpaired:
+            return kernel
+        return RegionSnapshot(
+            threads=kernel.threads + marked.threads, overflow=frozenset(), unpaired=marked.unpaired, dropped=0
+        )
 
     def target_cpu(self) -> TargetCpu | None:
         """Every simulated thread's own clock: exactly what its counters could have counted."""
@@ -488,6 +516,7 @@ class SimOptions:
     program: Program | None = None  # a traced real program (sim -- CMD), captured once
     running: TracedRun | None = None  # a program running under QEMU, simulated while it runs
     cpus: tuple[int, ...] = ()  # --bind: the simulated CPU of a program's t-th thread
+    region: str | None = None  # the region --summary reports (--region NAME or NAME#NUMBER)
 
 
 def sector_config(options: SimOptions, kernel: str | None) -> SectorConfig:
@@ -529,6 +558,11 @@ def build_sim_source(options: SimOptions, *, loop: bool) -> SimSource:
             )
         if options.sizes:
             raise UsageError("--size sets kernel parameters; a --trace carries its own addresses")
+        if options.region is not None:
+            raise UsageError(
+                f"--region {options.region}: a --trace marks no region (it holds a program's accesses, "
+                "not its marker calls); drop --region"
+            )
         sectors = sector_config(options, None)
         objects = parse_objects(options.objects) if isinstance(options.objects, str) else options.objects
         assign = object_sectors(objects, options.assign) if options.assign else None
@@ -550,7 +584,7 @@ def build_sim_source(options: SimOptions, *, loop: bool) -> SimSource:
         program = options.program is not None or options.running is not None
         warmup = TRACE_WARMUP if options.traces or program else DEFAULT_WARMUP
     loop = loop if options.loop is None else options.loop
-    return SimSource(workload, config, loop=loop, warmup=warmup, live=live)
+    return SimSource(workload, config, loop=loop, warmup=warmup, live=live, region=options.region)
 
 
 def check_program_options(options: SimOptions) -> None:

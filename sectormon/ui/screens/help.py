@@ -43,6 +43,8 @@ class HelpContent:
     hotspots: bool = False
     proxy: str = ""  # the stand-ins of a --proxy session (the header's words), else empty
     warnings: Sequence[str] = field(default_factory=tuple)
+    attach: bool = False  # p can attach the monitor to another process
+    threads: bool = False  # T lists the counted processes' threads (a live session on this host)
 
 
 LEGEND = (
@@ -81,7 +83,7 @@ def keys(content: HelpContent) -> list[tuple[str, str]]:
     if content.replay:
         out = [
             ("q", "quit"),
-            ("p", "pause the display (the replay goes on)"),
+            ("z", "pause the display (the replay goes on)"),
             ("b", "baseline: mark the rolling window / clear it"),
             ("d", "with a baseline: tables show improvements or values"),
             ("m", f"bookmark: a numbered mark on the timeline, kept in {content.bookmarks_file}"),
@@ -90,7 +92,7 @@ def keys(content: HelpContent) -> list[tuple[str, str]]:
         folder = f" in {content.record_folder}" if content.record_folder else ""
         out = [
             ("q", "quit (stops the session, closes the recording)"),
-            ("space / p", "pause the display (sampling and recording go on)"),
+            ("space / z", "pause the display (sampling and recording go on)"),
             ("b", "baseline: mark the rolling window / clear it"),
             ("d", "with a baseline: tables show improvements or values"),
             ("r", f"start / stop recording (sectormon-DATE-TIME.jsonl.gz{folder})"),
@@ -99,6 +101,7 @@ def keys(content: HelpContent) -> list[tuple[str, str]]:
     out += [
         ("s", "sort cores by the next column (or click a header)"),
         ("g", "group the cores view by process (MPI ranks first) / by core"),
+        *([("T", "threads: CPU %, state, last CPU, affinity, bound")] if content.threads else []),
         ("w", "window: last interval / rolling window / whole run"),
         ("/", "filter cores: 12-23,40  cmg1  unbound  (empty = all)"),
         ("t", "next theme"),
@@ -107,6 +110,8 @@ def keys(content: HelpContent) -> list[tuple[str, str]]:
         ("l", "the warnings log: every warning, when it came, how often"),
         ("?", "this help"),
     ]
+    if content.attach:
+        out.append(("p", "process list: Enter ends this session, counts the chosen one"))
     if content.presets:
         out.append(("c", "next sector-cache preset of the simulator (live)"))
     if content.hotspots:
@@ -115,7 +120,7 @@ def keys(content: HelpContent) -> list[tuple[str, str]]:
 
 
 REPLAY_KEYS: tuple[tuple[str, str], ...] = (
-    ("space", "pause / resume the replay (p: pause the display)"),
+    ("space", "pause / resume the replay (z: pause the display)"),
     ("← / →", "seek 1 s (shift: 10 s); a simulated recording: 1 frame (10)"),
     ("[ / ]", "slower / faster"),
     ("Home / End", "start / end of the recording"),

@@ -134,14 +134,6 @@ def test_an_unknown_variable_is_refused_before_the_program_runs(tmp_path: Path) 
     assert len(run.stderr.splitlines()) == 1
 
 
-def test_the_advisor_on_a_program_says_it_is_not_there_yet(tmp_path: Path) -> None:
-    program = _build(tmp_path, "hostile")
-    run = run_sectormon("sim", "--advise", "--", str(program))
-    assert run.returncode == 2
-    assert run.stderr.startswith("sectormon: --advise does not run on a traced program yet")
-    assert "to stderr" not in run.stderr  # refused before the program ran
-
-
 def _build_aarch64(tmp_path: Path, name: str, *flags: str) -> Path:
     if shutil.which("aarch64-linux-gnu-gcc") is None or shutil.which("qemu-aarch64") is None:
         pytest.skip(
