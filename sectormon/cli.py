@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import difflib
 import errno
 import importlib
 import shutil
@@ -153,6 +152,8 @@ def _refuse_misspelt_subcommand(argv: Sequence[str]) -> None:
     """
     if not argv or argv[0].startswith("-") or "/" in argv[0] or shutil.which(argv[0]):
         return
+    import difflib  # only for a word that is not a subcommand
+
     close = difflib.get_close_matches(argv[0], SUBCOMMANDS, n=1, cutoff=0.6)
     if close:
         raise UsageError(

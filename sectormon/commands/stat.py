@@ -23,9 +23,8 @@ from typing import TextIO
 
 from sectormon.commands import stat_report
 from sectormon.commands.front_end import add_session_options, run_session, session_request
-from sectormon.commands.monitor import perf_profile
 from sectormon.commands.options import numbers
-from sectormon.commands.options.events import RunEvents, add_events_option
+from sectormon.commands.options.events import RunEvents, add_events_option, perf_profile
 from sectormon.commands.options.openmetrics import open_exporter
 from sectormon.commands.options.output import StreamOutput
 from sectormon.commands.stat_counts import Intervals, Shown, run_blocks, spread

@@ -4,13 +4,15 @@
 profile whose ``match`` fits the host's CPU, falling back to the one with an empty ``match``; the
 simulated A64FX always gets ``a64fx``. The host's variant (its part's nJ factors) is passed to the
 profile here.
+
+Picking one reads each built-in file at most once, the chosen one included (a start of ``sectormon
+stat`` pays for every parse: benchmarks/bench_start.py).
 """
 
 from __future__ import annotations
 
-import functools
-from collections.abc import Mapping
-from importlib import resources
+from collections.abc import Iterator, Mapping
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from sectormon.errors import UsageError
@@ -23,11 +25,14 @@ from sectormon.profiles.safe_yaml import YamlInputError
 if TYPE_CHECKING:
     from sectormon.host.topology import Topology
 
+BUILTIN_DIR = Path(__file__).resolve().parent
+"""The built-in profiles' YAML files ship beside this module (read as files, as the marker library
+is: importlib.resources would import its zip readers at every start)."""
+
 
 def builtin_profiles() -> tuple[str, ...]:
     """Names of the profiles shipped with sectormon."""
-    files = resources.files("sectormon.profiles")
-    return tuple(sorted(p.name[: -len(".yaml")] for p in files.iterdir() if p.name.endswith(".yaml")))
+    return tuple(sorted(p.name[: -len(".yaml")] for p in BUILTIN_DIR.iterdir() if p.name.endswith(".yaml")))
 
 
 def _is_path(name_or_path: str) -> bool:
@@ -35,16 +40,10 @@ def _is_path(name_or_path: str) -> bool:
 
 
 def _builtin(name: str, variant: str) -> tuple[Profile, dict[str, Any]]:
-    resource = resources.files("sectormon.profiles").joinpath(f"{name}.yaml")
+    path = BUILTIN_DIR / f"{name}.yaml"
     return parse_profile(
-        resource.read_text(encoding="utf-8"), str(resource), variant=variant, source=f"builtin:{name}"
+        path.read_text(encoding="utf-8"), str(path), variant=variant, source=f"builtin:{name}"
     )
-
-
-@functools.cache
-def _builtin_match(name: str) -> tuple[tuple[str, Any], ...]:
-    """A built-in profile's ``match`` (cached: profiles themselves are rebuilt per load, they hold dicts)."""
-    return tuple(_builtin(name, "")[1].items())
 
 
 def load_profile(name_or_path: str, *, variant: str = "") -> Profile:
@@ -76,16 +75,22 @@ def _matches(match: Mapping[str, Any], topology: Topology) -> bool:
     return not ("model" in match and str(match["model"]).lower() not in topology.model.lower())
 
 
+def _auto_candidates(topology: Topology, variant: str) -> Iterator[tuple[str, Profile]]:
+    """The built-in profiles that fit this host, best first, each parsed once (with ``variant``):
+    those whose ``match`` fits, then those with an empty ``match`` (the fallback)."""
+    fallbacks: list[tuple[str, Profile]] = []
+    for name in builtin_profiles():
+        profile, match = _builtin(name, variant)
+        if not match:
+            fallbacks.append((name, profile))
+        elif _matches(match, topology):
+            yield name, profile
+    yield from fallbacks
+
+
 def auto_profile_name(topology: Topology) -> str:
     """The built-in profile for this host: the first whose ``match`` fits, else the ``match: {}`` one."""
-    fallback = ""
-    for name in builtin_profiles():
-        match = dict(_builtin_match(name))
-        if not match:
-            fallback = fallback or name
-        elif _matches(match, topology):
-            return name
-    return fallback or "generic"
+    return next((name for name, _ in _auto_candidates(topology, "")), "generic")
 
 
 def resolve_profile(name: str | None, topology: Topology | None) -> tuple[Profile, str]:
@@ -97,4 +102,5 @@ def resolve_profile(name: str | None, topology: Topology | None) -> tuple[Profil
     if topology is None:
         return load_profile("a64fx"), "auto: simulated A64FX"
     why = "auto: A64FX detected" if topology.is_a64fx else "auto: not an A64FX"
-    return load_profile(auto_profile_name(topology), variant=topology.variant), why
+    chosen = next(_auto_candidates(topology, topology.variant), None)
+    return (chosen[1] if chosen else load_profile("generic", variant=topology.variant)), why
