@@ -20,6 +20,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, NoReturn, Protocol
 
 from sectormon import __version__
+from sectormon.commands import startup
 from sectormon.errors import SectormonError, UsageError
 from sectormon.files.text import print_message, printable
 from sectormon.session import stopping
@@ -99,8 +100,20 @@ def build_parser(name: str | None) -> argparse.ArgumentParser:
     return parser
 
 
+COUNTING_MODULES = ("monitor", "stat")
+"""The commands that end the start themselves, as their session starts (sectormon.commands.startup)."""
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv is None:  # the process's own command line: its start pauses the collector
+        startup.pause()
+    try:
+        return _main(list(sys.argv[1:] if argv is None else argv))
+    finally:
+        startup.done()
+
+
+def _main(argv: list[str]) -> int:
     name = argv[0] if argv and argv[0] in SUBCOMMANDS else None
     rest = argv[1:] if name else argv
     module = SUBCOMMANDS[name][0] if name else "monitor"
@@ -120,7 +133,10 @@ def main(argv: Sequence[str] | None = None) -> int:
                 _refuse_misspelt_subcommand(rest)
             parser = build_parser(name)
             args = parser.parse_args(rest)
-            return _load(module).run(args)
+            command = _load(module)
+            if module not in COUNTING_MODULES:
+                startup.done()
+            return command.run(args)
     except SectormonError as exc:
         print_message(str(exc))
         return exc.exit_code

@@ -14,6 +14,7 @@ import sys
 import tempfile
 from typing import TYPE_CHECKING
 
+from sectormon.commands import startup
 from sectormon.commands.options import numbers
 from sectormon.commands.options.openmetrics import add_openmetrics_options, check_output_mode
 from sectormon.commands.options.output import StreamOutput, require_terminal
@@ -283,6 +284,7 @@ def run_session(
     if exporter is not None:
         exporter.start(session.header)
         session.subscribe(exporter.publish)
+    startup.done()  # from here on the process runs the session: collect as usual
     try:
         if headless:
             session.run_headless()

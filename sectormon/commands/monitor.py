@@ -13,6 +13,7 @@ import dataclasses
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from sectormon.commands import startup
 from sectormon.commands.front_end import (
     CommandLog,
     add_session_options,
@@ -131,6 +132,7 @@ def _attach_check(args: argparse.Namespace) -> None:
 
 def _run_target(args: argparse.Namespace, reattach: Reattach) -> int:
     if args.pid is PICK:
+        startup.done()  # the list waits for the user: collect as usual meanwhile
         chosen = pick_process()
         if chosen is None:
             return 0  # left the list without choosing: nothing to count
