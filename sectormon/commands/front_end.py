@@ -11,7 +11,6 @@ import contextlib
 import os
 import shutil
 import sys
-import tempfile
 from typing import TYPE_CHECKING
 
 from sectormon.commands import startup
@@ -222,6 +221,8 @@ class CommandLog:
 
     @classmethod
     def create(cls) -> CommandLog:
+        import tempfile  # only a command under the TUI has a log
+
         fd, path = tempfile.mkstemp(prefix="sectormon-command-", suffix=".log")
         return cls(path, fd, os.open(os.devnull, os.O_RDONLY | os.O_CLOEXEC))
 

@@ -30,16 +30,20 @@ NEVER_ON_A_COUNTED_RUN = (
     "sectormon.io.recording",  # --record
     "sectormon.io.reader",  # replay
     "difflib",  # the did-you-mean of a misspelt name
+    "platform",  # os.uname and sys.version say what the header needs
+    "secrets",  # os.urandom names the region markers' socket
+    "hashlib",
 )
 """Modules that a run counting this host imports only when an option or a mistake asks for them."""
 
-NEVER_ON_STAT = (
+NEVER_ON_STAT = (  # the monitor's parser has the simulator's options, and they import the simulator
     *NEVER_ON_A_COUNTED_RUN,
     "sectormon.commands.monitor",  # the monitor's options bring the simulator's
     "sectormon.commands.options.sim",
     "sectormon.sim",
     "sectormon.sources.sim",
     "sectormon.io",  # stat writes no JSON stream unless --json
+    "tempfile",  # files written whole (-o FILE), a command's log under the TUI, the simulator's traces
 )
 
 
