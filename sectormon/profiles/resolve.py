@@ -5,13 +5,13 @@ profile whose ``match`` fits the host's CPU, falling back to the one with an emp
 simulated A64FX always gets ``a64fx``. The host's variant (its part's nJ factors) is passed to the
 profile here.
 
-Picking one reads each built-in file at most once, the chosen one included (a start of ``sectormon
-stat`` pays for every parse: benchmarks/bench_start.py).
+Picking one reads each built-in file's ``match`` alone and parses only the chosen profile (a start of
+``sectormon stat`` pays for every parse: benchmarks/bench_start.py).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -46,6 +46,13 @@ def _builtin(name: str, variant: str) -> tuple[Profile, dict[str, Any]]:
     )
 
 
+def _builtin_match(name: str) -> dict[str, Any]:
+    """A built-in profile's ``match``, read without the rest of the file (the whole profile is
+    parsed, and its ``match`` checked, when it is the one loaded)."""
+    text = (BUILTIN_DIR / f"{name}.yaml").read_text(encoding="utf-8")
+    return dict(safe_yaml.load_top_level_key(text, "match") or {})
+
+
 def load_profile(name_or_path: str, *, variant: str = "") -> Profile:
     """Load a built-in profile by name (``a64fx``, ``generic``) or a YAML file by path.
 
@@ -75,22 +82,16 @@ def _matches(match: Mapping[str, Any], topology: Topology) -> bool:
     return not ("model" in match and str(match["model"]).lower() not in topology.model.lower())
 
 
-def _auto_candidates(topology: Topology, variant: str) -> Iterator[tuple[str, Profile]]:
-    """The built-in profiles that fit this host, best first, each parsed once (with ``variant``):
-    those whose ``match`` fits, then those with an empty ``match`` (the fallback)."""
-    fallbacks: list[tuple[str, Profile]] = []
-    for name in builtin_profiles():
-        profile, match = _builtin(name, variant)
-        if not match:
-            fallbacks.append((name, profile))
-        elif _matches(match, topology):
-            yield name, profile
-    yield from fallbacks
-
-
 def auto_profile_name(topology: Topology) -> str:
     """The built-in profile for this host: the first whose ``match`` fits, else the ``match: {}`` one."""
-    return next((name for name, _ in _auto_candidates(topology, "")), "generic")
+    fallback = ""
+    for name in builtin_profiles():
+        match = _builtin_match(name)
+        if not match:
+            fallback = fallback or name
+        elif _matches(match, topology):
+            return name
+    return fallback or "generic"
 
 
 def resolve_profile(name: str | None, topology: Topology | None) -> tuple[Profile, str]:
@@ -102,5 +103,4 @@ def resolve_profile(name: str | None, topology: Topology | None) -> tuple[Profil
     if topology is None:
         return load_profile("a64fx"), "auto: simulated A64FX"
     why = "auto: A64FX detected" if topology.is_a64fx else "auto: not an A64FX"
-    chosen = next(_auto_candidates(topology, topology.variant), None)
-    return (chosen[1] if chosen else load_profile("generic", variant=topology.variant)), why
+    return load_profile(auto_profile_name(topology), variant=topology.variant), why
