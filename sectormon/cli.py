@@ -14,7 +14,6 @@ import argparse
 import contextlib
 import errno
 import importlib
-import shutil
 import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, NoReturn, Protocol
@@ -166,7 +165,11 @@ def _refuse_misspelt_subcommand(argv: Sequence[str]) -> None:
     Only a first word that is close to a subcommand and names no program on PATH is refused; a
     program is still launched by its name, its path, or after ``--``.
     """
-    if not argv or argv[0].startswith("-") or "/" in argv[0] or shutil.which(argv[0]):
+    if not argv or argv[0].startswith("-") or "/" in argv[0]:
+        return
+    import shutil  # here, as difflib: --version needs neither
+
+    if shutil.which(argv[0]):
         return
     import difflib  # only for a word that is not a subcommand
 

@@ -68,7 +68,14 @@ def imported(argv: Sequence[str], watched: Sequence[str], tmp_path: Path) -> lis
 
 
 def test_the_version_imports_no_command(tmp_path: Path) -> None:
-    watched = ("sectormon.commands.front_end", "sectormon.commands.monitor", "sectormon.session.live", "yaml")
+    watched = (
+        "sectormon.commands.front_end",
+        "sectormon.commands.monitor",
+        "sectormon.session.live",
+        "yaml",
+        "shutil",
+        "difflib",
+    )
     assert imported(["--version"], watched, tmp_path) == []
 
 
