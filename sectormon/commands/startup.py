@@ -2,8 +2,8 @@
 
 A start allocates tens of thousands of objects that live as long as the process: modules, classes,
 functions, the methods the dataclasses generate, the profile. The collector would scan them again
-and again (about 50 collections before ``sectormon stat`` counts; pausing it and freezing what the
-start made takes an eighth off that command's start: docs/perf-tuning.md, benchmarks/bench_start.py).
+and again before the first count (what that costs ``sectormon stat``: docs/perf-tuning.md, under
+benchmarks/bench_start.py).
 So :func:`sectormon.cli.main` pauses collection on its first line when it runs as the process's own
 command (``argv`` not given: a caller that hands argv in, such as a test, keeps its collector), and
 :func:`done` ends the pause once the start is over: what the start made is frozen (``gc.freeze``:

@@ -6,10 +6,10 @@ its own, so one bad event cannot hide the others. :func:`probe_events` first ope
 together around one run of the workload, and takes from that run only the events that counted;
 every other one (not opened, nothing counted, or never on a counter while the others held them)
 is probed again alone, so nothing is judged from a multiplexed run. One workload for all instead
-of one per event (about 2.5 ms each) takes most of the probe off a start: docs/perf-tuning.md,
-benchmarks/bench_start.py. Events that user-only counting can
-never see (the scheduler's context switches and migrations) are reported ``unsupported`` under
-``exclude_kernel``: their 0 would be made up, and a missing input must show as n/a.
+of one per event takes most of the probe off a start (docs/perf-tuning.md, bench_start.py).
+Events that user-only counting can never see (the scheduler's context switches and migrations)
+are reported ``unsupported`` under ``exclude_kernel``: their 0 would be made up, and a missing
+input must show as n/a.
 """
 
 from __future__ import annotations

@@ -137,7 +137,7 @@ def load_top_level_key(text: str, key: str) -> Any:
     """The value of ``key`` in the document's top-level mapping, within the bounds, composing the
     keys before it and none after (``None``: no such key, or no mapping). A profile's ``match``
     comes before its events: choosing the built-in profile that fits the host reads each one's
-    ``match`` this way, and parses only the chosen one (the A64FX profile's parse is 5 ms)."""
+    ``match`` this way, and parses only the chosen one (docs/perf-tuning.md, bench_start.py)."""
     loader = BoundedSafeLoader(text)
     try:
         loader.get_event()  # the stream's start

@@ -36,7 +36,7 @@ simulated nodes, or a node known to the job by another name."""
 def host_facts() -> HostFacts:
     """Host facts for the header (what perf stat prints above its table): the kernel's uname and
     the interpreter's version as :mod:`platform` gives them, read without it (its import and
-    version parsing are a few ms of every start)."""
+    version parsing would be part of every start: benchmarks/bench_start.py)."""
     uname = os.uname()
     return HostFacts(
         name=os.environ.get(HOST_ENV) or socket.gethostname(),
