@@ -100,7 +100,7 @@ def build_parser(name: str | None) -> argparse.ArgumentParser:
 
 
 COUNTING_MODULES = ("monitor", "stat")
-"""The commands that end the start themselves, as their session starts (sectormon.commands.startup)."""
+"""The commands that end the start themselves, before they build a session (sectormon.commands.startup)."""
 
 
 def main(argv: Sequence[str] | None = None) -> int:

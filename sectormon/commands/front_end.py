@@ -13,7 +13,6 @@ import shutil
 import sys
 from typing import TYPE_CHECKING
 
-from sectormon.commands import startup
 from sectormon.commands.options import numbers
 from sectormon.commands.options.openmetrics import add_openmetrics_options, check_output_mode
 from sectormon.commands.options.output import StreamOutput, require_terminal
@@ -285,7 +284,6 @@ def run_session(
     if exporter is not None:
         exporter.start(session.header)
         session.subscribe(exporter.publish)
-    startup.done()  # from here on the process runs the session: collect as usual
     try:
         if headless:
             session.run_headless()

@@ -160,6 +160,7 @@ def _run_target(args: argparse.Namespace, reattach: Reattach) -> int:
     headless = args.headless or output is not None
     profile, source, command_log = choice.open(args, command, headless)
     exporter = open_exporter(args)  # the port is bound before anything starts
+    startup.done()  # what follows is the run's, not the start's: collected as usual
     try:
         session = open_session(
             source,

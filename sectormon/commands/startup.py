@@ -8,10 +8,11 @@ So :func:`sectormon.cli.main` pauses collection on its first line when it runs a
 command (``argv`` not given: a caller that hands argv in, such as a test, keeps its collector), and
 :func:`done` ends the pause once the start is over: what the start made is frozen (``gc.freeze``:
 moved where the collector never looks again) and collection goes on as usual for everything made
-later. The counting commands end it as their session starts (``run_session``; the monitor's
-process list, ``--pid`` alone, before it opens), every other command before it runs. The price:
-start-up garbage caught in reference cycles (the argument parser, the profile's YAML nodes) stays
-for the run.
+later. The counting commands (the monitor, ``stat``) end it just before they build their session,
+so the session, which a TUI's ``p`` may replace, is not frozen (the monitor's process list,
+``--pid`` alone, ends it before it opens); every other command ends it before it runs. The price:
+start-up garbage caught in reference cycles (the argument parser, the YAML loader of the profile)
+stays for the run.
 """
 
 from __future__ import annotations

@@ -21,7 +21,7 @@ import time
 from collections.abc import Callable, Sequence
 from typing import TextIO
 
-from sectormon.commands import stat_report
+from sectormon.commands import startup, stat_report
 from sectormon.commands.front_end import add_session_options, run_session, session_request
 from sectormon.commands.options import numbers
 from sectormon.commands.options.events import RunEvents, add_events_option, perf_profile
@@ -179,6 +179,7 @@ def _one_run(
 
     events, source, target = _open_source(args, command)
     exporter = open_exporter(args)
+    startup.done()  # what follows is the run's, not the start's: collected as usual
     try:
         session = open_session(
             source, events.profile, request, on_warning=print_warning, required=events.required
