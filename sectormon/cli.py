@@ -12,15 +12,14 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import difflib
 import errno
 import importlib
-import shutil
 import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, NoReturn, Protocol
 
 from sectormon import __version__
+from sectormon.commands import startup
 from sectormon.errors import SectormonError, UsageError
 from sectormon.files.text import print_message, printable
 from sectormon.session import stopping
@@ -100,8 +99,20 @@ def build_parser(name: str | None) -> argparse.ArgumentParser:
     return parser
 
 
+COUNTING_MODULES = ("monitor", "stat")
+"""The commands that end the start themselves, before they build a session (sectormon.commands.startup)."""
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv is None:  # the process's own command line: its start pauses the collector
+        startup.pause()
+    try:
+        return _main(list(sys.argv[1:] if argv is None else argv))
+    finally:
+        startup.done()
+
+
+def _main(argv: list[str]) -> int:
     name = argv[0] if argv and argv[0] in SUBCOMMANDS else None
     rest = argv[1:] if name else argv
     module = SUBCOMMANDS[name][0] if name else "monitor"
@@ -121,7 +132,10 @@ def main(argv: Sequence[str] | None = None) -> int:
                 _refuse_misspelt_subcommand(rest)
             parser = build_parser(name)
             args = parser.parse_args(rest)
-            return _load(module).run(args)
+            command = _load(module)
+            if module not in COUNTING_MODULES:
+                startup.done()
+            return command.run(args)
     except SectormonError as exc:
         print_message(str(exc))
         return exc.exit_code
@@ -151,8 +165,14 @@ def _refuse_misspelt_subcommand(argv: Sequence[str]) -> None:
     Only a first word that is close to a subcommand and names no program on PATH is refused; a
     program is still launched by its name, its path, or after ``--``.
     """
-    if not argv or argv[0].startswith("-") or "/" in argv[0] or shutil.which(argv[0]):
+    if not argv or argv[0].startswith("-") or "/" in argv[0]:
         return
+    import shutil  # here, as difflib: --version needs neither
+
+    if shutil.which(argv[0]):
+        return
+    import difflib  # only for a word that is not a subcommand
+
     close = difflib.get_close_matches(argv[0], SUBCOMMANDS, n=1, cutoff=0.6)
     if close:
         raise UsageError(

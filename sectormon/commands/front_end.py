@@ -11,7 +11,6 @@ import contextlib
 import os
 import shutil
 import sys
-import tempfile
 from typing import TYPE_CHECKING
 
 from sectormon.commands.options import numbers
@@ -221,6 +220,8 @@ class CommandLog:
 
     @classmethod
     def create(cls) -> CommandLog:
+        import tempfile  # only a command under the TUI has a log
+
         fd, path = tempfile.mkstemp(prefix="sectormon-command-", suffix=".log")
         return cls(path, fd, os.open(os.devnull, os.O_RDONLY | os.O_CLOEXEC))
 

@@ -13,6 +13,7 @@ import dataclasses
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from sectormon.commands import startup
 from sectormon.commands.front_end import (
     CommandLog,
     add_session_options,
@@ -24,14 +25,14 @@ from sectormon.commands.options import numbers
 from sectormon.commands.options.binding import add_bind_option, bind_cpus
 from sectormon.commands.options.control import add_control_options, control_fds, delay_seconds
 from sectormon.commands.options.events import OPTION as EVENTS_OPTION
-from sectormon.commands.options.events import RunEvents, add_events_option, run_events
+from sectormon.commands.options.events import add_events_option, perf_profile, run_events
 from sectormon.commands.options.openmetrics import open_exporter
 from sectormon.commands.options.output import require_terminal
 from sectormon.commands.options.sim import add_sim_options, sim_source
 from sectormon.commands.reattach import Reattach
 from sectormon.errors import UsageError
 from sectormon.files.text import print_message, print_warning
-from sectormon.host.topology import Topology, load_topology, parse_cpu_list
+from sectormon.host.topology import load_topology, parse_cpu_list
 from sectormon.profiles.model import Profile
 from sectormon.session import stopping
 from sectormon.sources.base import Source
@@ -131,6 +132,7 @@ def _attach_check(args: argparse.Namespace) -> None:
 
 def _run_target(args: argparse.Namespace, reattach: Reattach) -> int:
     if args.pid is PICK:
+        startup.done()  # the list waits for the user: collect as usual meanwhile
         chosen = pick_process()
         if chosen is None:
             return 0  # left the list without choosing: nothing to count
@@ -158,6 +160,7 @@ def _run_target(args: argparse.Namespace, reattach: Reattach) -> int:
     headless = args.headless or output is not None
     profile, source, command_log = choice.open(args, command, headless)
     exporter = open_exporter(args)  # the port is bound before anything starts
+    startup.done()  # what follows is the run's, not the start's: collected as usual
     try:
         session = open_session(
             source,
@@ -246,19 +249,6 @@ def _sim_setup(args: argparse.Namespace, command: Sequence[str], headless: bool)
 
     profile, _ = resolve_profile(args.profile, None)
     return run_events(args, profile).profile, sim_source(args, headless=headless), None
-
-
-def perf_profile(args: argparse.Namespace, topology: Topology) -> RunEvents:
-    """The profile of a run on this host (``--profile``, and ``-e`` on it)."""
-    from sectormon.profiles.resolve import resolve_profile
-
-    profile, _ = resolve_profile(args.profile, topology)
-    if profile.name == "a64fx" and not topology.is_a64fx:
-        raise UsageError(
-            f"--profile a64fx needs an A64FX, and this CPU is {topology.model or 'not one'}; "
-            "use --profile generic here, or --source sim to run the a64fx profile on the simulated A64FX"
-        )
-    return run_events(args, profile)
 
 
 def _perf_setup(args: argparse.Namespace, command: Sequence[str], headless: bool) -> OpenedSource:

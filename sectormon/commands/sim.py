@@ -17,6 +17,7 @@ from dataclasses import replace
 from typing import Any
 
 from sectormon.commands.front_end import (
+    CommandLog,
     add_session_options,
     open_output,
     run_session,
@@ -25,17 +26,26 @@ from sectormon.commands.front_end import (
 from sectormon.commands.options import numbers
 from sectormon.commands.options.openmetrics import open_exporter
 from sectormon.commands.options.output import require_stdout, write_stdout
-from sectormon.commands.options.sim import add_region_option, add_sim_options, sim_options, sim_source
+from sectormon.commands.options.sim import (
+    add_placement_option,
+    add_region_option,
+    add_sim_options,
+    sim_options,
+    sim_source,
+)
 from sectormon.commands.sim_region import count_region, region_summary
 from sectormon.errors import UsageError
-from sectormon.files.text import print_warning
+from sectormon.files.text import print_message, print_warning
 from sectormon.io import strict_json
 from sectormon.profiles.resolve import resolve_profile
+from sectormon.session import stopping
 from sectormon.session.setup import open_session
 from sectormon.sim import advisor
-from sectormon.sim.qemu.capture import Program, trace_program
+from sectormon.sim.config import MAX_THREADS
+from sectormon.sim.qemu.capture import Program, TracedRun, trace_program
 from sectormon.sim.qemu.symbols import check_assign
 from sectormon.sim.qemu.target import read_target
+from sectormon.sim.qemu.workload import left_out_note, not_simulated
 from sectormon.sim.thread import SimThread
 from sectormon.sources.perf.launch import describe_exit, shell_status
 from sectormon.sources.sim.source import (
@@ -48,7 +58,9 @@ from sectormon.sources.sim.source import (
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
-    add_sim_options(parser.add_argument_group("simulated workload and machine"))
+    workload = parser.add_argument_group("simulated workload and machine")
+    add_sim_options(workload)
+    add_placement_option(workload)
     out = parser.add_argument_group("output")
     out.add_argument(
         "--summary",
@@ -114,6 +126,12 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    if not (args.summary or args.advise) and (command := _checked_command(args)) is not None:
+        # The frame stream, simulated while the program runs: SIGINT/SIGTERM end it as they end
+        # the monitor's session with its command (sectormon.session.stopping), so a session
+        # whose model waits for a thread of the program that does not go on still ends.
+        with stopping.installed():
+            return _run(args, command)
     program = _trace_command(args)
     status = _run(args)
     if program is None or status:
@@ -123,9 +141,50 @@ def run(args: argparse.Namespace) -> int:
     return shell_status(program.exit_code)
 
 
+def _start_program(args: argparse.Namespace, command: Sequence[str], log: CommandLog | None) -> TracedRun:
+    """``sim -- CMD ARGS`` for the frame stream: the program started under QEMU, simulated
+    while it runs (``args.sim_running``). Its output goes where a monitored command's does: to
+    ``log`` under the TUI (which owns the terminal), to stderr when the JSON stream owns stdout."""
+    if log is not None:
+        stdio: tuple[int | None, int | None, int | None] = (log.stdin_fd, log.fd, log.fd)
+    else:
+        stdio = (None, None if args.json and args.output else 2, None)
+    running = TracedRun(command, live=True, stdio=stdio)
+    args.sim_running = running
+    latch = stopping.current()
+    if latch is not None:
+        latch.on_force = running.kill
+    return running
+
+
 def _trace_command(args: argparse.Namespace) -> Program | None:
-    """``sim -- CMD ARGS``: check the other options, run the program under QEMU and keep its
-    capture in ``args.sim_program`` for every source built from the options."""
+    """``sim --summary -- CMD ARGS``: check the other options, run the program under QEMU to its
+    end and keep its capture in ``args.sim_program`` for every source built from the options."""
+    command = _checked_command(args)
+    if command is None:
+        return None
+    program = trace_program(command)
+    args.sim_program = program
+    if (untraced := program.untraced_sve()) is not None:
+        print_warning(untraced)
+    if (unnamed := program.unnamed_heap()) is not None:
+        print_warning(unnamed)
+    if (left_out := _left_out(program, sim_options(args).cpus)) is not None:
+        print_warning(left_out)
+    return program
+
+
+def _left_out(program: Program, cpus: Sequence[int]) -> str | None:
+    """The warning for a program's threads past the simulated CPUs, None when all are simulated."""
+    rest = not_simulated(program, cpus)
+    if not rest:
+        return None
+    cores = len(cpus) or MAX_THREADS
+    return f"sim -- {program.argv[0]}: " + left_out_note(len(rest), sum(t.accesses for t in rest), cores)
+
+
+def _checked_command(args: argparse.Namespace) -> list[str] | None:
+    """The program of ``sim -- CMD ARGS`` once the other options are checked; None without one."""
     command = list(args.sim_command or [])
     dashes = command[:1] == ["--"]
     command = command[1:] if dashes else command
@@ -141,16 +200,11 @@ def _trace_command(args: argparse.Namespace) -> Program | None:
     check_program_options(options)  # the options' errors before the program runs
     if options.assign and options.objects is None:
         check_assign(read_target(command[0]).path, dict(options.assign))
-    program = trace_program(command)
-    args.sim_program = program
-    if (untraced := program.untraced_sve()) is not None:
-        print_warning(untraced)
-    if (unnamed := program.unnamed_heap()) is not None:
-        print_warning(unnamed)
-    return program
+    return command
 
 
-def _run(args: argparse.Namespace) -> int:
+def _run(args: argparse.Namespace, command: Sequence[str] | None = None) -> int:
+    """``command``: a program to simulate while it runs (the frame stream only)."""
     if args.advise:
         return _advise(args)
     given = [
@@ -203,16 +257,35 @@ def _run(args: argparse.Namespace) -> int:
         )
     request = session_request(args, "sim")
     output = open_output(args)
-    source = sim_source(args, headless=args.headless or output is not None)
-    profile, _ = resolve_profile(args.profile, None)
-    exporter = open_exporter(args)  # the port is bound before anything starts
+    headless = args.headless or output is not None
+    log = None if command is None or headless else CommandLog.create()
+    running = None
+    started = False  # run_session shows the log at its end
     try:
-        session = open_session(source, profile, request, on_warning=print_warning)
-    except BaseException:
-        if exporter is not None:
-            exporter.close()
-        raise
-    return run_session(session, output, headless=args.headless, theme=args.theme, exporter=exporter)
+        if command is not None:
+            running = _start_program(args, command, log)
+        source = sim_source(args, headless=headless)
+        profile, _ = resolve_profile(args.profile, None)
+        exporter = open_exporter(args)  # the port is bound before anything starts
+        try:
+            notes = (log.note(),) if log is not None else ()
+            session = open_session(source, profile, request, on_warning=print_warning, notes=notes)
+        except BaseException:
+            if exporter is not None:
+                exporter.close()
+            raise
+        started = True
+        status = run_session(
+            session, output, headless=args.headless, theme=args.theme, command_log=log, exporter=exporter
+        )
+    finally:
+        if running is not None:
+            running.close()  # however the session ended, the program does not outlive it
+        if log is not None and not started:
+            log.show_and_remove()
+    if (note := source.program_note()) is not None:
+        print_message(note)
+    return status
 
 
 # Options the advisor sets itself, and the frame stream's (it produces none).

@@ -21,11 +21,10 @@ import time
 from collections.abc import Callable, Sequence
 from typing import TextIO
 
-from sectormon.commands import stat_report
+from sectormon.commands import startup, stat_report
 from sectormon.commands.front_end import add_session_options, run_session, session_request
-from sectormon.commands.monitor import perf_profile
 from sectormon.commands.options import numbers
-from sectormon.commands.options.events import RunEvents, add_events_option
+from sectormon.commands.options.events import RunEvents, add_events_option, perf_profile
 from sectormon.commands.options.openmetrics import open_exporter
 from sectormon.commands.options.output import StreamOutput
 from sectormon.commands.stat_counts import Intervals, Shown, run_blocks, spread
@@ -180,6 +179,7 @@ def _one_run(
 
     events, source, target = _open_source(args, command)
     exporter = open_exporter(args)
+    startup.done()  # what follows is the run's, not the start's: collected as usual
     try:
         session = open_session(
             source, events.profile, request, on_warning=print_warning, required=events.required

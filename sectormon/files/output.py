@@ -23,7 +23,6 @@ import contextlib
 import errno
 import os
 import stat
-import tempfile
 from collections.abc import Iterator
 from typing import BinaryIO
 
@@ -157,6 +156,8 @@ def replace_output(path: str, option: str) -> Iterator[BinaryIO]:
         return
     target = os.path.realpath(path)
     folder, name = os.path.split(target)
+    import tempfile  # only a file written whole needs it, not every start
+
     try:
         fd, work = tempfile.mkstemp(prefix=f".partial-{name[:_HINT_NAME]}-", dir=folder or ".")
     except OSError as exc:

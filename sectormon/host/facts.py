@@ -9,7 +9,6 @@ opened.
 from __future__ import annotations
 
 import os
-import platform
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -185,10 +184,10 @@ def collect_hostinfo() -> HostInfo:
     model, is_a64fx = cpu_model(cpuinfo_fields())
     privileged, caps = _capabilities()
     return HostInfo(
-        arch=_read(proc / "sys/kernel/arch") or platform.machine() or "unknown",
+        arch=_read(proc / "sys/kernel/arch") or os.uname().machine or "unknown",
         model=model,
         is_a64fx=is_a64fx,
-        kernel=_read(proc / "sys/kernel/osrelease") or platform.release() or "unknown",
+        kernel=_read(proc / "sys/kernel/osrelease") or os.uname().release or "unknown",
         paranoid=_int(_read(proc / "sys/kernel/perf_event_paranoid")),
         privileged=privileged,
         capabilities=caps,

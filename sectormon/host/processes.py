@@ -27,13 +27,25 @@ def _read(path: str) -> bytes | None:
         return None
 
 
-def rank_of(environ: bytes) -> int | None:
-    """The MPI rank in a ``/proc/PID/environ`` image (NUL-separated ``NAME=value``), if any."""
+def parse_environ(environ: bytes) -> dict[str, str]:
+    """The variables of a ``/proc/PID/environ`` image (NUL-separated ``NAME=value``)."""
     values: dict[str, str] = {}
     for entry in environ.split(b"\0"):
         name, sep, value = entry.partition(b"=")
         if sep:
             values[name.decode(errors="replace")] = value.decode(errors="replace")
+    return values
+
+
+def environ_of(pid: int) -> dict[str, str] | None:
+    """The environment process ``pid`` started with; ``None`` when it has gone or is not ours to read."""
+    environ = _read(roots.procfs(pid, "environ"))
+    return parse_environ(environ) if environ is not None else None
+
+
+def rank_of(environ: bytes) -> int | None:
+    """The MPI rank in a ``/proc/PID/environ`` image (NUL-separated ``NAME=value``), if any."""
+    values = parse_environ(environ)
     for variable in RANK_VARIABLES:
         text = values.get(variable, "").strip()
         if is_ascii_digits(text):

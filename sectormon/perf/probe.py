@@ -1,10 +1,15 @@
 """Test-count each event once on the calling thread: does it open, and does it count?
 
 An implementation-defined raw code may open fine and never count, so "opened but counted nothing"
-is reported as ``zero`` (suspicious), never as a measured zero. Each event is opened alone, so one
-bad event cannot hide the others and nothing is multiplexed. Events that user-only counting can
-never see (the scheduler's context switches and migrations) are reported ``unsupported`` under
-``exclude_kernel``: their 0 would be made up, and a missing input must show as n/a.
+is reported as ``zero`` (suspicious), never as a measured zero. Each event is opened in a group of
+its own, so one bad event cannot hide the others. :func:`probe_events` first opens them all
+together around one run of the workload, and takes from that run only the events that counted;
+every other one (not opened, nothing counted, or never on a counter while the others held them)
+is probed again alone, so nothing is judged from a multiplexed run. One workload for all instead
+of one per event takes most of the probe off a start (docs/perf-tuning.md, bench_start.py).
+Events that user-only counting can never see (the scheduler's context switches and migrations)
+are reported ``unsupported`` under ``exclude_kernel``: their 0 would be made up, and a missing
+input must show as n/a.
 """
 
 from __future__ import annotations
@@ -113,9 +118,52 @@ def probe_events(
     exclude_user: bool = False,
 ) -> dict[str, ProbeResult]:
     """Probe every ``(name, perf spec)`` in ``events``; keyed by name, in the given order."""
+    counted = _counted_together(
+        events, exclude_kernel=exclude_kernel, sysfs_root=sysfs_root, exclude_user=exclude_user
+    )
     return {
-        name: probe_event(
+        name: counted.get(name)
+        or probe_event(
             name, spec, exclude_kernel=exclude_kernel, sysfs_root=sysfs_root, exclude_user=exclude_user
         )
         for name, spec in events
     }
+
+
+def _counted_together(
+    events: Sequence[tuple[str, str]], *, exclude_kernel: bool, sysfs_root: str, exclude_user: bool
+) -> dict[str, ProbeResult]:
+    """The events that count when all of them are open, each in a group of its own, around one
+    run of :func:`probe_workload`; the others are left out (:func:`probe_event` judges them)."""
+    groups: list[tuple[str, PerfGroup]] = []
+    try:
+        for name, spec_text in events:
+            try:
+                spec = parse_event(spec_text, sysfs_root=sysfs_root)
+                if exclude_kernel and counts_only_in_kernel(spec):
+                    continue
+                group = PerfGroup(
+                    [spec],
+                    pid=0,
+                    cpu=-1,
+                    names=[name],
+                    exclude_kernel=exclude_kernel,
+                    exclude_user=exclude_user,
+                )
+            except PerfError:
+                continue
+            groups.append((name, group))
+        try:
+            for _, group in groups:
+                group.reset()
+                group.enable()
+            probe_workload()
+            for _, group in groups:
+                group.disable()
+            values = [(name, group.read().values[0]) for name, group in groups]
+        except PerfError:
+            return {}
+    finally:
+        for _, group in groups:
+            group.close()
+    return {name: ProbeResult(name, "counts", value=value) for name, value in values if value > 0}

@@ -8,7 +8,6 @@ the composed YAML turns it into a line, and a profile read back from a recording
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -47,5 +46,7 @@ class ProfileError(DataError):
 
 def suggest(name: str, known: Iterable[str]) -> str:
     """A fix for a misspelt name: the closest known one, or "" when none is close."""
+    import difflib  # only a misspelt name needs it, not every start
+
     close = difflib.get_close_matches(name, list(known), n=1)
     return f"did you mean {close[0]}?" if close else ""

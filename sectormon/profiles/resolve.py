@@ -4,13 +4,15 @@
 profile whose ``match`` fits the host's CPU, falling back to the one with an empty ``match``; the
 simulated A64FX always gets ``a64fx``. The host's variant (its part's nJ factors) is passed to the
 profile here.
+
+Picking one reads each built-in file's ``match`` alone and parses only the chosen profile (a start of
+``sectormon stat`` pays for every parse: benchmarks/bench_start.py).
 """
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Mapping
-from importlib import resources
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from sectormon.errors import UsageError
@@ -23,11 +25,14 @@ from sectormon.profiles.safe_yaml import YamlInputError
 if TYPE_CHECKING:
     from sectormon.host.topology import Topology
 
+BUILTIN_DIR = Path(__file__).resolve().parent
+"""The built-in profiles' YAML files ship beside this module (read as files, as the marker library
+is: importlib.resources would import its zip readers at every start)."""
+
 
 def builtin_profiles() -> tuple[str, ...]:
     """Names of the profiles shipped with sectormon."""
-    files = resources.files("sectormon.profiles")
-    return tuple(sorted(p.name[: -len(".yaml")] for p in files.iterdir() if p.name.endswith(".yaml")))
+    return tuple(sorted(p.name[: -len(".yaml")] for p in BUILTIN_DIR.iterdir() if p.name.endswith(".yaml")))
 
 
 def _is_path(name_or_path: str) -> bool:
@@ -35,16 +40,17 @@ def _is_path(name_or_path: str) -> bool:
 
 
 def _builtin(name: str, variant: str) -> tuple[Profile, dict[str, Any]]:
-    resource = resources.files("sectormon.profiles").joinpath(f"{name}.yaml")
+    path = BUILTIN_DIR / f"{name}.yaml"
     return parse_profile(
-        resource.read_text(encoding="utf-8"), str(resource), variant=variant, source=f"builtin:{name}"
+        path.read_text(encoding="utf-8"), str(path), variant=variant, source=f"builtin:{name}"
     )
 
 
-@functools.cache
-def _builtin_match(name: str) -> tuple[tuple[str, Any], ...]:
-    """A built-in profile's ``match`` (cached: profiles themselves are rebuilt per load, they hold dicts)."""
-    return tuple(_builtin(name, "")[1].items())
+def _builtin_match(name: str) -> dict[str, Any]:
+    """A built-in profile's ``match``, read without the rest of the file (the whole profile is
+    parsed, and its ``match`` checked, when it is the one loaded)."""
+    text = (BUILTIN_DIR / f"{name}.yaml").read_text(encoding="utf-8")
+    return dict(safe_yaml.load_top_level_key(text, "match") or {})
 
 
 def load_profile(name_or_path: str, *, variant: str = "") -> Profile:
@@ -80,7 +86,7 @@ def auto_profile_name(topology: Topology) -> str:
     """The built-in profile for this host: the first whose ``match`` fits, else the ``match: {}`` one."""
     fallback = ""
     for name in builtin_profiles():
-        match = dict(_builtin_match(name))
+        match = _builtin_match(name)
         if not match:
             fallback = fallback or name
         elif _matches(match, topology):

@@ -10,7 +10,7 @@ from typing import Any
 
 import yaml
 from yaml.composer import Composer
-from yaml.events import AliasEvent
+from yaml.events import AliasEvent, MappingEndEvent, MappingStartEvent
 from yaml.nodes import Node
 
 MAX_BYTES = 1 << 20
@@ -131,6 +131,32 @@ def load(text: str) -> Any:
         raise _with_line(exc, text) from None
     except yaml.scanner.ScannerError as exc:
         raise _as_limit(exc) from None
+
+
+def load_top_level_key(text: str, key: str) -> Any:
+    """The value of ``key`` in the document's top-level mapping, within the bounds, composing the
+    keys before it and none after (``None``: no such key, or no mapping). A profile's ``match``
+    comes before its events: choosing the built-in profile that fits the host reads each one's
+    ``match`` this way, and parses only the chosen one (docs/perf-tuning.md, bench_start.py)."""
+    loader = BoundedSafeLoader(text)
+    try:
+        loader.get_event()  # the stream's start
+        loader.get_event()  # the document's
+        if not loader.check_event(MappingStartEvent):
+            return None
+        loader.get_event()
+        while not loader.check_event(MappingEndEvent):
+            name = loader.compose_node(None, None)
+            value = loader.compose_node(None, None)
+            if isinstance(name, yaml.ScalarNode) and name.value == key:
+                return loader.construct_document(value)
+        return None
+    except yaml.reader.ReaderError as exc:
+        raise _with_line(exc, text) from None
+    except yaml.scanner.ScannerError as exc:
+        raise _as_limit(exc) from None
+    finally:
+        loader.dispose()
 
 
 def _as_limit(exc: yaml.scanner.ScannerError) -> yaml.MarkedYAMLError:

@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import secrets
 import socket
 import struct
 import threading
@@ -64,7 +63,8 @@ class MarkerServer:
     """
 
     def __init__(self, open_groups: OpenGroups, *, rotated: bool = False) -> None:
-        self.socket_path = f"@sectormon-markers-{os.getpid()}-{secrets.token_hex(8)}"
+        # os.urandom is what secrets.token_hex reads; the secrets module would import hashlib.
+        self.socket_path = f"@sectormon-markers-{os.getpid()}-{os.urandom(8).hex()}"
         self._flags = layout.REPLY_ROTATED if rotated else 0
         self._open_groups = open_groups
         self._groups: dict[int, tuple[MarkerGroup, ...]] = {}

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import datetime as _dt
 import os
-import platform
 import socket
+import sys
 import time
 from collections.abc import Mapping
 from typing import Any
@@ -34,13 +34,15 @@ simulated nodes, or a node known to the job by another name."""
 
 
 def host_facts() -> HostFacts:
-    """Host facts for the header (what perf stat prints above its table)."""
-    uname = platform.uname()
+    """Host facts for the header (what perf stat prints above its table): the kernel's uname and
+    the interpreter's version as :mod:`platform` gives them, read without it (its import and
+    version parsing would be part of every start: benchmarks/bench_start.py)."""
+    uname = os.uname()
     return HostFacts(
         name=os.environ.get(HOST_ENV) or socket.gethostname(),
         kernel=uname.release,
         machine=uname.machine,
-        python=platform.python_version(),
+        python=sys.version.split()[0],
     )
 
 

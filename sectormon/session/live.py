@@ -15,15 +15,13 @@ import threading
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from types import FrameType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sectormon.data.frames import Frame
 from sectormon.data.header import Header
 from sectormon.data.readings import Mark, Slice
 from sectormon.data.regions import RegionsReading
 from sectormon.errors import SectormonError
-from sectormon.io.jsonl import RECORDING_SCHEMA
-from sectormon.io.recording import RecordingWriter
 from sectormon.metrics.builder import build_engine
 from sectormon.metrics.proxy import proxy_setting
 from sectormon.profiles.model import Profile
@@ -36,6 +34,9 @@ from sectormon.session.control_channel import ControlChannel, DelayTimer
 from sectormon.session.hotspots import builder_for
 from sectormon.session.options import SessionOptions
 from sectormon.sources.base import SampleFeed, Source
+
+if TYPE_CHECKING:  # the recording's modules: imported when a recording starts (--record, 'r')
+    from sectormon.io.recording import RecordingWriter
 
 SAMPLING_STOPPED = "sampling stopped"
 """How a session that failed mid-run says so (on screen, and in its recording)."""
@@ -400,6 +401,9 @@ class LiveSession(SessionBase):
     # -- recording -----------------------------------------------------------------------------
 
     def _open_recorder(self, path: str) -> str | None:
+        from sectormon.io.jsonl import RECORDING_SCHEMA
+        from sectormon.io.recording import RecordingWriter
+
         header = self.header.with_fields(schema=RECORDING_SCHEMA, recording_started=self._builder.last_t)
         writer = RecordingWriter(path, header, on_error=self._recording_failed)
         with self._record_lock:

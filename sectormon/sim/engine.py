@@ -80,16 +80,25 @@ class Machine:
         self.core = native.choose(core)
         self.cmgs: dict[int, Cmg] = {}
         self.threads: list[SimThread] = []
-        for spec in specs:
-            c = spec.cpu // CPUS_PER_CMG
-            if c not in self.cmgs:
-                self.cmgs[c] = _cmg(self.core, c, config)
-            thread = _thread(self.core, spec, self.cmgs[c], config, loop)
-            self.cmgs[c].threads.append(thread)
-            self.threads.append(thread)
+        self.loop = loop
         self.tick = 0
+        for spec in specs:
+            self.add_thread(spec)
         self._pending: SectorConfig | None = None
         self.on_mark: Callable[[SimThread, RegionMark], None] | None = None
+
+    def add_thread(self, spec: ThreadSpec) -> SimThread:
+        """A thread on ``spec.cpu`` that starts now (a traced program's new thread joins the
+        machine so: its clock starts at the machine's, its CMG is made when it is the first)."""
+        c = spec.cpu // CPUS_PER_CMG
+        if c not in self.cmgs:
+            self.cmgs[c] = _cmg(self.core, c, self.config)
+            self.cmgs[c].tick = self.tick
+        thread = _thread(self.core, spec, self.cmgs[c], self.config, self.loop)
+        thread.cyc = self.tick
+        self.cmgs[c].threads.append(thread)
+        self.threads.append(thread)
+        return thread
 
     @property
     def cycle(self) -> int:

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from sectormon.perf import probe as perf_probe
 from sectormon.perf.errors import EventUnsupported, TargetGone, read_paranoid
 from sectormon.perf.events import EventSpec, parse_event
 from sectormon.perf.group import PerfGroup
@@ -266,6 +267,20 @@ def test_probe_classifies() -> None:
         assert result["CYCLES"].reason.startswith(("ENOENT", "EOPNOTSUPP", "ENODEV"))
     if kernel_counting_allowed():
         assert probe_events(events[2:3], exclude_kernel=False)["CS_USER"].state == "counts"
+
+
+def test_probe_runs_the_workload_once_for_the_events_that_count_together(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The counting events share one workload; only one that did not count is probed again alone."""
+    runs: list[int] = []
+    workload = perf_probe.probe_workload
+    monkeypatch.setattr(perf_probe, "probe_workload", lambda: runs.append(1) or workload())
+    events = [("TASK_CLOCK", "task-clock"), ("PAGE_FAULTS", "page-faults"), ("MINOR", "minor-faults")]
+    result = probe_events([*events, ("MAJOR", "major-faults")])
+    assert [r.state for r in result.values()] == ["counts", "counts", "counts", "zero"]
+    assert result["PAGE_FAULTS"].value >= 16
+    assert len(runs) == 2  # all four together, then the major faults' zero alone
 
 
 def test_members_keep_counting_across_many_windows() -> None:

@@ -7,10 +7,12 @@ import time
 from pathlib import Path
 
 import pytest
+import yaml
 
+from sectormon.profiles.build import parse_profile
 from sectormon.profiles.problems import ProfileError
-from sectormon.profiles.resolve import load_profile
-from sectormon.profiles.safe_yaml import MAX_BYTES
+from sectormon.profiles.resolve import BUILTIN_DIR, builtin_profiles, load_profile
+from sectormon.profiles.safe_yaml import MAX_BYTES, load_top_level_key
 from tests.e2e.helpers import run_sectormon
 from tests.yaml_cases import HOSTILE
 
@@ -79,3 +81,32 @@ def test_a_damaged_recorded_profile_is_one_line() -> None:
     message = str(info.value)
     assert "\n" not in message and message.startswith("run.jsonl: bad profile in header: group ")
     assert "more)" in message
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("name: x\nmatch: {a64fx: true}\nevents: {A: 1}\n", {"a64fx": True}),
+        ("match: {}\n", {}),
+        ("name: x\nevents: {A: 1}\n", None),  # no such key
+        ("- a\n- b\n", None),  # not a mapping
+        ("", None),
+    ],
+)
+def test_one_top_level_key_is_read_alone(text: str, expected: object) -> None:
+    assert load_top_level_key(text, "match") == expected
+
+
+def test_a_top_level_key_is_read_before_a_fault_after_it() -> None:
+    """Only the keys up to the one asked for are composed: a fault further on is not reached (the
+    file is parsed whole, and refused, when it is loaded)."""
+    text = "match: {model: X}\nevents: [unclosed\n"
+    assert load_top_level_key(text, "match") == {"model": "X"}
+    with pytest.raises(yaml.YAMLError):
+        load_top_level_key(text, "events")
+
+
+def test_the_shipped_profiles_match_is_the_one_their_parse_gives() -> None:
+    for name in builtin_profiles():
+        text = (BUILTIN_DIR / f"{name}.yaml").read_text(encoding="utf-8")
+        assert load_top_level_key(text, "match") == parse_profile(text, name)[1]

@@ -4,16 +4,22 @@ makes.
 The list's syntax is :mod:`sectormon.profiles.event_list`'s, the profile it makes
 :mod:`sectormon.profiles.adhoc`'s; here the option meets the run: its modifiers against
 ``--include-kernel``, and the name :func:`sectormon.session.setup.open_session` gives to an event
-the host cannot count (``required``).
+the host cannot count (``required``). :func:`perf_profile` is a run's profile on this host, the
+monitor's and ``stat``'s alike (here, not in the monitor's module: ``stat`` would import the
+monitor's simulator options with it).
 """
 
 from __future__ import annotations
 
 import argparse
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from sectormon.errors import UsageError
 from sectormon.profiles.model import Profile
+
+if TYPE_CHECKING:
+    from sectormon.host.topology import Topology
 
 OPTION = "-e"
 
@@ -66,3 +72,16 @@ def run_events(args: argparse.Namespace, base: Profile) -> RunEvents:
         required=OPTION,
         exclude_user=adhoc.levels == "k",
     )
+
+
+def perf_profile(args: argparse.Namespace, topology: Topology) -> RunEvents:
+    """The profile of a run on this host (``--profile``, and ``-e`` on it)."""
+    from sectormon.profiles.resolve import resolve_profile
+
+    profile, _ = resolve_profile(args.profile, topology)
+    if profile.name == "a64fx" and not topology.is_a64fx:
+        raise UsageError(
+            f"--profile a64fx needs an A64FX, and this CPU is {topology.model or 'not one'}; "
+            "use --profile generic here, or --source sim to run the a64fx profile on the simulated A64FX"
+        )
+    return run_events(args, profile)

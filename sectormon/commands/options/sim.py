@@ -8,7 +8,16 @@ from typing import Any
 
 from sectormon.commands.options import numbers
 from sectormon.errors import UsageError
-from sectormon.sim.config import L1_WAYS, L2_WAYS_TOTAL, MAX_THREADS, parse_l2_sets, parse_ways
+from sectormon.host.topology import parse_cpu_list
+from sectormon.sim.config import (
+    CMGS,
+    CPUS_PER_CMG,
+    L1_WAYS,
+    L2_WAYS_TOTAL,
+    MAX_THREADS,
+    parse_l2_sets,
+    parse_ways,
+)
 from sectormon.sim.kernels import KERNELS
 from sectormon.sim.objects import parse_objects
 from sectormon.sim.trace import open_trace
@@ -152,6 +161,33 @@ def add_sim_options(parser: argparse._ActionsContainer) -> list[argparse.Action]
     return actions
 
 
+BIND_HELP = (
+    "with -- CMD: run the program's t-th thread on the t-th of these simulated CPUs (FX700 numbering "
+    "0-47, CMG = CPU // 12), e.g. 0,1,12: its first two threads share CMG 0's L2; threads past the "
+    "list are not simulated (default: spread over the 4 CMGs, thread t on CMG t %% 4)"
+)
+
+
+def add_placement_option(group: argparse._ArgumentGroup) -> None:
+    """``--bind LIST`` of ``sectormon sim``: where a traced program's threads run, in the monitor's
+    ``--bind`` vocabulary (``args.sim_bind``; the monitor's own ``--bind`` pins real threads)."""
+    group.add_argument("--bind", dest="sim_bind", metavar="LIST", help=BIND_HELP)
+
+
+def sim_cpus(text: str | None) -> tuple[int, ...]:
+    """The simulated CPUs of ``--bind`` (empty when not given), checked: one error naming the fix."""
+    if text is None:
+        return ()
+    cpus = parse_cpu_list(text, what="--bind")
+    outside = [cpu for cpu in cpus if cpu >= CMGS * CPUS_PER_CMG]
+    if outside:
+        raise UsageError(
+            f"--bind {text}: CPU {outside[0]} is not a simulated core; the simulated A64FX has CPUs "
+            f"0-{CMGS * CPUS_PER_CMG - 1} (CMG = CPU // {CPUS_PER_CMG})"
+        )
+    return cpus
+
+
 def add_region_option(parser: argparse._ActionsContainer) -> None:
     """``sim``'s ``--region``: the marked region ``--summary`` (and the advisor) report."""
     parser.add_argument(
@@ -180,15 +216,25 @@ def sim_options(args: argparse.Namespace) -> SimOptions:
     """The typed options of a parsed command line that has :func:`add_sim_options`. Trace and
     objects files are opened here, once: a pipe can be read only once, and every source built
     from the options (one per configuration of the advisor) reads the same content. A traced
-    program (``sim -- CMD``, captured once by the command) is ``args.sim_program``."""
+    program (``sim -- CMD``, captured once by the command for ``--summary``) is ``args.sim_program``;
+    one running while it is simulated (the frame stream) is ``args.sim_running``."""
     traces = tuple(open_trace(p) for p in args.trace or ())
     program = getattr(args, "sim_program", None)
+    running = getattr(args, "sim_running", None)
+    cpus = sim_cpus(getattr(args, "sim_bind", None))
+    if cpus and not getattr(args, "sim_command", None):
+        raise UsageError(
+            f"--bind {args.sim_bind}: places the threads of a traced program (sim --bind LIST -- CMD); "
+            "a kernel's threads spread over the CMGs (--threads N)"
+        )
     l1 = parse_ways(args.l1_sectors, "--l1-sectors", (4,), L1_WAYS) if args.l1_sectors else None
     l2 = parse_ways(args.l2_sectors, "--l2-sectors", (2, 4), args.l2_ways) if args.l2_sectors else None
     return SimOptions(
         kernel=args.kernel,
         traces=traces,
-        objects=parse_objects(args.objects) if args.objects and (traces or program) else args.objects,
+        objects=parse_objects(args.objects)
+        if args.objects and (traces or program or running)
+        else args.objects,
         threads=args.threads,
         sizes=_pairs(args.size, "--size"),
         assign=_pairs(args.assign, "--assign"),
@@ -203,6 +249,8 @@ def sim_options(args: argparse.Namespace) -> SimOptions:
         warmup=args.warmup,
         loop=args.loop,
         program=program,
+        running=running,
+        cpus=cpus,
         region=getattr(args, "region", None),  # sim's own option; --source sim has no --summary
     )
 
@@ -213,11 +261,14 @@ def sim_source(args: argparse.Namespace, *, headless: bool) -> SimSource:
     long to run (a single pass of a kernel can be shorter than one interval), or it serves
     ``--openmetrics``: an endpoint is there to be scraped, so it loops until SIGINT/SIGTERM. The
     TUI's simulated clock, and a served endpoint's, keep ``--pace`` (default :data:`TUI_PACE`)
-    wall seconds per frame interval."""
+    wall seconds per frame interval. A program simulated while it runs ends a headless run when
+    it ends, as a monitored command does (``--count``/``--duration`` are then at most)."""
     numbers.read_clock_options(args, "sim")
     bounded = args.count is not None or args.duration is not None
     serving = getattr(args, "openmetrics", None) is not None and not bounded
-    source = build_sim_source(sim_options(args), loop=bounded or serving or not headless)
+    running = getattr(args, "sim_running", None) is not None
+    loop = not headless if running else bounded or serving or not headless
+    source = build_sim_source(sim_options(args), loop=loop)
     paced = serving or not headless
     pace = args.pace if args.pace is not None else TUI_PACE if paced else 0.0
     source.pace = pace / (args.interval or SIM_DEFAULT_INTERVAL)

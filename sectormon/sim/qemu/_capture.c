@@ -519,6 +519,46 @@ static PyObject *Capture_stacks(Capture *c, PyObject *Py_UNUSED(ignored)) {
     return out;
 }
 
+/* sync(): while the program runs, write every traced thread's records so far to its file, so a
+ * live reader sees them (the run being grown stays: it may still grow), and list the threads seen
+ * so far by vCPU. Called from the thread that pumps, like pump(). */
+static PyObject *Capture_sync(Capture *c, PyObject *Py_UNUSED(ignored)) {
+    PyObject *out = PyList_New(0);
+    if (out == NULL) return NULL;
+    for (Py_ssize_t i = 0; i < c->nvcpus; i++) {
+        Vcpu *v = c->vcpus + i;
+        if (!v->seen) continue;
+        if (fflush(v->file) != 0 && !c->failed_errno) c->failed_errno = errno ? errno : EIO;
+        PyObject *index = PyLong_FromSsize_t(i);
+        if (index == NULL || PyList_Append(out, index) < 0) {
+            Py_XDECREF(index);
+            Py_DECREF(out);
+            return NULL;
+        }
+        Py_DECREF(index);
+    }
+    if (c->failed_errno) {
+        Py_DECREF(out);
+        errno = c->failed_errno;
+        return PyErr_SetFromErrno(PyExc_OSError);
+    }
+    return out;
+}
+
+/* records_fd(vcpu): a new descriptor of a seen thread's records file, owned by the caller (a live
+ * reader reads it while the capture appends). */
+static PyObject *Capture_records_fd(Capture *c, PyObject *arg) {
+    Py_ssize_t i = PyLong_AsSsize_t(arg);
+    if (i == -1 && PyErr_Occurred()) return NULL;
+    if (i < 0 || i >= c->nvcpus || !c->vcpus[i].seen) {
+        PyErr_SetString(PyExc_ValueError, "records_fd(vcpu): no such traced thread");
+        return NULL;
+    }
+    int fd = dup(fileno(c->vcpus[i].file));
+    if (fd < 0) return PyErr_SetFromErrno(PyExc_OSError);
+    return PyLong_FromLong(fd);
+}
+
 static PyObject *Capture_close(Capture *c, PyObject *Py_UNUSED(ignored)) {
     capture_release(c);
     Py_RETURN_NONE;
@@ -547,6 +587,9 @@ static PyMethodDef Capture_methods[] = {
      "Wait up to timeout seconds for batches and consume them: words consumed, 0 none, -1 closed and empty."},
     {"threads", (PyCFunction)Capture_threads, METH_NOARGS,
      "Every traced thread: (vcpu, fd of its records file, records, accesses, instructions)."},
+    {"sync", (PyCFunction)Capture_sync, METH_NOARGS,
+     "Write the records so far to the threads' files (a live reader sees them); the vCPUs seen."},
+    {"records_fd", (PyCFunction)Capture_records_fd, METH_O, "A new descriptor of a seen thread's records file."},
     {"close", (PyCFunction)Capture_close, METH_NOARGS, "Tell the plugin nobody reads any more; unmap the ring."},
     {"events", (PyCFunction)Capture_events, METH_NOARGS,
      "A new fd of the program's heap and stack events (packed uint64 kind | vcpu << 8, a, b, c); -1: none."},

@@ -28,6 +28,7 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <pthread.h>
+#include <sys/resource.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -62,29 +63,19 @@ static void *early_alloc(size_t size) {
 
 #define NEXT(name) (__typeof__(next_##name))dlsym(RTLD_NEXT, #name)
 
-/* `f`: the next allocator's `name`, looked up on first use (one load after that, the traced
- * program's only extra access besides the stack's); `early` what to do while dlsym runs. */
-#define NEXT_OR(f, name, early, failed)               \
-    __typeof__(next_##name) f = next_##name;          \
-    if (__builtin_expect(f == NULL, 0)) {             \
-        if (resolving) early;                         \
-        resolve();                                    \
-        if ((f = next_##name) == NULL) failed;        \
+/* `f`: the next allocator's `name`, looked up on its first use (each dlsym costs the traced
+ * start-up a thousand accesses or so: the functions a program never calls are not looked up; a
+ * race only repeats a lookup), one load after that; `early` what to do while dlsym runs. */
+#define NEXT_OR(f, name, early, failed)                                \
+    __typeof__(next_##name) f = next_##name;                           \
+    if (__builtin_expect(f == NULL, 0)) {                              \
+        if (resolving) early;                                          \
+        resolving = 1;                                                 \
+        f = NEXT(name);                                                \
+        __atomic_store_n(&next_##name, f, __ATOMIC_RELEASE);           \
+        resolving = 0;                                                 \
+        if (f == NULL) failed;                                         \
     }
-
-/* Find the next allocator's functions (once; a race only repeats the same lookups). */
-static void resolve(void) {
-    if (__atomic_load_n(&next_free, __ATOMIC_ACQUIRE) != NULL) return;
-    resolving = 1;
-    next_malloc = NEXT(malloc);
-    next_calloc = NEXT(calloc);
-    next_realloc = NEXT(realloc);
-    next_memalign = NEXT(memalign);
-    next_aligned_alloc = NEXT(aligned_alloc);
-    next_posix_memalign = NEXT(posix_memalign);
-    __atomic_store_n(&next_free, NEXT(free), __ATOMIC_RELEASE);
-    resolving = 0;
-}
 
 /* The system call itself, inline: no libc wrapper, so no errno to save, and next to nothing of the
  * shim's own on the traced stack (the plugin traces the shim's accesses like the program's). */
@@ -228,33 +219,45 @@ static void report_stack(void) {
 /* Take the shim out of the LD_PRELOAD the program's children inherit: a child runs untraced (a
  * forked one) or is another program (exec), and a host program an aarch64 program starts (system's
  * /bin/sh) cannot load the aarch64 shim: its loader would print an error. The user's own entries
- * stay. */
+ * stay. In place, in the environment's own string: setenv would copy the environment (traced). */
 static void leave_children_alone(void) {
-    const char *given = getenv("LD_PRELOAD");
+    char *given = getenv("LD_PRELOAD");
     if (given == NULL) return;
-    static char kept[4096];
-    size_t used = 0;
+    char *to = given;
     for (const char *at = given; *at != '\0';) {
         size_t length = strcspn(at, ": ");
         const char *slash = memrchr(at, '/', length);
         const char *name = slash != NULL ? slash + 1 : at;
-        int ours = strncmp(name, "sectormon-shim-", 15) == 0;
-        if (!ours && length > 0 && used + length + 1 < sizeof kept) {
-            if (used > 0) kept[used++] = ':';
-            memcpy(kept + used, at, length);
-            used += length;
+        if (length > 0 && strncmp(name, "sectormon-shim-", 15) != 0) {
+            if (to != given) *to++ = ':';
+            memmove(to, at, length);
+            to += length;
         }
         at += length;
         if (*at != '\0') at++;
     }
-    kept[used] = '\0';
-    if (used > 0) setenv("LD_PRELOAD", kept, 1);
-    else unsetenv("LD_PRELOAD");
+    *to = '\0';
+    if (to == given) unsetenv("LD_PRELOAD");
+}
+
+/* The main thread's stack, without pthread_getattr_np: for the main thread it reads and parses
+ * /proc/self/maps, some 20,000 traced accesses at every start. The stack grows down from where
+ * the program's start left it (__libc_stack_end, the dynamic loader's) by at most its limit; above
+ * that are only the arguments and the environment. */
+extern void *__libc_stack_end;
+
+static void report_main_stack(void) {
+    struct rlimit limit;
+    uint64_t page = 4096, end = ((uint64_t)(uintptr_t)__libc_stack_end + page - 1) & ~(page - 1);
+    uint64_t size = getrlimit(RLIMIT_STACK, &limit) == 0 && limit.rlim_cur != RLIM_INFINITY ? limit.rlim_cur
+                                                                                             : UINT64_C(8) << 20;
+    if (end == 0) return;
+    report(SMQ_EV_STACK, end > size ? end - size : 0, end, 0, 0, 0);
 }
 
 __attribute__((constructor)) static void shim_start(void) {
     report(SMQ_EV_HELLO, 0, 0, 0, 0, 0);
-    report_stack();
+    report_main_stack();
     leave_children_alone();
 }
 
@@ -265,7 +268,7 @@ struct start {
 
 static void *started(void *raw) {
     struct start s = *(struct start *)raw;
-    if (next_free != NULL) next_free(raw); /* the shim's own: never reported */
+    next_free(raw); /* the shim's own, never reported; looked up by pthread_create */
     report_stack();
     return s.routine(s.arg);
 }
@@ -277,12 +280,13 @@ EXPORT int pthread_create(pthread_t *thread, const pthread_attr_t *attr, void *(
     if (real == NULL) real = (create_fn)dlsym(RTLD_NEXT, "pthread_create");
     if (real == NULL) return EAGAIN;
     NEXT_OR(next, malloc, return EAGAIN, return EAGAIN);
+    NEXT_OR(release, free, return EAGAIN, return EAGAIN); /* for started() and a failed create */
     struct start *s = next(sizeof *s);
     if (s == NULL) return EAGAIN;
     s->routine = routine;
     s->arg = arg;
     int rc = real(thread, attr, started, s);
-    if (rc != 0 && next_free != NULL) next_free(s);
+    if (rc != 0) release(s);
     return rc;
 }
 

@@ -4,30 +4,49 @@ Each thread reads its records file again for every run (a loop's next pass, each
 the advisor): the compiled reader (``_capture.Reader``) looks up each record's data object and gives
 chunks of packed int64 ``(line, n, flags)`` triples. The compiled core reads such a chunk in place;
 the Python model iterates the same chunk as record tuples (:class:`PackedChunk`), so both cores run
-from the same records. Threads are placed on cores as the kernels' are
-(:func:`~sectormon.sim.workload.placement`); the instructions are the plugin's counts (ifetch
-records), not an assumed number per access. The program's own objects (globals, heap blocks,
-stacks: :mod:`.heap`) name its accesses unless ``--objects FILE`` names address ranges instead.
+from the same records. The instructions are the plugin's counts (ifetch records), not an assumed
+number per access.
+
+Placement (:func:`thread_cpus`): the t-th thread on the t-th CPU of ``--bind``, else spread over
+the CMGs as the kernels' threads are (:func:`~sectormon.sim.workload.placement`). A simulated core
+runs one thread (its own L1D: time-sharing one would need a context switch the model does not
+have), so threads past the CPUs are not simulated; their accesses are counted and said.
+
+A running program (:class:`LiveProgram`): its threads are handed out as they appear, and a thread
+at the end of its file waits for more, or for the program's end: QEMU says nothing when a thread
+ends (a later thread reuses its index), so only the program's end ends a thread's stream.
+
+The program's own objects (globals, and once it has run its heap blocks and stacks:
+:mod:`.heap`) name its accesses unless ``--objects FILE`` names address ranges instead; a
+running program's heap blocks and stacks are ``[other]`` (their names are known at its end).
 With ``marks=True`` a thread's stream also yields its marker calls, between its chunks, as
-:class:`~sectormon.sim.stream.RegionMark` objects (off by default: the simulated threads learn
-to consume them).
+:class:`~sectormon.sim.stream.RegionMark` objects, for the simulated threads to count regions.
 """
 
 from __future__ import annotations
 
+import os
 import struct
-from collections.abc import Iterator
-from typing import Any, cast
+from collections.abc import Iterator, Sequence
+from typing import TYPE_CHECKING, Any, cast
 
 from sectormon.errors import UsageError
 from sectormon.sim.config import MAX_THREADS
 from sectormon.sim.objects import OTHER, DataObjects
-from sectormon.sim.qemu.capture import CapturedThread, Program
+from sectormon.sim.qemu.capture import CapturedThread, Program, TracedRun
 from sectormon.sim.qemu.heap import HeapObjects
 from sectormon.sim.stream import Chunks, RegionMark, ThreadSpec, flags
 from sectormon.sim.workload import Workload, placement
 
+if TYPE_CHECKING:
+    from sectormon.sim.qemu._capture import Reader
+
 CHUNK = 4096
+LIVE_WAIT_S = 0.1  # a live thread at the end of its file waits so long for more, then looks again
+NOTE = (
+    "instructions are QEMU's counts of the program's executed blocks; an access that straddles two "
+    "256-byte lines counts as one access to each"
+)
 _RECORD = struct.Struct("=qqq")
 
 
@@ -49,6 +68,20 @@ def flag_table(count: int, tag_override: bool, pfe: bool, assign: tuple[int | No
     return out
 
 
+def _reader(
+    fd: int, objects: DataObjects | None, table: list[int], heap: HeapObjects | None = None
+) -> Reader:
+    from sectormon.sim.qemu._capture import Reader
+
+    starts = objects.starts if objects is not None else ()
+    ends = objects.ends if objects is not None else ()
+    ids = objects.ids if objects is not None else ()
+    if heap is None:
+        return Reader(fd, starts, ends, ids, table)
+    events = heap.events.fileno() if heap.events is not None else -1
+    return Reader(fd, starts, ends, ids, table, events, heap.sites, heap.site_ids, heap.stacks)
+
+
 def _stream(
     thread: CapturedThread,
     objects: DataObjects | None,
@@ -56,17 +89,7 @@ def _stream(
     heap: HeapObjects | None,
     marks: bool,
 ) -> Iterator[PackedChunk | RegionMark]:
-    from sectormon.sim.qemu._capture import Reader
-
-    starts = objects.starts if objects is not None else ()
-    ends = objects.ends if objects is not None else ()
-    ids = objects.ids if objects is not None else ()
-    fd = thread.records.fileno()
-    if heap is None:
-        reader = Reader(fd, starts, ends, ids, table)
-    else:
-        events = heap.events.fileno() if heap.events is not None else -1
-        reader = Reader(fd, starts, ends, ids, table, events, heap.sites, heap.site_ids, heap.stacks)
+    reader = _reader(thread.records.fileno(), objects, table, heap)
     while (chunk := reader.chunk(CHUNK)) is not None:
         if isinstance(chunk, tuple):
             if marks:
@@ -75,23 +98,71 @@ def _stream(
             yield PackedChunk(chunk)
 
 
+def _live_stream(
+    run: TracedRun, fd: int, objects: DataObjects | None, table: list[int], marks: bool = False
+) -> Iterator[PackedChunk | RegionMark]:
+    """A running program's thread: at the end of what its file holds, wait for more, or for the
+    program's end (only then is a thread known to have no more records). It reads a descriptor of
+    its own: the run closing its descriptors at the end cannot pull the file from under a read."""
+    own = os.dup(fd)
+    try:
+        reader = _reader(own, objects, table)
+        while True:
+            ended = run.ended  # before the read: everything written before the end is read after
+            chunk = reader.chunk(CHUNK)
+            if isinstance(chunk, tuple):
+                if marks:
+                    yield RegionMark(*chunk)
+            elif chunk is not None:
+                yield PackedChunk(chunk)
+            elif ended:
+                return
+            else:
+                run.wait(LIVE_WAIT_S)
+    finally:
+        os.close(own)
+
+
+def thread_cpus(threads: int, cpus: Sequence[int] = ()) -> list[int]:
+    """The simulated CPUs of a program's first threads, one each: the t-th of ``cpus``
+    (``--bind``), else spread over the CMGs like a kernel's threads (:func:`placement`), as many
+    as there are CPUs to place them on (the listed ones, or the 48 cores)."""
+    if cpus:
+        return list(cpus[:threads])
+    return [placement(t, MAX_THREADS) for t in range(min(threads, MAX_THREADS))]
+
+
+def not_simulated(program: Program, cpus: Sequence[int] = ()) -> tuple[CapturedThread, ...]:
+    """A program's threads past the CPUs its threads are placed on (:func:`thread_cpus`)."""
+    return program.threads[len(thread_cpus(len(program.threads), cpus)) :]
+
+
+def left_out_note(threads: int, accesses: int, cores: int) -> str:
+    """The warning for threads past the cores: what was not simulated, and why."""
+    fix = (
+        f"give --bind more CPUs, up to {MAX_THREADS}"
+        if cores < MAX_THREADS
+        else f"run it with at most {MAX_THREADS} threads, e.g. OMP_NUM_THREADS={MAX_THREADS}"
+    )
+    return (
+        f"{threads:,} thread(s) past the {cores} simulated CPU(s) were not simulated "
+        f"({accesses:,} accesses left out: a simulated core runs one thread; {fix})"
+    )
+
+
 def program_workload(
     program: Program,
     tag_override: bool,
     prefetch: bool,
     objects: DataObjects | None = None,
     assign: tuple[int | None, ...] | None = None,
+    cpus: Sequence[int] = (),
     marks: bool = False,
 ) -> Workload:
     """The traced threads of ``program`` as simulated threads (see the module docstring)."""
     threads = program.threads
     if not threads:
         raise UsageError(f"sim -- {program.argv[0]}: the program made no memory access QEMU could trace")
-    if len(threads) > MAX_THREADS:
-        raise UsageError(
-            f"sim -- {program.argv[0]}: {len(threads)} threads; the simulated A64FX has {MAX_THREADS} cores "
-            "(run it with fewer threads, e.g. OMP_NUM_THREADS)"
-        )
     names = objects.names if objects is not None else (OTHER,)
     table = flag_table(len(names), tag_override, prefetch, assign)
     heap = program.heap if objects is program.objects else None  # not with --objects FILE
@@ -100,23 +171,95 @@ def program_workload(
         # The engine's chunks are record lists by type; a PackedChunk reads as one (see above).
         return lambda: cast(Chunks, _stream(thread, objects, table, heap, marks))
 
+    placed = thread_cpus(len(threads), cpus)
     specs = tuple(
-        ThreadSpec(t, placement(t, len(threads)), factory(thread), 1.0, 0.0, names)
-        for t, thread in enumerate(threads)
+        ThreadSpec(t, cpu, factory(thread), 1.0, 0.0, names)
+        for t, (thread, cpu) in enumerate(zip(threads, placed, strict=False))
     )
+    left_out = not_simulated(program, cpus)
     return Workload(
         specs,
         {
             **program.to_json(),
             "threads": len(threads),
             "cpus": [s.cpu for s in specs],
+            **(
+                {"not_simulated": {"threads": len(left_out), "accesses": sum(t.accesses for t in left_out)}}
+                if left_out
+                else {}
+            ),
             **({"data_objects": objects.to_json()} if objects is not None else {}),
             **(
                 {"object_sectors": {n: s for n, s in zip(names, assign, strict=True) if s is not None}}
                 if assign is not None
                 else {}
             ),
-            "note": "instructions are QEMU's counts of the program's executed blocks; an access that "
-            "straddles two 256-byte lines counts as one access to each",
+            "note": NOTE,
         },
     )
+
+
+class LiveProgram:
+    """A running program's threads (:class:`TracedRun` with ``live``) as simulated threads,
+    handed out as they appear (:meth:`new_specs`): the t-th thread on :func:`thread_cpus`' t-th
+    CPU; threads past the CPUs are not simulated (:meth:`left_out` counts them at the end)."""
+
+    def __init__(
+        self,
+        run: TracedRun,
+        tag_override: bool,
+        prefetch: bool,
+        objects: DataObjects | None,
+        assign: tuple[int | None, ...] | None,
+        cpus: Sequence[int] = (),
+        marks: bool = False,
+    ) -> None:
+        self.run = run
+        self.marks = marks
+        self.objects = objects
+        self.names = objects.names if objects is not None else (OTHER,)
+        self._table = flag_table(len(self.names), tag_override, prefetch, assign)
+        self.cpus = thread_cpus(MAX_THREADS if not cpus else len(cpus), cpus)
+        self._handed = 0  # threads seen and handed out (placed or left out)
+        self.simulated: list[int] = []  # vCPU of each simulated thread, by thread id
+
+    def new_specs(self) -> list[ThreadSpec]:
+        """Specs of the threads seen since the last call that have a CPU to run on."""
+        fresh = self.run.threads_seen(self._handed)
+        out = []
+        for vcpu, fd in fresh:
+            t = len(self.simulated)
+            if t < len(self.cpus):
+                stream = self._factory(fd)
+                out.append(ThreadSpec(t, self.cpus[t], stream, 1.0, 0.0, self.names))
+                self.simulated.append(vcpu)
+        self._handed += len(fresh)
+        return out
+
+    def _factory(self, fd: int) -> Any:
+        run, objects, table, marks = self.run, self.objects, self._table, self.marks
+        return lambda: cast(Chunks, _live_stream(run, fd, objects, table, marks))
+
+    def exhausted(self) -> bool:
+        """Whether the program has ended and every thread it had was handed out."""
+        return self.run.ended and not self.run.threads_seen(self._handed)
+
+    def left_out(self, program: Program) -> tuple[int, int]:
+        """Threads not simulated (past the CPUs) and their accesses, from the ended run."""
+        simulated = set(self.simulated)
+        rest = [t for t in program.threads if t.vcpu not in simulated]
+        return len(rest), sum(t.accesses for t in rest)
+
+    def describe(self) -> dict[str, Any]:
+        """The header's description: what is known when the frames start."""
+        run = self.run
+        return {
+            "kind": "program",
+            "argv": list(run.argv),
+            "arch": run.target.arch,
+            "dynamic": run.target.dynamic,
+            "live": True,
+            "placement": self.cpus,
+            **({"data_objects": self.objects.to_json()} if self.objects is not None else {}),
+            "note": NOTE + "; simulated while the program runs: its t-th thread on the t-th CPU of placement",
+        }

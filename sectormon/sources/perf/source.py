@@ -17,13 +17,11 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-import psutil
-
 from sectormon.data.readings import Unit
 from sectormon.errors import SectormonError
 from sectormon.host import roots
 from sectormon.host.cpu_time import StatTimes, TargetCpu, TargetCpuClock
-from sectormon.host.processes import read_process_info
+from sectormon.host.processes import environ_of, read_process_info
 from sectormon.host.threads import has_ended
 from sectormon.host.topology import Topology, format_cpu_list
 from sectormon.perf import abi
@@ -471,6 +469,8 @@ class PerfSource(SourceBase):
         CPU is always there)."""
         if isinstance(self.target, CpuTarget):
             return {}
+        import psutil  # here: only proxies ask, and a start without them needs none of psutil
+
         wanted: dict[int, dict[int, str]] = {}
         for unit in units:
             if unit.kind == "thread":
@@ -508,7 +508,7 @@ class PerfSource(SourceBase):
         """FLIB_* variables (the Fujitsu runtime's sector cache settings) of the target's environment.
 
         A launched command's environment is the one handed to exec (also right while it is still
-        held at the gate, when /proc shows the forked copy's); a running process's is read via psutil.
+        held at the gate, when /proc shows the forked copy's); a running process's from /proc.
         """
         target = self.target
         if isinstance(target, CommandTarget):
@@ -516,10 +516,7 @@ class PerfSource(SourceBase):
         elif target.pid is None:
             return {}
         else:
-            try:
-                env = psutil.Process(target.pid).environ()
-            except (psutil.Error, OSError):
-                return {}
+            env = environ_of(target.pid) or {}  # gone, or not ours to read: none known
         return {k: v for k, v in sorted(env.items()) if k.startswith("FLIB_")}
 
     def cpu_description(self) -> str:

@@ -21,6 +21,7 @@ from sectormon.sim.config import FREQ_HZ, LINE_SHIFT, TICKS, Energy
 from sectormon.sim.engine import Machine
 from sectormon.sim.sampling import Refill, RefillSampler
 from sectormon.sim.stream import OBJECT_SHIFT
+from sectormon.sim.thread import SimThread
 from sectormon.sim.workload import Workload
 from sectormon.sources.base import SampleRequest
 
@@ -114,10 +115,17 @@ class SimSampleFeed:
         self._code = code
         self._energy = energy
         self._origin = origin
-        self._labels = {t.tid: _labels(workload, t.tid, t.spec.objects) for t in machine.threads}
-        self._last = self._count()
+        self._workload = workload
+        self._labels: dict[int, Labels] = {}
         for thread in machine.threads:
-            thread.sampler = self.sampler
+            self.adopt(thread)
+        self._last = self._count()
+
+    def adopt(self, thread: SimThread) -> None:
+        """Sample ``thread`` too: one of the machine's, or a running program's new one (its
+        counts start at 0 when it joins, so the exact count since the last take stays exact)."""
+        self._labels[thread.tid] = _labels(self._workload, thread.tid, thread.spec.objects)
+        thread.sampler = self.sampler
 
     def _count(self) -> int:
         return sum(sim_events.read_pe(self._code, t, self._energy) for t in self._machine.threads)

@@ -10,7 +10,9 @@ and a 250 us frame interval, so the six SC groups rotate about four times per fr
 the simulated clock (``pace``) so a frame comes every half second, not as fast as the model runs.
 A kernel's threads mark their measured phase, after the warm-up, as a region named after the
 kernel (:mod:`.regions`), and a traced program's marker calls mark its own regions (:mod:`.marks`):
-the slices carry them through :meth:`SimSource.read_regions`.
+the slices carry them through :meth:`SimSource.read_regions`. A program running under QEMU
+(``live``) adds its threads to the machine as they appear, as new units (a thread's clock starts
+at the machine's), and ends with the session like a launched command.
 """
 
 from __future__ import annotations
@@ -51,7 +53,9 @@ from sectormon.sources.sim.marks import MarkedRegions
 from sectormon.sources.sim.regions import KernelRegions
 
 if TYPE_CHECKING:  # a real program's trace: imported only by the runs that have one
-    from sectormon.sim.qemu.capture import Program
+    from sectormon.sim.qemu.capture import Program, TracedRun
+    from sectormon.sim.qemu.workload import LiveProgram
+    from sectormon.sources.sim.samples import SimSampleFeed
 
 SIM_DEFAULT_TIMESLICE = 10e-6
 SIM_DEFAULT_INTERVAL = 250e-6
@@ -162,6 +166,7 @@ class SimSource(SourceBase):
         loop: bool = False,
         warmup: float = 0.0,
         pace: float = 0.0,
+        live: LiveProgram | None = None,
         region: str | None = None,
     ) -> None:
         self.config = config or ModelConfig()
@@ -184,6 +189,11 @@ class SimSource(SourceBase):
         self._by_cpu = {t.cpu: t for t in self.machine.threads}
         self._ended_reported: set[int] = set()
         self._lock = threading.Lock()
+        # A running program (sim -- CMD): its threads join the machine as they appear, and the
+        # cycles before a thread joined are not its own (target_cpu).
+        self.live = live
+        self._joined_at: dict[int, int] = {}
+        self._samples: SimSampleFeed | None = None  # --sample: a joining thread is sampled too
         # A kernel's threads mark their measured phase; a traced program's streams carry its marks.
         kernel = workload.kernel
         self._regions = KernelRegions(kernel.name, self.config.energy) if kernel is not None else None
@@ -211,6 +221,7 @@ class SimSource(SourceBase):
         """
         if self.warmup > 0 and self._origin == 0:
             with self._lock:
+                self._join_live_threads()  # a running program's first threads warm up too
                 self.machine.run_until(self.warmup * FREQ_HZ)
                 self._origin = self.machine.tick
             if self.machine.finished():
@@ -229,7 +240,21 @@ class SimSource(SourceBase):
         if self.pace > 0:
             self._keep_pace(t)
         with self._lock:
+            self._join_live_threads()
             self.machine.run_until(t * FREQ_HZ + self._origin / TICKS)
+
+    def _join_live_threads(self) -> None:
+        """A running program's threads that appeared since the last look, added to the machine
+        at its present tick (called with the lock held)."""
+        if self.live is None:
+            return
+        for spec in self.live.new_specs():
+            thread = self.machine.add_thread(spec)
+            self._threads[thread.tid] = thread
+            self._by_cpu[thread.cpu] = thread
+            self._joined_at[thread.tid] = self.machine.tick
+            if self._samples is not None:
+                self._samples.adopt(thread)
 
     def _keep_pace(self, t: float) -> None:
         """Sleep until simulated time ``t`` is due at ``pace`` wall seconds per simulated second."""
@@ -251,6 +276,8 @@ class SimSource(SourceBase):
             self.machine.run_to_completion()
 
     def poll_units(self) -> UnitsUpdate:
+        with self._lock:
+            self._join_live_threads()
         alive = []
         ended = []
         for t in self.machine.threads:
@@ -313,7 +340,26 @@ class SimSource(SourceBase):
         return out
 
     def finished(self) -> bool:
-        return self.machine.finished()
+        if self.live is None:
+            return self.machine.finished()
+        with self._lock:
+            self._join_live_threads()
+            return self.machine.finished() and self.live.exhausted()
+
+    @property
+    def exit_code(self) -> int | None:
+        """A running program's exit code once it ended by itself (negative: a signal), else None."""
+        if self.live is None or self.live.run.stopped:
+            return None
+        return self.live.run.exit_code
+
+    def end_note(self) -> str | None:
+        code = self.exit_code
+        if not code or self.live is None:
+            return None
+        from sectormon.sources.perf.launch import describe_exit
+
+        return f"{self.live.run.argv[0]}: {describe_exit(code)}"
 
     def read_regions(self) -> RegionSnapshot | None:
         """Every region (a kernel's, a program's marked ones) when it changed since the last call."""
@@ -339,7 +385,8 @@ class SimSource(SourceBase):
 
     def target_cpu(self) -> TargetCpu | None:
         """Every simulated thread's own clock: exactly what its counters could have counted."""
-        return TargetCpu(sum(t.cyc for t in self.machine.threads) / TICKS / FREQ_HZ)
+        cycles = sum(t.cyc - self._joined_at.get(t.tid, 0) for t in self.machine.threads)
+        return TargetCpu(cycles / TICKS / FREQ_HZ)
 
     def describe(self) -> dict[str, Any]:
         return {
@@ -373,12 +420,46 @@ class SimSource(SourceBase):
         """Sample the model's L1D refills from now on (after the warm-up)."""
         from sectormon.sources.sim.samples import SimSampleFeed
 
-        return SimSampleFeed(
-            self.machine, self.workload, self.config.energy, request, profile, origin=self._origin
-        )
+        with self._lock:
+            self._samples = SimSampleFeed(
+                self.machine, self.workload, self.config.energy, request, profile, origin=self._origin
+            )
+        return self._samples
+
+    def program_note(self) -> str | None:
+        """What a running program's session simulated, once it is closed: how the program ended,
+        the accesses simulated of those traced, and what was not simulated (None without one)."""
+        live = self.live
+        if live is None:
+            return None
+        from sectormon.sim.qemu.workload import left_out_note
+        from sectormon.sources.perf.launch import describe_exit
+
+        run = live.run
+        program = run.result()
+        code = program.exit_code
+        ended = "stopped with the session (SIGTERM)" if run.stopped else describe_exit(code)
+        traced = sum(t.accesses for t in program.threads)
+        simulated = sum(t.acc for t in self.machine.threads)
+        looped = " (its records looped)" if simulated > traced else ""
+        parts = [
+            f"sim -- {program.argv[0]}: {ended}; simulated {simulated:,} of its {traced:,} traced accesses"
+            f"{looped} in {len(self.machine.threads)} thread(s)"
+        ]
+        threads, accesses = live.left_out(program)
+        if threads:
+            parts.append(left_out_note(threads, accesses, len(live.cpus)))
+        if program.dropped + program.truncated:
+            parts.append(f"{program.dropped + program.truncated:,} accesses not kept by the capture")
+        if (untraced := program.untraced_sve()) is not None:
+            parts.append(untraced)
+        return "; ".join(parts)
 
     def close(self) -> None:
-        """Nothing to release: the model lives in memory."""
+        """A running program is stopped (SIGTERM, then SIGKILL), as a session ends its command;
+        otherwise nothing to release: the model lives in memory."""
+        if self.live is not None:
+            self.live.run.close()
 
     # -- live reconfiguration (TUI) -------------------------------------------------------------
     def sector_presets(self) -> tuple[str, ...]:
@@ -433,6 +514,8 @@ class SimOptions:
     warmup: float | None = None
     loop: bool | None = None
     program: Program | None = None  # a traced real program (sim -- CMD), captured once
+    running: TracedRun | None = None  # a program running under QEMU, simulated while it runs
+    cpus: tuple[int, ...] = ()  # --bind: the simulated CPU of a program's t-th thread
     region: str | None = None  # the region --summary reports (--region NAME or NAME#NUMBER)
 
 
@@ -461,7 +544,11 @@ def sector_config(options: SimOptions, kernel: str | None) -> SectorConfig:
 
 def build_sim_source(options: SimOptions, *, loop: bool) -> SimSource:
     """The :class:`SimSource` the options describe; ``loop`` where ``options.loop`` is ``None``."""
-    if options.program is not None:
+    live = None
+    if options.running is not None:
+        live, sectors = _live_program(options, options.running)
+        workload = Workload((), live.describe())
+    elif options.program is not None:
         workload, sectors = _program_workload(options, options.program)
     elif options.traces:
         if options.threads is not None and options.threads != len(options.traces):
@@ -494,14 +581,10 @@ def build_sim_source(options: SimOptions, *, loop: bool) -> SimSource:
     )
     warmup = options.warmup
     if warmup is None:
-        warmup = TRACE_WARMUP if options.traces or options.program is not None else DEFAULT_WARMUP
-    return SimSource(
-        workload,
-        config,
-        loop=loop if options.loop is None else options.loop,
-        warmup=warmup,
-        region=options.region,
-    )
+        program = options.program is not None or options.running is not None
+        warmup = TRACE_WARMUP if options.traces or program else DEFAULT_WARMUP
+    loop = loop if options.loop is None else options.loop
+    return SimSource(workload, config, loop=loop, warmup=warmup, live=live, region=options.region)
 
 
 def check_program_options(options: SimOptions) -> None:
@@ -528,5 +611,24 @@ def _program_workload(options: SimOptions, program: Program) -> tuple[Workload, 
     objects = parse_objects(options.objects) if isinstance(options.objects, str) else options.objects
     objects = objects or program.objects  # --objects FILE, else the program's global variables
     assign = object_sectors(objects, options.assign) if options.assign else None
-    workload = program_workload(program, sectors.tag_override, options.prefetch, objects, assign, marks=True)
+    workload = program_workload(
+        program, sectors.tag_override, options.prefetch, objects, assign, options.cpus, marks=True
+    )
     return workload, sectors
+
+
+def _live_program(options: SimOptions, run: TracedRun) -> tuple[LiveProgram, SectorConfig]:
+    """A running program's threads, simulated as they appear (its data objects are known once it
+    runs: the options' are checked then)."""
+    from sectormon.sim.qemu.workload import LiveProgram
+
+    check_program_options(options)
+    run.wait_started()  # its first thread: the program's variables are known by then
+    if not run.threads_seen():
+        raise UsageError(f"sim -- {run.argv[0]}: the program made no memory access QEMU could trace")
+    sectors = sector_config(options, None)
+    objects = parse_objects(options.objects) if isinstance(options.objects, str) else options.objects
+    objects = objects or run.objects
+    assign = object_sectors(objects, options.assign) if options.assign else None
+    live = LiveProgram(run, sectors.tag_override, options.prefetch, objects, assign, options.cpus, marks=True)
+    return live, sectors

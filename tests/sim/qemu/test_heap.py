@@ -127,8 +127,9 @@ def test_each_thread_has_its_own_stack_and_sees_the_blocks_of_others(tmp_path: P
     assert run.returncode == 0, run.stderr
     objects = _summary(run.stdout)["objects"]
     stores = 1024 * 64  # each thread's local array, written 64 times
-    for name in ("stack:0", "stack:1"):
-        assert stores <= objects[name]["accesses"] <= stores + 6000, name  # and its calls' own traffic
+    # and its calls' own traffic; main's also the program's start and end after the shim's
+    for name, more in (("stack:0", 12_000), ("stack:1", 6000)):
+        assert stores <= objects[name]["accesses"] <= stores + more, name
     assert "stack:2" not in objects
     shared = f"heap:main:{_line_of(PROGRAMS / 'stacks.c', 'site: shared')}"
     assert objects[shared]["accesses"] == 4 * 4096  # main allocated it, the worker wrote it
