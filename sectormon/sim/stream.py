@@ -14,7 +14,7 @@ their count is ``-1 - line``. Kernels and traces write these records; both cores
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 
 FL_WRITE = 1
@@ -54,11 +54,16 @@ def flags(sector: int, write: bool, tagged: bool, pfe: bool, obj: int = 0) -> in
 @dataclass(frozen=True, slots=True)
 class ThreadSpec:
     """What one simulated thread runs: its stream factory (called again when looping), its ISA mix,
-    and the names of the data objects its flags number (``flags(..., obj=i)`` is ``objects[i]``)."""
+    and the names of the data objects its flags number (``flags(..., obj=i)`` is ``objects[i]``).
+
+    A running program's threads share one list of names that grows as its heap sites and stacks
+    are met (:mod:`sectormon.sim.qemu.live_objects`): ``object_capacity`` is how many objects their
+    flags may number, the counters' size (0: ``len(objects)``)."""
 
     tid: int
     cpu: int
     stream: Callable[[], Chunks]
     cycles_per_access: float = 1.0
     inst_per_access: float = 2.0
-    objects: tuple[str, ...] = ("",)
+    objects: Sequence[str] = ("",)
+    object_capacity: int = 0

@@ -78,7 +78,7 @@ class ThreadParams(NamedTuple):
             mib=t.l1_mib,
             mispredict=t.mispredict * TICKS,
             cpa=max(1, round(spec.cycles_per_access * TICKS)),
-            slots=FLAG_SLOTS * max(1, len(spec.objects)),
+            slots=FLAG_SLOTS * max(1, len(spec.objects), spec.object_capacity),
             prefetch=p.enabled,
             pf_d1=p.l1_distance,
             pf_d2=p.l2_distance,

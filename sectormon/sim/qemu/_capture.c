@@ -23,8 +23,10 @@
  * Past the static ranges (globals), a record's object is the heap block or stack it is in: the
  * reader replays the program's events up to each sync record into the live blocks (blocks.h: a
  * new block replaces any stale one it overlaps, a free of an unknown address is ignored), naming
- * a block by its call site's object id and a stack by its thread's. A marker call (marks.h) ends
- * a chunk; the next chunk() returns it as (start, name, number).
+ * a block by its call site's object id and a stack by its thread's. A running program's reader
+ * is given no sites: it asks Python (sim/qemu/live_objects.py) for the object of each site and
+ * stack the first time it meets one. A marker call (marks.h) ends a chunk; the next chunk()
+ * returns it as (start, name, number).
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -156,6 +158,12 @@ static int Capture_init(Capture *c, PyObject *args, PyObject *kwds) {
     c->max_records = max_records;
     c->records = c->truncated = 0;
     c->failed_errno = 0;
+    /* The events file from the start: a live reader holds its descriptor before any event. */
+    if ((c->events = tmpfile()) == NULL) {
+        PyErr_SetFromErrno(PyExc_OSError);
+        return -1;
+    }
+    setvbuf(c->events, NULL, _IOFBF, 1 << 16);
     return 0;
 }
 
@@ -270,10 +278,6 @@ static int event(Capture *c, Vcpu *v, uint64_t vcpu, uint64_t kind, const uint64
     case SMQ_EV_FREE:
     case SMQ_EV_STACK:
     {
-        if (c->events == NULL) {
-            if ((c->events = tmpfile()) == NULL) return -1;
-            setvbuf(c->events, NULL, _IOFBF, 1 << 16);
-        }
         Event e = {kind | vcpu << 8, args[0], args[1], args[2]};
         if (fwrite(&e, sizeof e, 1, c->events) != 1 && !c->failed_errno) c->failed_errno = errno ? errno : EIO;
         c->nevents++;
@@ -449,11 +453,22 @@ static PyObject *Capture_threads(Capture *c, PyObject *Py_UNUSED(ignored)) {
 /* events(): a new descriptor of the program's heap and stack events file (packed uint64
  * kind | vcpu << 8, a, b, c), owned by the caller; -1 when there were none. */
 static PyObject *Capture_events(Capture *c, PyObject *Py_UNUSED(ignored)) {
-    if (c->events == NULL) return PyLong_FromLong(-1);
+    if (c->events == NULL || c->nevents == 0) return PyLong_FromLong(-1);
     if (fflush(c->events) != 0 && !c->failed_errno) c->failed_errno = errno ? errno : EIO;
     if (c->failed_errno) {
         errno = c->failed_errno;
         return PyErr_SetFromErrno(PyExc_OSError);
+    }
+    int fd = dup(fileno(c->events));
+    return fd < 0 ? PyErr_SetFromErrno(PyExc_OSError) : PyLong_FromLong(fd);
+}
+
+/* live_events(): a new descriptor of the events file as it grows (sync() writes it out before the
+ * threads' files, so the events a thread's sync record counts are there when it is read). */
+static PyObject *Capture_live_events(Capture *c, PyObject *Py_UNUSED(ignored)) {
+    if (c->events == NULL) {
+        PyErr_SetString(PyExc_ValueError, "the capture is closed");
+        return NULL;
     }
     int fd = dup(fileno(c->events));
     return fd < 0 ? PyErr_SetFromErrno(PyExc_OSError) : PyLong_FromLong(fd);
@@ -519,12 +534,13 @@ static PyObject *Capture_stacks(Capture *c, PyObject *Py_UNUSED(ignored)) {
     return out;
 }
 
-/* sync(): while the program runs, write every traced thread's records so far to its file, so a
- * live reader sees them (the run being grown stays: it may still grow), and list the threads seen
- * so far by vCPU. Called from the thread that pumps, like pump(). */
+/* sync(): while the program runs, write the events so far and then every traced thread's records
+ * so far to its file, so a live reader sees them (the run being grown stays: it may still grow),
+ * and list the threads seen so far by vCPU. Called from the thread that pumps, like pump(). */
 static PyObject *Capture_sync(Capture *c, PyObject *Py_UNUSED(ignored)) {
     PyObject *out = PyList_New(0);
     if (out == NULL) return NULL;
+    if (c->events != NULL && fflush(c->events) != 0 && !c->failed_errno) c->failed_errno = errno ? errno : EIO;
     for (Py_ssize_t i = 0; i < c->nvcpus; i++) {
         Vcpu *v = c->vcpus + i;
         if (!v->seen) continue;
@@ -593,6 +609,8 @@ static PyMethodDef Capture_methods[] = {
     {"close", (PyCFunction)Capture_close, METH_NOARGS, "Tell the plugin nobody reads any more; unmap the ring."},
     {"events", (PyCFunction)Capture_events, METH_NOARGS,
      "A new fd of the program's heap and stack events (packed uint64 kind | vcpu << 8, a, b, c); -1: none."},
+    {"live_events", (PyCFunction)Capture_live_events, METH_NOARGS,
+     "A new fd of the events file as it grows while the program runs (a live reader's)."},
     {"stacks", (PyCFunction)Capture_stacks, METH_NOARGS, "The vCPUs that reported their stack."},
     {"sites", (PyCFunction)Capture_sites, METH_NOARGS, "The heap blocks' distinct call sites: (site, blocks, bytes)."},
     {"regions", (PyCFunction)Capture_regions, METH_NOARGS,
@@ -643,6 +661,8 @@ typedef struct {
     Py_ssize_t nstacks;
     Blocks blocks;                  /* live heap blocks and stacks (blocks.h) */
     MarkName name;                  /* the next mark's name so far */
+    PyObject *live;                 /* names objects as they appear (a running program's), or NULL */
+    int owns_events;                /* events is the reader's own descriptor (live) */
 } Reader;
 
 static void Reader_dealloc(Reader *r) {
@@ -654,6 +674,8 @@ static void Reader_dealloc(Reader *r) {
     PyMem_Free(r->site_ids);
     PyMem_Free(r->stacks);
     blocks_destroy(&r->blocks);
+    Py_XDECREF(r->live);
+    if (r->owns_events) close(r->events);
     Py_TYPE(r)->tp_free((PyObject *)r);
 }
 
@@ -681,13 +703,17 @@ static int64_t *int_array(PyObject *seq_in, Py_ssize_t *len) {
     return out;
 }
 
-/* Reader(fd, starts, ends, ids, flags, events=-1, sites=(), site_ids=(), stacks=()): starts/ends/ids
- * the data objects sorted by start (byte addresses), flags[2 * id + write] the engine flags;
- * events the fd of the program's events (Capture.events()), sites its sorted call sites and site_ids their
- * objects, stacks[vcpu] the object of that vCPU's stack (ids without an entry: 0, [other]). */
+/* Reader(fd, starts, ends, ids, flags, events=-1, sites=(), site_ids=(), stacks=(), live=None):
+ * starts/ends/ids the data objects sorted by start (byte addresses), flags[2 * id + write] the
+ * engine flags; events the fd of the program's events (Capture.events()), sites its sorted call
+ * sites and site_ids their objects, stacks[vcpu] the object of that vCPU's stack (ids without an
+ * entry: 0, [other]). A running program's reader has live: its site(address) gives the object of
+ * a call site the tables do not have (the reader keeps it), its stack(vcpu) that of a stack; it
+ * reads events through a descriptor of its own (the run may close its one first); and at a sync
+ * record whose events are not in the file yet, the reader waits (chunk() ends there). */
 static int Reader_init(Reader *r, PyObject *args, PyObject *kwds) {
-    static char *kwlist[] = {"fd", "starts", "ends", "ids", "flags", "events", "sites", "site_ids", "stacks", NULL};
-    PyObject *starts, *ends, *ids, *flags, *sites = NULL, *site_ids = NULL, *stacks = NULL;
+    static char *kwlist[] = {"fd", "starts", "ends", "ids", "flags", "events", "sites", "site_ids", "stacks", "live", NULL};
+    PyObject *starts, *ends, *ids, *flags, *sites = NULL, *site_ids = NULL, *stacks = NULL, *live = Py_None;
     PyObject *empty = NULL;
     Py_ssize_t ns, ne, ni, nsi;
     if (r->starts != NULL) {
@@ -696,9 +722,20 @@ static int Reader_init(Reader *r, PyObject *args, PyObject *kwds) {
     }
     blocks_init(&r->blocks);
     r->events = -1;
-    if (!PyArg_ParseTupleAndKeywords(args, kwds, "iOOOO|iOOO", kwlist, &r->fd, &starts, &ends, &ids, &flags, &r->events,
-                                     &sites, &site_ids, &stacks))
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "iOOOO|iOOOO", kwlist, &r->fd, &starts, &ends, &ids, &flags, &r->events,
+                                     &sites, &site_ids, &stacks, &live))
         return -1;
+    if (live != Py_None) {
+        Py_INCREF(live);
+        r->live = live;
+        if (r->events >= 0) {
+            if ((r->events = dup(r->events)) < 0) {
+                PyErr_SetFromErrno(PyExc_OSError);
+                return -1;
+            }
+            r->owns_events = 1;
+        }
+    }
     r->offset = 0;
     if (!(r->starts = int_array(starts, &ns)) || !(r->ends = int_array(ends, &ne)) || !(r->ids = int_array(ids, &ni)) ||
         !(r->flags = int_array(flags, &r->nflags)))
@@ -750,18 +787,65 @@ static inline int64_t object_of(Reader *r, uint64_t address) {
     return blocks_lookup(&r->blocks, address);
 }
 
-static int64_t site_object(const Reader *r, uint64_t site) {
+/* The first of the sorted sites >= site. */
+static Py_ssize_t site_index(const Reader *r, uint64_t site) {
     Py_ssize_t lo = 0, hi = r->nsites;
     while (lo < hi) {
         Py_ssize_t mid = (lo + hi) / 2;
         if ((uint64_t)r->sites[mid] < site) lo = mid + 1;
         else hi = mid;
     }
-    return lo < r->nsites && (uint64_t)r->sites[lo] == site ? r->site_ids[lo] : 0;
+    return lo;
+}
+
+/* The object id live.METHOD(value) names, checked against the flags table; -1: an exception set. */
+static int64_t live_object(Reader *r, const char *method, uint64_t value) {
+    PyObject *got = PyObject_CallMethod(r->live, method, "K", (unsigned long long)value);
+    if (got == NULL) return -1;
+    long long id = PyLong_AsLongLong(got);
+    Py_DECREF(got);
+    if (id == -1 && PyErr_Occurred()) return -1;
+    if (id < 0 || 2 * id + 1 >= r->nflags) {
+        PyErr_Format(PyExc_ValueError, "live.%s(): object %lld has no flags", method, id);
+        return -1;
+    }
+    return (int64_t)id;
+}
+
+/* The object of a block allocated at `site`: the tables', else (a running program) the one live
+ * names, kept in the sorted tables from then on; 0 ([other]) for a site nobody named. -1: an
+ * exception set. */
+static int64_t site_object(Reader *r, uint64_t site) {
+    Py_ssize_t at = site_index(r, site);
+    if (at < r->nsites && (uint64_t)r->sites[at] == site) return r->site_ids[at];
+    if (r->live == NULL) return 0;
+    int64_t id = live_object(r, "site", site);
+    if (id < 0) return -1;
+    int64_t *sites = PyMem_Realloc(r->sites, (size_t)(r->nsites + 1) * sizeof(int64_t));
+    if (sites != NULL) r->sites = sites;
+    int64_t *ids = sites != NULL ? PyMem_Realloc(r->site_ids, (size_t)(r->nsites + 1) * sizeof(int64_t)) : NULL;
+    if (ids == NULL) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    r->site_ids = ids;
+    memmove(r->sites + at + 1, r->sites + at, (size_t)(r->nsites - at) * sizeof(int64_t));
+    memmove(r->site_ids + at + 1, r->site_ids + at, (size_t)(r->nsites - at) * sizeof(int64_t));
+    r->sites[at] = (int64_t)site;
+    r->site_ids[at] = id;
+    r->nsites++;
+    return id;
+}
+
+/* The object of vCPU `vcpu`'s stack: the tables', or the one live names. -1: an exception set. */
+static int64_t stack_object(Reader *r, uint64_t vcpu) {
+    if (r->live != NULL) return live_object(r, "stack", vcpu);
+    return vcpu < (uint64_t)r->nstacks ? r->stacks[vcpu] : 0;
 }
 
 /* Replay the program's events up to `upto` (a sync record's count) into the live blocks, reading
- * the events file ahead. -1: out of memory or the file could not be read (an exception set). */
+ * the events file ahead. -1: out of memory, the file could not be read or live failed (an
+ * exception set); 1: the file ends before `upto` (a running program's events still to come). */
 static int replay(Reader *r, uint64_t upto) {
     for (; r->applied < upto; r->applied++) {
         if (r->applied - r->buffered_from >= r->nbuffered) {
@@ -778,18 +862,21 @@ static int replay(Reader *r, uint64_t upto) {
             }
             r->buffered_from = r->applied;
             r->nbuffered = got > 0 ? (uint64_t)got / sizeof(Event) : 0;
-            if (r->nbuffered == 0) return 0; /* fewer events than the sync record says: all there are */
+            if (r->nbuffered == 0) return 1; /* fewer events than the sync record says (yet) */
         }
         const Event *e = r->buffered + (r->applied - r->buffered_from);
         uint64_t kind = e->kind_vcpu & 0xff, vcpu = e->kind_vcpu >> 8;
         uint64_t end = e->b > UINT64_MAX - e->a ? UINT64_MAX : e->a + e->b; /* ALLOC: a + size */
         int failed = 0;
+        int64_t id = 0;
         if (kind == SMQ_EV_ALLOC) {
-            failed = blocks_add(&r->blocks, e->a, end, site_object(r, e->c));
+            if ((id = site_object(r, e->c)) < 0) return -1;
+            failed = blocks_add(&r->blocks, e->a, end, id);
         } else if (kind == SMQ_EV_FREE) {
             blocks_free(&r->blocks, e->a);
         } else if (kind == SMQ_EV_STACK) {
-            failed = blocks_add(&r->blocks, e->a, e->b, vcpu < (uint64_t)r->nstacks ? r->stacks[vcpu] : 0);
+            if ((id = stack_object(r, vcpu)) < 0) return -1;
+            failed = blocks_add(&r->blocks, e->a, e->b, id);
         }
         if (failed) {
             PyErr_NoMemory();
@@ -829,6 +916,7 @@ static PyObject *Reader_chunk(Reader *r, PyObject *arg) {
     }
     Py_ssize_t out_n = 0;
     PyObject *result = NULL;
+    int waiting = 0; /* at a sync record whose events are not in the file yet */
     for (;;) {
         ssize_t got;
         Py_BEGIN_ALLOW_THREADS
@@ -848,7 +936,12 @@ static PyObject *Reader_chunk(Reader *r, PyObject *arg) {
                 o[2] = FL_IFETCH;
                 o += 3;
             } else if (s->kind == KIND_SYNC) {
-                if (replay(r, (uint64_t)s->a) < 0) goto done;
+                int short_of = replay(r, (uint64_t)s->a);
+                if (short_of < 0) goto done;
+                if (short_of && r->live != NULL) { /* its events are still to come: stop before it */
+                    waiting = 1;
+                    break;
+                }
             } else if (s->kind == KIND_EVENT) {
                 if (s->n != SMQ_EVENT_ARGS) continue; /* not an event the capture writes */
                 if (i + SMQ_EVENT_ARGS >= n) {
@@ -876,7 +969,7 @@ static PyObject *Reader_chunk(Reader *r, PyObject *arg) {
         }
         r->offset += (long long)i * (long long)sizeof(Stored);
         out_n = (o - packed) / 3;
-        if (out_n > 0 || n < max) break; /* else only sync or name records so far: read on */
+        if (out_n > 0 || n < max || waiting) break; /* else only sync or name records so far: read on */
     }
     if (out_n == 0) {
         result = Py_None;

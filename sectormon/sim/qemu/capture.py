@@ -186,6 +186,9 @@ class TracedRun:
         self.stopped = False  # stop() ended it: its exit code is not the program's own
         self.ended = False
         self.objects: DataObjects | None = None
+        # Where the program's code was loaded less its ELF address, once the plugin said (a call
+        # site's ELF address is its address less this); known with the objects.
+        self.load_bias: int | None = None
         self._objects_read = False
         self._seen: list[tuple[int, int]] = []  # (vcpu, records fd) in the order they appeared
         self._changed = threading.Condition()
@@ -195,6 +198,9 @@ class TracedRun:
         try:
             os.ftruncate(self._fd, HEADER_BYTES + RING_WORDS * 8)
             self._capture = Capture(self._fd, RING_WORDS, MAX_RECORDS)
+            # A live run's readers name heap blocks and stacks from this (its own descriptor:
+            # the capture closes its file at the end, the readers may still be reading).
+            self.events_fd = self._capture.live_events() if live else -1
             self._shim = self.target.shim() if self.target.dynamic else None
             command = [*self.target.qemu_command(f"ring_fd={self._fd}", self._shim), *argv[1:]]
             self._started = time.monotonic()
@@ -314,7 +320,8 @@ class TracedRun:
     def _read_objects(self) -> None:
         start_code = self._capture.start_code
         if start_code:
-            self.objects = symbol_objects(self.target.path, start_code - self.target.code_vaddr)
+            self.load_bias = start_code - self.target.code_vaddr
+            self.objects = symbol_objects(self.target.path, self.load_bias)
         self._objects_read = True
 
     # -- what the other threads ask ---------------------------------------------------------------
@@ -377,3 +384,6 @@ class TracedRun:
             seen, self._seen = self._seen, []
         for _vcpu, fd in seen:
             os.close(fd)
+        if self.events_fd >= 0:
+            os.close(self.events_fd)
+            self.events_fd = -1

@@ -88,7 +88,8 @@ def site_name(image: ElfImage | None, vaddr: int, call_line: int | None = None) 
     return f"{HEAP_PREFIX}{function[0]}+0x{function[1]:x}"
 
 
-def _image(path: str) -> ElfImage | None:
+def image_of(path: str) -> ElfImage | None:
+    """The program's ELF image; None when it cannot be read (its sites are then ``heap:lib``)."""
     try:
         return ElfImage(path)
     except (NotElf, ElfDamaged, DataError):
@@ -107,7 +108,7 @@ def heap_objects(
     """The program's objects (``globals_``, then one per site name, then ``stack:T`` for each
     traced thread whose stack the shim reported: ``vcpus[T]`` is its vCPU, ``stack_vcpus`` the
     vCPUs with a stack) and the reader's tables for them."""
-    image = _image(path) if sites else None
+    image = image_of(path) if sites else None
     # The call's return address less one: the call instruction itself, on the caller's line.
     vaddrs = [s.address - bias - 1 for s in sites]
     calls = inlined_call_lines(path, vaddrs) if image is not None and image.has_lines else {}

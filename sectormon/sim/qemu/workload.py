@@ -18,7 +18,7 @@ ends (a later thread reuses its index), so only the program's end ends a thread'
 
 The program's own objects (globals, and once it has run its heap blocks and stacks:
 :mod:`.heap`) name its accesses unless ``--objects FILE`` names address ranges instead; a
-running program's heap blocks and stacks are ``[other]`` (their names are known at its end).
+running program's heap sites and stacks are named as its threads meet them (:mod:`.live_objects`).
 With ``marks=True`` a thread's stream also yields its marker calls, between its chunks, as
 :class:`~sectormon.sim.stream.RegionMark` objects, for the simulated threads to count regions.
 """
@@ -35,6 +35,7 @@ from sectormon.sim.config import MAX_THREADS
 from sectormon.sim.objects import OTHER, DataObjects
 from sectormon.sim.qemu.capture import CapturedThread, Program, TracedRun
 from sectormon.sim.qemu.heap import HeapObjects
+from sectormon.sim.qemu.live_objects import LiveObjects
 from sectormon.sim.stream import Chunks, RegionMark, ThreadSpec, flags
 from sectormon.sim.workload import Workload, placement
 
@@ -98,15 +99,35 @@ def _stream(
             yield PackedChunk(chunk)
 
 
+def _live_reader(
+    run: TracedRun, fd: int, objects: DataObjects | None, table: list[int], live: LiveObjects | None
+) -> Reader:
+    """The reader of a running program's thread: with ``live``, it names heap sites and stacks as
+    it meets them, from the run's events file (through a descriptor of the reader's own)."""
+    from sectormon.sim.qemu._capture import Reader
+
+    if live is None or run.events_fd < 0:
+        return _reader(fd, objects, table)
+    starts = objects.starts if objects is not None else ()
+    ends = objects.ends if objects is not None else ()
+    ids = objects.ids if objects is not None else ()
+    return Reader(fd, starts, ends, ids, table, run.events_fd, live=live)
+
+
 def _live_stream(
-    run: TracedRun, fd: int, objects: DataObjects | None, table: list[int], marks: bool = False
+    run: TracedRun,
+    fd: int,
+    objects: DataObjects | None,
+    table: list[int],
+    marks: bool = False,
+    live: LiveObjects | None = None,
 ) -> Iterator[PackedChunk | RegionMark]:
     """A running program's thread: at the end of what its file holds, wait for more, or for the
     program's end (only then is a thread known to have no more records). It reads a descriptor of
     its own: the run closing its descriptors at the end cannot pull the file from under a read."""
     own = os.dup(fd)
     try:
-        reader = _reader(own, objects, table)
+        reader = _live_reader(run, own, objects, table, live)
         while True:
             ended = run.ended  # before the read: everything written before the end is read after
             chunk = reader.chunk(CHUNK)
@@ -217,8 +238,15 @@ class LiveProgram:
         self.run = run
         self.marks = marks
         self.objects = objects
-        self.names = objects.names if objects is not None else (OTHER,)
-        self._table = flag_table(len(self.names), tag_override, prefetch, assign)
+        base = objects.names if objects is not None else (OTHER,)
+        # The program's own objects (not --objects FILE): its heap sites and stacks are named too.
+        own = objects is run.objects
+        self.live_objects = LiveObjects(run.target.path, run.load_bias, base) if own else None
+        self.names: Sequence[str] = self.live_objects.names if self.live_objects is not None else base
+        capacity = self.live_objects.capacity if self.live_objects is not None else len(base)
+        padded = (*assign, *(None,) * (capacity - len(assign))) if assign is not None else None
+        self._table = flag_table(capacity, tag_override, prefetch, padded)
+        self._capacity = capacity
         self.cpus = thread_cpus(MAX_THREADS if not cpus else len(cpus), cpus)
         self._handed = 0  # threads seen and handed out (placed or left out)
         self.simulated: list[int] = []  # vCPU of each simulated thread, by thread id
@@ -231,14 +259,14 @@ class LiveProgram:
             t = len(self.simulated)
             if t < len(self.cpus):
                 stream = self._factory(fd)
-                out.append(ThreadSpec(t, self.cpus[t], stream, 1.0, 0.0, self.names))
+                out.append(ThreadSpec(t, self.cpus[t], stream, 1.0, 0.0, self.names, self._capacity))
                 self.simulated.append(vcpu)
         self._handed += len(fresh)
         return out
 
     def _factory(self, fd: int) -> Any:
-        run, objects, table, marks = self.run, self.objects, self._table, self.marks
-        return lambda: cast(Chunks, _live_stream(run, fd, objects, table, marks))
+        run, objects, table, marks, live = self.run, self.objects, self._table, self.marks, self.live_objects
+        return lambda: cast(Chunks, _live_stream(run, fd, objects, table, marks, live))
 
     def exhausted(self) -> bool:
         """Whether the program has ended and every thread it had was handed out."""

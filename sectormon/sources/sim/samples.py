@@ -19,6 +19,7 @@ from sectormon.profiles.model import Profile
 from sectormon.sim import events as sim_events
 from sectormon.sim.config import FREQ_HZ, LINE_SHIFT, TICKS, Energy
 from sectormon.sim.engine import Machine
+from sectormon.sim.qemu.heap import HEAP_PREFIX, STACK_PREFIX
 from sectormon.sim.sampling import Refill, RefillSampler
 from sectormon.sim.stream import OBJECT_SHIFT
 from sectormon.sim.thread import SimThread
@@ -61,9 +62,14 @@ def _labels(workload: Workload, tid: int, objects: Sequence[str]) -> Labels:
     path = traces[tid].get("path", "") if tid < len(traces) else ""
     code = CodeLocation(f"[{Path(str(path)).name or 'trace'}]", "trace")
     return tuple(
-        (code, OTHER if i == 0 or not name else DataLocation(name, "symbol", "trace"))
+        (code, OTHER if i == 0 or not name else DataLocation(name, _kind(name), "trace"))
         for i, name in enumerate(objects)
     )
+
+
+def _kind(name: str) -> str:
+    """A traced program's heap site (``heap:...``) or stack (``stack:T``), else a variable."""
+    return "heap" if name.startswith(HEAP_PREFIX) else "stack" if name.startswith(STACK_PREFIX) else "symbol"
 
 
 def resolve_sim_event(request: SampleRequest, profile: Profile) -> tuple[str, int]:
@@ -117,6 +123,7 @@ class SimSampleFeed:
         self._origin = origin
         self._workload = workload
         self._labels: dict[int, Labels] = {}
+        self._objects: dict[int, Sequence[str]] = {}  # a running program's grow (sim/qemu/live_objects.py)
         for thread in machine.threads:
             self.adopt(thread)
         self._last = self._count()
@@ -125,6 +132,7 @@ class SimSampleFeed:
         """Sample ``thread`` too: one of the machine's, or a running program's new one (its
         counts start at 0 when it joins, so the exact count since the last take stays exact)."""
         self._labels[thread.tid] = _labels(self._workload, thread.tid, thread.spec.objects)
+        self._objects[thread.tid] = thread.spec.objects
         thread.sampler = self.sampler
 
     def _count(self) -> int:
@@ -133,7 +141,10 @@ class SimSampleFeed:
     def _attribute(self, refill: Refill) -> AttributedSample:
         issued, tid, cpu, line, flags, latency = refill
         address = line << LINE_SHIFT
-        code, data = self._labels[tid][flags >> OBJECT_SHIFT]
+        labels, obj = self._labels[tid], flags >> OBJECT_SHIFT
+        if obj >= len(labels):  # named since the labels were made: its name is in the list by now
+            labels = self._labels[tid] = _labels(self._workload, tid, self._objects[tid])
+        code, data = labels[obj]
         ns = (issued - self._origin) * 1_000_000_000 // (TICKS * int(FREQ_HZ))
         return AttributedSample(ns, tid, cpu, self.sampler.period, latency // TICKS, code, data, address)
 

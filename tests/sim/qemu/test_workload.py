@@ -33,6 +33,9 @@ class FakeRun:
         self.seen: list[tuple[int, int]] = []
         self.argv = ("./prog",)
         self.target = Target("./prog", "x86_64", False)
+        self.objects = None  # its globals: none known
+        self.load_bias = None
+        self.events_fd = -1  # no events file: no heap sites or stacks
 
     def wait(self, timeout: float) -> None:
         self.waits += 1
