@@ -453,6 +453,8 @@ class SimSource(SourceBase):
             parts.append(f"{program.dropped + program.truncated:,} accesses not kept by the capture")
         if (untraced := program.untraced_sve()) is not None:
             parts.append(untraced)
+        if live.live_objects is not None and (unnamed := live.live_objects.note()) is not None:
+            parts.append(unnamed)
         return "; ".join(parts)
 
     def close(self) -> None:
