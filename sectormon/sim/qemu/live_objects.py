@@ -23,15 +23,27 @@ from 0 as they start, and a thread that ends hands its number to the next one).
 from __future__ import annotations
 
 import threading
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from sectormon.attribution.elf import ElfImage
+from sectormon.errors import UsageError
 from sectormon.sim.qemu.call_lines import inlined_call_lines
-from sectormon.sim.qemu.heap import STACK_PREFIX, image_of, site_name
+from sectormon.sim.qemu.heap import HEAP_PREFIX, STACK_PREFIX, image_of, site_name
 
 # Object ids for heap sites and stacks past the globals: each costs every simulated thread 128
 # flag slots of per-object counters (a few KiB), whether the program allocates or not.
 LIVE_OBJECTS = 64
+
+
+def check_live_assign(assign: Mapping[str, str]) -> None:
+    """Refuse ``--assign`` of a heap site or stack in a live run: its object does not exist
+    when the run starts (its flags, sector included, are fixed by then)."""
+    for name, text in assign.items():
+        if name.startswith((HEAP_PREFIX, STACK_PREFIX)):
+            raise UsageError(
+                f"--assign {name}={text}: heap sites and stacks are named only as a running program "
+                "meets them; assign them with sim --summary or --advise, which trace it first"
+            )
 
 
 class LiveObjects:

@@ -622,6 +622,7 @@ def _program_workload(options: SimOptions, program: Program) -> tuple[Workload, 
 def _live_program(options: SimOptions, run: TracedRun) -> tuple[LiveProgram, SectorConfig]:
     """A running program's threads, simulated as they appear (its data objects are known once it
     runs: the options' are checked then)."""
+    from sectormon.sim.qemu.live_objects import check_live_assign
     from sectormon.sim.qemu.workload import LiveProgram
 
     check_program_options(options)
@@ -631,6 +632,8 @@ def _live_program(options: SimOptions, run: TracedRun) -> tuple[LiveProgram, Sec
     sectors = sector_config(options, None)
     objects = parse_objects(options.objects) if isinstance(options.objects, str) else options.objects
     objects = objects or run.objects
+    if objects is run.objects:
+        check_live_assign(options.assign)
     assign = object_sectors(objects, options.assign) if options.assign else None
     live = LiveProgram(run, sectors.tag_override, options.prefetch, objects, assign, options.cpus, marks=True)
     return live, sectors

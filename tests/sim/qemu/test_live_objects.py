@@ -14,9 +14,10 @@ from typing import Any
 
 import pytest
 
+from sectormon.errors import UsageError
 from sectormon.sim.objects import OTHER
 from sectormon.sim.qemu import live_objects
-from sectormon.sim.qemu.live_objects import LiveObjects
+from sectormon.sim.qemu.live_objects import LiveObjects, check_live_assign
 from sectormon.sim.qemu.workload import flag_table
 from sectormon.sim.stream import FL_WRITE, OBJECT_SHIFT
 from tests.e2e.helpers import run_sectormon
@@ -156,3 +157,9 @@ def test_a_live_run_names_heap_sites_and_stacks_with_the_summarys_counts(tmp_pat
     for name, row in objects.items():
         assert sampled.get(name, 0) == row["l1d_demand_refills"], name
     assert set(sampled) <= set(objects)
+
+
+def test_assigning_a_heap_site_in_a_live_run_is_one_line_naming_the_fix() -> None:
+    with pytest.raises(UsageError, match=r"--assign heap:main:17=1: .* sim --summary or --advise"):
+        check_live_assign({"table": "1", "heap:main:17": "1"})
+    check_live_assign({"table": "1"})  # a global is checked against the program's symbols
