@@ -29,6 +29,7 @@ typedef int64_t i64;
 #define FL_EXIT 32
 #define FL_IFETCH 64
 #define FL_SPECIAL (FL_EXIT | FL_IFETCH)
+#define FLAG_SLOTS 128 /* one data object's flags values (stream.py) */
 #define FROM_L2 0
 #define FROM_MEMORY 1
 #define BY_DEMAND 0
@@ -1124,11 +1125,35 @@ static PyObject *Thread_get_demand_misses(Thread *t, void *Py_UNUSED(c)) {
 static PyObject *Thread_get_memory_reads(Thread *t, void *Py_UNUSED(c)) { return list_of(t->memory_reads, t->slots); }
 static PyObject *Thread_get_recent(Thread *t, void *Py_UNUSED(c)) { return list_of(t->recent, t->nrecent); }
 
+static i64 total_of(const i64 *v, Py_ssize_t n) {
+    i64 out = 0;
+    for (Py_ssize_t i = 0; i < n; i++) out += v[i];
+    return out;
+}
+
+static PyObject *Thread_get_demand_total(Thread *t, void *Py_UNUSED(c)) {
+    return PyLong_FromLongLong(total_of(t->demand_misses, t->slots));
+}
+static PyObject *Thread_get_memory_total(Thread *t, void *Py_UNUSED(c)) {
+    return PyLong_FromLongLong(total_of(t->memory_reads, t->slots));
+}
+
+/* low_fcount(): data accesses per low flags value (those below the object id), summed over every
+ * object: what the derived counters read, without a copy of every object's slots. */
+static PyObject *Thread_low_fcount(Thread *t, PyObject *Py_UNUSED(ignored)) {
+    i64 low[FLAG_SLOTS] = {0};
+    for (Py_ssize_t i = 0; i < t->slots; i++) low[i % FLAG_SLOTS] += t->fcount[i];
+    return list_of(low, FLAG_SLOTS);
+}
+
 static PyGetSetDef Thread_getset[] = {
     {"fcount", (getter)Thread_get_fcount, NULL, "Data accesses per access flags (a copy).", NULL},
     {"demand_misses", (getter)Thread_get_demand_misses, NULL, "L1D demand refills per flags (a copy).", NULL},
     {"memory_reads", (getter)Thread_get_memory_reads, NULL, "Demand misses sent to memory per flags (a copy).", NULL},
     {"recent", (getter)Thread_get_recent, NULL, "The prefetcher's table, oldest line first.", NULL},
+    {"demand_total", (getter)Thread_get_demand_total, NULL, "L1D demand refills over every flags value.", NULL},
+    {"memory_total", (getter)Thread_get_memory_total, NULL, "Demand misses sent to memory over every flags value.",
+     NULL},
     {NULL, NULL, NULL, NULL, NULL},
 };
 
@@ -1152,6 +1177,8 @@ static PyMethodDef Thread_methods[] = {
     {"run", (PyCFunction)(void (*)(void))Thread_run, METH_FASTCALL,
      "Simulate until the clock reaches limit ticks, the stream ends or yields a RegionMark, which it "
      "returns (thread.SimThread.run)."},
+    {"low_fcount", (PyCFunction)Thread_low_fcount, METH_NOARGS,
+     "Data accesses per low flags value (below the object id), summed over the objects."},
     {NULL, NULL, 0, NULL},
 };
 

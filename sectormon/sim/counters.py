@@ -49,12 +49,19 @@ class ThreadTotals:
     @property
     def l1_refill_dm(self) -> int:
         """L1D demand refills."""
-        return sum(self.demand_misses)
+        return self._demand_total()
 
     @property
     def l2_refill_dm(self) -> int:
         """L2 demand refills: reads from memory, plus demands meeting a prefetch refill (errata 1.0)."""
-        return sum(self.memory_reads) + self.swap_dm
+        return self._memory_total() + self.swap_dm
+
+    # The per-flags counters summed: the compiled core sums them in C (its lists are copies).
+    def _demand_total(self) -> int:
+        return sum(self.demand_misses)
+
+    def _memory_total(self) -> int:
+        return sum(self.memory_reads)
 
     def object_counts(self) -> list[tuple[int, int, int]]:
         """Per data object (index = object id): data accesses, L1D demand refills, memory reads.

@@ -21,7 +21,7 @@ from sectormon.sim import native
 from sectormon.sim.cache import SectorCache
 from sectormon.sim.config import CPUS_PER_CMG, L1_SETS, L1_WAYS, L2_SETS, TICKS, ModelConfig, SectorConfig
 from sectormon.sim.counters import Cmg
-from sectormon.sim.stream import RegionMark, ThreadSpec
+from sectormon.sim.stream import FL_SPECIAL, RegionMark, ThreadSpec
 from sectormon.sim.thread import SimThread, ThreadParams
 
 
@@ -55,6 +55,18 @@ if native.compiled is not None:
             self.cmg = cmg
             self.loop = loop
             self.ipa = spec.inst_per_access
+
+        # The derived totals over the per-flags counters, summed in C: reading them through the
+        # counters' copies cost every read a list per counter of every object's 128 slots.
+        def _demand_total(self) -> int:
+            return self.demand_total
+
+        def _memory_total(self) -> int:
+            return self.memory_total
+
+        def _low_total(self, wanted: Callable[[int], bool]) -> int:
+            low = self.low_fcount()
+            return sum(total for fl, total in enumerate(low) if total and not fl & FL_SPECIAL and wanted(fl))
 
 
 def _thread(core: str, spec: ThreadSpec, cmg: Cmg, config: ModelConfig, loop: bool) -> SimThread:

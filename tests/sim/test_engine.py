@@ -1,4 +1,5 @@
-"""The machine's threads (sim/engine.py): a thread added while the machine runs starts at its tick."""
+"""The machine's threads (sim/engine.py): a thread added while the machine runs starts at its tick, and
+the derived totals (summed in C on the compiled core) are the sums of the per-flags counters."""
 
 from __future__ import annotations
 
@@ -6,7 +7,7 @@ import pytest
 
 from sectormon.sim.config import ModelConfig
 from sectormon.sim.engine import Machine
-from sectormon.sim.stream import ThreadSpec
+from sectormon.sim.stream import FL_PFE, FL_SCE, FL_SPECIAL, FLAG_SLOTS, ThreadSpec, flags
 from tests.sim.cores import CORES
 
 
@@ -27,3 +28,35 @@ def test_a_thread_added_later_starts_at_the_machines_tick_on_its_own_cmg(core: s
     machine.run_to_completion()
     assert added.done and added.acc == 1_000
     assert added.cyc > tick  # its clock ran on from the tick it joined at, not from 0
+
+
+def _objects_spec(objects: int, capacity: int) -> ThreadSpec:
+    """A thread over ``objects`` objects, tagged to sectors 0 and 1, with room for ``capacity``."""
+    records = [
+        (line, 2, flags(line % 2, bool(line % 3), True, line % 5 == 0, line % objects))
+        for line in range(0, 40_000, 3)
+    ]
+    names = tuple(f"o{i}" for i in range(objects))
+    return ThreadSpec(0, 0, lambda: iter([records]), 1.0, 2.0, names, capacity)
+
+
+@pytest.mark.parametrize("core", CORES)
+def test_the_derived_totals_are_the_sums_of_the_per_flags_counters_on_both_cores(core: str) -> None:
+    machine = Machine(ModelConfig(), [_objects_spec(5, 64)], core=core)
+    machine.run_to_completion()
+    (thread,) = machine.threads
+    assert len(thread.fcount) == 64 * FLAG_SLOTS  # the room asked for, not the names
+    assert thread.l1_refill_dm == sum(thread.demand_misses) > 0
+    assert thread.l2_refill_dm == sum(thread.memory_reads) + thread.swap_dm
+    fcount = thread.fcount
+    by_low = [sum(fcount[fl::FLAG_SLOTS]) for fl in range(FLAG_SLOTS) if not fl & FL_SPECIAL]
+    assert thread.flag_total(0) == sum(by_low) == thread.acc
+    for bit in (FL_SCE, FL_PFE):
+        wanted = sum(
+            sum(fcount[fl::FLAG_SLOTS]) for fl in range(FLAG_SLOTS) if not fl & FL_SPECIAL and fl & bit
+        )
+        assert thread.flag_total(bit) == wanted > 0
+    assert thread.not_sec0() == sum(
+        sum(fcount[fl::FLAG_SLOTS]) for fl in range(FLAG_SLOTS) if not fl & FL_SPECIAL and (fl >> 1) & 3
+    )
+    assert thread.not_sec0() > 0
