@@ -1,7 +1,7 @@
 """The ring's consumer and the record reader (_capture.c, with blocks.h and marks.h) under
 AddressSanitizer and UndefinedBehaviorSanitizer (tests/sanitized.py): the capture tests - known
 batches, the shim's events, hostile and cut-short events, random allocations and frees, 200,000
-blocks - run against a sanitized build; any out-of-bounds access, use after free or undefined
+blocks, the live reader naming sites as it meets them - run against a sanitized build; any out-of-bounds access, use after free or undefined
 behaviour ends that run with the sanitizer's report."""
 
 from __future__ import annotations
@@ -16,5 +16,5 @@ from tests.sanitized import run_sanitized
 @pytest.mark.slow
 @pytest.mark.timeout(600)
 def test_the_capture_is_clean_under_asan_and_ubsan(tmp_path: Path) -> None:
-    tests = ["tests/sim/qemu/test_capture.py"]
+    tests = ["tests/sim/qemu/test_capture.py", "tests/sim/qemu/test_live_objects.py", "-m", "not e2e"]
     run_sanitized(tmp_path, "sectormon.sim.qemu._capture", tests, {}, timeout=500)
