@@ -10,7 +10,8 @@ best of ``--repeat``; give a main checkout's too to compare the two in one run:
 
     .venv/bin/python benchmarks/bench_sim_live_objects.py --sectormon /path/to/main/.venv/bin/sectormon
 
-Prints per command and program: the best wall seconds, and the simulated accesses per wall second
+Prints per command and program, for its best run by wall time: the wall seconds, the CPU seconds
+of sectormon and QEMU (steadier on a shared machine), and the simulated accesses per wall second
 (from the closing line). Needs gcc, qemu-x86_64 and the built plugin and shim. Numbers vary with
 the machine and its load; compare within one run.
 """
@@ -19,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import re
+import resource
 import subprocess
 import sys
 import tempfile
@@ -33,8 +35,15 @@ from bench_sim_heap import CHURN  # noqa: E402 - the same churn program as the h
 SIMULATED = re.compile(r"simulated ([\d,]+) of its")
 
 
-def _run(sectormon: str, binary: str) -> tuple[float, int]:
-    """(wall seconds, simulated accesses) of ``sectormon sim --json -- binary``."""
+def _cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def _run(sectormon: str, binary: str) -> tuple[float, float, int]:
+    """(wall seconds, CPU seconds of sectormon and QEMU, simulated accesses) of
+    ``sectormon sim --json -- binary``."""
+    cpu = _cpu()
     started = time.perf_counter()
     run = subprocess.run(
         [sectormon, "sim", "--json", "--", binary], capture_output=True, text=True, check=True
@@ -42,7 +51,7 @@ def _run(sectormon: str, binary: str) -> tuple[float, int]:
     seconds = time.perf_counter() - started
     match = SIMULATED.search(run.stderr)
     assert match, run.stderr
-    return seconds, int(match.group(1).replace(",", ""))
+    return seconds, _cpu() - cpu, int(match.group(1).replace(",", ""))
 
 
 def main() -> None:
@@ -64,16 +73,16 @@ def main() -> None:
         subprocess.run(
             ["gcc", "-O2", "-g", "-o", str(programs["churn (2M blocks)"]), str(churn_c)], check=True
         )
-        best: dict[tuple[str, str], tuple[float, int]] = {}
+        best: dict[tuple[str, str], tuple[float, float, int]] = {}
         for _ in range(args.repeat):  # alternating: every command and program once per round
             for label, binary in programs.items():
                 for command in commands:
                     result = _run(command, str(binary))
                     key = (command, label)
                     best[key] = min(best.get(key, result), result)
-    print(f"{'sectormon':<60} {'program':<24} {'wall s':>7}  {'M acc/s':>8}")
-    for (command, label), (seconds, accesses) in best.items():
-        print(f"{command:<60} {label:<24} {seconds:>7.2f}  {accesses / seconds / 1e6:>8.2f}")
+    print(f"{'sectormon':<60} {'program':<24} {'wall s':>7}  {'CPU s':>6}  {'M acc/s':>8}")
+    for (command, label), (seconds, cpu, accesses) in best.items():
+        print(f"{command:<60} {label:<24} {seconds:>7.2f}  {cpu:>6.2f}  {accesses / seconds / 1e6:>8.2f}")
 
 
 if __name__ == "__main__":
