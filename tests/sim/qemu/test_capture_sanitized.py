@@ -1,8 +1,9 @@
 """The ring's consumer and the record reader (_capture.c, with blocks.h and marks.h) under
 AddressSanitizer and UndefinedBehaviorSanitizer (tests/sanitized.py): the capture tests - known
 batches, the shim's events, hostile and cut-short events, random allocations and frees, 200,000
-blocks, the live reader naming sites as it meets them - run against a sanitized build; any out-of-bounds access, use after free or undefined
-behaviour ends that run with the sanitizer's report."""
+blocks, the live reader naming sites as it meets them - run against a sanitized build; any
+out-of-bounds access, use after free or undefined behaviour ends that run with the sanitizer's
+report."""
 
 from __future__ import annotations
 

@@ -139,14 +139,27 @@ def _sampled_objects(stdout: str) -> dict[str, int]:
 
 @pytest.mark.e2e
 @pytest.mark.parametrize("core", ["c", "python"])
-def test_a_live_run_names_heap_sites_and_stacks_with_the_summarys_counts(tmp_path: Path, core: str) -> None:
+def test_a_live_run_names_heap_sites_and_stacks_with_the_summarys_counts_and_its_recording_too(
+    tmp_path: Path, core: str
+) -> None:
     if shutil.which("qemu-x86_64") is None or shutil.which("gcc") is None:
         pytest.skip("qemu-x86_64 or gcc missing (qemu-user, gcc)")
     program = tmp_path / "heap_sites"
     subprocess.run(["gcc", "-O2", "-g", "-o", str(program), str(PROGRAMS / "heap_sites.c")], check=True)
     env = _environment(core)
     # Every L1D demand refill sampled (period 1): per object, the summary's l1d_demand_refills.
-    live = run_sectormon("sim", "--json", "--sample", "L1D_CACHE_REFILL_DM:1", "--", str(program), env=env)
+    recording = tmp_path / "live.jsonl"
+    live = run_sectormon(
+        "sim",
+        "--json",
+        "--record",
+        str(recording),
+        "--sample",
+        "L1D_CACHE_REFILL_DM:1",
+        "--",
+        str(program),
+        env=env,
+    )
     assert live.returncode == 0, live.stderr
     summary = run_sectormon("sim", "--summary", "--", str(program), env=env)
     assert summary.returncode == 0, summary.stderr
@@ -157,6 +170,9 @@ def test_a_live_run_names_heap_sites_and_stacks_with_the_summarys_counts(tmp_pat
     for name, row in objects.items():
         assert sampled.get(name, 0) == row["l1d_demand_refills"], name
     assert set(sampled) <= set(objects)
+    replay = run_sectormon("replay", "--json", str(recording))
+    assert replay.returncode == 0, replay.stderr
+    assert _sampled_objects(replay.stdout) == sampled  # the recording keeps the names
 
 
 def test_assigning_a_heap_site_in_a_live_run_is_one_line_naming_the_fix() -> None:
