@@ -1,6 +1,7 @@
 """A running program's heap sites and stacks named as its threads meet them (live_objects.py and
 the live reader of _capture.c): ids in the order met, one per name, the cap, a reader that waits
-for events still to come, and a real program simulated live against its --summary run, both cores."""
+for events still to come; one capture read live and after the run giving each object the same
+accesses; and a real program run live against its --summary run and its recording, both cores."""
 
 from __future__ import annotations
 
@@ -15,12 +16,16 @@ from typing import Any
 import pytest
 
 from sectormon.errors import UsageError
+from sectormon.sim.config import ModelConfig
+from sectormon.sim.engine import Machine
 from sectormon.sim.objects import OTHER
 from sectormon.sim.qemu import live_objects
+from sectormon.sim.qemu.capture import TracedRun
 from sectormon.sim.qemu.live_objects import LiveObjects, check_live_assign
-from sectormon.sim.qemu.workload import flag_table
+from sectormon.sim.qemu.workload import LiveProgram, flag_table, program_workload
 from sectormon.sim.stream import FL_WRITE, OBJECT_SHIFT
 from tests.e2e.helpers import run_sectormon
+from tests.sim.cores import CORES
 from tests.sim.qemu.ring_writer import ALLOC, STACK
 
 PROGRAMS = Path(__file__).parent / "programs"
@@ -28,6 +33,7 @@ LINE = 256
 _STORED = struct.Struct("=qii")  # _capture.c's Stored: address, n, kind
 _EVENT = struct.Struct("=QQQQ")  # _capture.c's Event: kind | vcpu << 8, then three words
 KIND_READ, KIND_WRITE, KIND_SYNC = 0, 1, 3
+N = 8192  # heap_sites.c's doubles per array
 
 
 def test_sites_get_ids_in_the_order_met_and_one_name_is_one_object() -> None:
@@ -179,3 +185,46 @@ def test_assigning_a_heap_site_in_a_live_run_is_one_line_naming_the_fix() -> Non
     with pytest.raises(UsageError, match=r"--assign heap:main:17=1: .* sim --summary or --advise"):
         check_live_assign({"table": "1", "heap:main:17": "1"})
     check_live_assign({"table": "1"})  # a global is checked against the program's symbols
+
+
+def _accesses_by_name(machine: Machine) -> dict[str, int]:
+    out: dict[str, int] = {}
+    for thread in machine.threads:
+        # A live thread's counters have room past the names met: those slots counted nothing.
+        counts = thread.object_counts()
+        assert all(c == (0, 0, 0) for c in counts[len(thread.spec.objects) :])
+        for name, (accesses, _refills, _reads) in zip(thread.spec.objects, counts, strict=False):
+            out[name] = out.get(name, 0) + accesses
+    return out
+
+
+@pytest.mark.e2e
+@pytest.mark.parametrize("core", CORES)
+def test_one_capture_read_live_and_after_the_run_gives_each_object_the_same_accesses(
+    tmp_path: Path, core: str
+) -> None:
+    if shutil.which("qemu-x86_64") is None or shutil.which("gcc") is None:
+        pytest.skip("qemu-x86_64 or gcc missing (qemu-user, gcc)")
+    program = tmp_path / "heap_sites"
+    subprocess.run(["gcc", "-O2", "-g", "-o", str(program), str(PROGRAMS / "heap_sites.c")], check=True)
+    with open(os.devnull, "w") as quiet:
+        run = TracedRun([str(program)], live=True, stdio=(None, quiet.fileno(), None))
+        try:
+            run.wait_started()
+            live = LiveProgram(run, False, False, run.objects, None)
+            traced = run.result()  # the live readers read the same files after the end
+            live_machine = Machine(ModelConfig(), live.new_specs(), core=core)
+            live_machine.run_to_completion()
+            after = Machine(
+                ModelConfig(), list(program_workload(traced, False, False, traced.objects).specs), core=core
+            )
+            after.run_to_completion()
+        finally:
+            run.close()
+    named_live, named_after = _accesses_by_name(live_machine), _accesses_by_name(after)
+    assert {"heap:lib", "stack:0"} <= set(named_live)
+    assert {name: n for name, n in named_live.items() if n} == {
+        name: n for name, n in named_after.items() if n
+    }
+    grid = f"heap:main:{_line_of('site: grid')}"
+    assert named_live[grid] == 9 * N  # N stores, then 3 N loads and stores, then 2 N loads by reuse
