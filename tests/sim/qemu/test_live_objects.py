@@ -228,3 +228,16 @@ def test_one_capture_read_live_and_after_the_run_gives_each_object_the_same_acce
     }
     grid = f"heap:main:{_line_of('site: grid')}"
     assert named_live[grid] == 9 * N  # N stores, then 3 N loads and stores, then 2 N loads by reuse
+
+
+@pytest.mark.e2e
+def test_each_threads_stack_and_a_shared_block_are_named_in_a_live_run(tmp_path: Path) -> None:
+    if shutil.which("qemu-x86_64") is None or shutil.which("gcc") is None:
+        pytest.skip("qemu-x86_64 or gcc missing (qemu-user, gcc)")
+    program = tmp_path / "stacks"
+    source = PROGRAMS / "stacks.c"
+    subprocess.run(["gcc", "-O2", "-g", "-pthread", "-o", str(program), str(source)], check=True)
+    live = run_sectormon("sim", "--json", "--sample", "L1D_CACHE_REFILL:1", "--", str(program))
+    assert live.returncode == 0, live.stderr
+    shared = next(i for i, text in enumerate(source.read_text().splitlines(), 1) if "site: shared" in text)
+    assert {"stack:0", "stack:1", f"heap:main:{shared}"} <= set(_sampled_objects(live.stdout))
