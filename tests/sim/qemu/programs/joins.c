@@ -1,0 +1,31 @@
+/* Main starts two workers that stream arrays of their own (about a second each under QEMU), joins
+ * them, streams an array of its own for about as long, then reads a byte from stdin before it
+ * exits: a test holding stdin sees the frames while the program provably still runs, after its
+ * workers ended, then releases it. argv[1], when given, scales the workers' passes (main's: 1). */
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#define N (1 << 16)
+static double data[3][N];
+static int passes = 40;
+
+static void *work(void *arg) {
+    double *a = arg, s = 0;
+    for (int r = 0; r < passes; r++)
+        for (int i = 0; i < N; i++) s += a[i] += 1.0;
+    return (void *)(long)(s > 0);
+}
+
+int main(int argc, char **argv) {
+    if (argc > 1) passes = atoi(argv[1]);
+    pthread_t t[2];
+    for (int i = 0; i < 2; i++) pthread_create(&t[i], NULL, work, data[i]);
+    for (int i = 0; i < 2; i++) pthread_join(t[i], NULL);
+    work(data[2]);
+    char c;
+    if (read(0, &c, 1) < 0) return 1;
+    printf("released\n");
+    return 0;
+}
