@@ -10,7 +10,8 @@ them two ways:
   same file: :meth:`LiveThreads.reused` hands such a thread out as a new simulated thread on the
   ended one's CPU (that core is free), reading the file on from the end record. (``--summary``
   reads each index's file through: one simulated thread per index, its threads one after the
-  other.)
+  other.) A looping run (the TUI) does not read an ended thread again: its next pass is empty,
+  so it stays finished; the threads alive at the program's end loop after it.
 * **A waiting thread** (in ``pthread_join``, a barrier's sleep, I/O): once its records file has had
   nothing new for :data:`IDLE_GRACE_S` of wall-clock time while another thread has records to
   simulate, its stream yields :data:`~sectormon.sim.stream.IDLE` and the engine moves its clock
@@ -56,7 +57,8 @@ class LiveThreads:
     def __init__(self, waiting: Callable[[], bool]) -> None:
         self._waiting = waiting
         self._reading: dict[int, tuple[int, Reader]] = {}  # simulated thread id: (records fd, its reader)
-        self._ended: list[Ended] = []
+        self._ended: list[Ended] = []  # not yet reused
+        self._finished: set[int] = set()  # simulated threads that met their end record
 
     def reading(self, tid: int, fd: int, reader: Reader) -> None:
         """Thread ``tid``'s stream reads ``fd`` with ``reader``."""
@@ -70,6 +72,11 @@ class LiveThreads:
         """Thread ``tid`` met its end record: its file is kept for a later thread on its vCPU."""
         self.stopped(tid)
         self._ended.append(thread)
+        self._finished.add(tid)
+
+    def finished(self, tid: int) -> bool:
+        """Whether thread ``tid`` met its end record (a looping run's next pass of it is empty)."""
+        return tid in self._finished
 
     def others_have_records(self, tid: int) -> bool:
         """Whether a thread other than ``tid`` has records its stream has not read yet (or is

@@ -117,6 +117,8 @@ def _live_stream(
     thread among the program's others), its end record ends it and, once its file has been quiet
     for :data:`IDLE_GRACE_S` while another thread has records, it yields :data:`IDLE` instead of
     waiting (:mod:`.live_threads`); without, only the program's end ends it."""
+    if place is not None and place.threads.finished(place.tid):
+        return  # a looping run's next pass of a thread that ended: it stays finished
     own = os.dup(fd)
     try:
         reader = _reader(own, objects, table)

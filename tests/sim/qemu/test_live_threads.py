@@ -52,6 +52,7 @@ def test_an_ended_threads_vcpu_given_to_a_later_thread_is_a_new_simulated_thread
     (spec,) = live.new_specs()
     assert _records(spec.stream()) == [(first // LINE, 1, 0), (-1 - 5, 0, FL_IFETCH)]  # ended: no wait
     assert run.waits == 0 and live.new_specs() == [] and not live.threads.pending()
+    assert list(spec.stream()) == []  # a looping run's next pass: it stays finished
     ring.batch(0, [(later, 8, True)], 3)  # QEMU gave vCPU 0 to a thread created later
     _seen(ring, run)
     (reused,) = live.new_specs()
