@@ -112,6 +112,16 @@ def test_frames_come_while_main_joins_its_workers_and_go_on_once_they_ended(
     assert simulated == traced and threads == 3
 
 
+def test_a_program_cannot_say_one_of_its_threads_ended(tmp_path: Path) -> None:
+    """Main makes the events' system call with the kind of the plugin's thread end, then works
+    on: its thread goes on (a forged end would split it in two simulated threads)."""
+    program = _build(tmp_path, "joins", "-pthread")
+    run = run_sectormon("sim", "--json", "--", str(program), "2", "forge", input="x")
+    assert run.returncode == 0, run.stderr
+    simulated, traced, threads = _simulated(run.stderr)
+    assert simulated == traced and threads == 3
+
+
 def test_a_program_that_ends_first_ends_the_frames_as_a_monitored_command_does(tmp_path: Path) -> None:
     program = _build(tmp_path, "shared", "-pthread")
     run = run_sectormon("sim", "--json", "--count", "1000", "--", str(program))

@@ -1,7 +1,9 @@
 /* Main starts two workers that stream arrays of their own, joins them, streams its own array three
  * times as long, then reads a byte from stdin before it exits: a test holding stdin sees the
  * frames while the program provably still runs, after its workers ended, then releases it.
- * argv[1]: the workers' passes over their arrays (default 40: some 5 million accesses each). */
+ * argv[1]: the workers' passes over their arrays (default 40: some 5 million accesses each);
+ * argv[2], when given: main first makes the system call of sectormon's events with the kind of the
+ * plugin's own thread end (ring.h SMQ_EV_END), which must not end its thread. */
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,6 +23,7 @@ static void *work(void *arg) {
 
 int main(int argc, char **argv) {
     if (argc > 1) passes = atoi(argv[1]);
+    if (argc > 2) syscall(0x5ec70, 8L, 0L, 0L, 0L, 0L, 0L);
     pthread_t t[2];
     for (int i = 0; i < 2; i++) pthread_create(&t[i], NULL, work, data[i]);
     for (int i = 0; i < 2; i++) pthread_join(t[i], NULL);
