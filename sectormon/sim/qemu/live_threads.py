@@ -59,6 +59,7 @@ class LiveThreads:
         self._reading: dict[int, tuple[int, Reader]] = {}  # simulated thread id: (records fd, its reader)
         self._ended: list[Ended] = []  # not yet reused
         self._finished: set[int] = set()  # simulated threads that met their end record
+        self._busy = -1  # the thread others_have_records last found with records
 
     def reading(self, tid: int, fd: int, reader: Reader) -> None:
         """Thread ``tid``'s stream reads ``fd`` with ``reader``."""
@@ -83,8 +84,19 @@ class LiveThreads:
         about to be handed out): then ``tid``, having nothing, must not hold the machine."""
         if self._waiting() or self.pending():
             return True
-        others = (entry for t, entry in self._reading.items() if t != tid)
-        return any(os.fstat(fd).st_size > reader.offset for fd, reader in others)
+        # The thread found busy last time first: with many threads waiting on a few busy ones,
+        # each asks one file instead of every file.
+        if self._busy != tid and self._unread(self._busy):
+            return True
+        for other in self._reading:
+            if other != tid and self._unread(other):
+                self._busy = other
+                return True
+        return False
+
+    def _unread(self, tid: int) -> bool:
+        entry = self._reading.get(tid)
+        return entry is not None and os.fstat(entry[0]).st_size > entry[1].offset
 
     def pending(self) -> bool:
         """Whether a later thread was given an ended thread's vCPU (records after its end)."""
