@@ -6,9 +6,8 @@
  * program never sees it.
  * Each vCPU (a guest thread in user mode) fills its own buffer without a lock; a full buffer, the
  * thread's exit (with an event saying it ended) and QEMU's exit copy it into the ring under one
- * mutex. A full ring makes the
- * thread wait for sectormon (back pressure: nothing is lost); a consumer that has gone makes it
- * drop. A forked child (same plugin state, same ring) traces nothing: its batches would interleave
+ * mutex. A full ring makes the thread wait for sectormon (back pressure: nothing is lost); a
+ * consumer that has gone makes it drop. A forked child (same plugin state, same ring) traces nothing: its batches would interleave
  * with the parent's.
  * The preloaded shim (shim.c) reports heap blocks, stacks and marker calls with a system call no
  * kernel has (SMQ_SYSCALL): the plugin sees it before QEMU answers ENOSYS and puts it in the
