@@ -28,6 +28,7 @@ class Capture:
     def truncated(self) -> int: ...
 
 class Reader:
+    offset: int
     def __init__(
         self,
         fd: int,
@@ -40,4 +41,4 @@ class Reader:
         site_ids: Sequence[int] = (),
         stacks: Sequence[int] = (),
     ) -> None: ...
-    def chunk(self, max_records: int) -> bytes | tuple[bool, str, int] | None: ...
+    def chunk(self, max_records: int) -> bytes | tuple[bool, str, int] | bool | None: ...
