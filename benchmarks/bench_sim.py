@@ -16,7 +16,7 @@ worked example's advisor, as a user runs it: ``sectormon sim --advise --json -- 
 (examples/), wall seconds of the whole command (trace included), the simulations it ran, and
 simulated accesses per second of its search (``--advise-only``: this section alone).
 
-    .venv/bin/python benchmarks/bench_sim.py [--quick] [--advise-only]
+    .venv/bin/python benchmarks/bench_sim.py [--quick] [--advise-only | --program-only]
 
 Numbers vary with the machine and its load; the ratios within one run are what to compare. Each
 repetition times every contender in turn (alternating), and the best of each is printed.
@@ -251,7 +251,11 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="smaller inputs, one repetition")
     parser.add_argument("--advise-only", action="store_true", help="only the worked example's advisor")
+    parser.add_argument("--program-only", action="store_true", help="only the real program vs cachegrind")
     args = parser.parse_args()
+    if args.program_only:
+        _real_program(1 if args.quick else 5)
+        return
     if args.advise_only:
         _advise_example(1 if args.quick else 3)
         return

@@ -220,7 +220,8 @@ class MetricsEngine:
             )
         if regions.unpaired > before.unpaired:
             self._warnings.append(
-                f"{regions.unpaired} unpaired region marker call(s) ignored (the program's stderr names them)"
+                f"{regions.unpaired} unpaired region marker call(s) ignored "
+                "(a stop without its start, or a start of a region already open)"
             )
         self._regions = regions
 

@@ -503,7 +503,7 @@ typedef struct {
     const i64 *packed;   /* a bytes chunk's int64 (line, n, flags) triples (sectormon/sim/qemu), else NULL */
     Py_ssize_t npacked;  /* records in it */
     PyObject *sampler;
-    PyObject *mark;      /* a RegionMark run() met, until it returns it, else NULL */
+    PyObject *mark;      /* a RegionMark or Idle run() met, until it returns it, else NULL */
     i64 tid, cpu, l2base;
     i64 l2_hit, memory, window, mib, mispredict, cpa;
     int prefetch;
@@ -522,6 +522,7 @@ typedef struct {
 
 static PyObject *str_demand, *str_prefetch, *str_stream;
 static PyObject *region_mark_type; /* sectormon.sim.stream.RegionMark: a stop point in a stream */
+static PyObject *idle_type;        /* sectormon.sim.stream.Idle: another */
 
 static int thread_traverse(Thread *t, visitproc visit, void *arg) {
     Py_VISIT(t->l1);
@@ -875,7 +876,7 @@ static PyObject *Thread_run(Thread *t, PyObject *const *args, Py_ssize_t nargs) 
                 qc->len = 0;
                 break;
             }
-            if ((PyObject *)Py_TYPE(chunk) == region_mark_type) {
+            if ((PyObject *)Py_TYPE(chunk) == region_mark_type || (PyObject *)Py_TYPE(chunk) == idle_type) {
                 /* The caller applies it, then calls run() again. Kept in the thread, not in a local
                  * of this loop: a local live across it made the miss-bound path 9 % slower. */
                 t->mark = chunk;
@@ -1096,7 +1097,7 @@ static PyObject *Thread_run(Thread *t, PyObject *const *args, Py_ssize_t nargs) 
     t->l1_wb += l1_wb;
     t->l1_miss_wait += floor_shift4(miss_wait);
     if (failed) return NULL;
-    if (t->mark != NULL) { /* a RegionMark met between two chunks: returned with the state written back */
+    if (t->mark != NULL) { /* a RegionMark or Idle met between two chunks: returned with the state written back */
         PyObject *mark = t->mark;
         t->mark = NULL;
         return mark;
@@ -1175,8 +1176,8 @@ static PyMemberDef Thread_members[] = {
 
 static PyMethodDef Thread_methods[] = {
     {"run", (PyCFunction)(void (*)(void))Thread_run, METH_FASTCALL,
-     "Simulate until the clock reaches limit ticks, the stream ends or yields a RegionMark, which it "
-     "returns (thread.SimThread.run)."},
+     "Simulate until the clock reaches limit ticks, the stream ends or yields a RegionMark or an Idle, "
+     "which it returns (thread.SimThread.run)."},
     {"low_fcount", (PyCFunction)Thread_low_fcount, METH_NOARGS,
      "Data accesses per low flags value (below the object id), summed over the objects."},
     {NULL, NULL, 0, NULL},
@@ -1213,8 +1214,9 @@ PyMODINIT_FUNC PyInit__core(void) {
     PyObject *stream = PyImport_ImportModule("sectormon.sim.stream");
     if (stream == NULL) return NULL;
     region_mark_type = PyObject_GetAttrString(stream, "RegionMark");
+    idle_type = PyObject_GetAttrString(stream, "Idle");
     Py_DECREF(stream);
-    if (region_mark_type == NULL) return NULL;
+    if (region_mark_type == NULL || idle_type == NULL) return NULL;
     if (PyType_Ready(&CacheType) < 0 || PyType_Ready(&ThreadType) < 0) return NULL;
     PyObject *m = PyModule_Create(&core_module);
     if (m == NULL) return NULL;

@@ -9,7 +9,9 @@ asked for from another thread waits for the next quantum boundary.
 A traced program's marker call (:class:`~.stream.RegionMark`) stops its thread's run loop where it
 stands in the stream: the machine hands it to ``on_mark`` with the thread's counters exactly as they
 are after the accesses before it, then runs the thread on. The cores test one class per chunk for it,
-so a stream without marks runs as before.
+so a stream without marks runs as before. A running program's waiting thread (:class:`~.stream.Idle`)
+stops it so too: the machine moves that thread's clock to where this run goes (``run_until``'s
+target), without accesses, and runs the others.
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ from sectormon.sim import native
 from sectormon.sim.cache import SectorCache
 from sectormon.sim.config import CPUS_PER_CMG, L1_SETS, L1_WAYS, L2_SETS, TICKS, ModelConfig, SectorConfig
 from sectormon.sim.counters import Cmg
-from sectormon.sim.stream import FL_SPECIAL, RegionMark, ThreadSpec
+from sectormon.sim.stream import FL_SPECIAL, Idle, RegionMark, ThreadSpec
 from sectormon.sim.thread import SimThread, ThreadParams
 
 
@@ -135,6 +137,9 @@ class Machine:
             for t in threads:
                 if not t.done and t.cyc < step:
                     while (mark := t.run(step)) is not None:
+                        if isinstance(mark, Idle):
+                            t.cyc = target  # it sits the rest of this run out
+                            break
                         self._mark(t, mark)
             self.tick = step
             for c in self.cmgs.values():
@@ -168,6 +173,9 @@ class Machine:
             if thread.cyc < step:
                 # After a mark, ``step`` is the limit next_step last gave: the run goes on to it.
                 while (mark := thread.run(step, next_step)) is not None:
+                    if isinstance(mark, Idle):
+                        thread.cyc = target
+                        break
                     self._mark(thread, mark)
             self.tick = step
             thread.cmg.tick = step

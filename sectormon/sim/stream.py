@@ -43,6 +43,17 @@ class RegionMark:
     number: int = 0
 
 
+@dataclass(frozen=True, slots=True)
+class Idle:
+    """A running program's thread waiting (in ``pthread_join``, a barrier's sleep, I/O) while others
+    have accesses to simulate, between two chunks of its stream: the machine moves its clock to
+    where it runs the others to, without accesses, as an idle core's (cycles pass, no instructions).
+    Yielded by a live program's streams alone (:mod:`sectormon.sim.qemu.live_threads`)."""
+
+
+IDLE = Idle()
+
+
 def flags(sector: int, write: bool, tagged: bool, pfe: bool, obj: int = 0) -> int:
     """The flags of an access to data object ``obj``: an untagged access uses the default sector 0."""
     base = (obj << OBJECT_SHIFT) | (FL_WRITE if write else 0)

@@ -33,6 +33,7 @@ from sectormon.sim.stream import (
     FL_WRITE,
     FLAG_SLOTS,
     Chunks,
+    Idle,
     Record,
     RegionMark,
     ThreadSpec,
@@ -185,11 +186,12 @@ class SimThread(ThreadTotals):
         return list(reversed(self.recent_newest))
 
     # ----------------------------------------------------------------- the hot loop
-    def run(self, limit: int, next_limit: Callable[[int], int] | None = None) -> RegionMark | None:
+    def run(self, limit: int, next_limit: Callable[[int], int] | None = None) -> RegionMark | Idle | None:
         """Simulate until this core's clock reaches ``limit`` ticks, the stream ends, or it yields
         a :class:`~.stream.RegionMark` between two chunks: then run() returns the mark with every
         counter written back, exactly as it is after the accesses before the mark, and the caller
-        applies it and calls run() again to go on (:meth:`.engine.Machine.run_until`).
+        applies it and calls run() again to go on (:meth:`.engine.Machine.run_until`). An
+        :class:`~.stream.Idle` stops it so too: the caller moves the clock.
 
         ``next_limit``, if given, is called with the clock (ticks) each time it reaches ``limit``
         and returns the next limit, or 0 to stop there: a thread alone on its machine runs its
@@ -264,7 +266,7 @@ class SimThread(ThreadTotals):
         # change far less often than every record): ``acc - run_start`` more for ``run_fl``.
         run_fl = 0
         run_start = acc
-        mark = None
+        mark: RegionMark | Idle | None = None
         it = self.it
         while True:
             for line, n, fl in it:
@@ -439,7 +441,7 @@ class SimThread(ThreadTotals):
                     qr.clear()
                     qc.clear()
                     break
-                if chunk.__class__ is RegionMark:  # a stop point: the caller applies it
+                if chunk.__class__ is RegionMark or chunk.__class__ is Idle:  # a stop: the caller applies it
                     mark = chunk
                     break
                 it = iter(chunk)

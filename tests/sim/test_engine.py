@@ -1,13 +1,27 @@
-"""The machine's threads (sim/engine.py): a thread added while the machine runs starts at its tick, and
-the derived totals (summed in C on the compiled core) are the sums of the per-flags counters."""
+"""The machine's threads (sim/engine.py): a thread added while the machine runs starts at its tick;
+an idle thread (a running program's waiting one) sits out the rest of a run without accesses; the
+derived totals (summed in C on the compiled core) are the sums of the per-flags counters."""
 
 from __future__ import annotations
+
+from typing import cast
 
 import pytest
 
 from sectormon.sim.config import ModelConfig
 from sectormon.sim.engine import Machine
-from sectormon.sim.stream import FL_PFE, FL_SCE, FL_SPECIAL, FLAG_SLOTS, ThreadSpec, flags
+from sectormon.sim.stream import (
+    FL_PFE,
+    FL_SCE,
+    FL_SPECIAL,
+    FLAG_SLOTS,
+    IDLE,
+    Chunks,
+    Idle,
+    Record,
+    ThreadSpec,
+    flags,
+)
 from tests.sim.cores import CORES
 
 
@@ -28,6 +42,38 @@ def test_a_thread_added_later_starts_at_the_machines_tick_on_its_own_cmg(core: s
     machine.run_to_completion()
     assert added.done and added.acc == 1_000
     assert added.cyc > tick  # its clock ran on from the tick it joined at, not from 0
+
+
+def _items(*items: list[Record] | Idle) -> ThreadSpec:
+    return ThreadSpec(0, 0, lambda: cast(Chunks, iter(items)), 1.0, 2.0, ("",))
+
+
+def _lines(first: int, count: int) -> list[Record]:
+    return [(line, 1, 0) for line in range(first, first + count)]
+
+
+@pytest.mark.parametrize("core", CORES)
+def test_an_idle_thread_sits_out_the_run_with_no_accesses_while_the_others_go_on(core: str) -> None:
+    waiting = _items(_lines(0, 100), IDLE, _lines(100, 100))
+    busy = ThreadSpec(1, 1, lambda: iter([_lines(10_000, 40_000)]), 1.0, 2.0, ("",))
+    machine = Machine(ModelConfig(), [waiting, busy], core=core)
+    machine.run_until(20_000)
+    idle, other = machine.threads
+    assert idle.acc == 100 and not idle.done  # the accesses before it, none during it
+    assert idle.cyc == machine.tick  # its clock moved to where the run went
+    assert other.acc > 100 and machine.cycle == 20_000  # the other thread ran to the run's end
+    machine.run_to_completion()
+    assert idle.done and idle.acc == 200  # after it, the stream goes on
+
+
+@pytest.mark.parametrize("core", CORES)
+def test_an_idle_thread_alone_sits_out_the_run_too(core: str) -> None:
+    machine = Machine(ModelConfig(), [_items(_lines(0, 100), IDLE, _lines(100, 100))], core=core)
+    machine.run_until(20_000)
+    thread = machine.threads[0]
+    assert thread.acc == 100 and thread.cyc == machine.tick and machine.cycle == 20_000
+    machine.run_to_completion()
+    assert thread.done and thread.acc == 200
 
 
 def _objects_spec(objects: int, capacity: int) -> ThreadSpec:

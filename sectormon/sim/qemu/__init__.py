@@ -9,6 +9,8 @@ compiled core consumes directly: no access passes through Python one at a time.
 - :mod:`.target`: which QEMU runs the binary (its ELF header), and what is missing to run it.
 - :mod:`.capture`: run the program under QEMU, its stdio and exit status its own, and capture it.
 - :mod:`.workload`: the captured threads as the simulator's workload, flagged by data object.
+- :mod:`.live_threads`: a running program's threads that wait or have ended, so that they do not
+  hold the simulated machine.
 - :mod:`.symbols` and :mod:`.heap`: the data objects' names: global variables from the ELF
   symbols; heap blocks by allocation site and thread stacks, which the preloaded ``shim.c``
   reports through the ring (``blocks.h``: the reader's live blocks; ``marks.h``: marker names).

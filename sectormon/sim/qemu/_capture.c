@@ -14,7 +14,9 @@
  * events so far) wherever that list has grown since its previous batch, and after its own
  * event. The capture counts the allocation sites (a hash table: sites are few, blocks many) and
  * which threads reported a stack, so nothing grows in memory with the number of blocks. Marker
- * calls are the thread's own: they go, as event records, into its file.
+ * calls are the thread's own: they go, as event records, into its file. A thread's end (the
+ * plugin's SMQ_EV_END) is an end record in its file; a later thread QEMU gives the same vCPU index
+ * writes on after it.
  *
  * Reader: one thread's file as chunks of packed engine records (int64 line, n, flags), the
  * flags of each record looked up from its line's data object (sorted starts, binary search) and a
@@ -26,10 +28,12 @@
  * a block by its call site's object id and a stack by its thread's. A running program's reader
  * is given no sites: it asks Python (sim/qemu/live_objects.py) for the object of each site and
  * stack the first time it meets one. A marker call (marks.h) ends a chunk; the next chunk()
- * returns it as (start, name, number).
+ * returns it as (start, name, number). So does an end record, as False: a live run ends the
+ * thread's stream there, a run of the whole capture reads on.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
+#include <structmember.h>
 #include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -50,6 +54,7 @@
 #define KIND_SYNC 3  /* a: the program's events up to here (a count) */
 #define KIND_EVENT 4 /* a: the event's kind, n: its argument records, which follow */
 #define KIND_ARG 5   /* a: one argument word */
+#define KIND_END 6   /* the thread ended here (SMQ_EV_END): what follows is a later thread's, given its index */
 #define FL_IFETCH 64
 
 /* One event of the program's list: kind | vcpu << 8, then its first three words. */
@@ -271,6 +276,15 @@ static int count_site(Capture *c, uint64_t site, uint64_t bytes) {
     return 0;
 }
 
+/* The thread on this vCPU ended: its last run of accesses, then an end record. A mark's name cut
+ * short by the end is dropped: the index's next thread starts its own. */
+static void thread_ended(Capture *c, Vcpu *v) {
+    end_run(c, v);
+    Stored r = {0, 0, KIND_END};
+    store_always(c, v, &r);
+    v->name.length = 0;
+}
+
 /* One event of vCPU `vcpu` (kind, args: SMQ_EVENT_ARGS words). -1: out of memory. */
 static int event(Capture *c, Vcpu *v, uint64_t vcpu, uint64_t kind, const uint64_t *args) {
     switch (kind) {
@@ -301,6 +315,9 @@ static int event(Capture *c, Vcpu *v, uint64_t vcpu, uint64_t kind, const uint64
     case SMQ_EV_HELLO:
         c->shim = 1;
         return 0;
+    case SMQ_EV_END:
+        thread_ended(c, v);
+        return 0;
     default: /* not one the shim sends: a program making our system call itself */
         return 0;
     }
@@ -318,6 +335,15 @@ static inline void access_line(Capture *c, Vcpu *v, uint64_t addr, int write) {
     v->run.kind = write;
 }
 
+/* A batch's instruction count (none: no record). */
+static void store_instructions(Capture *c, Vcpu *v, uint64_t insns) {
+    if (!insns) return;
+    end_run(c, v);
+    Stored r = {(int64_t)insns, 0, KIND_INSNS};
+    store(c, v, &r);
+    v->instructions += (long long)insns;
+}
+
 /* One batch: its header words are at data[at], its accesses follow (wrapping at mask). -1 when
  * it cannot be kept (no memory or file), -2 when it is not a batch the plugin writes: the guest
  * shares QEMU's address space, so a program that scribbles over the ring must not crash sectormon. */
@@ -333,6 +359,10 @@ static int batch(Capture *c, const uint64_t *data, uint64_t at, uint64_t mask) {
         uint64_t w = data[(at + i) & mask];
         if (w & SMQ_EVENT) {
             if (i + SMQ_EVENT_ARGS >= n) return -2; /* an event cut short */
+            if ((w & 0xff) == SMQ_EV_END) { /* the batch's instructions are the ended thread's */
+                store_instructions(c, v, insns);
+                insns = 0;
+            }
             uint64_t args[SMQ_EVENT_ARGS];
             for (int k = 0; k < SMQ_EVENT_ARGS; k++) args[k] = data[(at + i + 1 + (uint64_t)k) & mask];
             if (event(c, v, head >> 32, w & 0xff, args) < 0) return -1;
@@ -347,12 +377,7 @@ static int batch(Capture *c, const uint64_t *data, uint64_t at, uint64_t mask) {
         if (straddles) access_line(c, v, last << LINE_SHIFT, write);
         v->accesses += 1 + straddles;
     }
-    if (insns) {
-        end_run(c, v);
-        Stored r = {(int64_t)insns, 0, KIND_INSNS};
-        store(c, v, &r);
-        v->instructions += (long long)insns;
-    }
+    store_instructions(c, v, insns);
     return 0;
 }
 
@@ -899,7 +924,8 @@ static PyObject *mark_of(Reader *r, const Stored *e) {
 }
 
 /* chunk(max_records): the next records as packed int64 (line, n, flags) triples; a marker call as
- * (start, name, number) (it ends the chunk before it); None at the end. */
+ * (start, name, number) (it ends the chunk before it); False where the thread ended (SMQ_EV_END,
+ * likewise: what follows is a later thread's on the same vCPU); None at the end. */
 static PyObject *Reader_chunk(Reader *r, PyObject *arg) {
     Py_ssize_t max = PyLong_AsSsize_t(arg);
     if (max == -1 && PyErr_Occurred()) return NULL;
@@ -960,6 +986,13 @@ static PyObject *Reader_chunk(Reader *r, PyObject *arg) {
                 } else {
                     i += SMQ_EVENT_ARGS;
                 }
+            } else if (s->kind == KIND_END) {
+                if (o != packed) break; /* the accesses before it first */
+                r->name.length = 0;
+                r->offset += (long long)(i + 1) * (long long)sizeof(Stored);
+                result = Py_False;
+                Py_INCREF(result);
+                goto done;
             } else if (s->kind == KIND_READ || s->kind == KIND_WRITE) {
                 o[0] = (int64_t)((uint64_t)s->a >> LINE_SHIFT);
                 o[1] = s->n;
@@ -985,8 +1018,14 @@ done:
 
 static PyMethodDef Reader_methods[] = {
     {"chunk", (PyCFunction)Reader_chunk, METH_O,
-     "The next records as packed int64 (line, n, flags) triples, None at the end."},
+     "The next records as packed int64 (line, n, flags) triples, a mark, False at a thread's end, None at the end."},
     {NULL, NULL, 0, NULL},
+};
+
+static PyMemberDef Reader_members[] = {
+    {"offset", T_LONGLONG, offsetof(Reader, offset), 0,
+     "Bytes of the records file read so far (a Reader of a thread that reuses an ended one's vCPU starts there)."},
+    {NULL, 0, 0, 0, NULL},
 };
 
 static PyTypeObject ReaderType = {
@@ -997,6 +1036,7 @@ static PyTypeObject ReaderType = {
     .tp_flags = Py_TPFLAGS_DEFAULT,
     .tp_doc = "A captured thread's records as packed engine records, flagged by data object.",
     .tp_methods = Reader_methods,
+    .tp_members = Reader_members,
     .tp_init = (initproc)Reader_init,
     .tp_new = PyType_GenericNew,
 };

@@ -34,6 +34,7 @@ class LiveNames(Protocol):
     def stack(self, vcpu: int, /) -> int: ...
 
 class Reader:
+    offset: int
     def __init__(
         self,
         fd: int,
@@ -47,4 +48,4 @@ class Reader:
         stacks: Sequence[int] = (),
         live: LiveNames | None = None,
     ) -> None: ...
-    def chunk(self, max_records: int) -> bytes | tuple[bool, str, int] | None: ...
+    def chunk(self, max_records: int) -> bytes | tuple[bool, str, int] | bool | None: ...

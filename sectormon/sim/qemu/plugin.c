@@ -5,9 +5,9 @@
  * ring's descriptor N, and the plugin maps it and closes it before the program starts, so the
  * program never sees it.
  * Each vCPU (a guest thread in user mode) fills its own buffer without a lock; a full buffer, the
- * thread's exit and QEMU's exit copy it into the ring under one mutex. A full ring makes the
- * thread wait for sectormon (back pressure: nothing is lost); a consumer that has gone makes it
- * drop. A forked child (same plugin state, same ring) traces nothing: its batches would interleave
+ * thread's exit (with an event saying it ended) and QEMU's exit copy it into the ring under one
+ * mutex. A full ring makes the thread wait for sectormon (back pressure: nothing is lost); a
+ * consumer that has gone makes it drop. A forked child (same plugin state, same ring) traces nothing: its batches would interleave
  * with the parent's.
  * The preloaded shim (shim.c) reports heap blocks, stacks and marker calls with a system call no
  * kernel has (SMQ_SYSCALL): the plugin sees it before QEMU answers ENOSYS and puts it in the
@@ -175,6 +175,7 @@ static void on_syscall(qemu_plugin_id_t id, unsigned int index, int64_t num, uin
         }
         return;
     }
+    if ((a1 & 0xff) == SMQ_EV_END) return; /* the plugin's own event: a program cannot say a thread ended */
     struct vcpu *v = vcpu_of(index);
     if (v == NULL) {
         __atomic_fetch_add(&ring->dropped, 1, __ATOMIC_RELAXED);
@@ -234,9 +235,20 @@ static void on_tb_trans(qemu_plugin_id_t id, struct qemu_plugin_tb *tb) {
     }
 }
 
+/* A guest thread's end: QEMU 7.2's linux-user calls this on the exiting thread itself, at its exit
+ * system call, for every thread but the program's last (whose end is the ring's close). The thread's
+ * buffer goes over with an SMQ_EV_END event after its last access, before QEMU can give the index
+ * to a thread created later (it does so under the lock this callback runs in). */
 static void on_vcpu_exit(qemu_plugin_id_t id, unsigned int index) {
     (void)id;
-    if (index < MAX_VCPUS && vcpus[index] != NULL) flush(index, vcpus[index]);
+    if (index >= MAX_VCPUS || vcpus[index] == NULL) return;
+    struct vcpu *v = vcpus[index];
+    if (v->n + SMQ_EVENT_WORDS > SMQ_BATCH) flush(index, v);
+    uint64_t *w = v->words + v->n;
+    w[0] = SMQ_EVENT | SMQ_EV_END;
+    memset(w + 1, 0, SMQ_EVENT_ARGS * sizeof(uint64_t));
+    v->n += SMQ_EVENT_WORDS;
+    flush(index, v);
 }
 
 static void on_qemu_exit(qemu_plugin_id_t id, void *udata) {

@@ -8,7 +8,7 @@
  * thread's buffer in one go under its lock, and the consumer reads thousands of accesses per wake.
  *
  * An *event* (a heap block allocated or freed, a thread's stack, a marker call: shim.c reports them
- * with the system call SMQ_SYSCALL) takes SMQ_EVENT_WORDS words of the batch, in order with the
+ * with the system call SMQ_SYSCALL; a thread's end: the plugin's own) takes SMQ_EVENT_WORDS words of the batch, in order with the
  * thread's accesses: a word with bit 62 set (no access word has it: addresses use bits 0-55) and
  * the event's kind in bits 0-7, then its SMQ_EVENT_ARGS argument words. With more than one
  * thread a batch ends after an event (plugin.c), so the threads' events reach the consumer in the
@@ -42,6 +42,8 @@
 #define SMQ_EV_MARK_START 5 /* region number, then the name's last (or only) 32 bytes, NUL-padded */
 #define SMQ_EV_MARK_STOP 6  /* as SMQ_EV_MARK_START */
 #define SMQ_EV_HELLO 7      /* none: the shim is loaded (sent once, from its constructor) */
+#define SMQ_EV_END 8        /* none: the thread has ended (the plugin's, at QEMU's vCPU exit; not the shim's).
+                             * Its index may then be given to a thread created later. */
 #define SMQ_MARK_NAME_MAX 256 /* bytes of a region's name kept; the rest is cut (docs/sim.md) */
 #define SMQ_BATCH 4096     /* accesses a thread buffers before it hands them over */
 #define SMQ_MAX_VCPUS 4096 /* threads (vCPU indexes) traced; the plugin counts others' accesses as dropped */

@@ -13,8 +13,9 @@ runs one thread (its own L1D: time-sharing one would need a context switch the m
 have), so threads past the CPUs are not simulated; their accesses are counted and said.
 
 A running program (:class:`LiveProgram`): its threads are handed out as they appear, and a thread
-at the end of its file waits for more, or for the program's end: QEMU says nothing when a thread
-ends (a later thread reuses its index), so only the program's end ends a thread's stream.
+at the end of its file waits for more, for its end record, or for the program's end; a thread that
+waits while others have records is idle, one that ended is finished, so neither holds the machine
+(:mod:`.live_threads`).
 
 The program's own objects (globals, and once it has run its heap blocks and stacks:
 :mod:`.heap`) name its accesses unless ``--objects FILE`` names address ranges instead; a
@@ -27,8 +28,9 @@ from __future__ import annotations
 
 import os
 import struct
+import time
 from collections.abc import Iterator, Sequence
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any, NamedTuple, cast
 
 from sectormon.errors import UsageError
 from sectormon.sim.config import MAX_THREADS
@@ -36,7 +38,8 @@ from sectormon.sim.objects import OTHER, DataObjects
 from sectormon.sim.qemu.capture import CapturedThread, Program, TracedRun
 from sectormon.sim.qemu.heap import HeapObjects
 from sectormon.sim.qemu.live_objects import LiveObjects
-from sectormon.sim.stream import Chunks, RegionMark, ThreadSpec, flags
+from sectormon.sim.qemu.live_threads import IDLE_GRACE_S, Ended, LiveThreads
+from sectormon.sim.stream import IDLE, Chunks, Idle, RegionMark, ThreadSpec, flags
 from sectormon.sim.workload import Workload, placement
 
 if TYPE_CHECKING:
@@ -92,6 +95,8 @@ def _stream(
 ) -> Iterator[PackedChunk | RegionMark]:
     reader = _reader(thread.records.fileno(), objects, table, heap)
     while (chunk := reader.chunk(CHUNK)) is not None:
+        if isinstance(chunk, bool):  # a thread's end: the next one QEMU gave its index goes on
+            continue
         if isinstance(chunk, tuple):
             if marks:
                 yield RegionMark(*chunk)
@@ -120,28 +125,68 @@ def _live_stream(
     objects: DataObjects | None,
     table: list[int],
     marks: bool = False,
+    place: _Place | None = None,
     live: LiveObjects | None = None,
-) -> Iterator[PackedChunk | RegionMark]:
-    """A running program's thread: at the end of what its file holds, wait for more, or for the
-    program's end (only then is a thread known to have no more records). It reads a descriptor of
-    its own: the run closing its descriptors at the end cannot pull the file from under a read."""
+) -> Iterator[PackedChunk | RegionMark | Idle]:
+    """A running program's thread: at the end of what its file holds, wait for more, for its end
+    record, or for the program's end. It reads a descriptor of its own: the run closing its
+    descriptors at the end cannot pull the file from under a read. With ``place`` (its simulated
+    thread among the program's others), its end record ends it and, once its file has been quiet
+    for :data:`IDLE_GRACE_S` while another thread has records, it yields :data:`IDLE` instead of
+    waiting (:mod:`.live_threads`); without, only the program's end ends it. With ``live``, it
+    names heap sites and stacks as it meets them (:func:`_live_reader`)."""
+    if place is not None and place.threads.finished(place.tid):
+        return  # a looping run's next pass of a thread that ended: it stays finished
     own = os.dup(fd)
     try:
         reader = _live_reader(run, own, objects, table, live)
+        if place is not None:
+            reader.offset = place.start
+            place.threads.reading(place.tid, fd, reader)
+        news = time.monotonic()  # when the file last had something new
         while True:
             ended = run.ended  # before the read: everything written before the end is read after
             chunk = reader.chunk(CHUNK)
-            if isinstance(chunk, tuple):
+            if chunk is not None:
+                news = time.monotonic()
+            if isinstance(chunk, bool):
+                if place is not None:
+                    place.threads.ended(place.tid, Ended(place.vcpu, fd, place.cpu, reader.offset))
+                    return
+            elif isinstance(chunk, tuple):
                 if marks:
                     yield RegionMark(*chunk)
             elif chunk is not None:
                 yield PackedChunk(chunk)
             elif ended:
                 return
+            elif _idle(place, news):
+                yield IDLE
             else:
                 run.wait(LIVE_WAIT_S)
     finally:
+        if place is not None:
+            place.threads.stopped(place.tid)
         os.close(own)
+
+
+class _Place(NamedTuple):
+    """A live stream's simulated thread: its id, the traced thread's vCPU, its CPU, where its
+    records start in the vCPU's file, and the program's other threads."""
+
+    tid: int
+    vcpu: int
+    cpu: int
+    start: int
+    threads: LiveThreads
+
+
+def _idle(place: _Place | None, news: float) -> bool:
+    """Whether a live thread with nothing to read is idle rather than waited for (see
+    :mod:`.live_threads`)."""
+    if place is None or time.monotonic() - news < IDLE_GRACE_S:
+        return False
+    return place.threads.others_have_records(place.tid)
 
 
 def thread_cpus(threads: int, cpus: Sequence[int] = ()) -> list[int]:
@@ -250,30 +295,39 @@ class LiveProgram:
         self.cpus = thread_cpus(MAX_THREADS if not cpus else len(cpus), cpus)
         self._handed = 0  # threads seen and handed out (placed or left out)
         self.simulated: list[int] = []  # vCPU of each simulated thread, by thread id
+        self.threads = LiveThreads(lambda: bool(self.run.threads_seen(self._handed)))
+        self._placed = 0  # threads seen that got a CPU (the others are left out)
 
     def new_specs(self) -> list[ThreadSpec]:
-        """Specs of the threads seen since the last call that have a CPU to run on."""
+        """Specs of the threads seen since the last call that have a CPU to run on, then of the
+        threads given an ended one's vCPU (on its CPU, :mod:`.live_threads`)."""
         fresh = self.run.threads_seen(self._handed)
         out = []
         for vcpu, fd in fresh:
-            t = len(self.simulated)
-            if t < len(self.cpus):
-                stream = self._factory(fd)
-                out.append(ThreadSpec(t, self.cpus[t], stream, 1.0, 0.0, self.names, self._capacity))
-                self.simulated.append(vcpu)
+            if self._placed < len(self.cpus):
+                out.append(self._spec(vcpu, fd, self.cpus[self._placed], 0))
+                self._placed += 1
         self._handed += len(fresh)
+        out += [self._spec(e.vcpu, e.fd, e.cpu, e.offset) for e in self.threads.reused()]
         return out
 
-    def _factory(self, fd: int) -> Any:
+    def _spec(self, vcpu: int, fd: int, cpu: int, start: int) -> ThreadSpec:
+        place = _Place(len(self.simulated), vcpu, cpu, start, self.threads)
         run, objects, table, marks, live = self.run, self.objects, self._table, self.marks, self.live_objects
-        return lambda: cast(Chunks, _live_stream(run, fd, objects, table, marks, live))
+        self.simulated.append(vcpu)
+
+        def stream() -> Chunks:
+            return cast(Chunks, _live_stream(run, fd, objects, table, marks, place, live))
+
+        return ThreadSpec(place.tid, cpu, stream, 1.0, 0.0, self.names, self._capacity)
 
     def exhausted(self) -> bool:
         """Whether the program has ended and every thread it had was handed out."""
-        return self.run.ended and not self.run.threads_seen(self._handed)
+        return self.run.ended and not self.run.threads_seen(self._handed) and not self.threads.pending()
 
     def left_out(self, program: Program) -> tuple[int, int]:
-        """Threads not simulated (past the CPUs) and their accesses, from the ended run."""
+        """Threads not simulated (past the CPUs) and their accesses, from the ended run (a vCPU
+        whose threads were simulated is, all of them: a later one runs on an ended one's CPU)."""
         simulated = set(self.simulated)
         rest = [t for t in program.threads if t.vcpu not in simulated]
         return len(rest), sum(t.accesses for t in rest)

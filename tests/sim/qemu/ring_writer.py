@@ -15,7 +15,7 @@ WORDS = 1 << 14
 _HEAD, _TAIL, _CLOSED = 16, 24, 32
 STORE = 1 << 63
 EVENT = 1 << 62
-ALLOC, FREE, STACK, MARK_NAME, MARK_START, MARK_STOP, HELLO = range(1, 8)  # ring.h's SMQ_EV_*
+ALLOC, FREE, STACK, MARK_NAME, MARK_START, MARK_STOP, HELLO, END = range(1, 9)  # ring.h's SMQ_EV_*
 EVENT_ARGS = 5
 
 Access = tuple[int, int, bool]  # address, size in bytes (a power of two), store

@@ -1,6 +1,7 @@
-"""How a traced program's run goes through the installed command: simulated while it runs, stopped
-by ``--count``/``--duration``, its threads placed by ``--bind``, 1,000 threads, and programs that
-end badly (a fault, an exec, a fork), or cannot run here (another architecture, no QEMU)."""
+"""How a traced program's run goes through the installed command: simulated while it runs (its
+main thread waiting in pthread_join or on I/O, its workers ended), stopped by
+``--count``/``--duration``, its threads placed by ``--bind``, 1,000 threads, and programs that end
+badly (a fault, an exec, a fork), or cannot run here (another architecture, no QEMU)."""
 
 from __future__ import annotations
 
@@ -16,8 +17,8 @@ from typing import Any
 
 import pytest
 
-from tests.e2e.helpers import read_jsonl, run_sectormon, sectormon_command, wait_until
-from tests.sim.qemu.test_programs import _build, _summary
+from tests.e2e.helpers import first_frame, read_jsonl, run_sectormon, sectormon_command, wait_until
+from tests.sim.qemu.test_programs import _build, _build_aarch64, _summary
 
 pytestmark = [
     pytest.mark.e2e,
@@ -67,6 +68,58 @@ def test_the_frames_come_while_the_program_runs_and_their_budget_stops_it(
     simulated, traced, threads = _simulated(run.stderr)
     assert simulated > 0 and traced < 10**9 and threads == 1  # the frames did not wait for its end
     assert _running(program) == []  # and it does not outlive sectormon
+
+
+@pytest.mark.parametrize(
+    ("arch", "core", "passes"),
+    [("x86_64", "c", "40"), ("aarch64", "c", "40"), ("x86_64", "python", "10")],
+    ids=["x86_64", "aarch64", "python-core"],
+)
+def test_frames_come_while_main_joins_its_workers_and_go_on_once_they_ended(
+    tmp_path: Path, arch: str, core: str, passes: str
+) -> None:
+    """Main joins two workers, works on alone, then waits on its stdin (held here): the frames
+    come while it provably runs, its workers' units end before it does, and every traced access
+    is simulated once it is released."""
+    if arch == "aarch64":
+        program = _build_aarch64(tmp_path, "joins", "-O2", "-pthread", "-march=armv8.2-a")
+    else:
+        program = _build(tmp_path, "joins", "-pthread")
+    out, err = tmp_path / "out", tmp_path / "err"
+    stdin, release = os.pipe()
+    with out.open("wb") as stdout, err.open("wb") as stderr:
+        process = subprocess.Popen(
+            [sectormon_command(), "sim", "--json", "--", str(program), passes],
+            stdin=stdin,
+            stdout=stdout,
+            stderr=stderr,
+            env={**os.environ, "SECTORMON_SIM_CORE": core},
+        )
+    os.close(stdin)
+    try:
+        first_frame(out)  # main waits in pthread_join, then on its stdin: it has not ended
+        alone = first_frame(out, lambda f: set(f["threads"]) == {"0"})  # the workers ended, main works
+        assert process.poll() is None and _running(program, "qemu-")
+        assert alone["final"] is False
+    finally:
+        os.write(release, b"x")
+        os.close(release)
+        process.wait(timeout=120)
+    assert process.returncode == 0, err.read_text()
+    assert read_jsonl(out.read_text())[-1]["final"] is True
+    assert "released\n" in err.read_text()  # its own output (on stderr: the JSON owns stdout), once released
+    simulated, traced, threads = _simulated(err.read_text())
+    assert simulated == traced and threads == 3
+
+
+def test_a_program_cannot_say_one_of_its_threads_ended(tmp_path: Path) -> None:
+    """Main makes the events' system call with the kind of the plugin's thread end, then works
+    on: its thread goes on (a forged end would split it in two simulated threads)."""
+    program = _build(tmp_path, "joins", "-pthread")
+    run = run_sectormon("sim", "--json", "--", str(program), "2", "forge", input="x")
+    assert run.returncode == 0, run.stderr
+    simulated, traced, threads = _simulated(run.stderr)
+    assert simulated == traced and threads == 3
 
 
 def test_a_program_that_ends_first_ends_the_frames_as_a_monitored_command_does(tmp_path: Path) -> None:
