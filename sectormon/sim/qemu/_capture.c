@@ -277,12 +277,15 @@ static int count_site(Capture *c, uint64_t site, uint64_t bytes) {
 }
 
 /* The thread on this vCPU ended: its last run of accesses, then an end record. A mark's name cut
- * short by the end is dropped: the index's next thread starts its own. */
+ * short by the end is dropped: the index's next thread starts its own. Its first batch starts
+ * with a sync record (synced: none yet), so a live reader starting there has the blocks allocated
+ * before it. */
 static void thread_ended(Capture *c, Vcpu *v) {
     end_run(c, v);
     Stored r = {0, 0, KIND_END};
     store_always(c, v, &r);
     v->name.length = 0;
+    v->synced = UINT64_MAX;
 }
 
 /* One event of vCPU `vcpu` (kind, args: SMQ_EVENT_ARGS words). -1: out of memory. */

@@ -10,8 +10,9 @@ import os
 import shutil
 import struct
 import subprocess
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import pytest
 
@@ -23,10 +24,12 @@ from sectormon.sim.qemu import live_objects
 from sectormon.sim.qemu.capture import TracedRun
 from sectormon.sim.qemu.live_objects import LiveObjects, check_live_assign
 from sectormon.sim.qemu.workload import LiveProgram, flag_table, program_workload
-from sectormon.sim.stream import FL_WRITE, OBJECT_SHIFT
+from sectormon.sim.stream import FL_IFETCH, FL_WRITE, OBJECT_SHIFT
 from tests.e2e.helpers import run_sectormon
 from tests.sim.cores import CORES
-from tests.sim.qemu.ring_writer import ALLOC, STACK
+from tests.sim.qemu.ring_writer import ALLOC, END, STACK, Event, RingWriter
+from tests.sim.qemu.test_live_threads import _records, _seen
+from tests.sim.qemu.test_workload import FakeRun
 
 PROGRAMS = Path(__file__).parent / "programs"
 LINE = 256
@@ -241,3 +244,35 @@ def test_each_threads_stack_and_a_shared_block_are_named_in_a_live_run(tmp_path:
     assert live.returncode == 0, live.stderr
     shared = next(i for i, text in enumerate(source.read_text().splitlines(), 1) if "site: shared" in text)
     assert {"stack:0", "stack:1", f"heap:main:{shared}"} <= set(_sampled_objects(live.stdout))
+
+
+@pytest.fixture
+def ring() -> Iterator[RingWriter]:
+    writer = RingWriter()
+    yield writer
+    writer.release()
+
+
+def test_a_later_thread_on_an_ended_threads_vcpu_sees_the_blocks_allocated_before_it(
+    ring: RingWriter,
+) -> None:
+    block, site = 0x100000, 0x4010
+    ring.batch(0, [Event(ALLOC, (block, 4096, site)), (block, 8, False), Event(END)], 0)
+    run = FakeRun()
+    run.events_fd = ring.capture.live_events()
+    try:
+        _seen(ring, run)
+        live = LiveProgram(cast(TracedRun, run), False, False, None, None)
+        (ended,) = live.new_specs()
+        assert _records(ended.stream()) == [(block // LINE, 1, 1 << OBJECT_SHIFT)]
+        assert live.names == [OTHER, "heap:lib"]  # no image: the summary's name too
+        ring.batch(0, [(block + 8, 8, True)], 2)  # QEMU gave vCPU 0 to a thread created later
+        _seen(ring, run)
+        (later,) = live.new_specs()
+        run.steps = [lambda r: setattr(r, "ended", True)]
+        later_records = _records(later.stream())
+        assert later_records == [(block // LINE, 1, 1 << OBJECT_SHIFT | FL_WRITE), (-1 - 2, 0, FL_IFETCH)]
+    finally:
+        os.close(run.events_fd)
+        for _vcpu, descriptor in run.seen:
+            os.close(descriptor)
