@@ -14,4 +14,5 @@ compiled core consumes directly: no access passes through Python one at a time.
 - :mod:`.symbols` and :mod:`.heap`: the data objects' names: global variables from the ELF
   symbols; heap blocks by allocation site and thread stacks, which the preloaded ``shim.c``
   reports through the ring (``blocks.h``: the reader's live blocks; ``marks.h``: marker names).
+- :mod:`.live_objects`: a running program's heap sites and stacks, named as its threads meet them.
 """
