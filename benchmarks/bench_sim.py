@@ -149,7 +149,7 @@ def _objects(count: int, accesses: int, core: str, folder: str) -> float:
         del os.environ[native.ENV]
 
 
-PROGRAM = Path(__file__).resolve().parent.parent / "tests" / "sim" / "qemu" / "programs" / "stream_table.c"
+EXAMPLE = Path(__file__).resolve().parent.parent / "examples" / "stream_table.c"
 
 
 def _program_under_sectormon(binary: str) -> tuple[int, float]:
@@ -188,7 +188,7 @@ def _real_program(repeat: int) -> None:
         return
     with tempfile.TemporaryDirectory() as folder:
         binary = os.path.join(folder, "stream_table")
-        subprocess.run(["gcc", "-O2", "-o", binary, str(PROGRAM)], check=True)
+        subprocess.run(["gcc", "-O2", "-o", binary, str(EXAMPLE)], check=True)
         ours = cachegrind = (0, float("inf"))
         for _ in range(repeat):  # alternating, best of each
             ours = min(ours, _program_under_sectormon(binary), key=lambda r: r[1])
@@ -197,9 +197,6 @@ def _real_program(repeat: int) -> None:
     print(f"{'program':<28} {'accesses':>10}  {'sectormon':>10}  {'cachegrind':>10}")
     label = "stream_table (x86_64)"
     print(f"{label:<28} {ours[0]:>10}  {rate:>10.2f}  {peer:>10.2f}  ({rate / peer:.2f}x cachegrind)")
-
-
-EXAMPLE = Path(__file__).resolve().parent.parent / "examples" / "stream_table.c"
 
 
 def _advise_example(repeat: int) -> None:

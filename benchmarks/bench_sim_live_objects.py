@@ -1,6 +1,6 @@
 """What naming heap sites and stacks while a program runs costs the live frame stream
 (``sectormon sim --json -- ./prog``, sim/qemu/live_objects.py): wall seconds of the whole command
-for a program without heap blocks (tests/sim/qemu/programs/stream_table.c: globals only, so only
+for a program without heap blocks (examples/stream_table.c: globals only, so only
 the larger per-object counters of every live thread differ) and for one that allocates 2 million
 blocks from one site (bench_sim_heap.py's churn: the first block of a site asks Python once, the
 others are the reader's own look-up).
@@ -28,7 +28,7 @@ import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-STREAM_TABLE = HERE.parent / "tests" / "sim" / "qemu" / "programs" / "stream_table.c"
+STREAM_TABLE = HERE.parent / "examples" / "stream_table.c"
 sys.path.insert(0, str(HERE))
 from bench_sim_heap import CHURN  # noqa: E402 - the same churn program as the heap benchmark
 

@@ -8,6 +8,7 @@ import shlex
 import shutil
 import signal
 import subprocess
+import tempfile
 import time
 import uuid
 from collections.abc import Iterator
@@ -26,24 +27,29 @@ ROTATING = Path(__file__).resolve().parents[1] / "fixtures" / "profiles" / "gene
 
 
 class Terminal:
-    """One tmux session running a command; the pane stays open after it exits to show its status."""
+    """One tmux session running a command; the pane stays open after it exits to show its status.
+
+    Each on a tmux server of its own (``-S``, its socket removed at close): parallel tests sharing
+    the default server raced, one starting a session as another's last session shut that server down."""
 
     def __init__(self, command: list[str], width: int = 160, height: int = 50) -> None:
         self.name = f"sectormon-e2e-{uuid.uuid4().hex[:8]}"
+        self.socket = Path(tempfile.gettempdir()) / f"{self.name}.tmux"
+        self.tmux = ["tmux", "-S", str(self.socket)]
         shell = f"{shlex.join(command)}; echo SECTORMON-EXIT=$?; sleep 60"
         subprocess.run(
-            ["tmux", "new-session", "-d", "-s", self.name, "-x", str(width), "-y", str(height), shell],
+            [*self.tmux, "new-session", "-d", "-s", self.name, "-x", str(width), "-y", str(height), shell],
             check=True,
             env={"TERM": "xterm-256color", "PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"},
         )
 
     def screen(self) -> str:
         return subprocess.run(
-            ["tmux", "capture-pane", "-p", "-t", self.name], capture_output=True, text=True, check=True
+            [*self.tmux, "capture-pane", "-p", "-t", self.name], capture_output=True, text=True, check=True
         ).stdout
 
     def send(self, *keys: str) -> None:
-        subprocess.run(["tmux", "send-keys", "-t", self.name, *keys], check=True)
+        subprocess.run([*self.tmux, "send-keys", "-t", self.name, *keys], check=True)
         time.sleep(0.3)  # a lone Escape followed at once by a key would read as Alt+key
 
     def wait_for(self, *needles: str, timeout: float = 30.0) -> str:
@@ -67,7 +73,8 @@ class Terminal:
         return screen
 
     def close(self) -> None:
-        subprocess.run(["tmux", "kill-session", "-t", self.name], check=False, capture_output=True)
+        subprocess.run([*self.tmux, "kill-server"], check=False, capture_output=True)
+        self.socket.unlink(missing_ok=True)
 
 
 @pytest.fixture

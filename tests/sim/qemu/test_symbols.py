@@ -13,7 +13,7 @@ from sectormon.sim.objects import OTHER
 from sectormon.sim.qemu.symbols import check_assign, symbol_objects
 
 pytestmark = pytest.mark.skipif(shutil.which("gcc") is None, reason="gcc missing (it builds the program)")
-SOURCE = Path(__file__).parent / "programs" / "stream_table.c"
+SOURCE = Path(__file__).parents[3] / "examples" / "stream_table.c"
 
 
 def _symbol(program: Path, name: str) -> int:
@@ -40,9 +40,20 @@ def test_the_variables_are_objects_at_the_load_bias(tmp_path: Path) -> None:
     check_assign(str(program), {"table": "0", "stream": "1"})
 
 
+# Stripped, a program keeps only its dynamic symbols: the example's include `stderr` (its usage
+# message), which would be a variable to name; this one has none.
+PLAIN = "double stream[1024]; long table[64];\nint main(void) { return (int)table[(long)stream[0]]; }\n"
+
+
+def _stripped(tmp_path: Path) -> Path:
+    source, program = tmp_path / "plain.c", tmp_path / "prog"
+    source.write_text(PLAIN)
+    subprocess.run(["gcc", "-O2", "-s", "-o", str(program), str(source)], check=True)
+    return program
+
+
 def test_a_stripped_program_cannot_be_assigned(tmp_path: Path) -> None:
-    program = tmp_path / "prog"
-    subprocess.run(["gcc", "-O2", "-s", "-o", str(program), str(SOURCE)], check=True)
+    program = _stripped(tmp_path)
     with pytest.raises(UsageError, match="has no symbols naming its variables"):
         check_assign(str(program), {"table": "0"})
 
@@ -50,8 +61,7 @@ def test_a_stripped_program_cannot_be_assigned(tmp_path: Path) -> None:
 def test_heap_and_stack_names_wait_for_the_run(tmp_path: Path) -> None:
     """They exist once the program has run (the shim names them): not refused before, even
     without symbols; a global name still is."""
-    program = tmp_path / "prog"
-    subprocess.run(["gcc", "-O2", "-s", "-o", str(program), str(SOURCE)], check=True)
+    program = _stripped(tmp_path)
     check_assign(str(program), {"heap:main:12": "1", "stack:0": "2"})
     with pytest.raises(UsageError, match="has no symbols naming its variables"):
         check_assign(str(program), {"heap:main:12": "1", "table": "0"})
