@@ -11,8 +11,9 @@
   missing (docs/regions.md).
 - The QEMU plugin that traces a real program (sectormon/sim/qemu/plugin.c), a plain shared library
   ``sectormon/sim/qemu/lib/sectormon-qemu.so`` QEMU loads with ``-plugin``, and the consumer of its
-  ring (sectormon/sim/qemu/_capture.c), ``optional=True``. Either failing only warns: ``sectormon
-  sim -- CMD`` says what is missing (docs/sim.md, "Real programs").
+  ring with the captured threads' reader (sectormon/sim/qemu/_capture.c and reader.c),
+  ``optional=True``. Either failing only warns: ``sectormon sim -- CMD`` says what is missing
+  (docs/sim.md, "Real programs").
 - The shim preloaded into a traced dynamic program (sectormon/sim/qemu/shim.c), which reports its
   heap blocks, stacks and marker calls: ``sectormon/sim/qemu/lib/sectormon-shim-ARCH.so``, for the
   host's architecture with the host compiler and for aarch64 with ``aarch64-linux-gnu-gcc`` when
@@ -131,7 +132,7 @@ setup(
         ),
         Extension(
             "sectormon.sim.qemu._capture",
-            ["sectormon/sim/qemu/_capture.c"],
+            ["sectormon/sim/qemu/_capture.c", "sectormon/sim/qemu/reader.c"],
             optional=True,
             extra_compile_args=COMPILE_ARGS,
         ),

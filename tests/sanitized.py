@@ -37,8 +37,10 @@ def run_sanitized(
     env: Mapping[str, str],
     timeout: float,
     data: Sequence[str] = (),
+    sources: Sequence[str] = (),
 ) -> None:
-    """Build ``module`` (dotted, e.g. ``sectormon.sim._core``, from the ``.c`` file of that path)
+    """Build ``module`` (dotted, e.g. ``sectormon.sim._core``, from the ``.c`` file of that path and
+    the repository's other C ``sources`` of the module)
     with the sanitizers and run pytest with ``pytest_args`` (the tests to run) against it, ``env``
     added and the repository's ``data`` folders copied too; skips where gcc or its sanitizer
     runtimes are missing."""
@@ -56,7 +58,8 @@ def run_sanitized(
     flags += ["-fno-sanitize-recover=undefined", "-std=c11", "-fPIC", "-shared"]
     include = sysconfig.get_paths()["include"]
     source = REPO / relative.with_suffix(".c")
-    subprocess.run(["gcc", *flags, f"-I{include}", str(source), "-o", str(built)], check=True)
+    files = [str(source), *(str(REPO / s) for s in sources)]
+    subprocess.run(["gcc", *flags, f"-I{include}", *files, "-o", str(built)], check=True)
     child_env = {
         **os.environ,
         "LD_PRELOAD": f"{asan} {ubsan}",

@@ -3,8 +3,9 @@
 QEMU's user-mode emulator runs the program with sectormon's TCG plugin (``plugin.c``), which hands
 every load and store, per thread, with the thread's instruction count, to sectormon in batches
 through a shared-memory ring (``ring.h``). The compiled consumer (``_capture.c``) keeps each thread
-as a file of run-length records, and a run of the model reads them back as packed records the
-compiled core consumes directly: no access passes through Python one at a time.
+as a file of run-length records (``records.h``), and a run of the model reads them back
+(``reader.c``) as packed records the compiled core consumes directly: no access passes through
+Python one at a time.
 
 - :mod:`.target`: which QEMU runs the binary (its ELF header), and what is missing to run it.
 - :mod:`.capture`: run the program under QEMU, its stdio and exit status its own, and capture it.

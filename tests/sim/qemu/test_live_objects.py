@@ -1,5 +1,5 @@
 """A running program's heap sites and stacks named as its threads meet them (live_objects.py and
-the live reader of _capture.c): ids in the order met, one per name, the cap, a reader that waits
+the live reader of reader.c): ids in the order met, one per name, the cap, a reader that waits
 for events still to come; one capture read live and after the run giving each object the same
 accesses; and a real program run live against its --summary run and its recording, both cores."""
 
@@ -34,8 +34,8 @@ from tests.sim.qemu.test_workload import FakeRun
 
 PROGRAMS = Path(__file__).parent / "programs"
 LINE = 256
-_STORED = struct.Struct("=qii")  # _capture.c's Stored: address, n, kind
-_EVENT = struct.Struct("=QQQQ")  # _capture.c's Event: kind | vcpu << 8, then three words
+_STORED = struct.Struct("=qii")  # records.h's Stored: address, n, kind
+_EVENT = struct.Struct("=QQQQ")  # records.h's Event: kind | vcpu << 8, then three words
 KIND_READ, KIND_WRITE, KIND_SYNC = 0, 1, 3
 N = 8192  # heap_sites.c's doubles per array
 
