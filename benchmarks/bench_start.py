@@ -4,7 +4,8 @@ Rows, each the median of ``--runs`` (default 9) alternating runs:
 
 - ``sectormon --version`` and ``sectormon --help`` (what a script or a user's first try pays);
 - ``sectormon --json --count 1 -- true``: a whole counted run of a program that does nothing;
-- ``sectormon stat -e task-clock -- true`` where the ``stat`` command exists;
+- ``sectormon stat -e task-clock -- true`` where the ``stat`` command exists (the quick start,
+  docs/stat.md), and the same through the engine (``--profile generic`` sends it there);
 - ``sectormon --json --pid PID`` on a sleeping process: from the start of the command to its
   header line (written once the counters count: issue 31 asks for 0.2 s) and to its first frame
   line (``--interval 0.05`` later);
@@ -90,6 +91,9 @@ def main() -> int:
     if has_stat():
         rows["sectormon stat -e task-clock -- true"] = lambda: timed(
             [SECTORMON, "stat", "-e", "task-clock", "--", "true"]
+        )
+        rows["... --profile generic (the engine's way)"] = lambda: timed(
+            [SECTORMON, "stat", "--profile", "generic", "-e", "task-clock", "--", "true"]
         )
     times: dict[str, list[float]] = {name: [] for name in rows}
     try:

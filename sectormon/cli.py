@@ -10,22 +10,20 @@ Textual).
 
 from __future__ import annotations
 
-import argparse
-import contextlib
 import errno
-import importlib
 import sys
-from collections.abc import Sequence
-from typing import TYPE_CHECKING, NoReturn, Protocol
 
 from sectormon import __version__
 from sectormon.commands import startup
 from sectormon.errors import SectormonError, UsageError
-from sectormon.files.text import print_message, printable
-from sectormon.session import stopping
+from sectormon.files.text import print_message
 
+TYPE_CHECKING = False  # typing itself takes 8 ms, a quarter of `sectormon stat`'s quick start
 if TYPE_CHECKING:
-    from _typeshed import SupportsWrite
+    import argparse
+    from collections.abc import Sequence
+
+    from sectormon.commands.parser import Command
 
 SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "check": (
@@ -52,64 +50,52 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
 }
 
 
-class Command(Protocol):
-    def configure(self, parser: argparse.ArgumentParser) -> None: ...
-
-    def run(self, args: argparse.Namespace) -> int: ...
-
-
-def _load(module: str) -> Command:
-    module_obj: Command = importlib.import_module(f"sectormon.commands.{module}")
-    return module_obj
-
-
-class _Parser(argparse.ArgumentParser):
-    """argparse with its errors as one line, like every other sectormon error: the monitor's usage
-    runs to a screenful, which buried the message under it."""
-
-    def error(self, message: str) -> NoReturn:
-        # The message quotes the argument as given: escaped like every other error line.
-        self.exit(2, f"{self.prog}: {printable(message)} (see '{self.prog} --help')\n")
-
-    def _print_message(self, message: str, file: SupportsWrite[str] | None = None) -> None:
-        """``--help`` and ``--version`` go to stdout like every report: a full disk or a closed
-        stdout is one line and exit 1 (argparse would exit 0 with nothing written)."""
-        if file is not None and file is sys.stderr:
-            super()._print_message(message, file)
-            return
-        from sectormon.commands.options.output import write_stdout
-
-        write_stdout(message, "help" if message.lstrip().startswith("usage") else "version")
-
-
-def build_parser(name: str | None) -> argparse.ArgumentParser:
-    """The parser of one command (``None``: the live monitor)."""
-    if name is None:
-        parser = _Parser(
-            prog="sectormon",
-            description="Live monitor of hardware performance counters, built for the A64FX sector cache.",
-            epilog="Subcommands: " + ", ".join(SUBCOMMANDS) + ". Run 'sectormon SUBCOMMAND --help' for each.",
-        )
-        parser.add_argument("--version", action="version", version=f"sectormon {__version__}")
-        _load("monitor").configure(parser)
-        return parser
-    module, help_text = SUBCOMMANDS[name]
-    parser = _Parser(prog=f"sectormon {name}", description=help_text)
-    _load(module).configure(parser)
-    return parser
-
-
 COUNTING_MODULES = ("monitor", "stat")
 """The commands that end the start themselves, before they build a session (sectormon.commands.startup)."""
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    words = list(sys.argv[1:] if argv is None else argv)
+    if words[:1] == ["stat"]:
+        status = _quick_stat(words[1:])
+        if status is not None:
+            return status
     if argv is None:  # the process's own command line: its start pauses the collector
         startup.pause()
     try:
-        return _main(list(sys.argv[1:] if argv is None else argv))
+        return _main(words)
     finally:
         startup.done()
+
+
+def _quick_stat(rest: list[str]) -> int | None:
+    """``stat`` without the engine when the command line allows it (sectormon.commands.stat_quick);
+    ``None``: the engine runs it."""
+    from sectormon.commands.stat_quick import quick_request, run_quick
+
+    request = quick_request(rest)
+    if request is None:
+        return None
+    try:
+        return run_quick(request)
+    except SectormonError as exc:
+        print_message(str(exc))
+        return exc.exit_code
+    except KeyboardInterrupt:  # before the command was released: nothing ran, nothing to report
+        return 130
+
+
+def _load(module: str) -> Command:
+    from sectormon.commands.parser import load_command
+
+    return load_command(module)
+
+
+def build_parser(name: str | None) -> argparse.ArgumentParser:
+    """The parser of one command (``None``: the live monitor)."""
+    from sectormon.commands.parser import build_parser as build
+
+    return build(name, SUBCOMMANDS)
 
 
 def _main(argv: list[str]) -> int:
@@ -118,6 +104,10 @@ def _main(argv: list[str]) -> int:
     module = SUBCOMMANDS[name][0] if name else "monitor"
     # The live monitor takes SIGINT/SIGTERM before anything else: a signal during start-up ends
     # it cleanly too (sectormon.session.stopping).
+    import contextlib
+
+    from sectormon.session import stopping
+
     latch = stopping.installed() if name is None else contextlib.nullcontext()
     try:
         if name is None and rest == ["--version"]:

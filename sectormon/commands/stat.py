@@ -14,28 +14,31 @@ from __future__ import annotations
 
 import argparse
 import io
-import locale
 import resource
 import sys
 import time
 from collections.abc import Callable, Sequence
-from typing import TextIO
+from typing import NamedTuple, TextIO
 
 from sectormon.commands import startup, stat_report
 from sectormon.commands.front_end import add_session_options, run_session, session_request
 from sectormon.commands.options import numbers
+from sectormon.commands.options.binding import add_bind_option, bind_cpus
 from sectormon.commands.options.events import RunEvents, add_events_option, perf_profile
 from sectormon.commands.options.openmetrics import open_exporter
 from sectormon.commands.options.output import StreamOutput
-from sectormon.commands.stat_counts import Intervals, Shown, run_blocks, spread
+from sectormon.commands.stat_counts import Intervals, Shown, run_blocks
+from sectormon.commands.stat_report import spread
+from sectormon.data.binding import ThreadBinding
 from sectormon.data.frames import Frame
 from sectormon.errors import UsageError
 from sectormon.files.output import OutputError, open_output
 from sectormon.files.text import print_warning
-from sectormon.host.topology import load_topology, parse_cpu_list
+from sectormon.host.topology import format_cpu_list, load_topology, parse_cpu_list
 from sectormon.session.options import SessionRequest
 from sectormon.sources.perf.source import PerfSource
 from sectormon.sources.perf.targets import CommandTarget, CpuTarget, PidTarget, Target
+from sectormon.sources.perf.thread_units import BINDING_WARNING
 
 REPEAT = numbers.whole(1, 100, "runs")  # perf stat's own limit for -r
 INTERVAL_MS = numbers.whole(10, 86_400_000, "milliseconds")  # perf stat's -I floor is 10 ms
@@ -55,6 +58,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
         help="count only the threads of the --pid processes or the command, not the processes they start",
     )
     target.add_argument("--cpus", metavar="LIST", help="count these CPUs system-wide, e.g. 12-23 or 0,2-3")
+    add_bind_option(target)
     target.add_argument("command", nargs=argparse.REMAINDER, help="-- CMD ARGS: launch CMD and count it")
     report = parser.add_argument_group("report (perf stat's options)")
     report.add_argument(
@@ -139,18 +143,20 @@ def _run(
 ) -> int:
     """``runs`` sessions (one with ``stream``, the JSON stream), then the report; the status of
     the last run."""
-    thousands = _thousands_separator()
+    thousands = stat_report.thousands_separator()
     finals: list[Frame] = []
     walls: list[float] = []
     status = 0
     shown: Shown | None = None
     cpu_before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    binding: list[str] = []
     for _ in range(runs):
-        status, shown, final, wall, ended = _one_run(args, command, request, report, stream, thousands)
-        walls.append(wall)
-        if final is not None:
-            finals.append(final)
-        if not ended:
+        run = _one_run(args, command, request, report, stream, thousands)
+        status, shown, binding = run.status, run.shown, run.binding or binding
+        walls.append(run.wall)
+        if run.final is not None:
+            finals.append(run.final)
+        if not run.ended:
             break  # stopped before the command ended (Ctrl-C): no more runs
     if shown is None or not finals:
         return status
@@ -159,7 +165,7 @@ def _run(
     elapsed = _elapsed(walls, command, cpu_before, cpu_after)
     report.write(
         stat_report.report_lines(
-            blocks, elapsed, runs=len(finals), sep=args.field_separator, separator=thousands
+            blocks, elapsed, runs=len(finals), sep=args.field_separator, separator=thousands, binding=binding
         )
     )
     return status
@@ -172,18 +178,15 @@ def _one_run(
     report: _Report,
     stream: StreamOutput | None,
     thousands: str,
-) -> tuple[int, Shown, Frame | None, float, bool]:
-    """One session: its status, what it shows, its final frame, its wall-clock seconds, and
-    whether a launched command ended by itself (else the session was stopped)."""
+) -> _OneRun:
+    """One session (:class:`_OneRun`)."""
     from sectormon.session.setup import open_session  # the session's modules: once options are read
 
     events, source, target = _open_source(args, command)
     exporter = open_exporter(args)
     startup.done()  # what follows is the run's, not the start's: collected as usual
     try:
-        session = open_session(
-            source, events.profile, request, on_warning=print_warning, required=events.required
-        )
+        session = open_session(source, events.profile, request, on_warning=_warn, required=events.required)
     except BaseException:
         source.close()
         if exporter is not None:
@@ -194,11 +197,61 @@ def _one_run(
     shown = Shown(events.profile, events.labels, frozenset(session.plan.dropped))
     if args.interval_print is not None:
         session.subscribe(_interval_printer(shown, report, args.field_separator, thousands))
+    seen = _BindingSeen(_binding_source(args, source))
+    if seen.how:
+        session.subscribe(seen.on_frame)
     started = time.perf_counter()
     status = run_session(session, stream, headless=stream is None, exporter=exporter)
     wall = time.perf_counter() - started
     ended = not isinstance(target, CommandTarget) or session.command_exit_code() is not None
-    return status, shown, session.final_frame, wall, ended
+    return _OneRun(status, shown, session.final_frame, wall, ended, seen.lines())
+
+
+class _OneRun(NamedTuple):
+    """One session: its status, what it shows, its final frame, its wall-clock seconds, whether
+    a launched command ended by itself (else the session was stopped), its binding lines."""
+
+    status: int
+    shown: Shown
+    final: Frame | None
+    wall: float
+    ended: bool
+    binding: list[str]
+
+
+def _binding_source(args: argparse.Namespace, source: PerfSource) -> str:
+    """Why the report says the binding (``""``: it does not): ``--bind`` was given, or the run
+    counts an A64FX, whose sector cache needs every thread bound (PMU document 6.7, note 1)."""
+    if args.bind is not None:
+        return f"--bind {args.bind}"
+    return "sector cache: binding required" if source.topology.is_a64fx else ""
+
+
+class _BindingSeen:
+    """Each thread's newest binding over the run's frames (a thread that ended early too)."""
+
+    def __init__(self, how: str) -> None:
+        self.how = how
+        self.threads: dict[str, ThreadBinding] = {}
+
+    def on_frame(self, frame: Frame) -> None:
+        self.threads.update(frame.bindings)
+
+    def lines(self) -> list[str]:
+        if not self.how or not self.threads:
+            return []
+        threads = [
+            (int(tid), format_cpu_list(binding.cpus), binding.migrations)
+            for tid, binding in sorted(self.threads.items(), key=lambda item: int(item[0]))
+        ]
+        return stat_report.binding_lines(threads, self.how)
+
+
+def _warn(message: str) -> None:
+    """The session's warnings but the one about per-core figures, which stat's report has none of
+    (the sector-cache binding check of an A64FX run is another warning, and is said)."""
+    if message != BINDING_WARNING:
+        print_warning(message)
 
 
 def _command(words: Sequence[str] | None) -> list[str]:
@@ -244,6 +297,8 @@ def _open_source(args: argparse.Namespace, command: Sequence[str]) -> tuple[RunE
     as without sectormon (to stderr when the JSON stream has stdout)."""
     topology = load_topology()
     events = perf_profile(args, topology)
+    if args.bind is not None and not command:
+        bind_cpus(args.bind, command, topology)  # says --bind needs a launched command
     target: Target
     if args.pid is not None:
         target = PidTarget(args.pid, follow_children=not args.no_children)
@@ -253,7 +308,12 @@ def _open_source(args: argparse.Namespace, command: Sequence[str]) -> tuple[RunE
         target = CpuTarget(cpus)
     else:
         stdout = 2 if args.json and args.output in (None, "-") else None
-        target = CommandTarget(list(command), stdout=stdout, follow_children=not args.no_children)
+        target = CommandTarget(
+            list(command),
+            stdout=stdout,
+            follow_children=not args.no_children,
+            bind=bind_cpus(args.bind, command, topology),
+        )
     source = PerfSource(
         target, topology, exclude_kernel=not events.include_kernel, exclude_user=events.exclude_user
     )
@@ -290,21 +350,6 @@ def _elapsed(
     if not command:
         return stat_report.Elapsed(mean)
     return stat_report.Elapsed(mean, None, after.ru_utime - before.ru_utime, after.ru_stime - before.ru_stime)
-
-
-def _thousands_separator() -> str:
-    """The locale's thousands separator, which perf's counts use (none under C or POSIX); read
-    with LC_NUMERIC set from the environment and put back at once, so nothing else parses or
-    prints numbers under it."""
-    try:
-        previous = locale.setlocale(locale.LC_NUMERIC)
-        locale.setlocale(locale.LC_NUMERIC, "")
-    except locale.Error:
-        return ""
-    try:
-        return str(locale.localeconv()["thousands_sep"])
-    finally:
-        locale.setlocale(locale.LC_NUMERIC, previous)
 
 
 class _Report:

@@ -18,8 +18,8 @@ import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from sectormon.commands.stat_report import Block, EventLine, MetricLine
-from sectormon.data.frames import Frame, ScopeStats, WindowStats
+from sectormon.commands.stat_report import Block, EventLine, MetricLine, mean_and_noise
+from sectormon.data.frames import Frame, RegionStats, ScopeStats, WindowStats
 from sectormon.profiles.model import Profile
 
 NS_PER_MS = 1e6
@@ -43,31 +43,6 @@ class Shown:
 
     def unit(self, event: str) -> str:
         return "msec" if self.profile.events[event].unit == "ns" else ""
-
-
-def mean_and_noise(values: Sequence[float]) -> tuple[float, float | None]:
-    """The mean of ``values`` and perf's relative spread of it in % (``None`` for one value;
-    0 for a zero mean, as perf)."""
-    n = 0
-    mean = 0.0
-    m2 = 0.0
-    for value in values:  # Welford, as perf's update_stats
-        n += 1
-        delta = value - mean
-        mean += delta / n
-        m2 += delta * (value - mean)
-    if n < 2:
-        return mean, None
-    spread = math.sqrt(m2 / (n - 1) / n)
-    return mean, (100.0 * spread / mean if mean else 0.0)
-
-
-def spread(values: Sequence[float]) -> float | None:
-    """The standard deviation of the mean of ``values`` (``None`` for one value)."""
-    mean, noise = mean_and_noise(values)
-    if noise is None:
-        return None
-    return noise * mean / 100.0 if mean else 0.0
 
 
 def counted_seconds(window: WindowStats | Frame, seconds: float) -> float:
@@ -139,17 +114,24 @@ def run_blocks(shown: Shown, title: str, finals: Sequence[Frame]) -> list[Block]
     region, in the order the regions were first seen."""
     whole = [(final.run.total, counted_seconds(final.run, final.run.seconds)) for final in finals]
     blocks = [Block(title, event_lines(shown, whole), metric_lines(shown, [s for s, _ in whole]))]
+    return blocks + region_blocks(shown, [final.run.regions for final in finals])
+
+
+def region_blocks(shown: Shown, runs: Sequence[Mapping[str, RegionStats]]) -> list[Block]:
+    """One block per marked region over ``runs`` (each run's regions by label), in the order the
+    regions were first seen."""
     names: dict[str, None] = {}
-    for final in finals:
-        names.update(dict.fromkeys(final.run.regions))
+    for regions in runs:
+        names.update(dict.fromkeys(regions))
+    blocks = []
     for name in names:
-        regions = [final.run.regions[name] for final in finals if name in final.run.regions]
-        scopes = [(region.total, region.seconds) for region in regions]
-        calls = sum(region.calls for region in regions) / len(regions)
-        seconds = sum(region.seconds for region in regions) / len(regions)
+        stats = [regions[name] for regions in runs if name in regions]
+        scopes = [(region.total, region.seconds) for region in stats]
+        calls = sum(region.calls for region in stats) / len(stats)
+        seconds = sum(region.seconds for region in stats) / len(stats)
         blocks.append(
             Block(
-                f"region '{regions[0].name}' (calls {calls:.0f})",
+                f"region '{stats[0].name}' (calls {calls:.0f})",
                 event_lines(shown, scopes),
                 metric_lines(shown, [s for s, _ in scopes]),
                 seconds=seconds,

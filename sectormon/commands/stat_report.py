@@ -16,8 +16,10 @@ percentage and the metric in the last two. A missing figure is ``n/a``, never 0.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
-from dataclasses import dataclass
+
+TYPE_CHECKING = False  # typing and collections: a third of `stat`'s quick start (stat_quick.py)
+if TYPE_CHECKING:
+    from collections.abc import Sequence
 
 COUNTS_LEN = 18
 UNIT_WIDTH = 4
@@ -32,54 +34,158 @@ NOT_SUPPORTED = "<not supported>"
 NA = "n/a"
 
 
-@dataclass(frozen=True, slots=True)
-class EventLine:
+class _Record:
+    """A frozen record compared and shown by its fields: what ``@dataclass(frozen=True)`` gives,
+    written out because this module is on ``sectormon stat``'s quick start, where importing
+    :mod:`dataclasses` alone would take a third of the time allowed (docs/perf-tuning.md)."""
+
+    __slots__: tuple[str, ...] = ()
+
+    def _fields(self) -> tuple[object, ...]:
+        return tuple(getattr(self, name) for name in self.__slots__)
+
+    def __eq__(self, other: object) -> bool:
+        return type(other) is type(self) and self._fields() == other._fields()
+
+    def __hash__(self) -> int:
+        return hash(self._fields())
+
+    def __repr__(self) -> str:
+        shown = ", ".join(f"{name}={getattr(self, name)!r}" for name in self.__slots__)
+        return f"{type(self).__name__}({shown})"
+
+    def __setattr__(self, name: str, value: object) -> None:
+        raise AttributeError(f"{type(self).__name__} is frozen")
+
+    def _set(self, **fields: object) -> None:
+        for name, value in fields.items():
+            object.__setattr__(self, name, value)
+
+
+class EventLine(_Record):
     """One event's figure: ``value`` (``None``: ``<not counted>``, or ``<not supported>`` when
     not ``supported``), shown in ``unit`` (``msec``: two decimals, as perf shows its clocks; ``""``:
     a count); ``run_ns`` the time it was counted, ``running`` that share of the time (0..1);
     ``noise`` the relative standard deviation of the mean in % over ``-r`` runs (``None``: one run)."""
 
+    __slots__ = ("label", "noise", "run_ns", "running", "supported", "unit", "value")
     label: str
     value: float | None
-    unit: str = ""
-    supported: bool = True
-    run_ns: int = 0
-    running: float = 1.0
-    noise: float | None = None
+    unit: str
+    supported: bool
+    run_ns: int
+    running: float
+    noise: float | None
+
+    def __init__(
+        self,
+        label: str,
+        value: float | None,
+        unit: str = "",
+        supported: bool = True,
+        run_ns: int = 0,
+        running: float = 1.0,
+        noise: float | None = None,
+    ) -> None:
+        self._set(label=label, value=value, unit=unit, supported=supported)
+        self._set(run_ns=run_ns, running=running, noise=noise)
 
 
-@dataclass(frozen=True, slots=True)
-class MetricLine:
+class MetricLine(_Record):
     """One metric: its value (``None``: n/a) in ``unit``, the share of the time its inputs were
     counted (``coverage``, 0..1), and ``noise`` as for :class:`EventLine`."""
 
+    __slots__ = ("coverage", "name", "noise", "unit", "value")
     name: str
     unit: str
     value: float | None
     coverage: float
-    noise: float | None = None
+    noise: float | None
+
+    def __init__(
+        self, name: str, unit: str, value: float | None, coverage: float, noise: float | None = None
+    ) -> None:
+        self._set(name=name, unit=unit, value=value, coverage=coverage, noise=noise)
 
 
-@dataclass(frozen=True, slots=True)
-class Block:
+class Block(_Record):
     """The figures under one title: ``'CMD ARGS'``, ``process id 'PID'``, ``'CPU(s) LIST'``, or
     ``region 'NAME' (calls N)``; ``seconds`` a region's time (``None``: the whole run's block)."""
 
+    __slots__ = ("events", "metrics", "seconds", "title")
     title: str
     events: tuple[EventLine, ...]
-    metrics: tuple[MetricLine, ...] = ()
-    seconds: float | None = None
+    metrics: tuple[MetricLine, ...]
+    seconds: float | None
+
+    def __init__(
+        self,
+        title: str,
+        events: tuple[EventLine, ...],
+        metrics: tuple[MetricLine, ...] = (),
+        seconds: float | None = None,
+    ) -> None:
+        self._set(title=title, events=events, metrics=metrics, seconds=seconds)
 
 
-@dataclass(frozen=True, slots=True)
-class Elapsed:
+class Elapsed(_Record):
     """The wall-clock seconds of the run (the mean over ``-r`` runs, with ``spread`` the standard
     deviation of that mean) and, for one launched command, its user and system seconds."""
 
+    __slots__ = ("seconds", "spread", "sys", "user")
     seconds: float
-    spread: float | None = None
-    user: float | None = None
-    sys: float | None = None
+    spread: float | None
+    user: float | None
+    sys: float | None
+
+    def __init__(
+        self, seconds: float, spread: float | None = None, user: float | None = None, sys: float | None = None
+    ) -> None:
+        self._set(seconds=seconds, spread=spread, user=user, sys=sys)
+
+
+def mean_and_noise(values: Sequence[float]) -> tuple[float, float | None]:
+    """The mean of ``values`` and perf's relative spread of it in % (``None`` for one value;
+    0 for a zero mean, as perf)."""
+    n = 0
+    mean = 0.0
+    m2 = 0.0
+    for value in values:  # Welford, as perf's update_stats
+        n += 1
+        delta = value - mean
+        mean += delta / n
+        m2 += delta * (value - mean)
+    if n < 2:
+        return mean, None
+    spread = math.sqrt(m2 / (n - 1) / n)
+    return mean, (100.0 * spread / mean if mean else 0.0)
+
+
+def spread(values: Sequence[float]) -> float | None:
+    """The standard deviation of the mean of ``values`` (``None`` for one value)."""
+    mean, noise = mean_and_noise(values)
+    if noise is None:
+        return None
+    return noise * mean / 100.0 if mean else 0.0
+
+
+def thousands_separator() -> str:
+    """The locale's thousands separator, which perf's counts use (none under C or POSIX); read
+    with LC_NUMERIC set from the environment and put back at once, so nothing else parses or
+    prints numbers under it. Through ``_locale``, the C module :mod:`locale` wraps: the wrapper
+    imports :mod:`re` and more, a sixth of ``stat``'s quick start."""
+    import _locale
+
+    locale_error: type[Exception] = getattr(_locale, "Error", ValueError)  # typeshed lacks it
+    try:
+        previous = _locale.setlocale(_locale.LC_NUMERIC, None)
+        _locale.setlocale(_locale.LC_NUMERIC, "")
+    except locale_error:
+        return ""
+    try:
+        return str(_locale.localeconv()["thousands_sep"])
+    finally:
+        _locale.setlocale(_locale.LC_NUMERIC, previous)
 
 
 def group_thousands(digits: str, separator: str) -> str:
@@ -216,17 +322,50 @@ def summary_csv(block: Block, sep: str, *, runs: int = 1, region: bool = False) 
     return lines
 
 
+MAX_BOUND_SHOWN = 16
+"""Threads the binding lines name one by one; the rest are counted."""
+
+
+def binding_lines(threads: Sequence[tuple[int, str, int | None]], how: str) -> list[str]:
+    """The threads' binding as the run saw it (likwid-pin's habit: say where each thread ran):
+    one line of totals, then each thread (tid, its CPUs, its migrations; ``None``: unknown).
+    ``how`` says where the binding came from (``--bind 0,1``, or that the run is a sector-cache
+    run)."""
+    bound = sum(1 for _, cpus, _ in threads if cpus.isdigit())
+    moved = sum(1 for _, _, migrations in threads if migrations)
+    plural = "s" if len(threads) != 1 else ""
+    lines = [f" Binding ({how}): {len(threads)} thread{plural}, {bound} bound to one CPU, {moved} migrated"]
+    for tid, cpus, migrations in threads[:MAX_BOUND_SHOWN]:
+        label = "CPU " if cpus.isdigit() else "CPUs "
+        moves = "migrations n/a" if migrations is None else f"migrations {migrations}"
+        lines.append(f"   tid {tid:<10} {label + cpus:<24} {moves}")
+    if len(threads) > MAX_BOUND_SHOWN:
+        lines.append(f"   and {len(threads) - MAX_BOUND_SHOWN} more")
+    return lines
+
+
 def report_lines(
-    blocks: Sequence[Block], elapsed: Elapsed, *, runs: int = 1, sep: str | None = None, separator: str = ""
+    blocks: Sequence[Block],
+    elapsed: Elapsed,
+    *,
+    runs: int = 1,
+    sep: str | None = None,
+    separator: str = "",
+    binding: Sequence[str] = (),
 ) -> list[str]:
-    """The whole report: the run's block, its footer, then the regions' blocks; in CSV (``sep``)
-    the blocks' rows alone, as perf writes no footer there."""
+    """The whole report: the run's block, its footer, the ``binding`` lines (:func:`binding_lines`),
+    then the regions' blocks; in CSV (``sep``) the blocks' rows alone, as perf writes no footer
+    there, with the binding as ``#`` lines after the run's rows."""
     if sep is not None:
         lines: list[str] = []
         for index, block in enumerate(blocks):
             lines += summary_csv(block, sep, runs=runs, region=index > 0)
+            if index == 0:
+                lines += [f"#{line}" for line in binding]
         return lines
     lines = summary_std(blocks[0], runs=runs, separator=separator) + footer_std(elapsed)
+    if binding:
+        lines += [*binding, ""]
     for block in blocks[1:]:
         lines += summary_std(block, runs=runs, separator=separator)
     return lines

@@ -152,6 +152,25 @@ class RegionSnapshot:
 
 
 EMPTY = RegionSnapshot((), frozenset(), 0, 0)
+
+
+def table_news(before: RegionSnapshot, now: RegionSnapshot) -> list[str]:
+    """What went wrong in the table since ``before``, as the warnings that say it once."""
+    news = []
+    if now.overflow - before.overflow:
+        news.append(
+            "the region table is full ("
+            + ", ".join(sorted(now.overflow))
+            + "): what did not fit is not counted (docs/regions.md, Bounds)"
+        )
+    if now.unpaired > before.unpaired:
+        news.append(
+            f"{now.unpaired} unpaired region marker call(s) ignored "
+            "(a stop without its start, or a start of a region already open)"
+        )
+    return news
+
+
 """No region marked (yet)."""
 
 

@@ -10,9 +10,7 @@ so what psutil reads follows the same tree.
 
 from __future__ import annotations
 
-import contextlib
 import os
-from collections.abc import Iterator
 
 REAL_PROCFS = "/proc"
 REAL_SYSFS = "/sys"
@@ -44,21 +42,36 @@ def real_procfs() -> bool:
     return PROCFS_PATH == REAL_PROCFS
 
 
-@contextlib.contextmanager
 def use(
     *, procfs: str | os.PathLike[str] | None = None, sysfs: str | os.PathLike[str] | None = None
-) -> Iterator[None]:
-    """Read procfs and/or sysfs from the given folders until the block ends (then the roots that
-    were in use before come back)."""
-    import psutil  # here, not at the top: only a moved root needs it, and replay reads host/ too
+) -> _Moved:
+    """Read procfs and/or sysfs from the given folders until the ``with`` block ends (then the
+    roots that were in use before come back)."""
+    return _Moved(procfs, sysfs)
 
-    global PROCFS_PATH, SYSFS_PATH
-    before = PROCFS_PATH, SYSFS_PATH, psutil.PROCFS_PATH
-    if procfs is not None:
-        PROCFS_PATH = psutil.PROCFS_PATH = os.fspath(procfs)
-    if sysfs is not None:
-        SYSFS_PATH = os.fspath(sysfs)
-    try:
-        yield
-    finally:
-        PROCFS_PATH, SYSFS_PATH, psutil.PROCFS_PATH = before
+
+class _Moved:
+    """:func:`use`'s context: a class, not :mod:`contextlib` (whose import is most of the cost of
+    this module, which ``sectormon stat``'s quick start reads)."""
+
+    def __init__(self, procfs: str | os.PathLike[str] | None, sysfs: str | os.PathLike[str] | None) -> None:
+        self._procfs = procfs
+        self._sysfs = sysfs
+        self._before: tuple[str, str, str] | None = None
+
+    def __enter__(self) -> None:
+        import psutil  # here, not at the top: only a moved root needs it, and replay reads host/ too
+
+        global PROCFS_PATH, SYSFS_PATH
+        self._before = PROCFS_PATH, SYSFS_PATH, psutil.PROCFS_PATH
+        if self._procfs is not None:
+            PROCFS_PATH = psutil.PROCFS_PATH = os.fspath(self._procfs)
+        if self._sysfs is not None:
+            SYSFS_PATH = os.fspath(self._sysfs)
+
+    def __exit__(self, *_exc: object) -> None:
+        import psutil
+
+        global PROCFS_PATH, SYSFS_PATH
+        assert self._before is not None
+        PROCFS_PATH, SYSFS_PATH, psutil.PROCFS_PATH = self._before

@@ -80,7 +80,7 @@ from sectormon.data.frames import Baseline, Frame, FrameRotation, ProcessScope, 
 from sectormon.data.proxy import ProxySetting
 from sectormon.data.readings import GAP, Mark, ProcessInfo, Slice, lost_seconds, split_unit_key
 from sectormon.data.regions import EMPTY as EMPTY_REGIONS
-from sectormon.data.regions import RegionSnapshot, changes
+from sectormon.data.regions import RegionSnapshot, changes, table_news
 from sectormon.metrics.baseline import Snapshot
 from sectormon.metrics.batch import FOLD_EVERY, RowBatch, bindings_of, processes_of
 from sectormon.metrics.formulas import MetricSet, evaluate_metrics
@@ -211,18 +211,7 @@ class MetricsEngine:
 
     def add_regions(self, regions: RegionSnapshot) -> None:
         """The marked regions' table as read now; what newly went wrong in it is said once."""
-        before = self._regions
-        if regions.overflow - before.overflow:
-            self._warnings.append(
-                "the region table is full ("
-                + ", ".join(sorted(regions.overflow))
-                + "): what did not fit is not counted (docs/regions.md, Bounds)"
-            )
-        if regions.unpaired > before.unpaired:
-            self._warnings.append(
-                f"{regions.unpaired} unpaired region marker call(s) ignored "
-                "(a stop without its start, or a start of a region already open)"
-            )
+        self._warnings += table_news(self._regions, regions)
         self._regions = regions
 
     def add_processes(

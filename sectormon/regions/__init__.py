@@ -8,11 +8,23 @@ In sectormon, the endpoint (``endpoint.py``) hands each marking thread its group
 ``layout.py``) into immutable records (:mod:`sectormon.data.regions`). docs/regions.md says how to
 instrument a code and what a count means.
 
-Importing this package loads nothing but :func:`region`: Python targets import it.
+Importing this package loads nothing; :func:`region` (what Python targets import) is loaded when
+first asked for (``sectormon stat``'s quick start reads :mod:`.layout` and :mod:`.rendezvous`
+without the library's loader, :mod:`threading` and :mod:`pathlib`).
 """
 
 from __future__ import annotations
 
-from sectormon.regions.marking import region
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from sectormon.regions.marking import region
 
 __all__ = ["region"]
+
+
+def __getattr__(name: str) -> object:
+    if name == "region":
+        from sectormon.regions.marking import region
+
+        return region
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -29,7 +29,7 @@ from typing import Protocol, runtime_checkable
 
 from sectormon.errors import SectormonError
 from sectormon.perf.group import GroupValues
-from sectormon.regions import layout
+from sectormon.regions import layout, rendezvous
 
 
 @runtime_checkable
@@ -62,21 +62,19 @@ class MarkerServer:
     call per marker, which groups that always count do not need).
     """
 
-    def __init__(self, open_groups: OpenGroups, *, rotated: bool = False) -> None:
-        # os.urandom is what secrets.token_hex reads; the secrets module would import hashlib.
-        self.socket_path = f"@sectormon-markers-{os.getpid()}-{os.urandom(8).hex()}"
+    def __init__(
+        self, open_groups: OpenGroups, *, rotated: bool = False, listening: tuple[int, str] | None = None
+    ) -> None:
+        """``listening``: a socket already listening (its descriptor, taken over, and its
+        ``@name``), made by :func:`~sectormon.regions.rendezvous.listen` before a program that
+        might mark was started."""
         self._flags = layout.REPLY_ROTATED if rotated else 0
         self._open_groups = open_groups
         self._groups: dict[int, tuple[MarkerGroup, ...]] = {}
         self._lock = threading.Lock()
         self.errors: list[str] = []
-        self._listener = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-        try:
-            self._listener.bind("\0" + self.socket_path[1:])
-            self._listener.listen(64)
-        except OSError:
-            self._listener.close()
-            raise
+        fd, self.socket_path = rendezvous.listen() if listening is None else listening
+        self._listener = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET, fileno=fd)
         self._closed = threading.Event()
         self._thread = threading.Thread(target=self._serve, name="sectormon-markers", daemon=True)
         self._thread.start()

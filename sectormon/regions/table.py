@@ -26,7 +26,7 @@ from sectormon.data.regions import GroupDelta, RegionSnapshot, ThreadRegion
 from sectormon.host import roots
 from sectormon.perf.errors import PerfError
 from sectormon.perf.group import GroupValues
-from sectormon.regions import layout
+from sectormon.regions import layout, rendezvous
 from sectormon.regions.library import require_library
 from sectormon.regions.server import MarkerGroup
 
@@ -34,7 +34,9 @@ from sectormon.regions.server import MarkerGroup
 class RegionTable:
     """A table with room for ``max_threads`` marking threads and ``max_slots`` (region, thread) pairs."""
 
-    def __init__(self, *, max_threads: int = 1024, max_slots: int = 4096) -> None:
+    def __init__(self, *, max_threads: int = 1024, max_slots: int = 4096, fd: int | None = None) -> None:
+        """``fd``: a table made by :func:`~sectormon.regions.rendezvous.create_table_file` with these
+        bounds, taken over (closed with the table)."""
         if max_threads < 1 or max_slots < 1:
             raise ValueError("a region table needs room for at least one thread and one region")
         self.max_threads = max_threads
@@ -44,29 +46,10 @@ class RegionTable:
         copy.argtypes = (ctypes.c_void_p, ctypes.c_uint32, ctypes.c_void_p)
         copy.restype = ctypes.c_int
         self._copier = copy
-        fd = os.memfd_create("sectormon-regions", os.MFD_CLOEXEC)
+        fd = rendezvous.create_table_file(max_threads, max_slots) if fd is None else fd
         # The real /proc whatever root host/ reads: the program opens this path, not sectormon.
         self.path = os.path.join(roots.REAL_PROCFS, str(os.getpid()), "fd", str(fd))
         try:
-            os.ftruncate(fd, size)
-            header = layout.HEADER.pack(
-                layout.MAGIC,
-                layout.VERSION,
-                layout.HEADER_BYTES,
-                layout.THREAD.size,
-                layout.SLOT_BYTES,
-                max_threads,
-                max_slots,
-                layout.MAX_GROUPS,
-                layout.MAX_EVENTS,
-                0,
-                0,
-                0,
-                0,
-                0,
-                0,
-            )
-            os.pwrite(fd, header, 0)
             self._map = mmap.mmap(fd, size, mmap.MAP_SHARED, mmap.PROT_READ | mmap.PROT_WRITE)
         except BaseException:
             os.close(fd)

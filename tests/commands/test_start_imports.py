@@ -79,10 +79,33 @@ def test_the_version_imports_no_command(tmp_path: Path) -> None:
     assert imported(["--version"], watched, tmp_path) == []
 
 
+NEVER_ON_QUICK_STAT = (  # sectormon.commands.stat_quick: perf's own habit, without the engine
+    *NEVER_ON_STAT,
+    "argparse",
+    "typing",
+    "dataclasses",
+    "yaml",
+    "sectormon.profiles.model",
+    "sectormon.session",
+    "sectormon.rotation",
+    "sectormon.metrics",
+    "sectormon.regions.server",  # until a thread of the program marks
+    "sectormon.perf.group",
+)
+
+
 @pytest.mark.syscall
 def test_stat_of_a_command_imports_neither_the_monitor_nor_the_optional_parts(tmp_path: Path) -> None:
     need_perf()
-    assert imported(["stat", "-e", "task-clock", "--", "true"], NEVER_ON_STAT, tmp_path) == []
+    argv = ["stat", "--profile", "generic", "-e", "task-clock", "--", "true"]  # the engine's way
+    assert imported(argv, NEVER_ON_STAT, tmp_path) == []
+
+
+@pytest.mark.syscall
+def test_the_quick_stat_imports_nothing_of_the_engine(tmp_path: Path) -> None:
+    need_perf()
+    argv = ["stat", "-e", "task-clock,page-faults", "-x", ",", "--", "true"]
+    assert imported(argv, NEVER_ON_QUICK_STAT, tmp_path) == []
 
 
 @pytest.mark.syscall

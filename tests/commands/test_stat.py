@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+import os
 import shutil
 import subprocess
 from pathlib import Path
@@ -9,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from sectormon.perf.probe import probe_events
-from tests.e2e.helpers import perf_available, run_sectormon
+from tests.e2e.helpers import perf_available, run_sectormon, workload
 from tests.regions.regions_helpers import PROGRAMS, build, need_perf
 
 pytestmark = [pytest.mark.e2e, pytest.mark.syscall]
@@ -163,3 +165,33 @@ def test_a_process_is_counted_until_the_duration_without_user_and_sys(touch: Pat
     text = "\n".join(report(run.stderr))
     assert f" Performance counter stats for process id '{process.pid}':" in text
     assert "seconds time elapsed" in text and "seconds user" not in text
+
+
+def test_bind_pins_the_threads_and_the_report_says_where_they_ran() -> None:
+    if not {0, 1} <= os.sched_getaffinity(0):
+        pytest.skip("needs CPUs 0 and 1")
+    run = run_sectormon("stat", "--bind", "0,1", "-e", "task-clock", "--", *workload("binding.py", 1.0))
+    assert run.returncode == 0, run.stderr
+    threads = json.loads(run.stdout)
+    assert (threads["main"]["cpus"], threads["worker"]["cpus"]) == ([0], [1])
+    lines = report(run.stderr)
+    head = next(line for line in lines if line.startswith(" Binding (--bind 0,1): "))
+    assert " 0 migrated" in head
+    named = {line.split()[1]: line.split()[3] for line in lines if line.startswith("   tid ")}
+    assert named[str(threads["main"]["tid"])] == "0"
+    assert named[str(threads["worker"]["tid"])] == "1"
+
+
+def test_without_bind_the_report_is_perfs_alone() -> None:
+    """A run on a host without sector cache says nothing of binding (stat shows no per-core figure)."""
+    run = run_sectormon(
+        "stat", "--profile", "generic", "-e", "task-clock", "--", *workload("binding.py", 0.3)
+    )
+    assert run.returncode == 0, run.stderr
+    assert "Binding" not in run.stderr and "not bound" not in run.stderr
+
+
+def test_bind_needs_a_launched_command() -> None:
+    run = run_sectormon("stat", "--bind", "0", "-e", "task-clock", "--pid", str(os.getpid()))
+    assert (run.returncode, run.stderr.count("\n")) == (2, 1)
+    assert run.stderr.startswith("sectormon: --bind pins the threads of a command sectormon launches")

@@ -9,7 +9,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from sectormon.commands.stat_counts import Intervals, Shown, event_lines, mean_and_noise, run_blocks
+from sectormon.commands.stat_counts import Intervals, Shown, event_lines, run_blocks
+from sectormon.commands.stat_report import mean_and_noise
 from sectormon.data.frames import Frame, RegionStats, ScopeStats, ThreadTime, WindowStats
 from sectormon.profiles.adhoc import adhoc_profile
 from sectormon.profiles.event_list import parse_event_list

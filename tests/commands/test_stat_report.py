@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 
+from sectormon.commands import stat_report
 from sectormon.commands.stat_report import (
     Block,
     Elapsed,
@@ -142,3 +143,24 @@ def test_the_report_puts_the_footer_after_the_run_and_the_regions_after_it() -> 
     assert lines.index(" Performance counter stats for region 'solve' (calls 1):") > elapsed
     csv = report_lines([whole, region], Elapsed(1.0), sep=",")
     assert csv == [event_csv(PAGE_FAULTS, ","), "# region 'solve' (calls 1)", event_csv(PAGE_FAULTS, ",")]
+
+
+def test_binding_lines_name_each_thread_and_count_the_rest() -> None:
+    threads = [(100 + n, str(n % 2), 0) for n in range(17)] + [(200, "0-3", None), (201, "5", 2)]
+    lines = stat_report.binding_lines(threads, "--bind 0,1")
+    assert lines[0] == " Binding (--bind 0,1): 19 threads, 18 bound to one CPU, 1 migrated"
+    assert lines[1].split() == ["tid", "100", "CPU", "0", "migrations", "0"]
+    assert len(lines) == 1 + stat_report.MAX_BOUND_SHOWN + 1
+    assert lines[-1] == "   and 3 more"
+    single = stat_report.binding_lines([(7, "0-3", None)], "sector cache: binding required")
+    assert single[0].endswith(": 1 thread, 0 bound to one CPU, 0 migrated")
+    assert single[1].split() == ["tid", "7", "CPUs", "0-3", "migrations", "n/a"]
+
+
+def test_the_binding_follows_the_footer_and_is_comments_in_csv() -> None:
+    block = stat_report.Block("'app'", (stat_report.EventLine("page-faults", 5.0),))
+    binding = stat_report.binding_lines([(7, "0", 0)], "--bind 0")
+    std = stat_report.report_lines([block], stat_report.Elapsed(1.0), binding=binding)
+    assert std.index(binding[0]) > next(i for i, line in enumerate(std) if "seconds time elapsed" in line)
+    csv = stat_report.report_lines([block], stat_report.Elapsed(1.0), sep=",", binding=binding)
+    assert csv[1:] == [f"#{line}" for line in binding]
