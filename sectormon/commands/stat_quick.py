@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import os
 import resource
-import struct
 import sys
 
 from sectormon.commands import stat_report
@@ -50,7 +49,6 @@ _OPTIONS = {
     "-r": "runs",
     "--repeat": "runs",
 }
-_U64 = struct.Struct("=Q")
 
 
 class QuickRequest:
@@ -93,7 +91,7 @@ def quick_request(argv: Sequence[str]) -> QuickRequest | None:
         return None
     sep = given.get("sep")
     runs = given.get("runs", "1")
-    if sep == "" or not runs.isdigit() or not 1 <= int(runs) <= MAX_RUNS:
+    if sep == "" or not (runs.isascii() and runs.isdigit()) or not 1 <= int(runs) <= MAX_RUNS:
         return None
     return QuickRequest(events, sep, given.get("output"), int(runs), command)
 

@@ -33,6 +33,8 @@ NEVER_ON_A_COUNTED_RUN = (
     "platform",  # os.uname and sys.version say what the header needs
     "secrets",  # os.urandom names the region markers' socket
     "hashlib",
+    "sectormon.sources.sim.source",  # the monitor's parser shows the simulator's defaults alone
+    "sectormon.sim.trace",
 )
 """Modules that a run counting this host imports only when an option or a mistake asks for them."""
 

@@ -4,7 +4,7 @@ so both spell them the same way and hand the same :class:`SimOptions` to the sim
 from __future__ import annotations
 
 import argparse
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sectormon.commands.options import numbers
 from sectormon.errors import UsageError
@@ -19,17 +19,10 @@ from sectormon.sim.config import (
     parse_ways,
 )
 from sectormon.sim.kernels import KERNELS
-from sectormon.sim.objects import parse_objects
-from sectormon.sim.trace import open_trace
-from sectormon.sources.sim.source import (
-    DEFAULT_THREADS,
-    DEFAULT_WARMUP,
-    SIM_DEFAULT_INTERVAL,
-    TUI_PACE,
-    SimOptions,
-    SimSource,
-    build_sim_source,
-)
+from sectormon.sources.sim.defaults import DEFAULT_THREADS, DEFAULT_WARMUP, SIM_DEFAULT_INTERVAL, TUI_PACE
+
+if TYPE_CHECKING:  # the source itself: imported when a simulation is built, not for the parser
+    from sectormon.sources.sim.source import SimOptions, SimSource
 
 THREADS = numbers.whole(1, MAX_THREADS, "threads (the simulated A64FX's cores)")
 L2_WAYS = numbers.whole(1, L2_WAYS_TOTAL, "ways")
@@ -218,6 +211,10 @@ def sim_options(args: argparse.Namespace) -> SimOptions:
     from the options (one per configuration of the advisor) reads the same content. A traced
     program (``sim -- CMD``, captured once by the command for ``--summary``) is ``args.sim_program``;
     one running while it is simulated (the frame stream) is ``args.sim_running``."""
+    from sectormon.sim.objects import parse_objects
+    from sectormon.sim.trace import open_trace
+    from sectormon.sources.sim.source import SimOptions
+
     traces = tuple(open_trace(p) for p in args.trace or ())
     program = getattr(args, "sim_program", None)
     running = getattr(args, "sim_running", None)
@@ -268,6 +265,8 @@ def sim_source(args: argparse.Namespace, *, headless: bool) -> SimSource:
     serving = getattr(args, "openmetrics", None) is not None and not bounded
     running = getattr(args, "sim_running", None) is not None
     loop = not headless if running else bounded or serving or not headless
+    from sectormon.sources.sim.source import build_sim_source
+
     source = build_sim_source(sim_options(args), loop=loop)
     paced = serving or not headless
     pace = args.pace if args.pace is not None else TUI_PACE if paced else 0.0

@@ -49,6 +49,12 @@ from sectormon.sim.thread import SimThread
 from sectormon.sim.trace import TraceFile
 from sectormon.sim.workload import Workload, kernel_workload, trace_workload
 from sectormon.sources.base import Capabilities, SampleFeed, SampleRequest, SourceBase, UnitsUpdate
+from sectormon.sources.sim.defaults import (
+    DEFAULT_THREADS,
+    DEFAULT_WARMUP,
+    SIM_DEFAULT_INTERVAL,
+    SIM_DEFAULT_TIMESLICE,
+)
 from sectormon.sources.sim.marks import MarkedRegions
 from sectormon.sources.sim.regions import KernelRegions
 
@@ -57,15 +63,10 @@ if TYPE_CHECKING:  # a real program's trace: imported only by the runs that have
     from sectormon.sim.qemu.workload import LiveProgram
     from sectormon.sources.sim.samples import SimSampleFeed
 
-SIM_DEFAULT_TIMESLICE = 10e-6
-SIM_DEFAULT_INTERVAL = 250e-6
-TUI_PACE = 0.5  # wall seconds per frame interval in the TUI: a monitor's refresh, not a flood
 # Behind its pace by more than this (a slow model, a paused session), the pace starts over from the
 # present moment: catching up would draw a burst of frames no one can read.
 PACE_SLACK = 1.0
 SECTOR_PRESETS = ("off", "on")
-DEFAULT_THREADS = 2
-DEFAULT_WARMUP = 50e-6  # simulated seconds: the kernels' cold misses are over by then
 TRACE_WARMUP = 0.0  # a trace is the measured region: all of it counts
 
 
