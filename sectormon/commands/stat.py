@@ -13,6 +13,7 @@ The figures come from :mod:`.stat_counts`, the layout from :mod:`.stat_report`.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import io
 import resource
 import sys
@@ -374,4 +375,5 @@ class _Report:
 
     def close(self) -> None:
         if self.path is not None:
-            self.handle.close()
+            with contextlib.suppress(OSError):  # what could not be flushed, write said already
+                self.handle.close()

@@ -231,3 +231,15 @@ def test_without_pidfds_the_regions_are_served_all_the_same(
     rows = capfd.readouterr().err.splitlines()
     pages = rows[rows.index("# region 'fapp_pages' (calls 4)") + 1]
     assert pages.split(",")[:3] == ["24000", "", "page-faults"]
+
+
+@pytest.mark.e2e
+@pytest.mark.syscall
+@pytest.mark.parametrize("way", [[], ["--profile", "generic"]], ids=["quick", "engine"])
+def test_a_full_disk_is_one_line_and_exit_1(way: list[str]) -> None:
+    need_perf()
+    if not Path("/dev/full").exists():
+        pytest.skip("needs /dev/full")
+    done = run_sectormon("stat", *way, "-e", "page-faults", "-o", "/dev/full", "--", "true")
+    assert done.returncode == 1
+    assert done.stderr == "sectormon: cannot write the report to /dev/full: No space left on device\n"
