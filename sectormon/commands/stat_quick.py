@@ -189,10 +189,13 @@ def _count_once(request: QuickRequest, names: Sequence[str]) -> _Run | None:
     group = None
     try:
         group = launch.open_inherited_group([EVENTS[event][2:] for event in request.events], child.pid)
-        if group is None or not child.release():
+        if group is None:
+            return None
+        ended = child.run(regions)
+        if ended is None:
             return None
         run = _Run()
-        code, run.seconds, run.interrupted = child.wait(regions)
+        code, run.seconds, run.interrupted = ended
         run.status = 0 if code is None else 128 - code if code < 0 else code
         if code:  # as the engine says it when the command ended by itself (not stopped by sectormon)
             from sectormon.sources.perf.launch import describe_exit

@@ -6,18 +6,26 @@ exec that fails writes its errno to a second, close-on-exec pipe, which reads em
 has succeeded. The command ends with the session as ``perf stat -- CMD`` ends it (SIGTERM, then
 SIGKILL after a grace period), so sectormon never leaves an orphan behind. :func:`describe_exit`
 and :func:`shell_status` say how it ended, in words and as a shell would.
+
+``sectormon stat``'s quick start launches its command with this class too, so the module imports
+only C modules and ``os`` at its top (``_signal``, not :mod:`signal` and its enums; no
+:mod:`contextlib` or :mod:`typing`): the engine's other imports are no part of that start.
 """
 
 from __future__ import annotations
 
-import contextlib
+import _signal
 import errno
 import os
-import signal
 import time
-from collections.abc import Mapping, Sequence
 
-from sectormon.host.cpu_time import StatTimes, process_times
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Mapping, Sequence
+
+    from sectormon.host.cpu_time import StatTimes
+
+_IGNORED_BY_PYTHON = ("SIGPIPE", "SIGXFZ", "SIGXFSZ")
 
 
 class ExecFailed(OSError):
@@ -27,6 +35,8 @@ class ExecFailed(OSError):
 def describe_exit(code: int) -> str:
     """A command's end in words, from :attr:`GatedCommand.exit_code` (negative: a signal)."""
     if code < 0:
+        import signal  # its names: only for a command that a signal ended
+
         try:
             name = signal.Signals(-code).name
         except ValueError:
@@ -51,9 +61,17 @@ class GatedCommand:
     """
 
     def __init__(
-        self, argv: Sequence[str], env: Mapping[str, str], stdio: tuple[int | None, int | None, int | None]
+        self,
+        argv: Sequence[str],
+        env: Mapping[str, str],
+        stdio: tuple[int | None, int | None, int | None],
+        *,
+        read_final_times: bool = True,
     ) -> None:
+        """``read_final_times``: read ``final_times`` at the exit (the engine's thread coverage
+        needs them; ``stat``'s quick start, which counts with inherited counters alone, does not)."""
         self.argv = list(argv)
+        self.read_final_times = read_final_times
         self.env = env
         self._stdio = stdio
         self.pid: int | None = None
@@ -96,14 +114,18 @@ class GatedCommand:
                 os.close(gate_r)
                 # Python ignores SIGPIPE/SIGXFSZ; exec keeps ignored signals ignored (as subprocess's
                 # restore_signals does, give the command the defaults).
-                for name in ("SIGPIPE", "SIGXFZ", "SIGXFSZ"):
-                    if hasattr(signal, name):
-                        with contextlib.suppress(OSError, ValueError):
-                            signal.signal(getattr(signal, name), signal.SIG_DFL)
+                for name in _IGNORED_BY_PYTHON:
+                    if hasattr(_signal, name):
+                        try:  # noqa: SIM105 (contextlib is not imported here, see the module)
+                            _signal.signal(getattr(_signal, name), _signal.SIG_DFL)
+                        except (OSError, ValueError):
+                            pass
                 os.execvpe(self.argv[0], self.argv, self.env)
         except OSError as exc:
-            with contextlib.suppress(OSError):
+            try:  # noqa: SIM105
                 os.write(err_w, str(exc.errno or errno.ENOEXEC).encode())
+            except OSError:
+                pass
         finally:
             os._exit(code)
 
@@ -135,7 +157,10 @@ class GatedCommand:
             return True
         if ended is None:
             return False
-        self.final_times = process_times(pid)
+        if self.read_final_times:
+            from sectormon.host.cpu_time import process_times
+
+            self.final_times = process_times(pid)
         return True
 
     def reap(self, *, block: bool) -> bool:
@@ -159,23 +184,29 @@ class GatedCommand:
         if self.reap(block=False):
             return
         self.stopped = True
-        with contextlib.suppress(ProcessLookupError):
-            os.kill(self.pid, signal.SIGTERM)  # type: ignore[arg-type]
+        self._send(_signal.SIGTERM)
         deadline = time.monotonic() + grace
         while time.monotonic() < deadline:
             if self.reap(block=False):
                 return
             time.sleep(0.02)
-        with contextlib.suppress(ProcessLookupError):
-            os.kill(self.pid, signal.SIGKILL)  # type: ignore[arg-type]
+        self._send(_signal.SIGKILL)
         self.reap(block=True)
+
+    def _send(self, signum: int) -> None:
+        """Send the command ``signum`` (nothing if it is already gone)."""
+        if self.pid is None:
+            return
+        try:  # noqa: SIM105
+            os.kill(self.pid, signum)
+        except ProcessLookupError:
+            pass
 
     def kill(self) -> None:
         """SIGKILL the command at once, without waiting: sectormon is ending without closing
         its session (:mod:`sectormon.session.stopping`) and leaves no orphan behind."""
-        if self.pid is not None and not self._reaped:
-            with contextlib.suppress(ProcessLookupError):
-                os.kill(self.pid, signal.SIGKILL)
+        if not self._reaped:
+            self._send(_signal.SIGKILL)
 
     def end(self) -> None:
         """End the command with the session, like ``perf stat -- CMD`` does.
@@ -189,8 +220,7 @@ class GatedCommand:
             self._terminate()
             return
         self.stopped = True
-        with contextlib.suppress(ProcessLookupError):
-            os.kill(self.pid, signal.SIGKILL)  # before closing the gate, so it cannot run on
+        self._send(_signal.SIGKILL)  # before closing the gate, so it cannot run on
         for fd in (self._gate_w, self._err_r):
             if fd is not None:
                 os.close(fd)
