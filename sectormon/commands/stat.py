@@ -29,7 +29,6 @@ from sectormon.commands.options.events import RunEvents, add_events_option, perf
 from sectormon.commands.options.openmetrics import open_exporter
 from sectormon.commands.options.output import StreamOutput
 from sectormon.commands.stat_counts import Intervals, Shown, run_blocks
-from sectormon.commands.stat_report import spread
 from sectormon.data.binding import ThreadBinding
 from sectormon.data.frames import Frame
 from sectormon.errors import UsageError
@@ -39,7 +38,6 @@ from sectormon.host.topology import format_cpu_list, load_topology, parse_cpu_li
 from sectormon.session.options import SessionRequest
 from sectormon.sources.perf.source import PerfSource
 from sectormon.sources.perf.targets import CommandTarget, CpuTarget, PidTarget, Target
-from sectormon.sources.perf.thread_units import BINDING_WARNING
 
 REPEAT = numbers.whole(1, 100, "runs")  # perf stat's own limit for -r
 INTERVAL_MS = numbers.whole(10, 86_400_000, "milliseconds")  # perf stat's -I floor is 10 ms
@@ -163,7 +161,8 @@ def _run(
         return status
     cpu_after = resource.getrusage(resource.RUSAGE_CHILDREN)
     blocks = run_blocks(shown, title, finals)
-    elapsed = _elapsed(walls, command, cpu_before, cpu_after)
+    user_sys = (cpu_after.ru_utime - cpu_before.ru_utime, cpu_after.ru_stime - cpu_before.ru_stime)
+    elapsed = stat_report.elapsed_of(walls, user_sys if command else None)
     report.write(
         stat_report.report_lines(
             blocks, elapsed, runs=len(finals), sep=args.field_separator, separator=thousands, binding=binding
@@ -187,7 +186,9 @@ def _one_run(
     exporter = open_exporter(args)
     startup.done()  # what follows is the run's, not the start's: collected as usual
     try:
-        session = open_session(source, events.profile, request, on_warning=_warn, required=events.required)
+        session = open_session(
+            source, events.profile, request, on_warning=print_warning, required=events.required
+        )
     except BaseException:
         source.close()
         if exporter is not None:
@@ -246,13 +247,6 @@ class _BindingSeen:
             for tid, binding in sorted(self.threads.items(), key=lambda item: int(item[0]))
         ]
         return stat_report.binding_lines(threads, self.how)
-
-
-def _warn(message: str) -> None:
-    """The session's warnings but the one about per-core figures, which stat's report has none of
-    (the sector-cache binding check of an A64FX run is another warning, and is said)."""
-    if message != BINDING_WARNING:
-        print_warning(message)
 
 
 def _command(words: Sequence[str] | None) -> list[str]:
@@ -316,7 +310,11 @@ def _open_source(args: argparse.Namespace, command: Sequence[str]) -> tuple[RunE
             bind=bind_cpus(args.bind, command, topology),
         )
     source = PerfSource(
-        target, topology, exclude_kernel=not events.include_kernel, exclude_user=events.exclude_user
+        target,
+        topology,
+        exclude_kernel=not events.include_kernel,
+        exclude_user=events.exclude_user,
+        per_core_warning=False,  # the report has no per-core figure; the A64FX binding check stays
     )
     return events, source, target
 
@@ -336,21 +334,6 @@ def _interval_printer(
         report.write(lines)
 
     return on_frame
-
-
-def _elapsed(
-    walls: Sequence[float],
-    command: Sequence[str],
-    before: resource.struct_rusage,
-    after: resource.struct_rusage,
-) -> stat_report.Elapsed:
-    """The runs' wall time; a single command's user and system time from the reaped children's."""
-    mean = sum(walls) / len(walls)
-    if len(walls) > 1:
-        return stat_report.Elapsed(mean, spread(walls))
-    if not command:
-        return stat_report.Elapsed(mean)
-    return stat_report.Elapsed(mean, None, after.ru_utime - before.ru_utime, after.ru_stime - before.ru_stime)
 
 
 class _Report:

@@ -18,11 +18,9 @@ import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from sectormon.commands.stat_report import Block, EventLine, MetricLine, mean_and_noise
+from sectormon.commands.stat_report import Block, EventLine, MetricLine, event_line, metric_line
 from sectormon.data.frames import Frame, RegionStats, ScopeStats, WindowStats
 from sectormon.profiles.model import Profile
-
-NS_PER_MS = 1e6
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,7 +52,6 @@ def event_lines(shown: Shown, scopes: Sequence[tuple[ScopeStats, float]]) -> tup
     """Each event over ``scopes`` (one per run: its figures and the seconds it could have been
     counted), averaged over the runs that counted it."""
     lines = []
-    runs = len(scopes)
     for event in shown.events():
         unit = shown.unit(event)
         label = shown.label(event)
@@ -62,27 +59,11 @@ def event_lines(shown: Shown, scopes: Sequence[tuple[ScopeStats, float]]) -> tup
             lines.append(EventLine(label, None, unit, supported=False))
             continue
         counted = [
-            (scope.counts[event], scope.coverage.get(event, 0.0), seconds)
+            (scope.counts[event], coverage, coverage * seconds * 1e9)
             for scope, seconds in scopes
-            if event in scope.counts and scope.coverage.get(event, 0.0) > 0
+            if event in scope.counts and (coverage := scope.coverage.get(event, 0.0)) > 0
         ]
-        if not counted:
-            lines.append(EventLine(label, None, unit, running=0.0))
-            continue
-        scale = 1.0 / NS_PER_MS if unit == "msec" else 1.0
-        value, noise = mean_and_noise([count * scale for count, _, _ in counted])
-        coverage = sum(c for _, c, _ in counted) / len(counted)
-        run_ns = sum(c * s for _, c, s in counted) / len(counted) * 1e9
-        lines.append(
-            EventLine(
-                label,
-                value,
-                unit,
-                run_ns=round(run_ns),
-                running=coverage,
-                noise=noise if runs > 1 else None,
-            )
-        )
+        lines.append(event_line(label, unit, counted, runs=len(scopes)))
     return tuple(lines)
 
 
@@ -96,16 +77,8 @@ def metric_lines(shown: Shown, scopes: Sequence[ScopeStats]) -> tuple[MetricLine
             if (value := scope.metrics.get(metric.name)) is not None and math.isfinite(value)
         ]
         coverage = [scope.coverage.get(metric.name, 0.0) for scope in scopes]
-        mean, noise = mean_and_noise(values) if values else (None, None)
-        lines.append(
-            MetricLine(
-                metric.name,
-                metric.unit,
-                mean,
-                sum(coverage) / len(coverage) if coverage else 0.0,
-                noise if len(scopes) > 1 else None,
-            )
-        )
+        mean_coverage = sum(coverage) / len(coverage) if coverage else 0.0
+        lines.append(metric_line(metric.name, metric.unit, values, mean_coverage, runs=len(scopes)))
     return tuple(lines)
 
 

@@ -27,8 +27,11 @@ import os
 import resource
 import sys
 
+from sectormon.commands import stat_quick_launch as launch
 from sectormon.commands import stat_report
+from sectormon.files.text import print_warning
 from sectormon.profiles.generic_digest import EVENTS, METRICS
+from sectormon.sources.perf.launch import describe_exit
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -172,8 +175,6 @@ def _runs(request: QuickRequest, names: Sequence[str], out: TextIO) -> int | Non
 
 def _count_once(request: QuickRequest, names: Sequence[str]) -> _Run | None:
     """One run: the group opened on the held child, the exec, the wait, the read."""
-    from sectormon.commands import stat_quick_launch as launch
-
     try:
         regions = launch.offer_regions(
             [(EVENTS[e][0], *EVENTS[e][2:]) for e in request.events], request.events
@@ -198,9 +199,7 @@ def _count_once(request: QuickRequest, names: Sequence[str]) -> _Run | None:
         code, run.seconds, run.interrupted = ended
         run.status = 0 if code is None else 128 - code if code < 0 else code
         if code:  # as the engine says it when the command ended by itself (not stopped by sectormon)
-            from sectormon.sources.perf.launch import describe_exit
-
-            print(f"sectormon: warning: {describe_exit(code)}", file=sys.stderr)
+            print_warning(describe_exit(code))
         enabled, running, values = group.read()
         run.enabled, run.running = enabled, running
         run.counts = dict(zip(names, values, strict=True))
@@ -228,18 +227,12 @@ def _report(
     metrics = tuple(_metric_lines(names, runs))
     title = "'" + " ".join(request.command) + "'"
     blocks = [stat_report.Block(title, events, metrics)]
-    walls = [run.seconds for run in runs]
-    mean = sum(walls) / len(walls)
-    if len(runs) > 1:
-        elapsed = stat_report.Elapsed(mean, stat_report.spread(walls))
-    else:
-        elapsed = stat_report.Elapsed(
-            mean, None, after.ru_utime - before.ru_utime, after.ru_stime - before.ru_stime
-        )
+    user_sys = (after.ru_utime - before.ru_utime, after.ru_stime - before.ru_stime)
+    elapsed = stat_report.elapsed_of([run.seconds for run in runs], user_sys)
     for run in runs:
         if run.regions is not None:
             for warning in run.regions.warnings:
-                print(f"sectormon: warning: {warning}", file=sys.stderr)
+                print_warning(warning)
     region_runs = [run.regions for run in runs if run.regions is not None and run.regions.stats]
     if region_runs:
         from sectormon.commands.stat_quick_regions import region_blocks
@@ -260,22 +253,10 @@ def _report(
 
 
 def _event_line(event: str, name: str, runs: Sequence[_Run]) -> stat_report.EventLine:
-    """One event over the runs, as :func:`sectormon.commands.stat_counts.event_lines` gives it."""
+    """One event over the runs, as the engine's stat gives it (:func:`.stat_report.event_line`)."""
     unit = "msec" if EVENTS[event][1] == "ns" else ""
-    counted = [run for run in runs if run.running > 0]
-    if not counted:
-        return stat_report.EventLine(event, None, unit, running=0.0)
-    scale = 1e-6 if unit == "msec" else 1.0
-    value, noise = stat_report.mean_and_noise([run.counts[name] * scale for run in counted])
-    shares = [_share(run) for run in counted]
-    return stat_report.EventLine(
-        event,
-        value,
-        unit,
-        run_ns=round(sum(run.running for run in counted) / len(counted)),
-        running=sum(shares) / len(shares),
-        noise=noise if len(runs) > 1 else None,
-    )
+    counted = [(run.counts[name], _share(run), run.running) for run in runs if run.running > 0]
+    return stat_report.event_line(event, unit, counted, runs=len(runs))
 
 
 def _share(run: _Run) -> float:
@@ -286,18 +267,13 @@ def _metric_lines(names: Sequence[str], runs: Sequence[_Run]) -> list[stat_repor
     """The profile's metrics whose every input is counted, in its order, averaged over the runs
     where they had a value (n/a where none had)."""
     counted = set(names)
+    coverage = sum(_share(run) for run in runs) / len(runs)
+    envs = [{**run.counts, "SECONDS": run.seconds} for run in runs]
     lines = []
     for metric, unit, inputs, formula in METRICS:
-        if not inputs or not inputs <= counted:
-            continue
-        values = [
-            value
-            for run in runs
-            if (value := metric_value(formula, {**run.counts, "SECONDS": run.seconds})) is not None
-        ]
-        mean, noise = stat_report.mean_and_noise(values) if values else (None, None)
-        coverage = sum(_share(run) for run in runs) / len(runs)
-        lines.append(stat_report.MetricLine(metric, unit, mean, coverage, noise if len(runs) > 1 else None))
+        if inputs and inputs <= counted:
+            values = [value for env in envs if (value := metric_value(formula, env)) is not None]
+            lines.append(stat_report.metric_line(metric, unit, values, coverage, runs=len(runs)))
     return lines
 
 

@@ -181,10 +181,9 @@ def offer_regions(events: Sequence[tuple[str, int, int]], specs: Sequence[str]) 
     """The marker library's rendezvous for the command (``None``: the library is not built here,
     so no program can have linked it from this install; or the system refused a memfd or a
     socket, which the engine would say as a warning: it runs then)."""
-    from sectormon import regions
+    from sectormon.regions.rendezvous import library_built
 
-    library = os.path.join(os.path.dirname(regions.__file__), "lib", "libsectormon-markers.so")
-    if not os.path.isfile(library):
+    if not library_built():
         return None
     from sectormon.commands.stat_quick_regions import QuickRegions
 

@@ -26,6 +26,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
 
+    from sectormon.commands.stat_counts import Shown
     from sectormon.commands.stat_report import Block
     from sectormon.data.frames import RegionStats
     from sectormon.perf.group import PerfGroup
@@ -53,7 +54,7 @@ class QuickRegions:
         self._groups: list[PerfGroup] = []
         self.stats: dict[str, RegionStats] = {}
         self.warnings: list[str] = []
-        self.shown: object = None
+        self.shown: Shown | None = None
 
     def environment(self) -> dict[str, str]:
         """The variables the marker library reads, as the engine sets them (region level 0)."""
@@ -127,10 +128,9 @@ class QuickRegions:
 
 def region_blocks(runs: Sequence[QuickRegions]) -> list[Block]:
     """The regions' blocks over the runs whose programs marked (as ``stat``'s engine path gives them)."""
-    from sectormon.commands.stat_counts import Shown
     from sectormon.commands.stat_counts import region_blocks as blocks
 
     shown = runs[0].shown
-    assert isinstance(shown, Shown)
+    assert shown is not None  # finish() sets it with the stats
     per_run: list[Mapping[str, RegionStats]] = [run.stats for run in runs]
     return blocks(shown, per_run)

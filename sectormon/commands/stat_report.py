@@ -169,6 +169,47 @@ def spread(values: Sequence[float]) -> float | None:
     return noise * mean / 100.0 if mean else 0.0
 
 
+NS_PER_MS = 1e6
+
+
+def event_line(
+    label: str, unit: str, counted: Sequence[tuple[float, float, float]], *, runs: int
+) -> EventLine:
+    """One event over the runs that counted it, each given as (its count, ns for ``msec``; the
+    share of the time it was counted; the ns it was counted), ``runs`` the number of runs: the
+    mean count with perf's spread over more than one run, the mean share and counted time."""
+    if not counted:
+        return EventLine(label, None, unit, running=0.0)
+    scale = 1.0 / NS_PER_MS if unit == "msec" else 1.0
+    value, noise = mean_and_noise([count * scale for count, _, _ in counted])
+    return EventLine(
+        label,
+        value,
+        unit,
+        run_ns=round(sum(ns for _, _, ns in counted) / len(counted)),
+        running=sum(share for _, share, _ in counted) / len(counted),
+        noise=noise if runs > 1 else None,
+    )
+
+
+def metric_line(name: str, unit: str, values: Sequence[float], coverage: float, *, runs: int) -> MetricLine:
+    """One metric over the runs where it had a value (``values``; none: n/a), with its mean
+    ``coverage`` and perf's spread over more than one run."""
+    mean, noise = mean_and_noise(values) if values else (None, None)
+    return MetricLine(name, unit, mean, coverage, noise if runs > 1 else None)
+
+
+def elapsed_of(walls: Sequence[float], user_sys: tuple[float, float] | None) -> Elapsed:
+    """The runs' wall-clock seconds (the mean, with its spread over several runs) and, for one
+    launched command, its user and system seconds (``user_sys``; ``None``: not a command)."""
+    mean = sum(walls) / len(walls)
+    if len(walls) > 1:
+        return Elapsed(mean, spread(walls))
+    if user_sys is None:
+        return Elapsed(mean)
+    return Elapsed(mean, None, *user_sys)
+
+
 def thousands_separator() -> str:
     """The locale's thousands separator, which perf's counts use (none under C or POSIX); read
     with LC_NUMERIC set from the environment and put back at once, so nothing else parses or

@@ -18,6 +18,9 @@ MAX_EVENTS = 16
 ROW = MAX_EVENTS + 2  # values, time_enabled, time_running
 NAME_BYTES = 128
 
+LIBRARY_NAME = "sectormon-markers"
+"""The marker library: ``lib/libsectormon-markers.so`` in this package (:mod:`.library`)."""
+
 # The environment a marked program reads (set by sectormon for the program it runs).
 ENV_SOCKET = "SECTORMON_MARKERS"
 ENV_TABLE = "SECTORMON_MARKERS_TABLE"

@@ -11,12 +11,13 @@ from __future__ import annotations
 from pathlib import Path
 
 from sectormon.errors import SectormonError
+from sectormon.regions import layout
 
 PACKAGE_DIR = Path(__file__).resolve().parent
 INCLUDE_DIR = PACKAGE_DIR / "include"
 LIB_DIR = PACKAGE_DIR / "lib"
 PC_DIR = LIB_DIR / "pkgconfig"
-LIBRARY_NAME = "sectormon-markers"
+LIBRARY_NAME = layout.LIBRARY_NAME
 LIBRARY_FILE = LIB_DIR / f"lib{LIBRARY_NAME}.so"
 
 

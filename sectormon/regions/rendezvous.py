@@ -14,6 +14,13 @@ import os
 from sectormon.regions import layout
 
 
+def library_built() -> bool:
+    """Whether the marker library was built at install (else no program can have linked it from
+    this install, and there is nothing to offer)."""
+    folder = os.path.dirname(os.path.abspath(__file__))
+    return os.path.isfile(os.path.join(folder, "lib", f"lib{layout.LIBRARY_NAME}.so"))
+
+
 def listen() -> tuple[int, str]:
     """A new listening socket with a random abstract name: its descriptor and ``@name``."""
     import _socket

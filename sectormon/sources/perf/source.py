@@ -127,7 +127,10 @@ class PerfSource(SourceBase):
         exclude_kernel: bool = True,
         exclude_hv: bool = True,
         exclude_user: bool = False,
+        per_core_warning: bool = True,
     ) -> None:
+        """``per_core_warning``: warn that unbound threads count in no core (the monitor's
+        per-core figures need binding; ``stat`` shows none)."""
         self.target = target
         self.topology = topology
         # The kernel multiplexes and counts task time on any target; only CPUs are a fixed set.
@@ -153,6 +156,7 @@ class PerfSource(SourceBase):
             refresh_every=AFFINITY_REFRESH_POLLS,
             watch=BindingWatch(),
             pinner=target.pinner if isinstance(target, CommandTarget) else None,
+            warn_unbound=per_core_warning,
         )
         # A sector-cache run is a run on an A64FX: the sector events exist nowhere else (and
         # --profile a64fx is refused elsewhere). Its threads' binding is checked.

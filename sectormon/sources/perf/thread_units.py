@@ -74,7 +74,10 @@ class ThreadTracker:
         refresh_every: int = 1,
         watch: BindingWatch | None = None,
         pinner: Pinner | None = None,
+        warn_unbound: bool = True,
     ) -> None:
+        """``warn_unbound``: say :data:`BINDING_WARNING` once when a thread is not bound (False
+        for a front end that shows no per-core figure, such as ``stat``)."""
         self._cmg_of = cmg_of
         self._affinity = affinity
         self._watch = watch
@@ -82,7 +85,7 @@ class ThreadTracker:
         self._confirmed: set[int] = set()  # threads whose affinity a refresh read again
         self.refreshed = False  # the last update re-read every thread's affinity
         self._units: dict[int, Unit] = {}
-        self._warned = False
+        self._warned = not warn_unbound
         self._refresh_every = refresh_every
         self._polls = 0
         self._last_tids: list[int] = []

@@ -55,6 +55,14 @@ class FakeAffinity:
         return self.table[tid]
 
 
+def test_a_tracker_told_not_to_warn_of_unbound_threads_does_not() -> None:
+    """stat shows no per-core figure: its source's tracker keeps the warning to itself."""
+    aff = FakeAffinity({10: set(range(48))})
+    quiet = ThreadTracker(CMG_OF, aff, warn_unbound=False).update([10])
+    assert quiet.warnings == () and quiet.alive[0].core is None
+    assert ThreadTracker(CMG_OF, aff).update([10]).warnings == (BINDING_WARNING,)
+
+
 def test_tracker_new_ended_warning_rebinding() -> None:
     aff = FakeAffinity({10: {0}, 11: {1}})
     tracker = ThreadTracker(CMG_OF, aff)
